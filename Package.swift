@@ -1,0 +1,40 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "poi-search",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "poi", targets: ["poi"]),
+        .library(name: "GeoCore", targets: ["GeoCore"]),
+        .library(name: "SpatialIndex", targets: ["SpatialIndex"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CProj",
+            pkgConfig: "proj",
+            providers: [.apt(["libproj-dev"])]
+        ),
+        .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
+        .target(name: "SpatialIndex", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "poi",
+            dependencies: [
+                "GeoCore",
+                "SpatialIndex",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
+        .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),
+    ]
+)

@@ -1,0 +1,4 @@
+#ifndef CPROJ_SHIM_H
+#define CPROJ_SHIM_H
+#include <proj.h>
+#endif

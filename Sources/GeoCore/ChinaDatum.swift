@@ -1,0 +1,132 @@
+import Foundation
+
+/// The Chinese map datums: GCJ-02 ("Mars coordinates", required on maps published in China and used by AMap
+/// and Tencent) and BD-09 (Baidu's further offset of GCJ-02).
+///
+/// GCJ-02 is WGS-84 plus an obfuscating offset of a few hundred metres given by the widely published formula
+/// (Krasovsky ellipsoid a = 6378245.0 m, e² = 0.00669342162296594323). The offset is applied only inside the
+/// rectangle longitude 72.004…137.8347, latitude 0.8293…55.8271 — the boundary used by the published reference
+/// implementations (eviltransform, coordtransform) and so by the data those produce. Outside it every datum here
+/// equals WGS-84; that includes BD-09, so the three datums agree everywhere outside China.
+///
+/// The inverses have no closed form: the popular one-step inverse `g - (f(g) - g)` is off by 1–2 m. Here they
+/// iterate the forward map to a fixed point, w ← w − (f(w) − g), which converges because the offset's
+/// derivative is tiny (|∂offset/∂w| < 10⁻³): each step cuts the error by three orders of magnitude, so three to
+/// five steps reach the 10⁻⁹° (~0.1 mm) stopping tolerance.
+public enum ChinaDatum {
+    static let krasovskyA = 6_378_245.0
+    static let krasovskyEE = 0.00669342162296594323
+    static let bdFactor = Double.pi * 3000.0 / 180.0
+    /// Stop iterating an inverse once the forward image is this close to the target, in degrees.
+    public static let inverseTolerance = 1e-10
+    static let maximumIterations = 30
+
+    /// Whether the GCJ-02 offset applies at a WGS-84 (or GCJ-02) position.
+    @inlinable
+    public static func isInChina(latitude: Double, longitude: Double) -> Bool {
+        longitude >= 72.004 && longitude <= 137.8347 && latitude >= 0.8293 && latitude <= 55.8271
+    }
+
+    // MARK: GCJ-02
+
+    /// WGS-84 → GCJ-02.
+    public static func wgs84ToGCJ02(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        guard isInChina(latitude: latitude, longitude: longitude) else { return (latitude, longitude) }
+        return gcjOffset(latitude: latitude, longitude: longitude)
+    }
+
+    /// GCJ-02 → WGS-84, exact to `inverseTolerance` (see the type's notes).
+    public static func gcj02ToWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        guard isInChina(latitude: latitude, longitude: longitude) else { return (latitude, longitude) }
+        var lat = latitude
+        var lon = longitude
+        for _ in 0..<maximumIterations {
+            let forward = gcjOffset(latitude: lat, longitude: lon)
+            let dLat = forward.latitude - latitude
+            let dLon = forward.longitude - longitude
+            lat -= dLat
+            lon -= dLon
+            if abs(dLat) < inverseTolerance && abs(dLon) < inverseTolerance { break }
+        }
+        return (lat, lon)
+    }
+
+    /// The GCJ-02 position of a WGS-84 one, without the China test.
+    static func gcjOffset(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        let x = longitude - 105.0
+        let y = latitude - 35.0
+        var dLat = transformLatitude(x: x, y: y)
+        var dLon = transformLongitude(x: x, y: y)
+        let radLat = latitude / 180.0 * .pi
+        var magic = sin(radLat)
+        magic = 1 - krasovskyEE * magic * magic
+        let sqrtMagic = sqrt(magic)
+        dLat = (dLat * 180.0) / ((krasovskyA * (1 - krasovskyEE)) / (magic * sqrtMagic) * .pi)
+        dLon = (dLon * 180.0) / (krasovskyA / sqrtMagic * cos(radLat) * .pi)
+        return (latitude + dLat, longitude + dLon)
+    }
+
+    static func transformLatitude(x: Double, y: Double) -> Double {
+        var ret = -100.0 + 2.0 * x + 3.0 * y + 0.2 * y * y + 0.1 * x * y + 0.2 * sqrt(abs(x))
+        ret += (20.0 * sin(6.0 * x * .pi) + 20.0 * sin(2.0 * x * .pi)) * 2.0 / 3.0
+        ret += (20.0 * sin(y * .pi) + 40.0 * sin(y / 3.0 * .pi)) * 2.0 / 3.0
+        ret += (160.0 * sin(y / 12.0 * .pi) + 320 * sin(y * .pi / 30.0)) * 2.0 / 3.0
+        return ret
+    }
+
+    static func transformLongitude(x: Double, y: Double) -> Double {
+        var ret = 300.0 + x + 2.0 * y + 0.1 * x * x + 0.1 * x * y + 0.1 * sqrt(abs(x))
+        ret += (20.0 * sin(6.0 * x * .pi) + 20.0 * sin(2.0 * x * .pi)) * 2.0 / 3.0
+        ret += (20.0 * sin(x * .pi) + 40.0 * sin(x / 3.0 * .pi)) * 2.0 / 3.0
+        ret += (150.0 * sin(x / 12.0 * .pi) + 300.0 * sin(x / 30.0 * .pi)) * 2.0 / 3.0
+        return ret
+    }
+
+    // MARK: BD-09
+
+    /// GCJ-02 → BD-09 (Baidu's published formula). Identity outside China, like GCJ-02.
+    public static func gcj02ToBD09(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        guard isInChina(latitude: latitude, longitude: longitude) else { return (latitude, longitude) }
+        return bdOffset(latitude: latitude, longitude: longitude)
+    }
+
+    /// BD-09 → GCJ-02: the published approximate inverse refined by fixed-point iteration of the forward map.
+    public static func bd09ToGCJ02(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        guard isInChina(latitude: latitude, longitude: longitude) else { return (latitude, longitude) }
+        let x = longitude - 0.0065
+        let y = latitude - 0.006
+        let z = sqrt(x * x + y * y) - 0.00002 * sin(y * bdFactor)
+        let theta = atan2(y, x) - 0.000003 * cos(x * bdFactor)
+        var lon = z * cos(theta)
+        var lat = z * sin(theta)
+        for _ in 0..<maximumIterations {
+            let forward = bdOffset(latitude: lat, longitude: lon)
+            let dLat = forward.latitude - latitude
+            let dLon = forward.longitude - longitude
+            lat -= dLat
+            lon -= dLon
+            if abs(dLat) < inverseTolerance && abs(dLon) < inverseTolerance { break }
+        }
+        return (lat, lon)
+    }
+
+    static func bdOffset(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        let x = longitude
+        let y = latitude
+        let z = sqrt(x * x + y * y) + 0.00002 * sin(y * bdFactor)
+        let theta = atan2(y, x) + 0.000003 * cos(x * bdFactor)
+        return (z * sin(theta) + 0.006, z * cos(theta) + 0.0065)
+    }
+
+    /// WGS-84 → BD-09.
+    public static func wgs84ToBD09(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        let gcj = wgs84ToGCJ02(latitude: latitude, longitude: longitude)
+        return gcj02ToBD09(latitude: gcj.latitude, longitude: gcj.longitude)
+    }
+
+    /// BD-09 → WGS-84.
+    public static func bd09ToWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        let gcj = bd09ToGCJ02(latitude: latitude, longitude: longitude)
+        return gcj02ToWGS84(latitude: gcj.latitude, longitude: gcj.longitude)
+    }
+}

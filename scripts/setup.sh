@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian 12 machine: installs the system packages the
+# project builds and tests against, and does nothing when they are all present.
+set -euo pipefail
+
+PACKAGES=(pkg-config libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$pkg")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done" >&2

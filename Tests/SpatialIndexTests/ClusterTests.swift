@@ -1,0 +1,85 @@
+import Foundation
+import GeoCore
+import Testing
+@testable import SpatialIndex
+
+@Suite struct ClusterTests {
+    func bruteClusters(_ points: [IndexedPoint], _ box: BoundingBox, _ precision: Int) -> [UInt64: (count: Int, lat: Double, lon: Double)] {
+        var cells: [UInt64: (count: Int, lat: Double, lon: Double)] = [:]
+        for p in points where box.contains(latitude: p.latitude, longitude: p.longitude) {
+            let cell = try! Geohash(latitude: p.latitude, longitude: p.longitude, precision: precision).bits
+            cells[cell, default: (0, 0, 0)].count += 1
+            cells[cell]!.lat += p.latitude
+            cells[cell]!.lon += p.longitude
+        }
+        return cells
+    }
+
+    func compare(_ index: SpatialIndex, _ points: [IndexedPoint], _ box: BoundingBox, _ precision: Int) throws {
+        let got = try index.clusters(in: box, precision: precision)
+        let expected = bruteClusters(points, box, precision)
+        #expect(got.count == expected.count, "cells for \(box) p\(precision)")
+        #expect(got.map(\.geohash.bits) == got.map(\.geohash.bits).sorted())
+        for cluster in got {
+            guard let e = expected[cluster.geohash.bits] else {
+                Issue.record("unexpected cell \(cluster.geohash)")
+                continue
+            }
+            #expect(cluster.count == e.count, "count of \(cluster.geohash)")
+            #expect(abs(cluster.latitude - e.lat / Double(e.count)) < 1e-6 && abs(cluster.longitude - e.lon / Double(e.count)) < 1e-6)
+            #expect(cluster.geohash.bounds.contains(latitude: cluster.latitude, longitude: cluster.longitude)
+                || cluster.geohash.bounds.minimumDistance(from: Coordinate(uncheckedLatitude: cluster.latitude, longitude: cluster.longitude)) < 0.05)
+        }
+    }
+
+    func randomBox(_ random: inout SplitMix64, _ points: [IndexedPoint]) -> BoundingBox {
+        let origin = randomOrigin(&random, near: points)
+        let half = [0.05, 1, 10, 60][Int(random.next() % 4)]
+        return BoundingBox(
+            uncheckedWest: Coordinate.wrapLongitude(origin.longitude - half * random.nextUnit()),
+            south: max(-90, origin.latitude - half * random.nextUnit()),
+            east: Coordinate.wrapLongitude(origin.longitude + half * random.nextUnit()),
+            north: min(90, origin.latitude + half * random.nextUnit())
+        )
+    }
+
+    @Test(arguments: Layout.allCases)
+    func clustersMatchBruteForceGrouping(_ layout: Layout) throws {
+        var random = testRandom("clustersMatchBruteForceGrouping(\(layout))")
+        let points = randomPoints(10_000, layout: layout, random: &random)
+        let index = SpatialIndex(bulkLoading: points)
+        for _ in 0..<120 {
+            try compare(index, points, randomBox(&random, points), 1 + Int(random.next() % 7))
+        }
+        try compare(index, points, .world, 2)
+    }
+
+    @Test func clustersFollowLiveWrites() throws {
+        var random = testRandom("clustersFollowLiveWrites")
+        var points = randomPoints(6_000, layout: .clustered, random: &random)
+        var index = SpatialIndex(bulkLoading: points)
+        // Enough writes to cross a compaction, with checks before and after.
+        for round in 0..<10_000 {
+            let i = Int(random.next() % UInt64(points.count))
+            let other = points[Int(random.next() % UInt64(points.count))]
+            points[i] = IndexedPoint(id: points[i].id, latitude: other.latitude + random.uniform(-0.01...0.01) / 2, longitude: other.longitude)
+            points[i].latitude = max(-90, min(90, points[i].latitude))
+            index.insert(points[i])
+            if round % 2_500 == 0 {
+                try index.checkInvariants()
+                for _ in 0..<20 { try compare(index, points, randomBox(&random, points), 1 + Int(random.next() % 6)) }
+            }
+        }
+        let removedIDs = Set(points.prefix(1_000).map(\.id))
+        for id in removedIDs { index.remove(id) }
+        let remaining = points.filter { !removedIDs.contains($0.id) }
+        try index.checkInvariants()
+        for _ in 0..<30 { try compare(index, remaining, randomBox(&random, remaining), 1 + Int(random.next() % 6)) }
+    }
+
+    @Test func rejectsBadPrecision() {
+        let index = SpatialIndex()
+        #expect(throws: GeoError.invalidGeohashPrecision(0)) { try index.clusters(in: .world, precision: 0) }
+        #expect(throws: GeoError.invalidGeohashPrecision(13)) { try index.clusters(in: .world, precision: 13) }
+    }
+}

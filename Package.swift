@@ -22,19 +22,27 @@ let package = Package(
             pkgConfig: "proj",
             providers: [.apt(["libproj-dev"])]
         ),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
+        .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
+        .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "BundledData"], swiftSettings: swiftSettings),
+        .target(name: "Catalog", dependencies: ["GeoCore", "Gazetteer", "BundledData"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "poi",
             dependencies: [
                 "GeoCore",
                 "SpatialIndex",
+                "Gazetteer",
+                "Catalog",
+                "BundledData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
+        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),
     ]
 )

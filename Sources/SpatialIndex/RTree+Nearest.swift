@@ -109,6 +109,11 @@ extension RTree {
     }
 
     /// The `k` nearest records, nearest first, ties by record number.
+    ///
+    /// Branch-and-bound over the same lower bounds as `NearestIterator` (Roussopoulos, Kelley & Vincent, SIGMOD
+    /// 1995, with a best-first node queue): the k best (key, id) pairs seen so far are kept sorted, and a node is
+    /// skipped once its lower bound exceeds the k-th best key, so records never enter a heap. Nodes whose bound
+    /// equals the k-th key are still opened, since they may hold a record with an equal key and a smaller id.
     /// - Complexity: O(k log n) expected for spread-out data.
     public func nearest(
         k: Int,
@@ -118,19 +123,87 @@ extension RTree {
         after: NearestCursor? = nil,
         filter: ((UInt32) -> Bool)? = nil
     ) -> [Neighbor] {
-        guard k > 0 else { return [] }
-        var walk = nearest(latitude: latitude, longitude: longitude, maxDistance: maxDistance, after: after, filter: filter)
-        var results: [Neighbor] = []
-        results.reserveCapacity(min(k, 1024))
-        while results.count < k, let next = walk.next() { results.append(next) }
-        return results
+        guard k > 0, root >= 0 else { return [] }
+        let query = Vec3(latitude: latitude, longitude: longitude)
+        let maxKey = maxDistance.map { ChordDistance.key(forMetres: $0) } ?? .infinity
+        let m = RTree.m
+        var best: [Neighbor] = []
+        best.reserveCapacity(min(k, 4_096) + 1)
+        var bound = maxKey
+        var heap = MinHeap(capacity: 128)
+        heap.push(.init(key: 0, tag: UInt64(rootLevel) << 32 | UInt64(UInt32(root))))
+        leafVectors.withUnsafeBufferPointer { vectors in
+            leafIDs.withUnsafeBufferPointer { ids in
+                leafCounts.withUnsafeBufferPointer { leafCounts in
+                    branchBoxes.withUnsafeBufferPointer { boxes in
+                        branchChildren.withUnsafeBufferPointer { children in
+                            branchCounts.withUnsafeBufferPointer { branchCounts in
+                                while let top = heap.pop() {
+                                    if top.key > bound { break }
+                                    let node = Int(UInt32(truncatingIfNeeded: top.tag))
+                                    let level = Int(top.tag >> 32)
+                                    let base = node * m
+                                    if level == 0 {
+                                        for i in base..<(base + Int(leafCounts[node])) {
+                                            let key = query.distanceSquared(to: vectors[i])
+                                            if key > bound { continue }
+                                            let id = ids[i]
+                                            if best.count == k, let worst = best.last, key == worst.key && id > worst.id { continue }
+                                            if let after, key < after.key || (key == after.key && id <= after.id) { continue }
+                                            if let filter, !filter(id) { continue }
+                                            // Insert into the sorted best list.
+                                            var j = best.count
+                                            best.append(Neighbor(id: id, key: key))
+                                            while j > 0 && (best[j - 1].key > key || (best[j - 1].key == key && best[j - 1].id > id)) {
+                                                best[j] = best[j - 1]
+                                                j -= 1
+                                            }
+                                            best[j] = Neighbor(id: id, key: key)
+                                            if best.count > k { best.removeLast() }
+                                            if best.count == k { bound = min(maxKey, best[k - 1].key) }
+                                        }
+                                    } else {
+                                        for i in base..<(base + Int(branchCounts[node])) {
+                                            let key = boxes[i].distanceSquared(to: query)
+                                            if key > bound { continue }
+                                            heap.push(.init(key: key, tag: UInt64(level - 1) << 32 | UInt64(UInt32(children[i]))))
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return best
     }
 
-    /// Every record within `radius` metres, nearest first.
+    /// Every record within `radius` metres, nearest first (ties by record number).
     public func within(radius: Double, latitude: Double, longitude: Double, filter: ((UInt32) -> Bool)? = nil) -> [Neighbor] {
-        var walk = nearest(latitude: latitude, longitude: longitude, maxDistance: radius, filter: filter)
+        guard root >= 0 else { return [] }
+        let query = Vec3(latitude: latitude, longitude: longitude)
+        let maxKey = ChordDistance.key(forMetres: radius)
+        let m = RTree.m
         var results: [Neighbor] = []
-        while let next = walk.next() { results.append(next) }
+        var stack: [(node: Int32, level: Int)] = [(root, rootLevel)]
+        stack.reserveCapacity(64)
+        while let (node, level) = stack.popLast() {
+            let base = Int(node) * m
+            if level == 0 {
+                for i in base..<(base + Int(leafCounts[Int(node)])) {
+                    let key = query.distanceSquared(to: leafVectors[i])
+                    if key > maxKey { continue }
+                    if let filter, !filter(leafIDs[i]) { continue }
+                    results.append(Neighbor(id: leafIDs[i], key: key))
+                }
+            } else {
+                for i in base..<(base + Int(branchCounts[Int(node)])) where branchBoxes[i].distanceSquared(to: query) <= maxKey {
+                    stack.append((branchChildren[i], level - 1))
+                }
+            }
+        }
+        results.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
         return results
     }
 }

@@ -121,9 +121,10 @@ struct Box3: Sendable, Equatable {
     /// rounded squares and sums are monotone, so no safety margin is needed.
     @inlinable
     func distanceSquared(to p: Vec3) -> Double {
-        let dx = p.x < minX ? minX - p.x : (p.x > maxX ? p.x - maxX : 0)
-        let dy = p.y < minY ? minY - p.y : (p.y > maxY ? p.y - maxY : 0)
-        let dz = p.z < minZ ? minZ - p.z : (p.z > maxZ ? p.z - maxZ : 0)
+        // Branch-free: at most one of (min − q, q − max) is positive.
+        let dx = Swift.max(Swift.max(minX - p.x, p.x - maxX), 0)
+        let dy = Swift.max(Swift.max(minY - p.y, p.y - maxY), 0)
+        let dz = Swift.max(Swift.max(minZ - p.z, p.z - maxZ), 0)
         return dx * dx + dy * dy + dz * dz
     }
 

@@ -6,7 +6,7 @@ struct Poi: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "poi",
         abstract: "Geospatial POI search: nearby, keyword, bbox/polygon, geocoding and coordinate conversion.",
-        subcommands: [ConvertCommand.self]
+        subcommands: [ConvertCommand.self, GenerateCommand.self, BenchCommand.self]
     )
 }
 

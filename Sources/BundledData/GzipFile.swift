@@ -1,0 +1,68 @@
+import CZlib
+import Foundation
+
+/// Errors reading bundled or imported files.
+public enum DataFileError: Error, Equatable, CustomStringConvertible {
+    case cannotOpen(path: String)
+    case corrupt(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path): return "cannot open \(path)"
+        case .corrupt(let path, let reason): return "\(path) is not a readable gzip file: \(reason)"
+        }
+    }
+}
+
+/// Reads a gzip (or plain) file through zlib's gz* API, which passes uncompressed files through unchanged.
+public enum GzipFile {
+    /// The whole decompressed content.
+    public static func read(_ path: String) throws(DataFileError) -> [UInt8] {
+        guard let file = gzopen(path, "rb") else { throw .cannotOpen(path: path) }
+        defer { gzclose(file) }
+        gzbuffer(file, 1 << 17)
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 17)
+        while true {
+            // SAFETY: gzread writes at most `chunk.count` bytes into the chunk's own buffer.
+            let n = chunk.withUnsafeMutableBytes { gzread(file, $0.baseAddress, UInt32($0.count)) }
+            if n < 0 {
+                var code: Int32 = 0
+                let message = gzerror(file, &code).map { String(cString: $0) } ?? "error \(code)"
+                throw .corrupt(path: path, reason: message)
+            }
+            if n == 0 { break }
+            output.append(contentsOf: chunk[0..<Int(n)])
+        }
+        return output
+    }
+
+    /// Calls `body` with each line (without its newline), skipping `#` comment lines.
+    public static func forEachLine(_ path: String, skipComments: Bool = true, _ body: (Substring) throws -> Void) throws {
+        let bytes = try read(path)
+        let text = String(decoding: bytes, as: UTF8.self)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if skipComments && line.hasPrefix("#") { continue }
+            try body(line)
+        }
+    }
+}
+
+/// Where the bundled data lives: `--data-dir`, else `POI_DATA_DIR`, else `data/` under the working directory
+/// (or next to the executable's package when run from `.build`).
+public enum DataDirectory {
+    public static func resolve(_ explicit: String? = nil) -> String {
+        if let explicit { return explicit }
+        if let env = ProcessInfo.processInfo.environment["POI_DATA_DIR"], !env.isEmpty { return env }
+        let cwd = FileManager.default.currentDirectoryPath + "/data"
+        if FileManager.default.fileExists(atPath: cwd + "/places.tsv.gz") { return cwd }
+        // Running .build/<config>/poi from elsewhere: look beside the package root.
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("data/places.tsv.gz").path
+            if FileManager.default.fileExists(atPath: candidate) { return directory.appendingPathComponent("data").path }
+            directory = directory.deletingLastPathComponent()
+        }
+        return "data"
+    }
+}

@@ -1,0 +1,56 @@
+/// A populated place of the gazetteer (GeoNames), or a Chinese administrative division.
+public struct Place: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case city
+        case province
+        case prefecture = "city_division"
+        case district
+    }
+
+    /// GeoNames id, or the 6-digit adcode for Chinese divisions.
+    public let id: Int
+    public let name: String
+    /// `name` folded to ASCII.
+    public let asciiName: String
+    /// Alternate names kept for search: Latin-script variants, Chinese names, a few local-script names.
+    public let alternateNames: [String]
+    public let latitude: Double
+    public let longitude: Double
+    /// ISO 3166-1 alpha-2.
+    public let country: String
+    public let admin1: String
+    public let admin2: String
+    public let population: Int
+    public let kind: Kind
+
+    public init(
+        id: Int,
+        name: String,
+        asciiName: String,
+        alternateNames: [String],
+        latitude: Double,
+        longitude: Double,
+        country: String,
+        admin1: String,
+        admin2: String,
+        population: Int,
+        kind: Kind
+    ) {
+        self.id = id
+        self.name = name
+        self.asciiName = asciiName
+        self.alternateNames = alternateNames
+        self.latitude = latitude
+        self.longitude = longitude
+        self.country = country
+        self.admin1 = admin1
+        self.admin2 = admin2
+        self.population = population
+        self.kind = kind
+    }
+
+    /// The first Chinese (Han) name among the name and alternates, if any.
+    public var chineseName: String? {
+        ([name] + alternateNames).first { $0.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) } }
+    }
+}

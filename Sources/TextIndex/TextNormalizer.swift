@@ -8,6 +8,13 @@ import Foundation
 /// is not a letter or digit turned into a single space. CJK ideographs pass through unchanged.
 public enum TextNormalizer {
     public static func normalize(_ text: String) -> String {
+        if let ascii = normalizeASCII(text) { return ascii }
+        if let latin = normalizeTabled(text) { return latin }
+        return normalizeUnicode(text)
+    }
+
+    /// The general path through Foundation's compatibility decomposition.
+    static func normalizeUnicode(_ text: String) -> String {
         var out = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in text.decomposedStringWithCompatibilityMapping.unicodeScalars {
@@ -33,6 +40,74 @@ public enum TextNormalizer {
             }
         }
         return String(out)
+    }
+
+    /// The same result for pure-ASCII text without Foundation's Unicode machinery (most place names and queries).
+    private static func normalizeASCII(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        for byte in text.utf8 {
+            guard byte < 0x80 else { return nil }
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if pendingSpace && !bytes.isEmpty { bytes.append(0x20) }
+                pendingSpace = false
+                bytes.append(byte)
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                if pendingSpace && !bytes.isEmpty { bytes.append(0x20) }
+                pendingSpace = false
+                bytes.append(byte + 32)
+            default:
+                pendingSpace = true
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Latin letters with diacritics (U+0000–U+024F, U+1E00–U+1EFF) and CJK ideographs without Foundation: each
+    /// Latin scalar's folded form is precomputed once by `normalizeUnicode`, ideographs pass through. Strings with
+    /// anything else (Cyrillic, combining marks, compatibility ideographs) return nil and take the general path.
+    private static func normalizeTabled(_ text: String) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            let folded: [UInt8]
+            if v < 0x250 {
+                folded = latinTable[Int(v)]
+            } else if v >= 0x1E00 && v < 0x1F00 {
+                folded = latinExtendedTable[Int(v - 0x1E00)]
+            } else if (0x4E00...0x9FFF).contains(v) || (0x3400...0x4DBF).contains(v) {
+                if pendingSpace && !out.isEmpty { out.append(0x20) }
+                pendingSpace = false
+                // Three-byte UTF-8 for the Basic Multilingual Plane ideographs.
+                out.append(UInt8(0xE0 | (v >> 12)))
+                out.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
+                out.append(UInt8(0x80 | (v & 0x3F)))
+                continue
+            } else {
+                return nil
+            }
+            if folded.isEmpty {
+                pendingSpace = true
+            } else {
+                if pendingSpace && !out.isEmpty { out.append(0x20) }
+                pendingSpace = false
+                out.append(contentsOf: folded)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let latinTable: [[UInt8]] = (0..<0x250).map { Array(fold(UInt32($0)).utf8) }
+    private static let latinExtendedTable: [[UInt8]] = (0x1E00..<0x1F00).map { Array(fold(UInt32($0)).utf8) }
+
+    private static func fold(_ value: UInt32) -> String {
+        guard let scalar = Unicode.Scalar(value) else { return "" }
+        // A lone letter folds to letters only; punctuation and spaces fold to "" (a separator).
+        return normalizeUnicode(String(Character(scalar))).replacingOccurrences(of: " ", with: "")
     }
 
     private static let specialFolds: [Unicode.Scalar: String] = [

@@ -6,7 +6,7 @@ struct Poi: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "poi",
         abstract: "Geospatial POI search: nearby, keyword, bbox/polygon, geocoding and coordinate conversion.",
-        subcommands: [ConvertCommand.self, GenerateCommand.self, BenchCommand.self]
+        subcommands: [GeocodeCommand.self, ReverseCommand.self, ConvertCommand.self, GenerateCommand.self, BenchCommand.self]
     )
 }
 
@@ -28,6 +28,7 @@ enum PoiMain {
                 var syncCommand = command
                 try syncCommand.run()
             }
+            exit(0)
         } catch let error as CLIError {
             fail(error.message, status: error.status)
         } catch let error as ExitCode {

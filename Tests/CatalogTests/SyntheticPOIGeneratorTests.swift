@@ -1,4 +1,5 @@
 import BundledData
+import BundledData
 import Catalog
 import Foundation
 import GeoCore

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BundledData
 import Catalog
 import Foundation
 import GeoCore

@@ -1,0 +1,160 @@
+import BundledData
+import Foundation
+import GeoCore
+import SpatialIndex
+import TextIndex
+
+/// The bundled gazetteer: GeoNames populated places of the world and Chinese administrative divisions, with
+/// forward geocoding (names, alternate names, transliterations, prefixes, typos, qualifiers such as
+/// "Springfield, IL", Chinese addresses) and reverse geocoding through R-trees.
+///
+/// Immutable after `load`, so it is shared freely between threads.
+public final class Gazetteer: Sendable {
+    public let places: [Place]
+    public let divisions: [Division]
+    let countries: [String: Country]
+    /// Normalized country names and codes → ISO code.
+    let countryCodes: [String: String]
+    /// (country, normalized admin1 name) → normalized short codes ("il" for Illinois).
+    let admin1Codes: [String: Set<String>]
+    let names: NameIndex
+    let placeTree: RTree
+    let districtTree: RTree
+    let divisionIndexByAdcode: [Int: Int]
+    /// Chinese full and short division names → division indices, for address parsing.
+    let chineseNames: [String: [Int]]
+    let longestChineseName: Int
+    let capitals: Set<Int>
+
+    /// Entities are numbered places first, then divisions.
+    func isDivision(_ entity: Int32) -> Bool { Int(entity) >= places.count }
+    func division(_ entity: Int32) -> Division { divisions[Int(entity) - places.count] }
+
+    /// Loads the bundled files from `directory` (data/ by default).
+    /// - Throws: `DataFileError` or `PlaceFileError` when a file is missing or malformed.
+    public static func load(directory: String = DataDirectory.resolve()) throws -> Gazetteer {
+        let places = try PlaceFile.loadPlaces(directory: directory)
+        let divisions = try GazetteerFiles.loadDivisions(directory: directory)
+        let countries = try GazetteerFiles.loadCountries(directory: directory)
+        let admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
+        return Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1)
+    }
+
+    init(places: [Place], divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)]) {
+        self.places = places
+        self.divisions = divisions
+        var countryTable: [String: Country] = [:]
+        var countryCodes: [String: String] = [:]
+        for country in countries {
+            countryTable[country.code] = country
+            countryCodes[TextNormalizer.normalize(country.name)] = country.code
+            countryCodes[country.code.lowercased()] = country.code
+        }
+        // Common names users type that differ from GeoNames' country names.
+        for (alias, code) in [("usa", "US"), ("united states of america", "US"), ("uk", "GB"), ("great britain", "GB"),
+                              ("england", "GB"), ("中国", "CN"), ("china", "CN"), ("russia", "RU"), ("south korea", "KR")] {
+            countryCodes[alias] = code
+        }
+        self.countries = countryTable
+        self.countryCodes = countryCodes
+        var codes: [String: Set<String>] = [:]
+        for row in admin1 where row.code.count <= 3 && row.code.rangeOfCharacter(from: .letters) != nil {
+            codes[row.country + "|" + TextNormalizer.normalize(row.name), default: []].insert(row.code.lowercased())
+        }
+        self.admin1Codes = codes
+        var capitals = Set<Int>()
+        for (index, place) in places.enumerated() where countryTable[place.country]?.capital == place.name {
+            capitals.insert(index)
+        }
+        self.capitals = capitals
+
+        // Normalizing ~800 000 names is most of the load time: do it on every core, then index in order.
+        let keysPerPlace = Gazetteer.normalizedNames(places)
+        var index = NameIndex()
+        for (i, keys) in keysPerPlace.enumerated() {
+            for (key, kind) in keys { index.add(key, target: Int32(i), kind: kind) }
+        }
+        var byAdcode: [Int: Int] = [:]
+        var chinese: [String: [Int]] = [:]
+        for (j, division) in divisions.enumerated() {
+            byAdcode[division.adcode] = j
+            guard !division.isPlaceholder else { continue }
+            let entity = Int32(places.count + j)
+            index.add(TextNormalizer.normalize(division.name), target: entity, kind: .primary)
+            if division.shortName != division.name {
+                index.add(TextNormalizer.normalize(division.shortName), target: entity, kind: .alternate)
+            }
+            index.add(TextNormalizer.normalize(division.pinyin), target: entity, kind: .transliteration)
+            chinese[division.name, default: []].append(j)
+            if division.shortName != division.name { chinese[division.shortName, default: []].append(j) }
+        }
+        self.divisionIndexByAdcode = byAdcode
+        self.chineseNames = chinese
+        self.longestChineseName = chinese.keys.map(\.count).max() ?? 0
+        let placeCount = places.count
+        let divisionImportance = divisions.map { Gazetteer.importance(of: $0) }
+        let placeImportance = places.indices.map { Gazetteer.importance(population: places[$0].population, capital: capitals.contains($0)) }
+        index.finish { entity in
+            Int(entity) < placeCount ? placeImportance[Int(entity)] : divisionImportance[Int(entity) - placeCount]
+        }
+        self.names = index
+        self.placeTree = RTree(
+            bulkLoading: places.enumerated().map { IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude) }
+        )
+        self.districtTree = RTree(
+            bulkLoading: divisions.enumerated().filter { $0.element.level == .district && !$0.element.isPlaceholder }.map {
+                IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude)
+            }
+        )
+    }
+
+    /// Each place's distinct normalized names with their kind, computed in parallel.
+    static func normalizedNames(_ places: [Place]) -> [[(String, NameIndex.Kind)]] {
+        var result = [[(String, NameIndex.Kind)]](repeating: [], count: places.count)
+        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        result.withUnsafeMutableBufferPointer { buffer in
+            // SAFETY: each worker writes only the elements whose index is congruent to its number, so no element is
+            // written by two threads, and the buffer outlives concurrentPerform, which returns when all are done.
+            nonisolated(unsafe) let output = buffer
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for i in stride(from: worker, to: places.count, by: workers) {
+                    let place = places[i]
+                    var seen = Set<String>()
+                    var keys: [(String, NameIndex.Kind)] = []
+                    func add(_ text: String, _ kind: NameIndex.Kind) {
+                        let key = TextNormalizer.normalize(text)
+                        if !key.isEmpty && seen.insert(key).inserted { keys.append((key, kind)) }
+                    }
+                    add(place.name, .primary)
+                    add(place.asciiName, .transliteration)
+                    for alternate in place.alternateNames { add(alternate, .alternate) }
+                    output[i] = keys
+                }
+            }
+        }
+        return result
+    }
+
+    /// How prominent a place is, on a log-population scale (0 to about 8).
+    static func importance(population: Int, capital: Bool) -> Double {
+        log10(Double(max(1, population))) + (capital ? 1 : 0)
+    }
+
+    static func importance(of division: Division) -> Double {
+        switch division.level {
+        case .province: return 7.2
+        case .city: return 6.3
+        case .district: return 5.3
+        }
+    }
+
+    func importance(_ entity: Int32) -> Double {
+        if isDivision(entity) { return Gazetteer.importance(of: division(entity)) }
+        return Gazetteer.importance(population: places[Int(entity)].population, capital: capitals.contains(Int(entity)))
+    }
+
+    /// Number of places and divisions.
+    public var count: Int { places.count + divisions.count }
+
+    public func countryName(_ code: String) -> String? { countries[code]?.name }
+}

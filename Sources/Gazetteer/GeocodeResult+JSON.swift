@@ -1,0 +1,73 @@
+import BundledData
+
+extension GeocodeResult {
+    /// The result as the HTTP API and `--format json` print it.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.key("id")
+        json.string(id)
+        json.key("name")
+        json.string(name)
+        json.key("displayName")
+        json.string(displayName)
+        json.key("lat")
+        json.number(latitude)
+        json.key("lon")
+        json.number(longitude)
+        json.key("country")
+        json.string(country)
+        json.key("admin1")
+        json.string(admin1)
+        json.key("admin2")
+        json.string(admin2)
+        json.key("population")
+        if let population { json.number(population) } else { json.null() }
+        json.key("type")
+        json.string(type)
+        json.key("score")
+        json.number(score)
+        if let adcode {
+            json.key("adcode")
+            json.string(adcode)
+        }
+        if let unresolved {
+            json.key("unresolved")
+            json.string(unresolved)
+        }
+        if let distance {
+            json.key("distance")
+            json.number((distance * 10).rounded() / 10)
+        }
+        json.endObject()
+    }
+}
+
+extension ReverseResult {
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        json.key("place")
+        if let place { place.write(to: &json) } else { json.null() }
+        for (key, value) in [("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2)] {
+            json.key(key)
+            if let value { json.string(value) } else { json.null() }
+        }
+        json.key("division")
+        if let division {
+            json.beginObject()
+            json.key("adcode")
+            json.string(division.adcode)
+            json.key("province")
+            json.string(division.province)
+            json.key("city")
+            if let city = division.city { json.string(city) } else { json.null() }
+            json.key("district")
+            if let district = division.district { json.string(district) } else { json.null() }
+            json.key("distance")
+            json.number(division.distance)
+            json.endObject()
+        } else {
+            json.null()
+        }
+        json.endObject()
+    }
+}

@@ -1,0 +1,41 @@
+/// One answer of forward or reverse geocoding (the `/v1/geocode` result shape).
+public struct GeocodeResult: Sendable, Equatable {
+    /// `geonames:<id>` or `adcode:<code>`.
+    public let id: String
+    public let name: String
+    public let displayName: String
+    public let latitude: Double
+    public let longitude: Double
+    public let country: String
+    public let admin1: String
+    public let admin2: String
+    public let population: Int?
+    /// city, province, prefecture, district.
+    public let type: String
+    public let score: Double
+    /// Chinese administrative code for divisions.
+    public let adcode: String?
+    /// Trailing text of a Chinese address that names no division (street, number).
+    public let unresolved: String?
+    /// Metres from the request's origin, when there is one.
+    public let distance: Double?
+}
+
+/// The answer of reverse geocoding: the nearest populated place and the administrative areas around the point.
+public struct ReverseResult: Sendable, Equatable {
+    public let place: GeocodeResult?
+    public let country: String?
+    public let countryName: String?
+    public let admin1: String?
+    public let admin2: String?
+    /// In China: the county-level district whose seat is nearest, with its city and province.
+    public let division: DivisionMatch?
+
+    public struct DivisionMatch: Sendable, Equatable {
+        public let adcode: String
+        public let province: String
+        public let city: String?
+        public let district: String?
+        public let distance: Double
+    }
+}

@@ -1,0 +1,184 @@
+import TextIndex
+
+/// Normalized names of every place and division, stored flat and sorted for exact, prefix and typo lookup.
+///
+/// Keys are the UTF-8 bytes of `TextNormalizer` output, concatenated in one buffer; `sorted` orders key numbers by
+/// their bytes, so an exact name is an equal range and a prefix a contiguous range (binary search, no hash table of
+/// ~700 000 strings). Typo lookup scans the keys whose length is within the typo budget, with a bounded edit
+/// distance.
+struct NameIndex: Sendable {
+    enum Kind: UInt8, Sendable {
+        /// The entity's own name (or Chinese full name).
+        case primary = 0
+        /// ASCII spelling or pinyin.
+        case transliteration = 1
+        /// An alternate or short name.
+        case alternate = 2
+    }
+
+    private var bytes: [UInt8] = []
+    /// `bytes`, frozen by `finish()` into memory that lives as long as the index.
+    private var storage = KeyStorage(bytes: [])
+    private(set) var offsets: [Int32] = [0]
+    private(set) var targets: [Int32] = []
+    private(set) var kinds: [Kind] = []
+    private(set) var sorted: [Int32] = []
+    /// Key numbers by key length in bytes (index = length), for typo scans.
+    private(set) var byLength: [[Int32]] = []
+    /// For each 1- and 2-byte prefix, the best key numbers by importance, so short autocomplete prefixes are
+    /// answered without scanning tens of thousands of keys.
+    private(set) var shortPrefixTop: [UInt32: [Int32]] = [:]
+
+    /// Table key of a 1- or 2-byte prefix.
+    static func shortPrefixCode(_ bytes: UnsafeBufferPointer<UInt8>, length: Int) -> UInt32 {
+        length == 1 ? 0x1_0000 | UInt32(bytes[0]) : UInt32(bytes[0]) << 8 | UInt32(bytes[1])
+    }
+
+    var count: Int { targets.count }
+
+    mutating func add(_ normalized: String, target: Int32, kind: Kind) {
+        guard !normalized.isEmpty else { return }
+        bytes.append(contentsOf: normalized.utf8)
+        offsets.append(Int32(bytes.count))
+        targets.append(target)
+        kinds.append(kind)
+    }
+
+    /// The bytes of key `k`. Valid while the index is alive (the storage is immutable and owned by the index).
+    func key(_ k: Int32) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: storage.buffer[Int(offsets[Int(k)])..<Int(offsets[Int(k) + 1])])
+    }
+
+    func keyString(_ k: Int32) -> String { String(decoding: key(k), as: UTF8.self) }
+
+    /// Sorts the keys and builds the length buckets and short-prefix tables. `importance` ranks targets.
+    mutating func finish(importance: (Int32) -> Double) {
+        storage = KeyStorage(bytes: bytes)
+        bytes = []
+        let n = targets.count
+        var order: [(prefix: UInt64, key: Int32)] = (0..<n).map { k in
+            var prefix: UInt64 = 0
+            let start = Int(offsets[k])
+            let end = Int(offsets[k + 1])
+            for i in 0..<8 { prefix = prefix << 8 | UInt64(start + i < end ? storage.buffer[start + i] : 0) }
+            return (prefix, Int32(k))
+        }
+        order.sort { a, b in
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return compare(a.key, b.key) < 0
+        }
+        sorted = order.map(\.key)
+        var buckets: [[Int32]] = []
+        for k in 0..<n {
+            let length = Int(offsets[k + 1] - offsets[k])
+            if buckets.count <= length { buckets.append(contentsOf: repeatElement([], count: length + 1 - buckets.count)) }
+            buckets[length].append(Int32(k))
+        }
+        byLength = buckets
+        // One pass over keys in importance order fills each short prefix's top list.
+        let byImportance = (0..<n).map { (importance(targets[$0]), Int32($0)) }.sorted { $0.0 > $1.0 }
+        var top: [UInt32: [Int32]] = [:]
+        for (_, k) in byImportance {
+            let key = self.key(k)
+            for length in 1...2 where key.count >= length {
+                let code = NameIndex.shortPrefixCode(key, length: length)
+                top[code, default: []].appendIfShort(k, limit: 200)
+            }
+        }
+        shortPrefixTop = top
+    }
+
+    private func compare(_ a: Int32, _ b: Int32) -> Int {
+        let ka = key(a)
+        let kb = key(b)
+        return NameIndex.compare(ka, kb)
+    }
+
+    static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = min(a.count, b.count)
+        for i in 0..<n where a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    /// Key numbers whose key equals `query`.
+    func exact(_ query: String) -> [Int32] {
+        let q = Array(query.utf8)
+        return q.withUnsafeBufferPointer { q in
+            let range = equalRange(q, prefix: false)
+            return Array(sorted[range])
+        }
+    }
+
+    /// Key numbers starting with `prefix`, at most `limit` of them (the most important when the range is larger).
+    func prefixed(_ prefix: String, limit: Int, importance: (Int32) -> Double) -> [Int32] {
+        let q = Array(prefix.utf8)
+        return q.withUnsafeBufferPointer { q in
+            if (1...2).contains(q.count), let top = shortPrefixTop[NameIndex.shortPrefixCode(q, length: q.count)] {
+                return Array(top.prefix(limit))
+            }
+            let range = equalRange(q, prefix: true)
+            if range.count <= limit { return Array(sorted[range]) }
+            return Array(sorted[range].sorted { importance(targets[Int($0)]) > importance(targets[Int($1)]) }.prefix(limit))
+        }
+    }
+
+    /// Key numbers within the typo budget of `query` (by normalized byte length), with their edit distance.
+    func typos(_ query: String, maxEdits: Int) -> [(key: Int32, edits: Int)] {
+        guard maxEdits > 0 else { return [] }
+        let q = Array(query.utf8)
+        var found: [(Int32, Int)] = []
+        q.withUnsafeBufferPointer { q in
+            for length in max(1, q.count - maxEdits)...(q.count + maxEdits) where length < byLength.count {
+                for k in byLength[length] {
+                    let key = self.key(k)
+                    // Cheap filter: a typo rarely hits both the first and the last letter.
+                    if key[0] != q[0] && key[key.count - 1] != q[q.count - 1] { continue }
+                    if let edits = EditDistance.within(q, key, limit: maxEdits), edits > 0 { found.append((k, edits)) }
+                }
+            }
+        }
+        return found
+    }
+
+    private func equalRange(_ q: UnsafeBufferPointer<UInt8>, prefix: Bool) -> Range<Int> {
+        func cmp(_ k: Int32) -> Int {
+            let key = self.key(k)
+            if prefix && key.count >= q.count {
+                return NameIndex.compare(UnsafeBufferPointer(rebasing: key[0..<q.count]), q)
+            }
+            return NameIndex.compare(key, q)
+        }
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if cmp(sorted[mid]) < 0 { low = mid + 1 } else { high = mid }
+        }
+        let start = low
+        high = sorted.count
+        while low < high {
+            let mid = (low + high) / 2
+            if cmp(sorted[mid]) <= 0 { low = mid + 1 } else { high = mid }
+        }
+        return start..<low
+    }
+}
+
+/// Immutable key bytes in memory owned by this object.
+final class KeyStorage: @unchecked Sendable {
+    // SAFETY: @unchecked Sendable because the buffer is written once in init and only read afterwards.
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+
+    init(bytes: [UInt8]) {
+        buffer = .allocate(capacity: max(1, bytes.count))
+        _ = buffer.initialize(from: bytes)
+    }
+
+    deinit { buffer.deallocate() }
+}
+
+extension Array where Element == Int32 {
+    mutating func appendIfShort(_ value: Int32, limit: Int) {
+        if count < limit { append(value) }
+    }
+}

@@ -1,0 +1,139 @@
+import ArgumentParser
+import BundledData
+import Foundation
+import GeoCore
+import Gazetteer
+
+/// Output format of query commands.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json
+}
+
+struct GeocodeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geocode",
+        abstract: "Find places matching an address or place name, best first."
+    )
+
+    @Argument(help: "The address or place name, e.g. \"Springfield, IL\" or 北京市海淀区.")
+    var text: String
+
+    @Option(help: "Number of results (1 to 100).")
+    var limit: Int = 10
+
+    @Option(help: "Only places in this country (ISO 3166-1 alpha-2).")
+    var country: String?
+
+    @Option(help: "Language of names: en or zh.")
+    var lang: String?
+
+    @Option(help: "Favour places near this point: LAT,LON.")
+    var near: String?
+
+    @Option(help: "table or json (exactly what GET /v1/geocode answers).")
+    var format: OutputFormat = .table
+
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
+    var dataDir: String?
+
+    func run() throws {
+        let origin = try near.map { try parseLatLon($0, option: "--near") }
+        let query: GeocodeQuery
+        do {
+            query = try GeocodeQuery(text: text, limit: limit, country: country, language: lang, near: origin)
+        } catch {
+            throw CLIError.usage(error.description)
+        }
+        let gazetteer = try loadGazetteer(dataDir)
+        let results = gazetteer.geocode(query)
+        switch format {
+        case .json:
+            var json = JSONWriter()
+            json.beginObject()
+            json.key("results")
+            json.beginArray()
+            for result in results { result.write(to: &json) }
+            json.endArray()
+            json.endObject()
+            print(String(decoding: json.buffer, as: UTF8.self))
+        case .table:
+            print(Table.render(
+                header: ["name", "display name", "lat", "lon", "type", "population", "score"],
+                rows: results.map {
+                    [$0.name, $0.displayName + ($0.unresolved.map { " [+\($0)]" } ?? ""), String(format: "%.5f", $0.latitude),
+                     String(format: "%.5f", $0.longitude), $0.type, $0.population.map(String.init) ?? "", String($0.score)]
+                }
+            ))
+        }
+        if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
+    }
+}
+
+struct ReverseCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reverse",
+        abstract: "The nearest place to a point and the areas around it."
+    )
+
+    @Option(help: "Latitude (WGS-84).")
+    var lat: Double
+
+    @Option(help: "Longitude (WGS-84).")
+    var lon: Double
+
+    @Option(help: "table or json (exactly what GET /v1/reverse answers).")
+    var format: OutputFormat = .table
+
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
+    var dataDir: String?
+
+    func run() throws {
+        let point: Coordinate
+        do { point = try Coordinate(latitude: lat, longitude: lon) } catch { throw CLIError.usage(error.description) }
+        let result = try loadGazetteer(dataDir).reverse(point)
+        switch format {
+        case .json:
+            var json = JSONWriter()
+            result.write(to: &json)
+            print(String(decoding: json.buffer, as: UTF8.self))
+        case .table:
+            guard let place = result.place else { throw CLIError.failure("no place found") }
+            var rows = [
+                ["nearest place", place.displayName],
+                ["distance", String(format: "%.0f m", place.distance ?? 0)],
+                ["country", [result.countryName, result.country.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")],
+                ["admin1", result.admin1 ?? ""],
+                ["admin2", result.admin2 ?? ""],
+            ]
+            if let d = result.division {
+                rows.append(["division", [d.province, d.city, d.district].compactMap { $0 }.joined(separator: " ") + " (\(d.adcode))"])
+                rows.append(["district seat", String(format: "%.0f m", d.distance)])
+            }
+            print(Table.render(header: ["", ""], rows: rows))
+        }
+    }
+}
+
+/// Large structures loaded by a command, kept until the process exits: freeing ~800 000 strings one by one
+/// would take longer than the query (the process ends right after).
+nonisolated(unsafe) var keptUntilExit: [AnyObject] = []
+
+func loadGazetteer(_ dataDir: String?) throws -> Gazetteer {
+    let directory = DataDirectory.resolve(dataDir)
+    do {
+        let gazetteer = try Gazetteer.load(directory: directory)
+        keptUntilExit.append(gazetteer)
+        return gazetteer
+    } catch let error as DataFileError {
+        throw CLIError.failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")
+    }
+}
+
+/// Parses "LAT,LON" for an option, as a usage error naming the option when malformed.
+func parseLatLon(_ text: String, option: String) throws -> Coordinate {
+    let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
+        throw CLIError.usage("\(option) must be LAT,LON (two numbers)")
+    }
+    do { return try Coordinate(latitude: lat, longitude: lon) } catch { throw CLIError.usage("\(option): \(error.description)") }
+}

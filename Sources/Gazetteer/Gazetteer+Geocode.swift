@@ -91,7 +91,8 @@ extension Gazetteer {
                 take(key, names.kinds[Int(key)] == .alternate ? 0.65 : 0.7)
             }
         }
-        if best.values.allSatisfy({ $0 < 0.9 }) {
+        // Typos only when nothing matches as typed: no exact name and no name starting with the text.
+        if best.isEmpty {
             let length = name.unicodeScalars.count
             for (key, edits) in names.typos(name, maxEdits: EditDistance.allowedTypos(length: length)) {
                 take(key, 0.6 - 0.1 * Double(edits - 1))

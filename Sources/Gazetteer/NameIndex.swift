@@ -28,6 +28,22 @@ struct NameIndex: Sendable {
     /// For each 1- and 2-byte prefix, the best key numbers by importance, so short autocomplete prefixes are
     /// answered without scanning tens of thousands of keys.
     private(set) var shortPrefixTop: [UInt32: [Int32]] = [:]
+    /// Per key, the set of letters it contains (bit 0–25 a–z, 26 digits, 27 anything else): an edit changes at most
+    /// two bits, so keys whose sets differ in more than 2 × edits bits are skipped without computing a distance.
+    private(set) var letterMasks: [UInt32] = []
+
+    static func letterMask<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
+        var mask: UInt32 = 0
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): mask |= 1 << UInt32(b - UInt8(ascii: "a"))
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): mask |= 1 << 26
+            case 0x20: break
+            default: mask |= 1 << 27
+            }
+        }
+        return mask
+    }
 
     /// Table key of a 1- or 2-byte prefix.
     static func shortPrefixCode(_ bytes: UnsafeBufferPointer<UInt8>, length: Int) -> UInt32 {
@@ -75,6 +91,7 @@ struct NameIndex: Sendable {
             buckets[length].append(Int32(k))
         }
         byLength = buckets
+        letterMasks = (0..<n).map { NameIndex.letterMask(key(Int32($0))) }
         // One pass over keys in importance order fills each short prefix's top list.
         let byImportance = (0..<n).map { (importance(targets[$0]), Int32($0)) }.sorted { $0.0 > $1.0 }
         var top: [UInt32: [Int32]] = [:]
@@ -118,7 +135,7 @@ struct NameIndex: Sendable {
             }
             let range = equalRange(q, prefix: true)
             if range.count <= limit { return Array(sorted[range]) }
-            return Array(sorted[range].sorted { importance(targets[Int($0)]) > importance(targets[Int($1)]) }.prefix(limit))
+            return NameIndex.top(limit, of: sorted[range]) { importance(targets[Int($0)]) }
         }
     }
 
@@ -126,10 +143,12 @@ struct NameIndex: Sendable {
     func typos(_ query: String, maxEdits: Int) -> [(key: Int32, edits: Int)] {
         guard maxEdits > 0 else { return [] }
         let q = Array(query.utf8)
+        let queryMask = NameIndex.letterMask(q)
         var found: [(Int32, Int)] = []
         q.withUnsafeBufferPointer { q in
             for length in max(1, q.count - maxEdits)...(q.count + maxEdits) where length < byLength.count {
                 for k in byLength[length] {
+                    if (letterMasks[Int(k)] ^ queryMask).nonzeroBitCount > 2 * maxEdits { continue }
                     let key = self.key(k)
                     // Cheap filter: a typo rarely hits both the first and the last letter.
                     if key[0] != q[0] && key[key.count - 1] != q[q.count - 1] { continue }
@@ -138,6 +157,26 @@ struct NameIndex: Sendable {
             }
         }
         return found
+    }
+
+    /// The `limit` elements with the highest score, best first: one pass with a sorted buffer, so a prefix range of
+    /// tens of thousands of keys costs a scan rather than a sort.
+    static func top(_ limit: Int, of keys: ArraySlice<Int32>, score: (Int32) -> Double) -> [Int32] {
+        var best: [(Double, Int32)] = []
+        best.reserveCapacity(limit + 1)
+        for k in keys {
+            let s = score(k)
+            if best.count == limit, let last = best.last, s <= last.0 { continue }
+            var i = best.count
+            best.append((s, k))
+            while i > 0 && best[i - 1].0 < s {
+                best[i] = best[i - 1]
+                i -= 1
+            }
+            best[i] = (s, k)
+            if best.count > limit { best.removeLast() }
+        }
+        return best.map(\.1)
     }
 
     private func equalRange(_ q: UnsafeBufferPointer<UInt8>, prefix: Bool) -> Range<Int> {

@@ -3,6 +3,8 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import Gazetteer
+import BundledData
 import SpatialIndex
 
 struct BenchCommand: ParsableCommand {
@@ -16,10 +18,10 @@ struct BenchCommand: ParsableCommand {
     )
 
     enum Operation: String, ExpressibleByArgument, CaseIterable {
-        case knn, radius, bbox, keyword
+        case knn, radius, bbox, keyword, geocode, autocomplete
     }
 
-    @Argument(help: "What to measure: knn, radius, bbox or keyword.")
+    @Argument(help: "What to measure: knn, radius, bbox, keyword, geocode or autocomplete.")
     var op: Operation
 
     @Option(help: "Number of generated records.")
@@ -31,7 +33,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Number of generated queries.")
     var queries: Int = 100_000
 
-    @Option(help: "Query origins, one JSON object with lat and lon per line.")
+    @Option(help: "Query origins, one JSON object with lat and lon per line (geocode: one query text per line).")
     var queryFile: String?
 
     @Option(help: "Neighbours per kNN query.")
@@ -60,6 +62,10 @@ struct BenchCommand: ParsableCommand {
     func run() throws {
         if op == .keyword {
             throw CLIError.failure("bench keyword needs the text index, which is not built yet")
+        }
+        if op == .geocode || op == .autocomplete {
+            try runGeocode()
+            return
         }
         let points = try loadPoints()
         let origins = try loadOrigins(near: points)
@@ -96,7 +102,7 @@ struct BenchCommand: ParsableCommand {
                     }
                 }
             }
-        case .keyword:
+        case .keyword, .geocode, .autocomplete:
             return
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
@@ -126,6 +132,71 @@ struct BenchCommand: ParsableCommand {
         json.endObject()
         print(String(decoding: json.buffer, as: UTF8.self))
     }
+
+    /// Geocoding latency: load time, then each query timed alone for p50/p99.
+    private func runGeocode() throws {
+        let clock = ContinuousClock()
+        var gazetteer: Gazetteer?
+        let load = clock.measure { gazetteer = try? loadGazetteer(dataDir) }
+        guard let gazetteer else { throw CLIError.failure("cannot load the gazetteer from \(DataDirectory.resolve(dataDir))") }
+        var texts: [String]
+        if let queryFile {
+            guard let content = try? String(contentsOfFile: queryFile, encoding: .utf8) else { throw CLIError.usage("cannot read \(queryFile)") }
+            texts = content.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        } else {
+            // Prefixes (3 to 6 letters) of populous places' names, as an autocomplete box sees them.
+            var random = SplitMix64(seed: seed)
+            let big = gazetteer.places.filter { $0.population >= 50_000 }
+            texts = (0..<min(queries, 10_000)).map { _ in
+                let name = big[Int(random.next() % UInt64(big.count))].name
+                return String(name.prefix(3 + Int(random.next() % 4)))
+            }
+        }
+        guard !texts.isEmpty else { throw CLIError.usage("no queries") }
+        let parsed = try texts.map { text -> GeocodeQuery in
+            do { return try GeocodeQuery(text: text, limit: op == .autocomplete ? 5 : 10) } catch let error as GazetteerError {
+                throw CLIError.usage("\(text): \(error.description)")
+            }
+        }
+        var samples: [Double] = []
+        var results = 0
+        let rounds = max(1, min(20, 2_000 / parsed.count))
+        for _ in 0..<rounds {
+            for query in parsed {
+                let start = clock.now
+                results &+= gazetteer.geocode(query).count
+                samples.append(Double((clock.now - start).components.attoseconds) * 1e-12 + Double((clock.now - start).components.seconds) * 1e6)
+            }
+        }
+        samples.sort()
+        let total = samples.reduce(0, +)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("op")
+        json.string(op.rawValue)
+        json.key("n")
+        json.number(gazetteer.count)
+        json.key("queries")
+        json.number(samples.count)
+        json.key("build_seconds")
+        json.number((seconds(load) * 1e3).rounded() / 1e3)
+        json.key("seconds")
+        json.number((total / 1e6 * 1e6).rounded() / 1e6)
+        json.key("qps")
+        json.number((Double(samples.count) / (total / 1e6)).rounded())
+        json.key("us_per_query")
+        json.number((total / Double(samples.count) * 10).rounded() / 10)
+        json.key("p50_us")
+        json.number((samples[samples.count / 2] * 10).rounded() / 10)
+        json.key("p99_us")
+        json.number((samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10)
+        json.key("mean_results")
+        json.number((Double(results) / Double(samples.count) * 100).rounded() / 100)
+        json.endObject()
+        print(String(decoding: json.buffer, as: UTF8.self))
+    }
+
+    private func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
 
     private func loadPoints() throws -> [IndexedPoint] {
         if let input {

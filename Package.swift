@@ -15,6 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -28,7 +29,16 @@ let package = Package(
         .target(name: "SpatialIndex", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", swiftSettings: swiftSettings),
         .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData"], swiftSettings: swiftSettings),
-        .target(name: "Catalog", dependencies: ["GeoCore", "Gazetteer", "BundledData"], swiftSettings: swiftSettings),
+        .target(
+            name: "Catalog",
+            dependencies: ["GeoCore", "Gazetteer", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "SearchEngine",
+            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "poi",
             dependencies: [
@@ -36,6 +46,7 @@ let package = Package(
                 "SpatialIndex",
                 "Gazetteer",
                 "Catalog",
+                "SearchEngine",
                 "BundledData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -46,6 +57,7 @@ let package = Package(
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData"], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
+        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),
     ]
 )

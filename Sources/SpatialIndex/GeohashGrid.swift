@@ -8,6 +8,13 @@ public struct Cluster: Sendable, Equatable {
     /// plain mean is the centroid on the map).
     public let latitude: Double
     public let longitude: Double
+
+    public init(geohash: Geohash, count: Int, latitude: Double, longitude: Double) {
+        self.geohash = geohash
+        self.count = count
+        self.latitude = latitude
+        self.longitude = longitude
+    }
 }
 
 /// Records sorted by their 64-bit geohash: the engine of map clustering.

@@ -33,12 +33,12 @@ public final class SharedSpatialIndex: @unchecked Sendable {
 }
 
 /// A pthread reader-writer lock that prefers writers.
-final class ReadWriteLock: @unchecked Sendable {
+public final class ReadWriteLock: @unchecked Sendable {
     // SAFETY: the pthread lock lives at a stable heap address for the object's lifetime and is only used
     // through pthread calls, which are thread-safe by design.
     private let rwlock: UnsafeMutablePointer<pthread_rwlock_t>
 
-    init() {
+    public init() {
         rwlock = .allocate(capacity: 1)
         var attributes = pthread_rwlockattr_t()
         pthread_rwlockattr_init(&attributes)
@@ -55,7 +55,7 @@ final class ReadWriteLock: @unchecked Sendable {
         rwlock.deallocate()
     }
 
-    func lockRead() { pthread_rwlock_rdlock(rwlock) }
-    func lockWrite() { pthread_rwlock_wrlock(rwlock) }
-    func unlock() { pthread_rwlock_unlock(rwlock) }
+    public func lockRead() { pthread_rwlock_rdlock(rwlock) }
+    public func lockWrite() { pthread_rwlock_wrlock(rwlock) }
+    public func unlock() { pthread_rwlock_unlock(rwlock) }
 }

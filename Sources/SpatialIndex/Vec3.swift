@@ -46,6 +46,12 @@ public enum ChordDistance {
         2 * GreatCircle.earthRadius * asin(min(1, sqrt(max(0, key)) / 2))
     }
 
+    /// The ranking key between two positions, computed exactly as the R-tree computes it (bit for bit), so results
+    /// found another way merge and page consistently with the tree's.
+    public static func key(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
+        Vec3(latitude: latitude1, longitude: longitude1).distanceSquared(to: Vec3(latitude: latitude2, longitude: longitude2))
+    }
+
     /// The squared chord for a great-circle distance; 4 (antipodal) and beyond for half the circumference or more.
     @inlinable
     public static func key(forMetres metres: Double) -> Double {

@@ -6,7 +6,10 @@ struct Poi: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "poi",
         abstract: "Geospatial POI search: nearby, keyword, bbox/polygon, geocoding and coordinate conversion.",
-        subcommands: [GeocodeCommand.self, ReverseCommand.self, ConvertCommand.self, GenerateCommand.self, BenchCommand.self]
+        subcommands: [
+            NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self, ReverseCommand.self,
+            ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self,
+        ]
     )
 }
 

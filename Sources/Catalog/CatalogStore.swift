@@ -1,0 +1,197 @@
+import Foundation
+import GRDB
+
+/// Errors of the record store, phrased for users.
+public enum CatalogError: Error, Equatable, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): return "cannot open database \(path): \(reason)"
+        case .storage(let reason): return "database error: \(reason)"
+        }
+    }
+}
+
+/// The durable home of POIs and pins: one SQLite database through GRDB.
+///
+/// WAL mode with `synchronous = FULL`: every committed transaction is fsynced before `write` returns, so an
+/// acknowledged write survives a crash of the process and of the machine. (NORMAL would survive a killed process
+/// too — the WAL is in the OS cache — but not a power cut, and writes here are small and rare enough that the extra
+/// fsync costs nothing that matters.) Every write is one transaction, and untrusted text reaches SQL only as bound
+/// arguments.
+public final class CatalogStore: Sendable {
+    public let path: String
+    let pool: DatabasePool
+
+    public init(path: String) throws(CatalogError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try CatalogStore.migrator.migrate(pool)
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: poi and pin tables") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE poi (
+                        rowid INTEGER PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        name TEXT NOT NULL,
+                        category TEXT NOT NULL,
+                        address TEXT,
+                        city TEXT,
+                        country TEXT,
+                        lat REAL NOT NULL,
+                        lon REAL NOT NULL,
+                        tags TEXT NOT NULL DEFAULT '{}'
+                    );
+                    CREATE TABLE pin (
+                        rowid INTEGER PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        uniqueKey TEXT NOT NULL,
+                        firstName TEXT NOT NULL,
+                        lastName TEXT NOT NULL,
+                        mapString TEXT NOT NULL,
+                        mediaURL TEXT NOT NULL,
+                        lat REAL NOT NULL,
+                        lon REAL NOT NULL,
+                        createdAt TEXT NOT NULL,
+                        updatedAt TEXT NOT NULL
+                    );
+                    CREATE INDEX pin_updatedAt ON pin(updatedAt);
+                    CREATE INDEX pin_uniqueKey ON pin(uniqueKey);
+                    """
+            )
+        }
+        return migrator
+    }
+
+    // MARK: POIs
+
+    static let upsertPOI = """
+        INSERT INTO poi (id, name, category, address, city, country, lat, lon, tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET name = excluded.name, category = excluded.category, address = excluded.address,
+            city = excluded.city, country = excluded.country, lat = excluded.lat, lon = excluded.lon, tags = excluded.tags
+        """
+
+    static func arguments(_ poi: POIRecord) -> StatementArguments {
+        let tags = (try? JSONSerialization.data(withJSONObject: poi.tags, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return [poi.id, poi.name, poi.category, poi.address, poi.city, poi.country, poi.lat, poi.lon, tags]
+    }
+
+    /// Inserts or replaces one POI in its own transaction; durable when it returns.
+    public func upsert(_ poi: POIRecord) throws(CatalogError) {
+        try write { db in try db.execute(sql: CatalogStore.upsertPOI, arguments: CatalogStore.arguments(poi)) }
+    }
+
+    /// Deletes a POI; returns whether it existed.
+    @discardableResult
+    public func deletePOI(id: String) throws(CatalogError) -> Bool {
+        try write { db in
+            try db.execute(sql: "DELETE FROM poi WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    /// Every POI in insertion order.
+    public func allPOIs() throws(CatalogError) -> [POIRecord] {
+        try read { db in
+            var records: [POIRecord] = []
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, name, category, address, city, country, lat, lon, tags FROM poi ORDER BY rowid")
+            while let row = try cursor.next() {
+                records.append(CatalogStore.poi(row))
+            }
+            return records
+        }
+    }
+
+    public func poi(id: String) throws(CatalogError) -> POIRecord? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT id, name, category, address, city, country, lat, lon, tags FROM poi WHERE id = ?", arguments: [id])
+                .map(CatalogStore.poi)
+        }
+    }
+
+    public func poiCount() throws(CatalogError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM poi") ?? 0 }
+    }
+
+    static func poi(_ row: Row) -> POIRecord {
+        let tagsJSON: String = row[8]
+        let tags = (try? JSONSerialization.jsonObject(with: Data(tagsJSON.utf8))) as? [String: String] ?? [:]
+        return POIRecord(id: row[0], name: row[1], category: row[2], address: row[3], city: row[4], country: row[5], lat: row[6], lon: row[7], tags: tags)
+    }
+
+    // MARK: Pins
+
+    public func upsert(_ pin: PinRecord) throws(CatalogError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET uniqueKey = excluded.uniqueKey, firstName = excluded.firstName,
+                        lastName = excluded.lastName, mapString = excluded.mapString, mediaURL = excluded.mediaURL,
+                        lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt
+                    """,
+                arguments: [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
+            )
+        }
+    }
+
+    @discardableResult
+    public func deletePin(id: String) throws(CatalogError) -> Bool {
+        try write { db in
+            try db.execute(sql: "DELETE FROM pin WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    public func allPins() throws(CatalogError) -> [PinRecord] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt FROM pin ORDER BY rowid")
+                .map(CatalogStore.pin)
+        }
+    }
+
+    static func pin(_ row: Row) -> PinRecord {
+        PinRecord(
+            id: row[0], uniqueKey: row[1], firstName: row[2], lastName: row[3], mapString: row[4], mediaURL: row[5],
+            lat: row[6], lon: row[7], createdAt: row[8], updatedAt: row[9]
+        )
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction (committed and fsynced when this returns).
+    public func write<T>(_ body: (Database) throws -> T) throws(CatalogError) -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as CatalogError {
+            throw error
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(CatalogError) -> T {
+        do {
+            return try pool.read(body)
+        } catch {
+            throw .storage("\(error)")
+        }
+    }
+}

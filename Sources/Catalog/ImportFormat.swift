@@ -1,0 +1,56 @@
+/// A file format the importer reads.
+public enum ImportFormat: String, Sendable, CaseIterable {
+    case jsonl, geojson, csv
+
+    /// The format named by a file's extension (`.jsonl`/`.ndjson`, `.geojson`/`.json`, `.csv`), ignoring `.gz`.
+    public init?(path: String) {
+        var name = path.lowercased()
+        if name.hasSuffix(".gz") { name.removeLast(3) }
+        if name.hasSuffix(".jsonl") || name.hasSuffix(".ndjson") {
+            self = .jsonl
+        } else if name.hasSuffix(".geojson") || name.hasSuffix(".json") {
+            self = .geojson
+        } else if name.hasSuffix(".csv") {
+            self = .csv
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Which table records go to.
+public enum RecordKind: String, Sendable, CaseIterable {
+    case poi, pin
+}
+
+/// One rejected input row.
+public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let reason: String
+    public var description: String { "\(file):\(line): \(reason)" }
+}
+
+/// What an import did.
+public struct ImportReport: Sendable {
+    public var imported = 0
+    public var skipped = 0
+    /// The first problems met (at most 1 000), in order.
+    public var problems: [ImportProblem] = []
+    public var seconds = 0.0
+}
+
+/// An import that stopped: a file that cannot be read, or a bad row under `strict`.
+public enum ImportError: Error, CustomStringConvertible {
+    case cannotRead(String)
+    case rejected(ImportProblem)
+    case storage(CatalogError)
+
+    public var description: String {
+        switch self {
+        case .cannotRead(let path): return "cannot read \(path)"
+        case .rejected(let problem): return "\(problem.description) (strict import: nothing was imported)"
+        case .storage(let error): return error.description
+        }
+    }
+}

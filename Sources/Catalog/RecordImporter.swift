@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import GeoCore
+
+/// Streams records from JSONL, GeoJSON or CSV files into the store.
+///
+/// Memory stays flat whatever the file size: input is read in 1 MiB chunks and written in batches of
+/// `batchSize` rows per transaction. A bad row is reported with file:line and the reason and skipped, every good row
+/// kept; with `strict`, the first bad row aborts the whole file and its single transaction rolls back. Re-importing an
+/// id updates that record.
+public final class RecordImporter {
+    public struct Options: Sendable {
+        public var format: ImportFormat?
+        public var crs: CRS = .wgs84
+        public var kind: RecordKind = .poi
+        public var strict = false
+        public var batchSize = 5_000
+
+        public init(format: ImportFormat? = nil, crs: CRS = .wgs84, kind: RecordKind = .poi, strict: Bool = false) {
+            self.format = format
+            self.crs = crs
+            self.kind = kind
+            self.strict = strict
+        }
+    }
+
+    /// Called now and then with (records imported so far, bytes read, total bytes).
+    public typealias Progress = (Int, Int, Int) -> Void
+
+    let store: CatalogStore
+    let options: Options
+    let progress: Progress?
+
+    public init(store: CatalogStore, options: Options, progress: Progress? = nil) {
+        self.store = store
+        self.options = options
+        self.progress = progress
+    }
+
+    public func importFile(_ path: String) throws(ImportError) -> ImportReport {
+        let started = Date()
+        guard let format = options.format ?? ImportFormat(path: path) else {
+            throw .cannotRead("\(path): unknown format (use --format jsonl, geojson or csv)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotRead(path) }
+        defer { try? handle.close() }
+        let total = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        let parser = RecordParser(kind: options.kind, crs: options.crs, now: Timestamp.now())
+        var report = ImportReport()
+        var batch: [RecordParser.Parsed] = []
+        var bytesRead = 0
+        let name = (path as NSString).lastPathComponent
+
+        func flush() throws(ImportError) {
+            guard !batch.isEmpty else { return }
+            let rows = batch
+            batch.removeAll(keepingCapacity: true)
+            do {
+                try store.write { db in try RecordImporter.insert(rows, db) }
+            } catch {
+                throw .storage(error)
+            }
+            report.imported += rows.count
+            progress?(report.imported, bytesRead, total)
+        }
+
+        func accept(_ fields: [String: Any]?, position: (lon: Double, lat: Double)?, line: Int, failure: String?) throws(ImportError) {
+            do {
+                if let failure { throw RecordParser.Rejection(reason: failure) }
+                batch.append(try parser.parse(fields ?? [:], position: position))
+                if !options.strict && batch.count >= options.batchSize { try flush() }
+            } catch let rejection as RecordParser.Rejection {
+                let problem = ImportProblem(file: name, line: line, reason: rejection.reason)
+                if options.strict { throw .rejected(problem) }
+                report.skipped += 1
+                if report.problems.count < 1_000 { report.problems.append(problem) }
+            } catch let error as ImportError {
+                throw error
+            } catch {
+                throw .cannotRead("\(error)")
+            }
+        }
+
+        let reader = ChunkReader(handle: handle) { bytesRead = $0 }
+        switch format {
+        case .jsonl:
+            try JSONLinesSource.read(reader) { object, line, failure throws(ImportError) in
+                try accept(object, position: nil, line: line, failure: failure)
+            }
+        case .csv:
+            try CSVSource.read(reader) { row, line, failure throws(ImportError) in
+                try accept(row, position: nil, line: line, failure: failure)
+            }
+        case .geojson:
+            try GeoJSONSource.read(reader) { properties, position, line, failure throws(ImportError) in
+                try accept(properties, position: position, line: line, failure: failure)
+            }
+        }
+        try flush()
+        report.seconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    static func insert(_ rows: [RecordParser.Parsed], _ db: Database) throws {
+        let poiStatement = try db.cachedStatement(sql: CatalogStore.upsertPOI)
+        for row in rows {
+            switch row {
+            case .poi(let poi):
+                try poiStatement.execute(arguments: CatalogStore.arguments(poi))
+            case .pin(let pin):
+                try db.execute(
+                    sql: """
+                        INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT(id) DO UPDATE SET uniqueKey = excluded.uniqueKey, firstName = excluded.firstName,
+                            lastName = excluded.lastName, mapString = excluded.mapString, mediaURL = excluded.mediaURL,
+                            lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt
+                        """,
+                    arguments: [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
+                )
+            }
+        }
+    }
+}
+
+/// ISO 8601 UTC timestamps with milliseconds, as records carry them.
+public enum Timestamp {
+    public static func now() -> String { string(Date()) }
+
+    public static func string(_ date: Date) -> String {
+        var formatter = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        formatter.timeZone = TimeZone(identifier: "UTC")!
+        return date.formatted(formatter)
+    }
+}

@@ -1,0 +1,125 @@
+import Catalog
+import SpatialIndex
+import TextIndex
+
+/// Everything the engine keeps in memory, replaced or mutated only under the engine's write lock.
+///
+/// Records are numbered in load/creation order and numbers are never reused, so a cursor that names a record
+/// number stays meaningful. Each kind has its own spatial index (so per-kind clusters come straight from the
+/// geohash grid); one inverted index covers both kinds.
+struct EngineState {
+    var records: [Hit.Record?] = []
+    var poiNumbers: [String: UInt32] = [:]
+    var pinNumbers: [String: UInt32] = [:]
+    var poiSpatial = SpatialIndex()
+    var pinSpatial = SpatialIndex()
+    var text = InvertedIndex()
+    /// Record numbers by exact category (POIs), for category-label matches.
+    var categoryMembers: [String: Set<UInt32>] = [:]
+
+    func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
+
+    static func fields(_ record: Hit.Record) -> [(text: String, weight: Int)] {
+        switch record {
+        case .poi(let poi):
+            var fields: [(String, Int)] = [(poi.name, 3)]
+            if let address = poi.address { fields.append((address, 1)) }
+            if let city = poi.city { fields.append((city, 1)) }
+            for key in ["brand", "cuisine", "operator", "name:en", "name:zh", "name:fi", "name:sv"] {
+                if let value = poi.tags[key] { fields.append((value, 1)) }
+            }
+            return fields
+        case .pin(let pin):
+            return [(pin.firstName, 3), (pin.lastName, 3), (pin.mapString, 1)]
+        }
+    }
+
+    static func kind(_ record: Hit.Record) -> RecordKind {
+        if case .pin = record { return .pin }
+        return .poi
+    }
+
+    static func position(_ record: Hit.Record) -> (latitude: Double, longitude: Double) {
+        switch record {
+        case .poi(let poi): return (poi.lat, poi.lon)
+        case .pin(let pin): return (pin.lat, pin.lon)
+        }
+    }
+
+    static func category(_ record: Hit.Record) -> String? {
+        if case .poi(let poi) = record { return poi.category }
+        return nil
+    }
+
+    /// Builds the state from stored records in one pass, with bulk-loaded spatial indexes.
+    init(pois: [POIRecord], pins: [PinRecord]) {
+        var poiPoints: [IndexedPoint] = []
+        var pinPoints: [IndexedPoint] = []
+        poiPoints.reserveCapacity(pois.count)
+        records.reserveCapacity(pois.count + pins.count)
+        for poi in pois {
+            let number = UInt32(records.count)
+            records.append(.poi(poi))
+            poiNumbers[poi.id] = number
+            poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
+            text.add(document: number, fields: EngineState.fields(.poi(poi)))
+            categoryMembers[poi.category, default: []].insert(number)
+        }
+        for pin in pins {
+            let number = UInt32(records.count)
+            records.append(.pin(pin))
+            pinNumbers[pin.id] = number
+            pinPoints.append(IndexedPoint(id: number, latitude: pin.lat, longitude: pin.lon))
+            text.add(document: number, fields: EngineState.fields(.pin(pin)))
+        }
+        text.finishBulkLoad()
+        poiSpatial = SpatialIndex(bulkLoading: poiPoints)
+        pinSpatial = SpatialIndex(bulkLoading: pinPoints)
+    }
+
+    /// Adds or replaces a record; returns its number.
+    @discardableResult
+    mutating func put(_ record: Hit.Record) -> UInt32 {
+        let kind = EngineState.kind(record)
+        let id: String
+        switch record {
+        case .poi(let poi): id = poi.id
+        case .pin(let pin): id = pin.id
+        }
+        let number: UInt32
+        if let existing = kind == .poi ? poiNumbers[id] : pinNumbers[id] {
+            number = existing
+            if let old = records[Int(number)] { unindex(old, number) }
+        } else {
+            number = UInt32(records.count)
+            records.append(nil)
+            if kind == .poi { poiNumbers[id] = number } else { pinNumbers[id] = number }
+        }
+        records[Int(number)] = record
+        let p = EngineState.position(record)
+        if kind == .poi {
+            poiSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
+        } else {
+            pinSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
+        }
+        text.add(document: number, fields: EngineState.fields(record))
+        if let category = EngineState.category(record) { categoryMembers[category, default: []].insert(number) }
+        return number
+    }
+
+    /// Removes a record by kind and id; returns it.
+    mutating func delete(_ kind: RecordKind, id: String) -> Hit.Record? {
+        guard let number = kind == .poi ? poiNumbers.removeValue(forKey: id) : pinNumbers.removeValue(forKey: id),
+            let old = records[Int(number)]
+        else { return nil }
+        unindex(old, number)
+        records[Int(number)] = nil
+        return old
+    }
+
+    private mutating func unindex(_ record: Hit.Record, _ number: UInt32) {
+        if EngineState.kind(record) == .poi { poiSpatial.remove(number) } else { pinSpatial.remove(number) }
+        text.remove(document: number, fields: EngineState.fields(record))
+        if let category = EngineState.category(record) { categoryMembers[category]?.remove(number) }
+    }
+}

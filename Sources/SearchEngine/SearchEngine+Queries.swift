@@ -1,0 +1,185 @@
+import Catalog
+import Foundation
+import GeoCore
+import SpatialIndex
+import TextIndex
+
+extension SearchEngine {
+    /// Nearest first from an origin (GET /v1/nearby).
+    ///
+    /// Planner: with a keyword, the walk either goes through the R-tree nearest first testing each record against
+    /// the keyword (cost ≈ records visited ≈ limit × N / C, each a tokenization), or collects the C records that
+    /// match the keyword and ranks them by distance (cost ≈ C). It takes the cheaper by estimate; both return exactly
+    /// the (distance, record number) order, which the tests check.
+    public func nearby(_ query: NearbyQuery) throws(SearchError) -> Page {
+        let after = try Cursor.parseNearby(query.cursor)
+        return read { s in
+            let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
+            var merged: [Neighbor] = []
+            for kind in SearchEngine.kinds(query.kind) {
+                let index = s.spatial(kind)
+                guard index.count > 0 else { continue }
+                let route = forcedRoute ?? chooseRoute(s, matcher: matcher, population: index.count, limit: query.limit)
+                if let matcher, route == .textFirst {
+                    merged += textFirstNearest(s, kind: kind, matcher: matcher, query: query, after: after)
+                } else {
+                    merged += index.tree.nearest(
+                        k: query.limit + 1, latitude: query.origin.latitude, longitude: query.origin.longitude,
+                        maxDistance: query.radius, after: after, filter: filter(s, category: query.category, matcher: matcher)
+                    )
+                }
+            }
+            merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
+            let page = merged.prefix(query.limit)
+            let next = merged.count > query.limit ? page.last.map { Cursor.nearby($0.cursor) } : nil
+            return Page(results: page.compactMap { hit(s, $0.id, distance: ($0.distance * 10).rounded() / 10, score: nil) }, next: next, total: nil)
+        }
+    }
+
+    func chooseRoute(_ s: EngineState, matcher: TextMatcher?, population: Int, limit: Int) -> Route {
+        guard let matcher else { return .spatialFirst }
+        let candidates = Double(max(1, estimatedCandidates(s, matcher)))
+        let spatialCost = min(Double(population), Double(limit) * Double(population) / candidates) * 1.5
+        let textCost = candidates * 0.4
+        return textCost < spatialCost ? .textFirst : .spatialFirst
+    }
+
+    private func textFirstNearest(_ s: EngineState, kind: RecordKind, matcher: TextMatcher, query: NearbyQuery, after: NearestCursor?) -> [Neighbor] {
+        let maxKey = query.radius.map { ChordDistance.key(forMetres: $0) } ?? .infinity
+        var found: [Neighbor] = []
+        for number in textCandidates(s, matcher).keys {
+            guard let record = s.records[Int(number)], EngineState.kind(record) == kind else { continue }
+            if let category = query.category {
+                guard let own = EngineState.category(record), own.isCategory(under: category) else { continue }
+            }
+            let p = EngineState.position(record)
+            let key = ChordDistance.key(latitude1: query.origin.latitude, longitude1: query.origin.longitude, latitude2: p.latitude, longitude2: p.longitude)
+            if key > maxKey { continue }
+            if let after, key < after.key || (key == after.key && number <= after.id) { continue }
+            found.append(Neighbor(id: number, key: key))
+        }
+        found.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
+        return Array(found.prefix(query.limit + 1))
+    }
+
+    /// Keyword search ranked by relevance (GET /v1/search).
+    ///
+    /// Score: the sum over query words of the best BM25 score among the word's expansions (exact 1.0, prefix 0.8,
+    /// typo 0.6/0.45; a category label match scores like a rare term × 0.8); × 2 when the record's name equals the
+    /// query; with an origin, × (0.5 + 0.5 · 2 km / (2 km + distance)), so nearer matches rise but a far exact
+    /// match still beats a near weak one. Ties by record number.
+    public func search(_ query: SearchQuery) throws(SearchError) -> Page {
+        try read { s throws(SearchError) in
+            let matcher = TextMatcher(query.text, index: s.text, taxonomy: taxonomy)
+            guard !matcher.isEmpty else { throw .invalid(parameter: "q", rule: "must contain at least one letter or digit") }
+            var ranked: [(number: UInt32, score: Double, distance: Double?)] = []
+            for (number, relevance) in textCandidates(s, matcher) {
+                guard let record = s.records[Int(number)], query.kind.includes(EngineState.kind(record)) else { continue }
+                if let category = query.category {
+                    guard let own = EngineState.category(record), own.isCategory(under: category) else { continue }
+                }
+                let p = EngineState.position(record)
+                if let bbox = query.bbox, !bbox.contains(latitude: p.latitude, longitude: p.longitude) { continue }
+                var score = relevance
+                if case .poi(let poi) = record, TextNormalizer.normalize(poi.name) == matcher.normalizedQuery { score *= 2 }
+                var distance: Double?
+                if let origin = query.origin {
+                    let d = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: p.latitude, longitude2: p.longitude)
+                    distance = (d * 10).rounded() / 10
+                    score *= 0.5 + 0.5 * 2_000 / (2_000 + d)
+                }
+                ranked.append((number, score, distance))
+            }
+            ranked.sort { $0.score != $1.score ? $0.score > $1.score : $0.number < $1.number }
+            let page = ranked.dropFirst(query.offset).prefix(query.limit)
+            let nextOffset = query.offset + page.count
+            return Page(
+                results: page.compactMap { hit(s, $0.number, distance: $0.distance, score: ($0.score * 1000).rounded() / 1000) },
+                next: nextOffset < ranked.count ? String(nextOffset) : nil,
+                total: ranked.count
+            )
+        }
+    }
+
+    /// Records inside a box or polygon, in record order (GET /v1/within).
+    public func within(_ query: WithinQuery) throws(SearchError) -> Page {
+        let after = try Cursor.parseWithin(query.cursor)
+        return read { s in
+            let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
+            let test = filter(s, category: query.category, matcher: matcher)
+            var numbers: [UInt32] = []
+            for kind in SearchEngine.kinds(query.kind) {
+                let body: (UInt32, Double, Double) -> Bool = { number, _, _ in
+                    if let after, number <= after { return true }
+                    if let test, !test(number) { return true }
+                    numbers.append(number)
+                    return true
+                }
+                switch query.area {
+                case .box(let box): s.spatial(kind).tree.search(box, body)
+                case .polygon(let polygon): s.spatial(kind).tree.search(polygon, body)
+                }
+            }
+            numbers.sort()
+            let page = numbers.prefix(query.limit)
+            let next = numbers.count > query.limit ? page.last.map(Cursor.within(after:)) : nil
+            return Page(results: page.compactMap { hit(s, $0, distance: nil, score: nil) }, next: next, total: nil)
+        }
+    }
+
+    /// Map clusters (GET /v1/clusters): one entry per geohash cell of the records in the box.
+    public func clusters(_ query: ClusterQuery) throws(SearchError) -> [Cluster] {
+        try read { s throws(SearchError) in
+            let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
+            var cells: [UInt64: (count: Int, latitude: Double, longitude: Double)] = [:]
+            for kind in SearchEngine.kinds(query.kind) {
+                if let test = filter(s, category: query.category, matcher: matcher) {
+                    s.spatial(kind).tree.search(query.bbox) { number, lat, lon in
+                        guard test(number) else { return true }
+                        let bits = Geohash.encode(latitude: lat, longitude: lon) & Geohash.mask(precision: query.precision)
+                        let decoded = Geohash.approximatePosition(Geohash.encode(latitude: lat, longitude: lon))
+                        cells[bits, default: (0, 0, 0)].count += 1
+                        cells[bits]!.latitude += decoded.latitude
+                        cells[bits]!.longitude += decoded.longitude
+                        return true
+                    }
+                } else {
+                    let clusters: [Cluster]
+                    do { clusters = try s.spatial(kind).clusters(in: query.bbox, precision: query.precision) } catch let error as GeoError {
+                        throw SearchError.from(error)
+                    } catch {
+                        throw SearchError.storage("\(error)")
+                    }
+                    for c in clusters {
+                        cells[c.geohash.bits, default: (0, 0, 0)].count += c.count
+                        cells[c.geohash.bits]!.latitude += c.latitude * Double(c.count)
+                        cells[c.geohash.bits]!.longitude += c.longitude * Double(c.count)
+                    }
+                }
+            }
+            return cells.keys.sorted().map { bits in
+                let cell = cells[bits]!
+                return Cluster(
+                    geohash: Geohash(bits: bits, precision: query.precision), count: cell.count,
+                    latitude: cell.latitude / Double(cell.count), longitude: cell.longitude / Double(cell.count)
+                )
+            }
+        }
+    }
+
+    /// One POI by id.
+    public func poi(id: String) -> POIRecord? {
+        read { s in
+            guard let number = s.poiNumbers[id], case .poi(let poi) = s.records[Int(number)] else { return nil }
+            return poi
+        }
+    }
+
+    /// One pin by id.
+    public func pin(id: String) -> PinRecord? {
+        read { s in
+            guard let number = s.pinNumbers[id], case .pin(let pin) = s.records[Int(number)] else { return nil }
+            return pin
+        }
+    }
+}

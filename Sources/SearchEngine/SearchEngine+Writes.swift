@@ -1,0 +1,151 @@
+import Catalog
+import Foundation
+import GeoCore
+
+/// A pin as a client submits it (create or update).
+public struct PinInput: Sendable {
+    public var uniqueKey: String
+    public var firstName: String
+    public var lastName: String
+    public var mapString: String
+    public var mediaURL: String
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(uniqueKey: String, firstName: String, lastName: String, mapString: String, mediaURL: String, latitude: Double, longitude: Double) {
+        self.uniqueKey = uniqueKey
+        self.firstName = firstName
+        self.lastName = lastName
+        self.mapString = mapString
+        self.mediaURL = mediaURL
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// Checks every field: names and keys at most 200 characters, mapString at most 500, mediaURL empty or an
+    /// absolute http/https URL, coordinates in range.
+    public func validate() throws(SearchError) {
+        for (name, value, maximum) in [("uniqueKey", uniqueKey, 200), ("firstName", firstName, 200), ("lastName", lastName, 200), ("mapString", mapString, 500)] {
+            guard value.count <= maximum else { throw .invalid(parameter: name, rule: "must be at most \(maximum) characters") }
+            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw .invalid(parameter: name, rule: "must not contain control characters")
+            }
+        }
+        if !mediaURL.isEmpty {
+            guard mediaURL.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                url.host?.isEmpty == false
+            else { throw .invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL") }
+        }
+        do { _ = try Coordinate(latitude: latitude, longitude: longitude) } catch { throw SearchError.from(error) }
+    }
+}
+
+/// Sort orders of the pin list.
+public enum PinOrder: String, Sendable, CaseIterable {
+    case updatedAtDescending = "-updatedAt"
+    case updatedAtAscending = "updatedAt"
+    case createdAtDescending = "-createdAt"
+    case createdAtAscending = "createdAt"
+}
+
+extension SearchEngine {
+    /// Creates or replaces a POI: durable in SQLite first, then visible to queries.
+    public func upsertPOI(_ poi: POIRecord) throws(SearchError) -> POIRecord {
+        try SearchEngine.validate(poi)
+        do { try store?.upsert(poi) } catch { throw .storage(error.description) }
+        _ = write { $0.put(.poi(poi)) }
+        return poi
+    }
+
+    /// Deletes a POI. - Throws: `.notFound` when there is none.
+    public func deletePOI(id: String) throws(SearchError) {
+        guard poi(id: id) != nil else { throw .notFound(kind: "poi", id: id) }
+        do { try store?.deletePOI(id: id) } catch { throw .storage(error.description) }
+        _ = write { $0.delete(.poi, id: id) }
+    }
+
+    static func validate(_ poi: POIRecord) throws(SearchError) {
+        guard !poi.id.isEmpty, poi.id.count <= 200 else { throw .invalid(parameter: "id", rule: "must be 1 to 200 characters") }
+        guard !poi.name.trimmingCharacters(in: .whitespaces).isEmpty, poi.name.count <= 200 else {
+            throw .invalid(parameter: "name", rule: "must be 1 to 200 characters")
+        }
+        guard let category = try? QueryValidation.category(poi.category), category == poi.category else {
+            throw .invalid(parameter: "category", rule: "must be a lowercase dot path such as food.cafe")
+        }
+        for (name, value) in [("address", poi.address), ("city", poi.city)] where (value?.count ?? 0) > 500 {
+            throw .invalid(parameter: name, rule: "must be at most 500 characters")
+        }
+        if let country = poi.country, !(country.count == 2 && country.allSatisfy { $0.isASCII && $0.isUppercase }) {
+            throw .invalid(parameter: "country", rule: "must be an ISO 3166-1 alpha-2 code in capitals such as FI")
+        }
+        do { _ = try Coordinate(latitude: poi.lat, longitude: poi.lon) } catch { throw SearchError.from(error) }
+    }
+
+    /// Creates a pin with a new id and server timestamps.
+    public func createPin(_ input: PinInput) throws(SearchError) -> PinRecord {
+        try input.validate()
+        let now = Timestamp.now()
+        let id = "p_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let pin = PinRecord(
+            id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
+            mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now
+        )
+        do { try store?.upsert(pin) } catch { throw .storage(error.description) }
+        _ = write { $0.put(.pin(pin)) }
+        return pin
+    }
+
+    /// Replaces a pin's fields, keeping its id and createdAt. - Throws: `.notFound` when there is none.
+    public func updatePin(id: String, _ input: PinInput) throws(SearchError) -> PinRecord {
+        try input.validate()
+        guard let old = pin(id: id) else { throw .notFound(kind: "pin", id: id) }
+        var now = Timestamp.now()
+        if now <= old.updatedAt {
+            // Keep updatedAt strictly increasing even within one millisecond, so "newest first" is exact.
+            now = Timestamp.string((ISO8601DateFormatter.withMilliseconds.date(from: old.updatedAt) ?? Date()).addingTimeInterval(0.001))
+        }
+        let pin = PinRecord(
+            id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
+            mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
+        )
+        do { try store?.upsert(pin) } catch { throw .storage(error.description) }
+        _ = write { $0.put(.pin(pin)) }
+        return pin
+    }
+
+    public func deletePin(id: String) throws(SearchError) {
+        guard pin(id: id) != nil else { throw .notFound(kind: "pin", id: id) }
+        do { try store?.deletePin(id: id) } catch { throw .storage(error.description) }
+        _ = write { $0.delete(.pin, id: id) }
+    }
+
+    /// Pins in the given order (ties by id), optionally only one user's, paged by skip/limit.
+    public func pins(limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil) throws(SearchError) -> (results: [PinRecord], total: Int) {
+        let limit = try QueryValidation.limit(limit)
+        guard skip >= 0 else { throw .invalid(parameter: "skip", rule: "must be a non-negative integer") }
+        let all: [PinRecord] = read { s in
+            s.pinNumbers.values.compactMap { number -> PinRecord? in
+                guard case .pin(let pin) = s.records[Int(number)] else { return nil }
+                return pin
+            }
+        }
+        var selected = uniqueKey.map { key in all.filter { $0.uniqueKey == key } } ?? all
+        selected.sort { a, b in
+            switch order {
+            case .updatedAtDescending: return a.updatedAt != b.updatedAt ? a.updatedAt > b.updatedAt : a.id < b.id
+            case .updatedAtAscending: return a.updatedAt != b.updatedAt ? a.updatedAt < b.updatedAt : a.id < b.id
+            case .createdAtDescending: return a.createdAt != b.createdAt ? a.createdAt > b.createdAt : a.id < b.id
+            case .createdAtAscending: return a.createdAt != b.createdAt ? a.createdAt < b.createdAt : a.id < b.id
+            }
+        }
+        return (Array(selected.dropFirst(skip).prefix(limit)), selected.count)
+    }
+}
+
+extension ISO8601DateFormatter {
+    nonisolated(unsafe) static let withMilliseconds: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+}

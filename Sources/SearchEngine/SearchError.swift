@@ -1,0 +1,31 @@
+import Catalog
+import GeoCore
+
+/// Bad queries and failed writes, each naming the parameter and the rule (the HTTP layer turns these into
+/// problem+json, the CLI into exit status 2).
+public enum SearchError: Error, Equatable, CustomStringConvertible {
+    case invalid(parameter: String, rule: String)
+    case notFound(kind: String, id: String)
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let parameter, let rule): return "\(parameter) \(rule)"
+        case .notFound(let kind, let id): return "no \(kind) with id \"\(id)\""
+        case .storage(let reason): return reason
+        }
+    }
+
+    static func from(_ error: GeoError, parameter: String? = nil) -> SearchError {
+        switch error {
+        case .invalidBoundingBox(let rule): return .invalid(parameter: "bbox", rule: rule)
+        case .invalidPolygon(let rule): return .invalid(parameter: "polygon", rule: rule)
+        case .invalidGeohashPrecision: return .invalid(parameter: "precision", rule: "must be an integer between 1 and 12")
+        default:
+            let text = error.description
+            if let parameter, !text.hasPrefix(parameter) { return .invalid(parameter: parameter, rule: text) }
+            let parts = text.split(separator: " ", maxSplits: 1)
+            return .invalid(parameter: String(parts[0]), rule: parts.count > 1 ? String(parts[1]) : "")
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import ArgumentParser
+import BundledData
+import Catalog
+import Foundation
+import GeoCore
+import SearchEngine
+
+/// Where records and bundled data come from.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "SQLite database (default: var/poi.sqlite, created from the bundled data on first use).")
+    var db: String?
+
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
+    var dataDir: String?
+
+    /// Opens the engine over the named database, or the default one (creating it from the bundled data).
+    func openEngine() throws -> SearchEngine {
+        let directory = DataDirectory.resolve(dataDir)
+        let path: String
+        if let db {
+            guard FileManager.default.fileExists(atPath: db) else {
+                throw CLIError.failure("database \(db) does not exist (create it with: poi import FILE --db \(db))")
+            }
+            path = db
+        } else {
+            path = BundledDatabase.defaultPath
+            if !FileManager.default.fileExists(atPath: path) {
+                let bar = ProgressBar(label: "creating \(path) from the bundled data")
+                do {
+                    try BundledDatabase.create(at: path, dataDirectory: directory) { done, total in bar.update(done: done, total: total) }
+                } catch {
+                    throw CLIError.failure("cannot create \(path): \(error)")
+                }
+                bar.finish()
+            }
+        }
+        do {
+            let taxonomy = try CategoryTaxonomy.load(directory: directory)
+            let engine = try SearchEngine(store: try CatalogStore(path: path), taxonomy: taxonomy)
+            keptUntilExit.append(engine)
+            return engine
+        } catch let error as SearchError {
+            throw CLIError.failure(error.description)
+        } catch let error as CatalogError {
+            throw CLIError.failure(error.description)
+        }
+    }
+}
+
+/// How query commands print.
+struct OutputOptions: ParsableArguments {
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case table, json, geojson
+    }
+
+    @Option(help: "table, json (exactly what the HTTP API answers) or geojson.")
+    var format: Format = .table
+
+    @Option(help: "Coordinate system of input and output: wgs84, gcj02 or bd09.")
+    var coordsys: String = "wgs84"
+
+    func coordinateSystem() throws -> CoordSys {
+        do { return try CoordSys(parsing: coordsys) } catch { throw CLIError.usage("--coordsys: must be wgs84, gcj02 or bd09") }
+    }
+
+    func encoder() throws -> ResponseEncoder {
+        ResponseEncoder(coordsys: try coordinateSystem(), format: format == .geojson ? .geojson : .json)
+    }
+
+    /// Prints a page as a table or as the API's JSON; exits 1 when it is empty.
+    func print(_ page: Page) throws {
+        if format == .table {
+            let coordsys = try coordinateSystem()
+            Swift.print(Table.render(header: ["name", "category", "distance", "lat", "lon", "id"], rows: page.results.map { hit in
+                let row = HitRow(hit, coordsys: coordsys)
+                return [row.name, row.category, hit.distance.map { String(format: "%.0f m", $0) } ?? "", String(format: "%.6f", row.lat), String(format: "%.6f", row.lon), row.id]
+            }))
+            if let next = page.next { Swift.print("next: \(next)") }
+        } else {
+            Swift.print(String(decoding: try encoder().page(page), as: UTF8.self))
+        }
+        if page.results.isEmpty { throw CLIError.failure("no results") }
+    }
+}
+
+struct HitRow {
+    let name: String
+    let category: String
+    let lat: Double
+    let lon: Double
+    let id: String
+
+    init(_ hit: Hit, coordsys: CoordSys) {
+        switch hit.record {
+        case .poi(let poi):
+            let p = coordsys.fromWGS84(latitude: poi.lat, longitude: poi.lon)
+            (name, category, lat, lon, id) = (poi.name, poi.category, p.latitude, p.longitude, poi.id)
+        case .pin(let pin):
+            let p = coordsys.fromWGS84(latitude: pin.lat, longitude: pin.lon)
+            (name, category, lat, lon, id) = ("\(pin.firstName) \(pin.lastName)", "pin", p.latitude, p.longitude, pin.id)
+        }
+    }
+}
+
+/// Turns engine errors into CLI exit statuses: bad input 2, anything else 1.
+func runQuery<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let error as SearchError {
+        if case .invalid = error { throw CLIError.usage(error.description) }
+        throw CLIError.failure(error.description)
+    }
+}
+
+/// A one-line progress bar on standard error, only when it is a terminal.
+final class ProgressBar {
+    let label: String
+    let enabled = isatty(2) == 1
+    let started = Date()
+    private var lastDraw = Date.distantPast
+
+    init(label: String) { self.label = label }
+
+    func update(done: Int, total: Int) { update(done: done, fraction: total > 0 ? Double(done) / Double(total) : 0) }
+
+    /// `done` records so far, `fraction` of the input read.
+    func update(done: Int, fraction: Double) {
+        guard enabled, Date().timeIntervalSince(lastDraw) > 0.1 || fraction >= 1 else { return }
+        lastDraw = Date()
+        let elapsed = max(0.001, Date().timeIntervalSince(started))
+        let rate = Int(Double(done) / elapsed)
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let eta = fraction > 0 ? elapsed / fraction - elapsed : 0
+        let line = "\r\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))%  \(done) records  \(rate)/s  ETA \(Int(eta))s"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func finish() { if enabled { FileHandle.standardError.write(Data("\n".utf8)) } }
+}

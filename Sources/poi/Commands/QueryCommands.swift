@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import GeoCore
+import SearchEngine
+
+struct NearbyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "nearby", abstract: "Records nearest first from a point.")
+
+    @Option(help: "Latitude of the origin.") var lat: Double
+    @Option(help: "Longitude of the origin.") var lon: Double
+    @Option(help: "Only records within this many metres (at most 1000000).") var radius: Double?
+    @Option(help: "Keyword filter.") var q: String?
+    @Option(help: "Category prefix, e.g. food or food.cafe.") var category: String?
+    @Option(help: "poi, pin or all.") var kind: String = "poi"
+    @Option(help: "Results per page (1 to 100).") var limit: Int = 20
+    @Option(help: "Continue after a previous page.") var cursor: String?
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let coordsys = try output.coordinateSystem()
+        let query = try runQuery {
+            let origin = try QueryValidation.origin(lat: lat, lon: lon, required: true)!
+            return try NearbyQuery(
+                origin: coordsys.toWGS84(origin), radius: radius, text: q, category: category, kind: try KindFilter(parsing: kind), limit: limit, cursor: cursor
+            )
+        }
+        let engine = try database.openEngine()
+        try output.print(try runQuery { try engine.nearby(query) })
+    }
+}
+
+struct SearchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "search", abstract: "Keyword search ranked by relevance.")
+
+    @Argument(help: "The keywords.") var text: String
+    @Option(help: "Favour records near LAT,LON and show distances.") var near: String?
+    @Option(help: "Only records inside W,S,E,N.") var bbox: String?
+    @Option(help: "Category prefix.") var category: String?
+    @Option(help: "poi, pin or all.") var kind: String = "poi"
+    @Option(help: "Results (1 to 100).") var limit: Int = 20
+    @Option(help: "Skip this many results.") var offset: Int = 0
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let coordsys = try output.coordinateSystem()
+        let origin = try near.map { coordsys.toWGS84(try parseLatLon($0, option: "--near")) }
+        let box = try bbox.map { text -> BoundingBox in
+            switch Result(catching: { () throws(GeoError) in try BoundingBox(parsing: text) }) {
+            case .success(let parsed): return coordsys.toWGS84(parsed)
+            case .failure(let error): throw CLIError.usage("--bbox: \(error.description)")
+            }
+        }
+        let query = try runQuery {
+            try SearchQuery(text: text, origin: origin, bbox: box, category: category, kind: try KindFilter(parsing: kind), limit: limit, offset: offset)
+        }
+        let engine = try database.openEngine()
+        try output.print(try runQuery { try engine.search(query) })
+    }
+}
+
+struct WithinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "within", abstract: "Records inside a box or polygon.")
+
+    @Option(help: "W,S,E,N (west > east crosses the antimeridian).") var bbox: String?
+    @Option(help: "\"lon,lat;lon,lat;...\" (at least 3 vertices).") var polygon: String?
+    @Option(help: "Keyword filter.") var q: String?
+    @Option(help: "Category prefix.") var category: String?
+    @Option(help: "poi, pin or all.") var kind: String = "poi"
+    @Option(help: "Results per page (1 to 100).") var limit: Int = 20
+    @Option(help: "Continue after a previous page.") var cursor: String?
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard (bbox == nil) != (polygon == nil) else { throw ValidationError("give exactly one of --bbox and --polygon") }
+    }
+
+    func run() throws {
+        let coordsys = try output.coordinateSystem()
+        let area = try parseArea(coordsys)
+        let query = try runQuery { try WithinQuery(area: area, text: q, category: category, kind: try KindFilter(parsing: kind), limit: limit, cursor: cursor) }
+        let engine = try database.openEngine()
+        try output.print(try runQuery { try engine.within(query) })
+    }
+
+    private func parseArea(_ coordsys: CoordSys) throws -> WithinQuery.Area {
+        let parsed: Result<WithinQuery.Area, GeoError>
+        if let bbox {
+            parsed = Result { () throws(GeoError) in .box(coordsys.toWGS84(try BoundingBox(parsing: bbox))) }
+        } else {
+            parsed = Result { () throws(GeoError) in .polygon(coordsys.toWGS84(try Polygon(parsing: polygon ?? ""))) }
+        }
+        switch parsed {
+        case .success(let area): return area
+        case .failure(let error): throw CLIError.usage(error.description)
+        }
+    }
+}
+
+struct ClustersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "clusters", abstract: "Counts and centroids per geohash cell for a map.")
+
+    @Option(help: "W,S,E,N.") var bbox: String
+    @Option(help: "Geohash precision 1 to 12.") var precision: Int
+    @Option(help: "Keyword filter.") var q: String?
+    @Option(help: "Category prefix.") var category: String?
+    @Option(help: "poi, pin or all.") var kind: String = "poi"
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() throws {
+        let coordsys = try output.coordinateSystem()
+        let box: BoundingBox
+        switch Result(catching: { () throws(GeoError) in try BoundingBox(parsing: bbox) }) {
+        case .success(let parsed): box = coordsys.toWGS84(parsed)
+        case .failure(let error): throw CLIError.usage(error.description)
+        }
+        let query = try runQuery { try ClusterQuery(bbox: box, precision: precision, text: q, category: category, kind: try KindFilter(parsing: kind)) }
+        let engine = try database.openEngine()
+        let clusters = try runQuery { try engine.clusters(query) }
+        if output.format == .table {
+            print(Table.render(header: ["geohash", "count", "lat", "lon"], rows: clusters.map { c in
+                let p = coordsys.fromWGS84(latitude: c.latitude, longitude: c.longitude)
+                return [c.geohash.string, String(c.count), String(format: "%.6f", p.latitude), String(format: "%.6f", p.longitude)]
+            }))
+        } else {
+            print(String(decoding: try output.encoder().clusters(clusters), as: UTF8.self))
+        }
+        if clusters.isEmpty { throw CLIError.failure("no results") }
+    }
+}

@@ -40,6 +40,9 @@ struct ImportCommand: ParsableCommand {
                 bar.finish()
                 for problem in report.problems { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
                 let rate = report.seconds > 0 ? Int(Double(report.imported) / report.seconds) : report.imported
+                // Test hook for the durability test: die the hard way right after the commits were acknowledged,
+                // with the database still open and nothing flushed or closed by us.
+                if ProcessInfo.processInfo.environment["POI_TEST_KILL_AFTER_COMMIT"] == "1" { kill(getpid(), SIGKILL) }
                 print("\(file): imported \(report.imported), skipped \(report.skipped) in \(String(format: "%.2f", report.seconds)) s (\(rate) records/s)")
             } catch {
                 bar.finish()

@@ -1,0 +1,37 @@
+import Catalog
+import Foundation
+import GeoCore
+@testable import SearchEngine
+
+func testRandom(_ name: String) -> SplitMix64 {
+    let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+    print("\(name): SEED=\(seed)")
+    return SplitMix64(seed: seed)
+}
+
+let testTaxonomy = CategoryTaxonomy(labels: [
+    "food.cafe": ["cafe", "coffee", "kahvila", "咖啡", "咖啡厅"],
+    "food.restaurant": ["restaurant", "餐厅"],
+    "transport.bus_stop": ["bus stop", "公交站"],
+    "education.university": ["university", "大学"],
+    "shop.supermarket": ["supermarket", "超市"],
+])
+
+func poi(_ id: String, _ name: String, _ category: String, _ lat: Double, _ lon: Double, address: String? = nil) -> POIRecord {
+    POIRecord(id: id, name: name, category: category, address: address, city: nil, country: nil, lat: lat, lon: lon, tags: [:])
+}
+
+/// Random POIs around a few centres with names drawn from a small vocabulary, so keywords have every selectivity.
+func randomPOIs(_ count: Int, _ random: inout SplitMix64) -> [POIRecord] {
+    let words = ["cafe", "java", "kahvila", "sushi", "pizza", "bar", "north", "harbour", "market", "green", "咖啡", "星巴克", "中关村"]
+    let categories = ["food.cafe", "food.restaurant", "transport.bus_stop", "education.university", "shop.supermarket", "office"]
+    let centres = [(60.17, 24.94), (39.98, 116.31), (0.0, 179.99), (-33.87, 151.2)]
+    return (0..<count).map { i in
+        let c = centres[Int(random.next() % UInt64(centres.count))]
+        let p = GreatCircle.destination(
+            from: Coordinate(uncheckedLatitude: c.0, longitude: c.1), distance: random.uniform(0...20_000), bearing: random.uniform(0...360)
+        )
+        let name = (0..<(1 + Int(random.next() % 3))).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: " ")
+        return poi("t\(i)", name, categories[Int(random.next() % UInt64(categories.count))], p.latitude, p.longitude)
+    }
+}

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GeoCore
+import Synchronization
 
 /// A pin as a client submits it (create or update).
 public struct PinInput: Sendable {
@@ -84,7 +85,7 @@ extension SearchEngine {
     /// Creates a pin with a new id and server timestamps.
     public func createPin(_ input: PinInput) throws(SearchError) -> PinRecord {
         try input.validate()
-        let now = Timestamp.now()
+        let now = nextTimestamp()
         let id = "p_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let pin = PinRecord(
             id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
@@ -99,11 +100,7 @@ extension SearchEngine {
     public func updatePin(id: String, _ input: PinInput) throws(SearchError) -> PinRecord {
         try input.validate()
         guard let old = pin(id: id) else { throw .notFound(kind: "pin", id: id) }
-        var now = Timestamp.now()
-        if now <= old.updatedAt {
-            // Keep updatedAt strictly increasing even within one millisecond, so "newest first" is exact.
-            now = Timestamp.string((ISO8601DateFormatter.withMilliseconds.date(from: old.updatedAt) ?? Date()).addingTimeInterval(0.001))
-        }
+        let now = nextTimestamp()
         let pin = PinRecord(
             id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
             mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
@@ -142,10 +139,15 @@ extension SearchEngine {
     }
 }
 
-extension ISO8601DateFormatter {
-    nonisolated(unsafe) static let withMilliseconds: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
+extension SearchEngine {
+    /// Server timestamps strictly increase, one millisecond apart at least, so "newest first" has no ties between
+    /// writes made in the same millisecond (and survives a clock stepping back).
+    func nextTimestamp() -> String {
+        clock.withLock { last in
+            let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            let next = max(now, last + 1)
+            last = next
+            return Timestamp.string(milliseconds: next)
+        }
+    }
 }

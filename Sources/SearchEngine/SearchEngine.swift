@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Synchronization
 import GeoCore
 import SpatialIndex
 import TextIndex
@@ -17,6 +18,8 @@ public final class SearchEngine: @unchecked Sendable {
     let lock = ReadWriteLock()
     let store: CatalogStore?
     let taxonomy: CategoryTaxonomy
+    /// The last server timestamp issued (milliseconds since 1970).
+    let clock = Mutex<Int64>(0)
     /// Forces a planner route in tests (nil: choose by cost).
     public var forcedRoute: Route?
 

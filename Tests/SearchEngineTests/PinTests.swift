@@ -1,0 +1,72 @@
+import Catalog
+import Foundation
+import GeoCore
+import Testing
+@testable import SearchEngine
+
+@Suite struct PinTests {
+    func input(_ key: String, _ name: String, lat: Double = 37.386, lon: Double = -122.083, url: String = "https://example.org") -> PinInput {
+        PinInput(uniqueKey: key, firstName: name, lastName: "Lovelace", mapString: "Mountain View, CA", mediaURL: url, latitude: lat, longitude: lon)
+    }
+
+    @Test func createUpdateListDeletePersist() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pins-\(UUID().uuidString).sqlite").path
+        let engine = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
+        var created: [PinRecord] = []
+        for i in 0..<12 { created.append(try engine.createPin(input(i % 3 == 0 ? "u1" : "u2", "Ada\(i)"))) }
+        #expect(Set(created.map(\.id)).count == 12)
+        #expect(created.allSatisfy { $0.id.hasPrefix("p_") && $0.createdAt == $0.updatedAt && $0.createdAt.hasSuffix("Z") })
+        // Updating moves a pin to the front of "newest first".
+        let updated = try engine.updatePin(id: created[3].id, input("u1", "Ada3b", lat: 60.17, lon: 24.94))
+        #expect(updated.createdAt == created[3].createdAt && updated.updatedAt > created[3].updatedAt)
+        let all = try engine.pins(limit: 100, skip: 0)
+        #expect(all.total == 12)
+        #expect(all.results.first?.id == created[3].id)
+        #expect(zip(all.results, all.results.dropFirst()).allSatisfy { $0.updatedAt >= $1.updatedAt })
+        // Pages of 5 concatenate to the whole list.
+        var paged: [String] = []
+        for skip in stride(from: 0, to: 12, by: 5) { paged += try engine.pins(limit: 5, skip: skip).results.map(\.id) }
+        #expect(paged == all.results.map(\.id))
+        #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").results.allSatisfy { $0.uniqueKey == "u1" })
+        #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").total == 4)
+        // The moved pin is found at its new place; pins are kind=pin only.
+        let near = try engine.nearby(NearbyQuery(origin: Coordinate(latitude: 60.17, longitude: 24.94), kind: .pin, limit: 1))
+        #expect(near.results.first?.id == created[3].id)
+        #expect(try engine.nearby(NearbyQuery(origin: Coordinate(latitude: 60.17, longitude: 24.94), kind: .poi)).results.isEmpty)
+        #expect(try engine.search(SearchQuery(text: "ada3b", kind: .pin)).results.first?.id == created[3].id)
+        try engine.deletePin(id: created[0].id)
+        #expect(throws: SearchError.notFound(kind: "pin", id: created[0].id)) { try engine.deletePin(id: created[0].id) }
+        // Everything is in SQLite: a fresh engine sees the same pins.
+        let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
+        #expect(try reopened.pins(limit: 100, skip: 0).results.map(\.id) == (try engine.pins(limit: 100, skip: 0).results.map(\.id)))
+    }
+
+    @Test func pinValidation() throws {
+        let engine = SearchEngine(pois: [], taxonomy: testTaxonomy)
+        #expect(throws: SearchError.invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL")) {
+            try engine.createPin(input("u", "A", url: "javascript:alert(1)"))
+        }
+        #expect(throws: SearchError.invalid(parameter: "firstName", rule: "must be at most 200 characters")) {
+            try engine.createPin(input("u", String(repeating: "a", count: 201)))
+        }
+        #expect(throws: SearchError.self) { try engine.createPin(input("u", "A", lat: 91)) }
+        #expect(throws: SearchError.notFound(kind: "pin", id: "nope")) { try engine.updatePin(id: "nope", input("u", "A")) }
+        #expect(throws: SearchError.invalid(parameter: "limit", rule: "must be an integer between 1 and 100")) { try engine.pins(limit: 0, skip: 0) }
+        #expect(throws: SearchError.invalid(parameter: "skip", rule: "must be a non-negative integer")) { try engine.pins(limit: 5, skip: -1) }
+    }
+
+    @Test func poiWritesAreValidatedAndVisible() throws {
+        let engine = SearchEngine(pois: [], taxonomy: testTaxonomy)
+        _ = try engine.upsertPOI(poi("x", "Cafe X", "food.cafe", 60.17, 24.94))
+        #expect(engine.poi(id: "x")?.name == "Cafe X")
+        _ = try engine.upsertPOI(poi("x", "Cafe Y", "food.cafe", 60.18, 24.95))
+        #expect(try engine.search(SearchQuery(text: "cafe y")).results.first?.id == "x")
+        #expect(try engine.search(SearchQuery(text: "cafe x")).results.isEmpty)
+        #expect(throws: SearchError.invalid(parameter: "category", rule: "must be a lowercase dot path such as food.cafe")) {
+            try engine.upsertPOI(poi("z", "Z", "Food Cafe", 0, 0))
+        }
+        try engine.deletePOI(id: "x")
+        #expect(engine.poi(id: "x") == nil)
+        #expect(try engine.search(SearchQuery(text: "cafe")).results.isEmpty)
+    }
+}

@@ -9,6 +9,12 @@ import TextIndex
 /// geohash grid); one inverted index covers both kinds.
 struct EngineState {
     var records: [Hit.Record?] = []
+    /// What filters and ranking need of each record, flat and small, so scanning thousands of candidates does not
+    /// copy whole records.
+    var meta: [RecordMeta] = []
+    /// Interned categories (`RecordMeta.category` indexes this).
+    var categoryNames: [String] = []
+    var categoryCodes: [String: UInt16] = [:]
     var poiNumbers: [String: UInt32] = [:]
     var pinNumbers: [String: UInt32] = [:]
     var poiSpatial = SpatialIndex()
@@ -18,6 +24,33 @@ struct EngineState {
     var categoryMembers: [String: Set<UInt32>] = [:]
 
     func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
+
+    mutating func setMeta(_ number: UInt32, _ record: Hit.Record?) {
+        while meta.count <= Int(number) { meta.append(RecordMeta()) }
+        guard let record else {
+            meta[Int(number)] = RecordMeta()
+            return
+        }
+        let p = EngineState.position(record)
+        var code = UInt16.max
+        var nameLength: UInt16 = 0
+        if case .poi(let poi) = record {
+            if let existing = categoryCodes[poi.category] {
+                code = existing
+            } else {
+                code = UInt16(categoryNames.count)
+                categoryCodes[poi.category] = code
+                categoryNames.append(poi.category)
+            }
+            nameLength = UInt16(min(poi.name.utf8.count, Int(UInt16.max)))
+        }
+        meta[Int(number)] = RecordMeta(live: true, isPin: EngineState.kind(record) == .pin, category: code, nameLength: nameLength, latitude: p.latitude, longitude: p.longitude)
+    }
+
+    func category(of number: UInt32) -> String? {
+        let code = meta[Int(number)].category
+        return code == UInt16.max ? nil : categoryNames[Int(code)]
+    }
 
     static func fields(_ record: Hit.Record) -> [(text: String, weight: Int)] {
         switch record {
@@ -57,9 +90,11 @@ struct EngineState {
         var pinPoints: [IndexedPoint] = []
         poiPoints.reserveCapacity(pois.count)
         records.reserveCapacity(pois.count + pins.count)
+        poiNumbers.reserveCapacity(pois.count)
         for poi in pois {
             let number = UInt32(records.count)
             records.append(.poi(poi))
+            setMeta(number, .poi(poi))
             poiNumbers[poi.id] = number
             poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
             text.add(document: number, fields: EngineState.fields(.poi(poi)))
@@ -68,6 +103,7 @@ struct EngineState {
         for pin in pins {
             let number = UInt32(records.count)
             records.append(.pin(pin))
+            setMeta(number, .pin(pin))
             pinNumbers[pin.id] = number
             pinPoints.append(IndexedPoint(id: number, latitude: pin.lat, longitude: pin.lon))
             text.add(document: number, fields: EngineState.fields(.pin(pin)))
@@ -96,6 +132,7 @@ struct EngineState {
             if kind == .poi { poiNumbers[id] = number } else { pinNumbers[id] = number }
         }
         records[Int(number)] = record
+        setMeta(number, record)
         let p = EngineState.position(record)
         if kind == .poi {
             poiSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
@@ -114,6 +151,7 @@ struct EngineState {
         else { return nil }
         unindex(old, number)
         records[Int(number)] = nil
+        setMeta(number, nil)
         return old
     }
 
@@ -122,4 +160,15 @@ struct EngineState {
         text.remove(document: number, fields: EngineState.fields(record))
         if let category = EngineState.category(record) { categoryMembers[category]?.remove(number) }
     }
+}
+
+/// Per-record facts for filtering and ranking without touching the full record.
+struct RecordMeta: Sendable {
+    var live = false
+    var isPin = false
+    /// Index into `EngineState.categoryNames`, or UInt16.max for none.
+    var category = UInt16.max
+    var nameLength: UInt16 = 0
+    var latitude = 0.0
+    var longitude = 0.0
 }

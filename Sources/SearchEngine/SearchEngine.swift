@@ -18,6 +18,8 @@ public final class SearchEngine: @unchecked Sendable {
     let lock = ReadWriteLock()
     let store: CatalogStore?
     let taxonomy: CategoryTaxonomy
+    /// Reusable per-query score buffers for keyword search.
+    let scratchPool = Mutex<[ScoreScratch]>([])
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
     /// Forces a planner route in tests (nil: choose by cost).
@@ -64,46 +66,96 @@ public final class SearchEngine: @unchecked Sendable {
     func filter(_ s: EngineState, category: String?, matcher: TextMatcher?) -> ((UInt32) -> Bool)? {
         if category == nil && matcher == nil { return nil }
         return { number in
-            guard let record = s.records[Int(number)] else { return false }
+            guard s.meta[Int(number)].live else { return false }
+            let own = s.category(of: number)
             if let category {
-                guard let own = EngineState.category(record), own.isCategory(under: category) else { return false }
+                guard let own, own.isCategory(under: category) else { return false }
             }
             if let matcher {
-                return matcher.matches(fields: EngineState.fields(record), category: EngineState.category(record), index: s.text)
+                return matcher.contains(number, category: own, index: s.text, categoryMembers: s.categoryMembers)
             }
             return true
         }
     }
 
-    /// Records satisfying every group of the matcher, with their BM25 scores (each group scores its best expansion).
-    func textCandidates(_ s: EngineState, _ matcher: TextMatcher) -> [UInt32: Double] {
-        var result: [UInt32: Double]?
-        for group in matcher.groups {
-            var scores: [UInt32: Double] = [:]
+    /// Records satisfying every group of the matcher, with their BM25 scores (each group scores its best expansion,
+    /// groups add up).
+    ///
+    /// Accumulates in dense per-record arrays borrowed from a pool (reset only where touched), so a common word with
+    /// tens of thousands of postings costs a pass over them, not as many hash-table inserts.
+    func textCandidates(_ s: EngineState, _ matcher: TextMatcher) -> [(number: UInt32, score: Double)] {
+        var scratch = scratchPool.withLock { $0.popLast() } ?? ScoreScratch()
+        scratch.ensure(count: s.records.count)
+        defer {
+            scratch.reset()
+            scratchPool.withLock { pool in if pool.count < 4 { pool.append(scratch) } }
+        }
+        var candidates: [UInt32] = []
+        for (g, group) in matcher.groups.enumerated() {
+            var touched: [UInt32] = []
+            func offer(_ doc: UInt32, _ value: Float) {
+                let i = Int(doc)
+                // Only records that matched every earlier group stay candidates.
+                guard scratch.matched[i] == UInt8(g) else { return }
+                if scratch.groupBest[i] == 0 { touched.append(doc) }
+                if value > scratch.groupBest[i] { scratch.groupBest[i] = value }
+            }
             for expansion in group.expansions {
                 let postings = s.text.postings(of: expansion.term)
                 let idf = s.text.idf(documentFrequency: postings.count)
-                for posting in postings {
-                    let value = s.text.score(posting, idf: idf) * expansion.weight
-                    if value > scores[posting.doc] ?? 0 { scores[posting.doc] = value }
-                }
+                for posting in postings { offer(posting.doc, Float(s.text.score(posting, idf: idf) * expansion.weight)) }
             }
             for category in group.categories {
                 let members = s.categoryMembers.filter { $0.key.isCategory(under: category) }.values
-                let count = members.reduce(0) { $0 + $1.count }
-                let value = s.text.idf(documentFrequency: count) * 0.8
-                for set in members { for number in set where value > scores[number] ?? 0 { scores[number] = value } }
+                let value = Float(s.text.idf(documentFrequency: members.reduce(0) { $0 + $1.count }) * 0.8)
+                for set in members { for number in set { offer(number, value) } }
             }
-            if var current = result {
-                current = current.filter { scores[$0.key] != nil }
-                for key in current.keys { current[key]! += scores[key]! }
-                result = current
+            for doc in touched {
+                let i = Int(doc)
+                scratch.score[i] += scratch.groupBest[i]
+                scratch.groupBest[i] = 0
+                scratch.matched[i] = UInt8(g + 1)
+            }
+            scratch.touched += touched
+            if g == matcher.groups.count - 1 { candidates = touched }
+            if touched.isEmpty { return [] }
+        }
+        return candidates.map { ($0, Double(scratch.score[Int($0)])) }
+    }
+
+    /// Records satisfying every group, in record order, without scoring: sorted posting lists merged per group and
+    /// intersected across groups.
+    func matchingRecords(_ s: EngineState, _ matcher: TextMatcher) -> [UInt32] {
+        var result: [UInt32]?
+        for group in matcher.groups {
+            var lists: [[UInt32]] = group.expansions.map { s.text.postings(of: $0.term).map(\.doc) }
+            for category in group.categories {
+                for (key, members) in s.categoryMembers where key.isCategory(under: category) { lists.append(members.sorted()) }
+            }
+            var union: [UInt32]
+            if lists.count == 1 {
+                union = lists[0]
             } else {
-                result = scores
+                union = Array(Set(lists.joined())).sorted()
+            }
+            if let current = result {
+                var merged: [UInt32] = []
+                var i = 0
+                var j = 0
+                while i < current.count && j < union.count {
+                    if current[i] == union[j] {
+                        merged.append(current[i])
+                        i += 1
+                        j += 1
+                    } else if current[i] < union[j] { i += 1 } else { j += 1 }
+                }
+                result = merged
+            } else {
+                result = union
             }
             if result?.isEmpty == true { break }
         }
-        return result ?? [:]
+        return result ?? []
     }
 
     /// Estimated number of text candidates: the smallest group's posting and category sizes.
@@ -126,5 +178,31 @@ public final class SearchEngine: @unchecked Sendable {
         case .pin: return [.pin]
         case .all: return [.poi, .pin]
         }
+    }
+}
+
+/// Dense per-record buffers for scoring one keyword query.
+struct ScoreScratch: Sendable {
+    var score: [Float] = []
+    var groupBest: [Float] = []
+    var matched: [UInt8] = []
+    var touched: [UInt32] = []
+
+    mutating func ensure(count: Int) {
+        if score.count < count {
+            let extra = count - score.count
+            score += repeatElement(0, count: extra)
+            groupBest += repeatElement(0, count: extra)
+            matched += repeatElement(0, count: extra)
+        }
+    }
+
+    mutating func reset() {
+        for doc in touched {
+            score[Int(doc)] = 0
+            groupBest[Int(doc)] = 0
+            matched[Int(doc)] = 0
+        }
+        touched.removeAll(keepingCapacity: true)
     }
 }

@@ -61,6 +61,15 @@ struct TextMatcher {
 
     var isEmpty: Bool { groups.isEmpty }
 
+    /// Whether an indexed record satisfies every group: a binary search in each expansion's posting list (no
+    /// tokenizing), or its category.
+    func contains(_ record: UInt32, category: String?, index: InvertedIndex, categoryMembers: [String: Set<UInt32>]) -> Bool {
+        groups.allSatisfy { group in
+            if let category, group.categories.contains(where: { category.isCategory(under: $0) }) { return true }
+            return group.expansions.contains { index.contains(term: $0.term, document: record) }
+        }
+    }
+
     /// Whether a record with these fields and category satisfies every group (for walks that test records one by one).
     func matches(fields: [(text: String, weight: Int)], category: String?, index: InvertedIndex) -> Bool {
         var tokens = Set<String>()

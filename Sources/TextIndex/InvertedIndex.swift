@@ -38,16 +38,31 @@ public struct InvertedIndex: Sendable {
 
     // MARK: Writing
 
-    /// Adds a document's fields (text, weight). A document already present must be removed first.
-    public mutating func add(document: UInt32, fields: [(text: String, weight: Int)]) {
-        var frequencies: [String: Int] = [:]
+    /// A document's distinct terms with their weighted frequencies, and its weighted length.
+    public static func terms(of fields: [(text: String, weight: Int)]) -> (terms: [(String, Int)], length: Int) {
+        // Documents have a handful of distinct terms: a linear scan beats building a dictionary per document.
+        var frequencies: [(String, Int)] = []
         var length = 0
         for field in fields {
             for token in Tokenizer.tokens(field.text) {
-                frequencies[token.text, default: 0] += field.weight
+                if let i = frequencies.firstIndex(where: { $0.0 == token.text }) {
+                    frequencies[i].1 += field.weight
+                } else {
+                    frequencies.append((token.text, field.weight))
+                }
                 length += field.weight
             }
         }
+        return (frequencies, length)
+    }
+
+    /// Adds a document's fields (text, weight). A document already present must be removed first.
+    public mutating func add(document: UInt32, fields: [(text: String, weight: Int)]) {
+        let (frequencies, length) = InvertedIndex.terms(of: fields)
+        insert(document: document, frequencies, length: length)
+    }
+
+    private mutating func insert(document: UInt32, _ frequencies: [(String, Int)], length: Int) {
         let doc = Int(document)
         if documentLength.count <= doc { documentLength.append(contentsOf: repeatElement(0, count: doc + 1 - documentLength.count)) }
         documentLength[doc] = UInt16(min(length, Int(UInt16.max)))
@@ -104,6 +119,13 @@ public struct InvertedIndex: Sendable {
     public func postings(of term: Int32) -> [Posting] { postings[Int(term)] }
 
     public func term(_ text: String) -> Int32? { termIDs[text] }
+
+    /// Whether the document has the term (binary search in the posting list).
+    public func contains(term: Int32, document: UInt32) -> Bool {
+        let list = postings[Int(term)]
+        let i = InvertedIndex.lowerBound(list, document)
+        return i < list.count && list[i].doc == document
+    }
 
     /// Ways a query word matches: the word itself (1.0); when it is the last word of the query, terms it begins
     /// (0.8, the 64 most frequent); and when the word is absent from the index, terms within the typo budget (0.6

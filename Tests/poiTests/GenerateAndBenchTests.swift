@@ -54,9 +54,12 @@ import Testing
         #expect(bad.stderr.contains("queries.jsonl:1"))
     }
 
-    @Test func benchKeywordIsNotAvailableYet() throws {
-        let result = try CLI.run(["bench", "keyword", "--n", "10"])
-        #expect(result.status == 1)
-        #expect(result.stderr.contains("text index"))
+    @Test(arguments: ["keyword", "keyword-nearby"])
+    func benchKeywordOps(_ op: String) throws {
+        let result = try CLI.run(["bench", op, "--n", "2000", "--queries", "50"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(object["op"] as? String == op)
+        #expect(object["p50_us"] != nil && object["p99_us"] != nil)
     }
 }

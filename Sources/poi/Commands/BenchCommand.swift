@@ -6,6 +6,7 @@ import GeoCore
 import Gazetteer
 import BundledData
 import SpatialIndex
+import SearchEngine
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,9 +20,10 @@ struct BenchCommand: ParsableCommand {
 
     enum Operation: String, ExpressibleByArgument, CaseIterable {
         case knn, radius, bbox, keyword, geocode, autocomplete
+        case keywordNearby = "keyword-nearby"
     }
 
-    @Argument(help: "What to measure: knn, radius, bbox, keyword, geocode or autocomplete.")
+    @Argument(help: "What to measure: knn, radius, bbox, keyword, keyword-nearby, geocode or autocomplete.")
     var op: Operation
 
     @Option(help: "Number of generated records.")
@@ -51,6 +53,15 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
+    @Option(help: "keyword ops: load the records from this database (start-up is then timed from SQLite).")
+    var db: String?
+
+    @Option(help: "keyword ops: keywords, one per line (default: words drawn from the records' names).")
+    var keywordFile: String?
+
+    @Option(help: "keyword ops: write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
+    var dumpQueries: String?
+
     func validate() throws {
         guard n >= 1 else { throw ValidationError("--n must be at least 1") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
@@ -60,8 +71,9 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        if op == .keyword {
-            throw CLIError.failure("bench keyword needs the text index, which is not built yet")
+        if op == .keyword || op == .keywordNearby {
+            try runKeyword()
+            return
         }
         if op == .geocode || op == .autocomplete {
             try runGeocode()
@@ -102,7 +114,7 @@ struct BenchCommand: ParsableCommand {
                     }
                 }
             }
-        case .keyword, .geocode, .autocomplete:
+        case .keyword, .keywordNearby, .geocode, .autocomplete:
             return
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
@@ -178,6 +190,98 @@ struct BenchCommand: ParsableCommand {
         json.number(gazetteer.count)
         json.key("queries")
         json.number(samples.count)
+        json.key("build_seconds")
+        json.number((seconds(load) * 1e3).rounded() / 1e3)
+        json.key("seconds")
+        json.number((total / 1e6 * 1e6).rounded() / 1e6)
+        json.key("qps")
+        json.number((Double(samples.count) / (total / 1e6)).rounded())
+        json.key("us_per_query")
+        json.number((total / Double(samples.count) * 10).rounded() / 10)
+        json.key("p50_us")
+        json.number((samples[samples.count / 2] * 10).rounded() / 10)
+        json.key("p99_us")
+        json.number((samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10)
+        json.key("mean_results")
+        json.number((Double(results) / Double(samples.count) * 100).rounded() / 100)
+        json.endObject()
+        print(String(decoding: json.buffer, as: UTF8.self))
+    }
+
+    /// Keyword search (op keyword: GET /v1/search, limit 20) or keyword + nearby (op keyword-nearby: the 10 nearest
+    /// matches within 5 km), over the engine loaded from --db or built from generated records.
+    private func runKeyword() throws {
+        let clock = ContinuousClock()
+        var engine: SearchEngine?
+        var records: [POIRecord] = []
+        let start = clock.now
+        if let db {
+            do {
+                engine = try SearchEngine(store: try CatalogStore(path: db), taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir)))
+            } catch { throw CLIError.failure("\(error)") }
+        } else {
+            var generator = SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed)
+            records = (0..<n).map { _ in generator.next() }
+            let built = clock.now
+            engine = SearchEngine(pois: records, taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir)))
+            _ = built
+        }
+        let load = clock.now - start
+        guard let engine else { return }
+        keptUntilExit.append(engine)
+        let origins = try loadOrigins(near: engine.samplePositions(count: 50_000, seed: seed))
+        var random = SplitMix64(seed: seed &+ 2)
+        let keywords: [String]
+        if let keywordFile {
+            guard let content = try? String(contentsOfFile: keywordFile, encoding: .utf8) else { throw CLIError.usage("cannot read \(keywordFile)") }
+            keywords = content.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        } else {
+            keywords = engine.sampleNameWords(count: 1_000, seed: seed)
+        }
+        guard !keywords.isEmpty else { throw CLIError.usage("no keywords") }
+        let count = min(queries, 20_000)
+        var samples: [Double] = []
+        var results = 0
+        var dump: [UInt8] = []
+        for i in 0..<count {
+            let keyword = keywords[Int(random.next() % UInt64(keywords.count))]
+            let o = origins[i % origins.count]
+            if dumpQueries != nil {
+                var line = JSONWriter()
+                line.beginObject()
+                line.key("q")
+                line.string(keyword)
+                line.key("lat")
+                line.number(o.latitude)
+                line.key("lon")
+                line.number(o.longitude)
+                line.endObject()
+                dump += line.buffer + [0x0A]
+            }
+            let origin = Coordinate(uncheckedLatitude: o.latitude, longitude: o.longitude)
+            let t0 = clock.now
+            do {
+                if op == .keyword {
+                    results &+= try engine.search(SearchQuery(text: keyword, limit: 20)).results.count
+                } else {
+                    results &+= try engine.nearby(NearbyQuery(origin: origin, radius: 5_000, text: keyword, limit: 10)).results.count
+                }
+            } catch { throw CLIError.failure("\(keyword): \(error)") }
+            samples.append(seconds(clock.now - t0) * 1e6)
+        }
+        if let dumpQueries { FileManager.default.createFile(atPath: dumpQueries, contents: Data(dump)) }
+        samples.sort()
+        let total = samples.reduce(0, +)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("op")
+        json.string(op.rawValue)
+        json.key("n")
+        json.number(engine.counts.pois)
+        json.key("queries")
+        json.number(samples.count)
+        json.key("k")
+        json.number(op == .keyword ? 20 : 10)
         json.key("build_seconds")
         json.number((seconds(load) * 1e3).rounded() / 1e3)
         json.key("seconds")

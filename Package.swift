@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +40,14 @@ let package = Package(
             dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HTTPAPI",
+            dependencies: [
+                "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "poi",
             dependencies: [
@@ -47,6 +56,7 @@ let package = Package(
                 "Gazetteer",
                 "Catalog",
                 "SearchEngine",
+                "HTTPAPI",
                 "BundledData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -58,6 +68,11 @@ let package = Package(
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData"], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HTTPAPITests",
+            dependencies: ["HTTPAPI", "SearchEngine", "Catalog", "GeoCore", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),
     ]
 )

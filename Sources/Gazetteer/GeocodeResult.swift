@@ -19,6 +19,26 @@ public struct GeocodeResult: Sendable, Equatable {
     public let unresolved: String?
     /// Metres from the request's origin, when there is one.
     public let distance: Double?
+
+    public init(
+        id: String, name: String, displayName: String, latitude: Double, longitude: Double, country: String, admin1: String, admin2: String,
+        population: Int?, type: String, score: Double, adcode: String?, unresolved: String?, distance: Double?
+    ) {
+        self.id = id
+        self.name = name
+        self.displayName = displayName
+        self.latitude = latitude
+        self.longitude = longitude
+        self.country = country
+        self.admin1 = admin1
+        self.admin2 = admin2
+        self.population = population
+        self.type = type
+        self.score = score
+        self.adcode = adcode
+        self.unresolved = unresolved
+        self.distance = distance
+    }
 }
 
 /// The answer of reverse geocoding: the nearest populated place and the administrative areas around the point.
@@ -30,6 +50,15 @@ public struct ReverseResult: Sendable, Equatable {
     public let admin2: String?
     /// In China: the county-level district whose seat is nearest, with its city and province.
     public let division: DivisionMatch?
+
+    public init(place: GeocodeResult?, country: String?, countryName: String?, admin1: String?, admin2: String?, division: DivisionMatch?) {
+        self.place = place
+        self.country = country
+        self.countryName = countryName
+        self.admin1 = admin1
+        self.admin2 = admin2
+        self.division = division
+    }
 
     public struct DivisionMatch: Sendable, Equatable {
         public let adcode: String

@@ -7,7 +7,7 @@ struct Poi: AsyncParsableCommand {
         commandName: "poi",
         abstract: "Geospatial POI search: nearby, keyword, bbox/polygon, geocoding and coordinate conversion.",
         subcommands: [
-            NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self, ReverseCommand.self,
+            ServeCommand.self, NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self, ReverseCommand.self,
             ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self,
         ]
     )

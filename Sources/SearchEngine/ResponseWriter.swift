@@ -55,7 +55,7 @@ public enum CoordSys: String, Sendable, CaseIterable {
 
 /// Response bodies of the v1 API (also printed by the CLI's `--format json`): JSON or GeoJSON, in the request's
 /// coordinate system. Numbers are written in their shortest round-trip form; positions keep full precision.
-public struct ResponseEncoder: Sendable {
+public struct ResponseWriter: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case json, geojson
 
@@ -147,7 +147,7 @@ public struct ResponseEncoder: Sendable {
     }
 
     /// A list of pins with the total (GET /v1/pins).
-    public func pins(_ pins: [PinRecord], total: Int) -> [UInt8] {
+    public func pins(_ pins: [PinRecord], total: Int, next: String? = nil) -> [UInt8] {
         var json = JSONWriter()
         json.beginObject()
         if format == .geojson {
@@ -160,6 +160,8 @@ public struct ResponseEncoder: Sendable {
         json.beginArray()
         for pin in pins { write(.pin(pin), distance: nil, score: nil, to: &json) }
         json.endArray()
+        json.key("next")
+        if let next { json.string(next) } else { json.null() }
         json.key("total")
         json.number(total)
         json.endObject()

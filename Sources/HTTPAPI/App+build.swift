@@ -1,0 +1,65 @@
+import Catalog
+import Foundation
+import Gazetteer
+import Hummingbird
+import Logging
+import SearchEngine
+
+/// The one place that builds the HTTP application: `poi serve` and the tests both call it.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    engine: SearchEngine,
+    gazetteer: Gazetteer?,
+    logger: Logger = Logger(label: "poi")
+) -> some ApplicationProtocol {
+    let router = buildRouter(configuration: configuration, engine: engine, gazetteer: gazetteer)
+    return Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
+        logger: logger
+    )
+}
+
+/// The v1 routes of DESIGN.md §4.
+public func buildRouter(configuration: ServerConfiguration, engine: SearchEngine, gazetteer: Gazetteer?) -> Router<BasicRequestContext> {
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: ProblemMiddleware())
+    let write = WriteAuthorization(apiKey: configuration.apiKey)
+    QueryController(engine: engine).register(on: router)
+    RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: router)
+    GeoController(gazetteer: gazetteer, maximumBodySize: configuration.maximumBodySize).register(on: router)
+    router.get("/health") { _, _ -> Response in
+        let counts = engine.counts
+        return JSONResponse.body(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
+    }
+    return router
+}
+
+/// Building JSON responses.
+enum JSONResponse {
+    static func body(_ bytes: [UInt8], status: HTTPResponse.Status = .ok, geojson: Bool = false) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: geojson ? "application/geo+json" : "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+}
+
+/// The API-key rule for writes: with a key configured, `Authorization: Bearer <key>` compared in constant time.
+/// (Without one, the server listens on loopback only — `ServerConfiguration.validate`.)
+struct WriteAuthorization: Sendable {
+    let apiKey: String?
+
+    func check(_ request: Request) throws(Problem) {
+        guard let apiKey else { return }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw Problem(.unauthorized, "writes need the header Authorization: Bearer <API key>")
+        }
+        let given = Array(header.dropFirst("Bearer ".count).utf8)
+        let expected = Array(apiKey.utf8)
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }
+        guard difference == 0 else { throw Problem(.unauthorized, "the API key is not valid") }
+    }
+}

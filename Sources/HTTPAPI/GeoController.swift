@@ -1,0 +1,142 @@
+import BundledData
+import Foundation
+import GeoCore
+import Gazetteer
+import Hummingbird
+import SearchEngine
+
+/// geocode, reverse, convert.
+struct GeoController {
+    let gazetteer: Gazetteer?
+    let maximumBodySize: Int
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/geocode") { request, _ in try geocode(request) }
+        router.get("/v1/reverse") { request, _ in try reverse(request) }
+        router.get("/v1/convert") { request, _ in try convert(request) }
+        router.post("/v1/convert") { request, _ in try await convertBatch(request) }
+    }
+
+    private func requireGazetteer() throws(Problem) -> Gazetteer {
+        guard let gazetteer else { throw Problem(.serviceUnavailable, "the gazetteer is not loaded on this server") }
+        return gazetteer
+    }
+
+    func geocode(_ request: Request) throws -> Response {
+        let p = Parameters(request)
+        let coordsys = try p.coordsys()
+        let near = try p.origin(required: false, coordsys: coordsys)
+        let query = try GeocodeQuery(
+            text: try p.required("q"), limit: try p.int("limit", rule: "must be an integer between 1 and 100") ?? 10,
+            country: p.string("country"), language: p.string("lang"), near: near
+        )
+        let results = try requireGazetteer().geocode(query)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("results")
+        json.beginArray()
+        for result in results { result.converted(to: coordsys).write(to: &json) }
+        json.endArray()
+        json.key("next")
+        json.null()
+        json.endObject()
+        return JSONResponse.body(json.buffer)
+    }
+
+    func reverse(_ request: Request) throws -> Response {
+        let p = Parameters(request)
+        let coordsys = try p.coordsys()
+        let point = try p.origin(required: true, coordsys: coordsys)!
+        var result = try requireGazetteer().reverse(point)
+        if let place = result.place { result = result.replacingPlace(place.converted(to: coordsys)) }
+        var json = JSONWriter()
+        result.write(to: &json)
+        return JSONResponse.body(json.buffer)
+    }
+
+    func convert(_ request: Request) throws -> Response {
+        let p = Parameters(request)
+        let from = try CRS(parsing: try p.required("from"))
+        let to = try CRS(parsing: try p.required("to"))
+        guard let lat = try p.double("lat", rule: "must be a number (latitude or northing)") else { throw Problem.badRequest("lat is required") }
+        guard let lon = try p.double("lon", rule: "must be a number (longitude or easting)") else { throw Problem.badRequest("lon is required") }
+        let point = try convertPoints([XY(x: lon, y: lat)], from: from, to: to)[0]
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("from")
+        json.string(from.description)
+        json.key("to")
+        json.string(to.description)
+        json.key("point")
+        json.beginArray()
+        json.number(point.x)
+        json.number(point.y)
+        json.endArray()
+        json.endObject()
+        return JSONResponse.body(json.buffer)
+    }
+
+    func convertBatch(_ request: Request) async throws -> Response {
+        let body = try await JSONBody.object(request, limit: maximumBodySize)
+        guard let fromText = body["from"] as? String else { throw Problem.badRequest("from is required (wgs84, gcj02, bd09 or EPSG:<code>)") }
+        guard let toText = body["to"] as? String else { throw Problem.badRequest("to is required (wgs84, gcj02, bd09 or EPSG:<code>)") }
+        let from = try CRS(parsing: fromText)
+        let to = try CRS(parsing: toText)
+        guard let raw = body["points"] as? [Any] else { throw Problem.badRequest("points must be an array of [x, y] pairs") }
+        guard raw.count <= 100_000 else { throw Problem.badRequest("points must hold at most 100000 pairs") }
+        var points: [XY] = []
+        points.reserveCapacity(raw.count)
+        for (index, item) in raw.enumerated() {
+            guard let pair = item as? [Any], pair.count == 2, let x = (pair[0] as? NSNumber)?.doubleValue, let y = (pair[1] as? NSNumber)?.doubleValue else {
+                throw Problem.badRequest("points[\(index)] must be [x, y] with two numbers")
+            }
+            points.append(XY(x: x, y: y))
+        }
+        let converted = try convertPoints(points, from: from, to: to)
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("from")
+        json.string(from.description)
+        json.key("to")
+        json.string(to.description)
+        json.key("points")
+        json.beginArray()
+        for point in converted {
+            json.beginArray()
+            json.number(point.x)
+            json.number(point.y)
+            json.endArray()
+        }
+        json.endArray()
+        json.endObject()
+        return JSONResponse.body(json.buffer)
+    }
+
+    private func convertPoints(_ points: [XY], from: CRS, to: CRS) throws -> [XY] {
+        var points = points
+        do {
+            try CoordinateConverter.shared.convert(&points, from: from, to: to)
+        } catch {
+            if case .invalidPoint(let index, let reason) = error { throw Problem.badRequest(points.count == 1 ? reason : "points[\(index)]: \(reason)") }
+            throw Problem.badRequest(error.description)
+        }
+        return points
+    }
+}
+
+extension GeocodeResult {
+    func converted(to coordsys: CoordSys) -> GeocodeResult {
+        guard coordsys != .wgs84 else { return self }
+        let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
+        return GeocodeResult(
+            id: id, name: name, displayName: displayName, latitude: p.latitude, longitude: p.longitude, country: country, admin1: admin1,
+            admin2: admin2, population: population, type: type, score: score, adcode: adcode, unresolved: unresolved, distance: distance
+        )
+    }
+}
+
+extension ReverseResult {
+    func replacingPlace(_ place: GeocodeResult) -> ReverseResult {
+        ReverseResult(place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, division: division)
+    }
+}

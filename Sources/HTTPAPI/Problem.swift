@@ -1,0 +1,104 @@
+import BundledData
+import Foundation
+import GeoCore
+import Gazetteer
+import Hummingbird
+import Logging
+import SearchEngine
+
+/// An RFC 9457 problem: the body every error answers with (`application/problem+json`).
+public struct Problem: Error, Sendable {
+    public let status: HTTPResponse.Status
+    public let detail: String
+
+    public init(_ status: HTTPResponse.Status, _ detail: String) {
+        self.status = status
+        self.detail = detail
+    }
+
+    static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail) }
+
+    func response(requestID: String) -> Response {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("type")
+        json.string("about:blank")
+        json.key("title")
+        json.string(status.reasonPhrase)
+        json.key("status")
+        json.number(status.code)
+        json.key("detail")
+        json.string(detail)
+        json.key("requestId")
+        json.string(requestID)
+        json.endObject()
+        var headers: HTTPFields = [.contentType: "application/problem+json"]
+        headers[.init("X-Request-Id")!] = requestID
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.buffer)))
+    }
+}
+
+/// Maps every error to problem+json in one place: typed errors of the core modules become 4xx with their own
+/// message; anything unexpected is logged at error level with the request id and answered 500. Every response
+/// carries an `X-Request-Id`.
+struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let requestID = request.headers[.init("X-Request-Id")!].flatMap { $0.count <= 64 ? $0 : nil } ?? UUID().uuidString.lowercased()
+        do {
+            var response = try await next(request, context)
+            response.headers[.init("X-Request-Id")!] = requestID
+            return response
+        } catch let problem as Problem {
+            return problem.response(requestID: requestID)
+        } catch let error as SearchError {
+            switch error {
+            case .invalid: return Problem(.badRequest, error.description).response(requestID: requestID)
+            case .notFound: return Problem(.notFound, error.description).response(requestID: requestID)
+            case .storage:
+                context.logger.error("storage failure", metadata: ["request": "\(requestID)", "error": "\(error)"])
+                return Problem(.internalServerError, "the request could not be completed").response(requestID: requestID)
+            }
+        } catch let error as GeoError {
+            return Problem(.badRequest, error.description).response(requestID: requestID)
+        } catch let error as GazetteerError {
+            return Problem(.badRequest, error.description).response(requestID: requestID)
+        } catch let error as HTTPError {
+            let detail: String
+            if error.status == .notFound, let allowed = Routes.methods(for: request.uri.path), !allowed.contains(request.method) {
+                var response = Problem(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path); use \(allowed.map(\.rawValue).joined(separator: ", "))")
+                    .response(requestID: requestID)
+                response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                return response
+            }
+            switch error.status {
+            case .notFound: detail = "no route for \(request.method) \(request.uri.path)"
+            case .methodNotAllowed: detail = "\(request.method) is not allowed on \(request.uri.path)"
+            case .contentTooLarge: detail = "the request body is larger than 1 MiB"
+            default: detail = error.body ?? error.status.reasonPhrase
+            }
+            return Problem(error.status, detail).response(requestID: requestID)
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
+            return Problem(.contentTooLarge, "the request body is larger than 1 MiB").response(requestID: requestID)
+        } catch {
+            context.logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(request.uri.path)", "error": "\(error)"])
+            return Problem(.internalServerError, "the request could not be completed").response(requestID: requestID)
+        }
+    }
+}
+
+/// The route table, for 405 answers (the router itself only knows "no match").
+enum Routes {
+    static let table: [(pattern: [String], methods: [HTTPRequest.Method])] = [
+        (["v1", "nearby"], [.get]), (["v1", "search"], [.get]), (["v1", "within"], [.get]), (["v1", "clusters"], [.get]),
+        (["v1", "pois", "*"], [.get, .put, .delete]), (["v1", "pins"], [.get, .post]), (["v1", "pins", "*"], [.get, .put, .delete]),
+        (["v1", "geocode"], [.get]), (["v1", "reverse"], [.get]), (["v1", "convert"], [.get, .post]), (["health"], [.get]),
+    ]
+
+    static func methods(for path: String) -> [HTTPRequest.Method]? {
+        let parts = path.split(separator: "/").map(String.init)
+        return table.first { entry in
+            entry.pattern.count == parts.count && zip(entry.pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
+        }?.methods
+    }
+}

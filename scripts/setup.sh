@@ -3,7 +3,7 @@
 # project builds and tests against, and does nothing when they are all present.
 set -euo pipefail
 
-PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data)
+PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

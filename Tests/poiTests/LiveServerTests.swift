@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// `poi serve` on a real socket: a server process, curl as the client.
+@Suite(.serialized) struct LiveServerTests {
+    let directory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-live-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+
+    func startServer(db: String, port: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["serve", "--port", String(port), "--db", db]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The gazetteer loads in a few seconds (longer in debug builds).
+        for _ in 0..<300 {
+            if let health = try? curl(["-sf", "http://127.0.0.1:\(port)/health"]), health.status == 0 { return process }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        process.terminate()
+        throw CocoaError(.fileReadUnknown)
+    }
+
+    func curl(_ arguments: [String]) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["--max-time", "10"] + arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+    }
+
+    func emptyDatabase() throws -> String {
+        let db = directory.appendingPathComponent("live.sqlite").path
+        let empty = directory.appendingPathComponent("empty.jsonl").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
+        return db
+    }
+
+    /// A pin acknowledged with 201 survives kill -9 of the server right after the response.
+    @Test func acknowledgedPinSurvivesKill9() throws {
+        let db = try emptyDatabase()
+        let port = Int.random(in: 20_000...40_000)
+        let server = try startServer(db: db, port: port)
+        let created = try curl([
+            "-s", "-w", "\n%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins", "-H", "Content-Type: application/json",
+            "-d", #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#,
+        ])
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+        let lines = created.stdout.split(separator: "\n")
+        #expect(lines.last == "201")
+        let pin = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
+        let id = try #require(pin["id"] as? String)
+        let restarted = try startServer(db: db, port: port + 1)
+        defer {
+            restarted.terminate()
+            restarted.waitUntilExit()
+        }
+        let fetched = try curl(["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port + 1)/v1/pins/\(id)"])
+        #expect(fetched.stdout.hasSuffix("\n200"))
+        #expect(fetched.stdout.contains("\"firstName\":\"Ada\""))
+    }
+
+    /// Clients read while pins are written; every answer is well-formed and the final count is exact.
+    @Test func concurrentReadersWhileWriting() async throws {
+        let db = try emptyDatabase()
+        let port = Int.random(in: 40_001...60_000)
+        let server = try startServer(db: db, port: port)
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        let writes = 30
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for i in 0..<writes {
+                    let r = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins",
+                                      "-d", "{\"firstName\":\"P\(i)\",\"lat\":60.17,\"lon\":24.94}"])
+                    if r.stdout != "201" { return false }
+                }
+                return true
+            }
+            for _ in 0..<3 {
+                group.addTask {
+                    for _ in 0..<20 {
+                        let r = try curl(["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60.17&lon=24.94&kind=pin&limit=100"])
+                        guard r.stdout.hasSuffix("\n200"), let body = r.stdout.split(separator: "\n").first,
+                            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) != nil
+                        else { return false }
+                    }
+                    return true
+                }
+            }
+            for try await ok in group { #expect(ok) }
+        }
+        let list = try curl(["-s", "http://127.0.0.1:\(port)/v1/pins?limit=100"])
+        #expect(list.stdout.contains("\"total\":\(writes)"))
+    }
+}

@@ -80,15 +80,7 @@ public struct ResponseWriter: Sendable {
     /// `{"results": [...], "next": ...}` (+ `"total"`), or a FeatureCollection with `next`/`total` members.
     public func page(_ page: Page) -> [UInt8] {
         var json = JSONWriter()
-        json.beginObject()
-        if format == .geojson {
-            json.key("type")
-            json.string("FeatureCollection")
-            json.key("features")
-        } else {
-            json.key("results")
-        }
-        json.beginArray()
+        beginList(&json)
         for hit in page.results { write(hit.record, distance: hit.distance, score: hit.score, to: &json) }
         json.endArray()
         json.key("next")
@@ -111,15 +103,7 @@ public struct ResponseWriter: Sendable {
     /// `{"results": [{"geohash","count","lat","lon"}]}` or a FeatureCollection of cluster points.
     public func clusters(_ clusters: [Cluster]) -> [UInt8] {
         var json = JSONWriter()
-        json.beginObject()
-        if format == .geojson {
-            json.key("type")
-            json.string("FeatureCollection")
-            json.key("features")
-        } else {
-            json.key("results")
-        }
-        json.beginArray()
+        beginList(&json)
         for cluster in clusters {
             let p = coordsys.fromWGS84(latitude: cluster.latitude, longitude: cluster.longitude)
             if format == .geojson {
@@ -149,6 +133,19 @@ public struct ResponseWriter: Sendable {
     /// A list of pins with the total (GET /v1/pins).
     public func pins(_ pins: [PinRecord], total: Int, next: String? = nil) -> [UInt8] {
         var json = JSONWriter()
+        beginList(&json)
+        for pin in pins { write(.pin(pin), distance: nil, score: nil, to: &json) }
+        json.endArray()
+        json.key("next")
+        if let next { json.string(next) } else { json.null() }
+        json.key("total")
+        json.number(total)
+        json.endObject()
+        return json.buffer
+    }
+
+    /// Opens `{"results": [` or, for GeoJSON, `{"type": "FeatureCollection", "features": [`.
+    private func beginList(_ json: inout JSONWriter) {
         json.beginObject()
         if format == .geojson {
             json.key("type")
@@ -158,14 +155,6 @@ public struct ResponseWriter: Sendable {
             json.key("results")
         }
         json.beginArray()
-        for pin in pins { write(.pin(pin), distance: nil, score: nil, to: &json) }
-        json.endArray()
-        json.key("next")
-        if let next { json.string(next) } else { json.null() }
-        json.key("total")
-        json.number(total)
-        json.endObject()
-        return json.buffer
     }
 
     private func writeGeometry(_ p: (latitude: Double, longitude: Double), to json: inout JSONWriter) {

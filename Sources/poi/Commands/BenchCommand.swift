@@ -180,32 +180,7 @@ struct BenchCommand: ParsableCommand {
                 samples.append(Double((clock.now - start).components.attoseconds) * 1e-12 + Double((clock.now - start).components.seconds) * 1e6)
             }
         }
-        samples.sort()
-        let total = samples.reduce(0, +)
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("op")
-        json.string(op.rawValue)
-        json.key("n")
-        json.number(gazetteer.count)
-        json.key("queries")
-        json.number(samples.count)
-        json.key("build_seconds")
-        json.number((seconds(load) * 1e3).rounded() / 1e3)
-        json.key("seconds")
-        json.number((total / 1e6 * 1e6).rounded() / 1e6)
-        json.key("qps")
-        json.number((Double(samples.count) / (total / 1e6)).rounded())
-        json.key("us_per_query")
-        json.number((total / Double(samples.count) * 10).rounded() / 10)
-        json.key("p50_us")
-        json.number((samples[samples.count / 2] * 10).rounded() / 10)
-        json.key("p99_us")
-        json.number((samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10)
-        json.key("mean_results")
-        json.number((Double(results) / Double(samples.count) * 100).rounded() / 100)
-        json.endObject()
-        print(String(decoding: json.buffer, as: UTF8.self))
+        printLatencies(samples, n: gazetteer.count, k: nil, load: seconds(load), results: results)
     }
 
     /// Keyword search (op keyword: GET /v1/search, limit 20) or keyword + nearby (op keyword-nearby: the 10 nearest
@@ -270,32 +245,38 @@ struct BenchCommand: ParsableCommand {
             samples.append(seconds(clock.now - t0) * 1e6)
         }
         if let dumpQueries { FileManager.default.createFile(atPath: dumpQueries, contents: Data(dump)) }
-        samples.sort()
+        printLatencies(samples, n: engine.counts.pois, k: op == .keyword ? 20 : 10, load: seconds(load), results: results)
+    }
+
+    /// The JSON line of a per-query-timed benchmark: totals plus p50/p99 in microseconds.
+    private func printLatencies(_ unsorted: [Double], n: Int, k: Int?, load: Double, results: Int) {
+        let samples = unsorted.sorted()
         let total = samples.reduce(0, +)
         var json = JSONWriter()
         json.beginObject()
         json.key("op")
         json.string(op.rawValue)
         json.key("n")
-        json.number(engine.counts.pois)
+        json.number(n)
         json.key("queries")
         json.number(samples.count)
-        json.key("k")
-        json.number(op == .keyword ? 20 : 10)
-        json.key("build_seconds")
-        json.number((seconds(load) * 1e3).rounded() / 1e3)
-        json.key("seconds")
-        json.number((total / 1e6 * 1e6).rounded() / 1e6)
-        json.key("qps")
-        json.number((Double(samples.count) / (total / 1e6)).rounded())
-        json.key("us_per_query")
-        json.number((total / Double(samples.count) * 10).rounded() / 10)
-        json.key("p50_us")
-        json.number((samples[samples.count / 2] * 10).rounded() / 10)
-        json.key("p99_us")
-        json.number((samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10)
-        json.key("mean_results")
-        json.number((Double(results) / Double(samples.count) * 100).rounded() / 100)
+        if let k {
+            json.key("k")
+            json.number(k)
+        }
+        let fields: [(String, Double)] = [
+            ("build_seconds", (load * 1e3).rounded() / 1e3),
+            ("seconds", (total / 1e6 * 1e6).rounded() / 1e6),
+            ("qps", (Double(samples.count) / (total / 1e6)).rounded()),
+            ("us_per_query", (total / Double(samples.count) * 10).rounded() / 10),
+            ("p50_us", (samples[samples.count / 2] * 10).rounded() / 10),
+            ("p99_us", (samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10),
+            ("mean_results", (Double(results) / Double(samples.count) * 100).rounded() / 100),
+        ]
+        for (key, value) in fields {
+            json.key(key)
+            json.number(value)
+        }
         json.endObject()
         print(String(decoding: json.buffer, as: UTF8.self))
     }

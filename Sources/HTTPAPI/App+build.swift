@@ -32,6 +32,7 @@ public func buildRouter(configuration: ServerConfiguration, engine: SearchEngine
         let counts = engine.counts
         return JSONResponse.body(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
     }
+    router.get("/openapi.json") { _, _ -> Response in JSONResponse.body(Array(OpenAPIDocument.json.utf8)) }
     return router
 }
 

@@ -88,11 +88,12 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// The route table, for 405 answers (the router itself only knows "no match").
-enum Routes {
-    static let table: [(pattern: [String], methods: [HTTPRequest.Method])] = [
+public enum Routes {
+    public static let table: [(pattern: [String], methods: [HTTPRequest.Method])] = [
         (["v1", "nearby"], [.get]), (["v1", "search"], [.get]), (["v1", "within"], [.get]), (["v1", "clusters"], [.get]),
         (["v1", "pois", "*"], [.get, .put, .delete]), (["v1", "pins"], [.get, .post]), (["v1", "pins", "*"], [.get, .put, .delete]),
         (["v1", "geocode"], [.get]), (["v1", "reverse"], [.get]), (["v1", "convert"], [.get, .post]), (["health"], [.get]),
+        (["openapi.json"], [.get]),
     ]
 
     static func methods(for path: String) -> [HTTPRequest.Method]? {

@@ -214,3 +214,31 @@ func json(_ response: TestResponse) throws -> [String: Any] {
         #expect(throws: Never.self) { try ServerConfiguration(host: "127.0.0.1").validate() }
     }
 }
+
+@Suite struct OpenAPITests {
+    /// The document and the router agree: every routed path and method is documented, every documented one routed.
+    @Test func documentMatchesTheRoutes() async throws {
+        try await app().test(.router) { client in
+            let response = try await client.execute(uri: "/openapi.json", method: .get)
+            #expect(response.status == .ok)
+            let document = try json(response)
+            #expect(document["openapi"] as? String == "3.1.0")
+            let paths = document["paths"] as! [String: [String: Any]]
+            var documented = Set<String>()
+            for (path, operations) in paths {
+                let pattern = path.split(separator: "/").map { $0.hasPrefix("{") ? "*" : String($0) }.joined(separator: "/")
+                for method in operations.keys { documented.insert("\(method.uppercased()) \(pattern)") }
+            }
+            var routed = Set<String>()
+            for entry in Routes.table {
+                for method in entry.methods { routed.insert("\(method.rawValue) \(entry.pattern.joined(separator: "/"))") }
+            }
+            #expect(documented == routed, "only documented: \(documented.subtracting(routed)); only routed: \(routed.subtracting(documented))")
+            // And each documented GET without path parameters really answers (not 404/405).
+            for (path, operations) in paths where operations["get"] != nil && !path.contains("{") {
+                let status = try await client.execute(uri: path, method: .get).status
+                #expect(status != .notFound && status != .methodNotAllowed, "\(path) answered \(status)")
+            }
+        }
+    }
+}

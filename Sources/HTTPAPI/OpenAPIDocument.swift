@@ -1,0 +1,1151 @@
+// The OpenAPI 3.1 document of the v1 API, served at /openapi.json. A test checks that every routed path is in
+// it and every path in it is routed.
+enum OpenAPIDocument {
+    static let json = #"""
+{
+ "openapi": "3.1.0",
+ "info": {
+  "title": "POI search service",
+  "version": "1.0.0",
+  "description": "Nearby, keyword, box/polygon and cluster queries over POIs and pins; geocoding; coordinate conversion. All coordinates WGS-84 unless coordsys says otherwise. Errors are RFC 9457 problem+json."
+ },
+ "paths": {
+  "/v1/nearby": {
+   "get": {
+    "operationId": "nearby",
+    "summary": "Nearest first from an origin",
+    "parameters": [
+     {
+      "name": "lat",
+      "in": "query",
+      "schema": {
+       "type": "number",
+       "minimum": -90,
+       "maximum": 90
+      },
+      "required": true
+     },
+     {
+      "name": "lon",
+      "in": "query",
+      "schema": {
+       "type": "number",
+       "minimum": -180,
+       "maximum": 180
+      },
+      "required": true
+     },
+     {
+      "name": "radius",
+      "in": "query",
+      "schema": {
+       "type": "number",
+       "exclusiveMinimum": 0,
+       "maximum": 1000000
+      }
+     },
+     {
+      "$ref": "#/components/parameters/q"
+     },
+     {
+      "$ref": "#/components/parameters/category"
+     },
+     {
+      "$ref": "#/components/parameters/kind"
+     },
+     {
+      "$ref": "#/components/parameters/limit"
+     },
+     {
+      "$ref": "#/components/parameters/cursor"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "A page of records",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RecordList"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/search": {
+   "get": {
+    "operationId": "search",
+    "summary": "Keyword search ranked by relevance",
+    "parameters": [
+     {
+      "name": "q",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "maxLength": 500
+      },
+      "required": true
+     },
+     {
+      "$ref": "#/components/parameters/lat"
+     },
+     {
+      "$ref": "#/components/parameters/lon"
+     },
+     {
+      "$ref": "#/components/parameters/bbox"
+     },
+     {
+      "$ref": "#/components/parameters/category"
+     },
+     {
+      "$ref": "#/components/parameters/kind"
+     },
+     {
+      "$ref": "#/components/parameters/limit"
+     },
+     {
+      "name": "offset",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 0,
+       "maximum": 10000
+      }
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "A page of records",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RecordList"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/within": {
+   "get": {
+    "operationId": "within",
+    "summary": "Records inside a box or polygon",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/bbox"
+     },
+     {
+      "name": "polygon",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "lon,lat;lon,lat;... (3 or more vertices)"
+     },
+     {
+      "$ref": "#/components/parameters/q"
+     },
+     {
+      "$ref": "#/components/parameters/category"
+     },
+     {
+      "$ref": "#/components/parameters/kind"
+     },
+     {
+      "$ref": "#/components/parameters/limit"
+     },
+     {
+      "$ref": "#/components/parameters/cursor"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "A page of records",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RecordList"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/clusters": {
+   "get": {
+    "operationId": "clusters",
+    "summary": "Counts and centroids per geohash cell",
+    "parameters": [
+     {
+      "name": "bbox",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "west,south,east,north; west > east crosses the antimeridian.",
+      "required": true
+     },
+     {
+      "name": "precision",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "integer",
+       "minimum": 1,
+       "maximum": 12
+      }
+     },
+     {
+      "$ref": "#/components/parameters/q"
+     },
+     {
+      "$ref": "#/components/parameters/category"
+     },
+     {
+      "$ref": "#/components/parameters/kind"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Cells",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/pois/{id}": {
+   "get": {
+    "operationId": "getPOI",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/id"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "One record",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Record"
+        }
+       }
+      }
+     },
+     "404": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   },
+   "put": {
+    "operationId": "putPOI",
+    "security": [
+     {
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/id"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/POIInput"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "One record",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Record"
+        }
+       }
+      }
+     },
+     "201": {
+      "description": "One record",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Record"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "401": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "413": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   },
+   "delete": {
+    "operationId": "deletePOI",
+    "security": [
+     {
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/id"
+     }
+    ],
+    "responses": {
+     "204": {
+      "description": "Deleted"
+     },
+     "401": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "404": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/pins": {
+   "get": {
+    "operationId": "listPins",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/limit"
+     },
+     {
+      "name": "skip",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     {
+      "name": "order",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "-updatedAt",
+        "updatedAt",
+        "-createdAt",
+        "createdAt"
+       ]
+      }
+     },
+     {
+      "name": "uniqueKey",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "A page of records",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/RecordList"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   },
+   "post": {
+    "operationId": "createPin",
+    "security": [
+     {
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PinInput"
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "One record",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Record"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "401": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "413": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/pins/{id}": {
+   "get": {
+    "operationId": "getPin",
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/id"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "One record",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Record"
+        }
+       }
+      }
+     },
+     "404": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   },
+   "put": {
+    "operationId": "updatePin",
+    "security": [
+     {
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/id"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "$ref": "#/components/schemas/PinInput"
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "One record",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Record"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "401": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "404": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "413": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   },
+   "delete": {
+    "operationId": "deletePin",
+    "security": [
+     {
+      "bearer": []
+     }
+    ],
+    "parameters": [
+     {
+      "$ref": "#/components/parameters/id"
+     }
+    ],
+    "responses": {
+     "204": {
+      "description": "Deleted"
+     },
+     "401": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "404": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/geocode": {
+   "get": {
+    "operationId": "geocode",
+    "parameters": [
+     {
+      "name": "q",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "maxLength": 500
+      },
+      "required": true
+     },
+     {
+      "name": "limit",
+      "in": "query",
+      "schema": {
+       "type": "integer",
+       "minimum": 1,
+       "maximum": 100,
+       "default": 10
+      }
+     },
+     {
+      "name": "country",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "pattern": "^[A-Za-z]{2}$"
+      }
+     },
+     {
+      "name": "lang",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "en",
+        "zh"
+       ]
+      }
+     },
+     {
+      "$ref": "#/components/parameters/lat"
+     },
+     {
+      "$ref": "#/components/parameters/lon"
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Places, best first",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/reverse": {
+   "get": {
+    "operationId": "reverse",
+    "parameters": [
+     {
+      "name": "lat",
+      "in": "query",
+      "schema": {
+       "type": "number",
+       "minimum": -90,
+       "maximum": 90
+      },
+      "required": true
+     },
+     {
+      "name": "lon",
+      "in": "query",
+      "schema": {
+       "type": "number",
+       "minimum": -180,
+       "maximum": 180
+      },
+      "required": true
+     },
+     {
+      "$ref": "#/components/parameters/coordsys"
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "Nearest place and areas",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/convert": {
+   "get": {
+    "operationId": "convert",
+    "parameters": [
+     {
+      "name": "from",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "to",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "string"
+      }
+     },
+     {
+      "name": "lat",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "number"
+      }
+     },
+     {
+      "name": "lon",
+      "in": "query",
+      "required": true,
+      "schema": {
+       "type": "number"
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "{from,to,point:[x,y]}",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   },
+   "post": {
+    "operationId": "convertBatch",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/json": {
+       "schema": {
+        "type": "object",
+        "required": [
+         "from",
+         "to",
+         "points"
+        ],
+        "properties": {
+         "from": {
+          "type": "string"
+         },
+         "to": {
+          "type": "string"
+         },
+         "points": {
+          "type": "array",
+          "maxItems": 100000,
+          "items": {
+           "type": "array",
+           "minItems": 2,
+           "maxItems": 2,
+           "items": {
+            "type": "number"
+           }
+          }
+         }
+        }
+       }
+      }
+     }
+    },
+    "responses": {
+     "200": {
+      "description": "{from,to,points}",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "413": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/health": {
+   "get": {
+    "operationId": "health",
+    "responses": {
+     "200": {
+      "description": "Status and record counts",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/openapi.json": {
+   "get": {
+    "operationId": "openapi",
+    "responses": {
+     "200": {
+      "description": "This document",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object"
+        }
+       }
+      }
+     }
+    }
+   }
+  }
+ },
+ "components": {
+  "parameters": {
+   "coordsys": {
+    "name": "coordsys",
+    "in": "query",
+    "schema": {
+     "type": "string",
+     "enum": [
+      "wgs84",
+      "gcj02",
+      "bd09"
+     ],
+     "default": "wgs84"
+    },
+    "description": "Coordinate system of this request's input and output."
+   },
+   "format": {
+    "name": "format",
+    "in": "query",
+    "schema": {
+     "type": "string",
+     "enum": [
+      "json",
+      "geojson"
+     ],
+     "default": "json"
+    }
+   },
+   "kind": {
+    "name": "kind",
+    "in": "query",
+    "schema": {
+     "type": "string",
+     "enum": [
+      "poi",
+      "pin",
+      "all"
+     ],
+     "default": "poi"
+    }
+   },
+   "category": {
+    "name": "category",
+    "in": "query",
+    "schema": {
+     "type": "string",
+     "pattern": "^[a-z0-9_]+(\\.[a-z0-9_]+)*$"
+    },
+    "description": "Category prefix: food matches food.*"
+   },
+   "q": {
+    "name": "q",
+    "in": "query",
+    "schema": {
+     "type": "string",
+     "maxLength": 500
+    }
+   },
+   "limit": {
+    "name": "limit",
+    "in": "query",
+    "schema": {
+     "type": "integer",
+     "minimum": 1,
+     "maximum": 100,
+     "default": 20
+    }
+   },
+   "cursor": {
+    "name": "cursor",
+    "in": "query",
+    "schema": {
+     "type": "string"
+    },
+    "description": "The next value of the previous page, unchanged."
+   },
+   "lat": {
+    "name": "lat",
+    "in": "query",
+    "schema": {
+     "type": "number",
+     "minimum": -90,
+     "maximum": 90
+    }
+   },
+   "lon": {
+    "name": "lon",
+    "in": "query",
+    "schema": {
+     "type": "number",
+     "minimum": -180,
+     "maximum": 180
+    }
+   },
+   "bbox": {
+    "name": "bbox",
+    "in": "query",
+    "schema": {
+     "type": "string"
+    },
+    "description": "west,south,east,north; west > east crosses the antimeridian."
+   },
+   "id": {
+    "name": "id",
+    "in": "path",
+    "required": true,
+    "schema": {
+     "type": "string",
+     "maxLength": 200
+    }
+   }
+  },
+  "securitySchemes": {
+   "bearer": {
+    "type": "http",
+    "scheme": "bearer",
+    "description": "Required for writes when the server has an API key."
+   }
+  },
+  "responses": {
+   "Problem": {
+    "description": "Bad input, named in detail",
+    "content": {
+     "application/problem+json": {
+      "schema": {
+       "$ref": "#/components/schemas/Problem"
+      }
+     }
+    }
+   }
+  },
+  "schemas": {
+   "Problem": {
+    "type": "object",
+    "required": [
+     "type",
+     "title",
+     "status",
+     "detail"
+    ],
+    "properties": {
+     "type": {
+      "type": "string"
+     },
+     "title": {
+      "type": "string"
+     },
+     "status": {
+      "type": "integer"
+     },
+     "detail": {
+      "type": "string"
+     },
+     "requestId": {
+      "type": "string"
+     }
+    }
+   },
+   "Record": {
+    "type": "object",
+    "required": [
+     "id",
+     "kind",
+     "lat",
+     "lon"
+    ],
+    "properties": {
+     "id": {
+      "type": "string"
+     },
+     "kind": {
+      "type": "string",
+      "enum": [
+       "poi",
+       "pin"
+      ]
+     },
+     "lat": {
+      "type": "number"
+     },
+     "lon": {
+      "type": "number"
+     },
+     "distance": {
+      "type": "number"
+     },
+     "score": {
+      "type": "number"
+     }
+    },
+    "additionalProperties": true
+   },
+   "RecordList": {
+    "type": "object",
+    "required": [
+     "results",
+     "next"
+    ],
+    "properties": {
+     "results": {
+      "type": "array",
+      "items": {
+       "$ref": "#/components/schemas/Record"
+      }
+     },
+     "next": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "total": {
+      "type": "integer"
+     }
+    }
+   },
+   "POIInput": {
+    "type": "object",
+    "required": [
+     "name",
+     "category",
+     "lat",
+     "lon"
+    ],
+    "properties": {
+     "name": {
+      "type": "string",
+      "maxLength": 200
+     },
+     "category": {
+      "type": "string"
+     },
+     "address": {
+      "type": "string"
+     },
+     "city": {
+      "type": "string"
+     },
+     "country": {
+      "type": "string",
+      "pattern": "^[A-Z]{2}$"
+     },
+     "lat": {
+      "type": "number"
+     },
+     "lon": {
+      "type": "number"
+     },
+     "tags": {
+      "type": "object",
+      "additionalProperties": {
+       "type": "string"
+      }
+     }
+    }
+   },
+   "PinInput": {
+    "type": "object",
+    "required": [
+     "lat",
+     "lon"
+    ],
+    "properties": {
+     "uniqueKey": {
+      "type": "string",
+      "maxLength": 200
+     },
+     "firstName": {
+      "type": "string",
+      "maxLength": 200
+     },
+     "lastName": {
+      "type": "string",
+      "maxLength": 200
+     },
+     "mapString": {
+      "type": "string",
+      "maxLength": 500
+     },
+     "mediaURL": {
+      "type": "string",
+      "format": "uri"
+     },
+     "lat": {
+      "type": "number"
+     },
+     "lon": {
+      "type": "number"
+     }
+    }
+   }
+  }
+ }
+}
+"""#
+}

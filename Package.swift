@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +47,8 @@ let package = Package(
             dependencies: [
                 "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -58,6 +62,8 @@ let package = Package(
                 "SearchEngine",
                 "HTTPAPI",
                 "BundledData",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -70,7 +76,10 @@ let package = Package(
         .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPAPITests",
-            dependencies: ["HTTPAPI", "SearchEngine", "Catalog", "GeoCore", .product(name: "HummingbirdTesting", package: "hummingbird")],
+            dependencies: [
+                "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),

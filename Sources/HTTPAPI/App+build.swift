@@ -3,16 +3,21 @@ import Foundation
 import Gazetteer
 import Hummingbird
 import Logging
+import Prometheus
 import SearchEngine
 
 /// The one place that builds the HTTP application: `poi serve` and the tests both call it.
+///
+/// `metrics` is the Prometheus registry behind swift-metrics (bootstrapped once per process by the caller); when
+/// given, every request is counted and timed per route and status, and `/metrics` serves the registry.
 public func buildApplication(
     configuration: ServerConfiguration,
     engine: SearchEngine,
     gazetteer: Gazetteer?,
+    metrics: PrometheusCollectorRegistry? = nil,
     logger: Logger = Logger(label: "poi")
 ) -> some ApplicationProtocol {
-    let router = buildRouter(configuration: configuration, engine: engine, gazetteer: gazetteer)
+    let router = buildRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics)
     return Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
@@ -21,8 +26,28 @@ public func buildApplication(
 }
 
 /// The v1 routes of DESIGN.md §4.
-public func buildRouter(configuration: ServerConfiguration, engine: SearchEngine, gazetteer: Gazetteer?) -> Router<BasicRequestContext> {
+public func buildRouter(
+    configuration: ServerConfiguration,
+    engine: SearchEngine,
+    gazetteer: Gazetteer?,
+    metrics: PrometheusCollectorRegistry? = nil
+) -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
+    if let metrics {
+        router.add(middleware: MetricsMiddleware())
+        let pois = metrics.makeGauge(name: "poi_records", labels: [("kind", "poi")])
+        let pins = metrics.makeGauge(name: "poi_records", labels: [("kind", "pin")])
+        router.get("/metrics") { _, _ -> Response in
+            let counts = engine.counts
+            pois.set(to: Double(counts.pois))
+            pins.set(to: Double(counts.pins))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer()))
+            )
+        }
+    }
     router.add(middleware: ProblemMiddleware())
     let write = WriteAuthorization(apiKey: configuration.apiKey)
     QueryController(engine: engine).register(on: router)

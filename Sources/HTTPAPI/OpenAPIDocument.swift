@@ -835,6 +835,23 @@ enum OpenAPIDocument {
     }
    }
   },
+  "/metrics": {
+   "get": {
+    "operationId": "metrics",
+    "responses": {
+     "200": {
+      "description": "Prometheus text: requests and latency per route and status, record counts",
+      "content": {
+       "text/plain": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
   "/openapi.json": {
    "get": {
     "operationId": "openapi",

@@ -93,7 +93,7 @@ public enum Routes {
         (["v1", "nearby"], [.get]), (["v1", "search"], [.get]), (["v1", "within"], [.get]), (["v1", "clusters"], [.get]),
         (["v1", "pois", "*"], [.get, .put, .delete]), (["v1", "pins"], [.get, .post]), (["v1", "pins", "*"], [.get, .put, .delete]),
         (["v1", "geocode"], [.get]), (["v1", "reverse"], [.get]), (["v1", "convert"], [.get, .post]), (["health"], [.get]),
-        (["openapi.json"], [.get]),
+        (["openapi.json"], [.get]), (["metrics"], [.get]),
     ]
 
     static func methods(for path: String) -> [HTTPRequest.Method]? {

@@ -4,8 +4,17 @@ import GeoCore
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Metrics
+import Prometheus
 import SearchEngine
 import Testing
+
+/// swift-metrics is bootstrapped once per process, so all tests share one registry.
+let testRegistry: PrometheusCollectorRegistry = {
+    let registry = PrometheusCollectorRegistry()
+    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+    return registry
+}()
 
 let taxonomy = CategoryTaxonomy(labels: ["food.cafe": ["cafe", "coffee", "咖啡"], "transport.bus_stop": ["bus stop"]])
 
@@ -27,7 +36,7 @@ func makeEngine() -> SearchEngine {
 }
 
 func app(apiKey: String? = nil, engine: SearchEngine = makeEngine()) -> some ApplicationProtocol {
-    buildApplication(configuration: ServerConfiguration(apiKey: apiKey), engine: engine, gazetteer: nil)
+    buildApplication(configuration: ServerConfiguration(apiKey: apiKey), engine: engine, gazetteer: nil, metrics: testRegistry)
 }
 
 func json(_ response: TestResponse) throws -> [String: Any] {
@@ -239,6 +248,22 @@ func json(_ response: TestResponse) throws -> [String: Any] {
                 let status = try await client.execute(uri: path, method: .get).status
                 #expect(status != .notFound && status != .methodNotAllowed, "\(path) answered \(status)")
             }
+        }
+    }
+}
+
+@Suite struct MetricsTests {
+    @Test func prometheusTextCountsRequestsAndRecords() async throws {
+        try await app().test(.router) { client in
+            _ = try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94", method: .get)
+            _ = try await client.execute(uri: "/v1/nearby?lat=95&lon=24.94", method: .get)
+            let response = try await client.execute(uri: "/metrics", method: .get)
+            #expect(response.status == .ok)
+            #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
+            let text = String(buffer: response.body)
+            #expect(text.contains("poi_records{kind=\"poi\"} 61"))
+            #expect(text.contains("/v1/nearby"))
+            #expect(text.contains("400"))
         }
     }
 }

@@ -4,6 +4,8 @@ import Foundation
 import Gazetteer
 import HTTPAPI
 import Logging
+import Metrics
+import Prometheus
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the v1 HTTP API.")
@@ -22,7 +24,9 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         let counts = engine.counts
         logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on http://\(host):\(port)")
-        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, logger: logger)
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger)
         try await app.runService()
     }
 }

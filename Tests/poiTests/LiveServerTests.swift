@@ -71,6 +71,37 @@ import Testing
         #expect(fetched.stdout.contains("\"firstName\":\"Ada\""))
     }
 
+    /// `--server URL` prints exactly what the local command prints.
+    @Test func serverOptionPrintsTheSameAsLocal() throws {
+        let db = directory.appendingPathComponent("same.sqlite").path
+        let data = directory.appendingPathComponent("same.jsonl").path
+        FileManager.default.createFile(atPath: data, contents: Data((0..<40).map { i in
+            "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
+        }.joined().utf8))
+        #expect(try CLI.run(["import", data, "--db", db]).status == 0)
+        let port = Int.random(in: 60_001...64_000)
+        let server = try startServer(db: db, port: port)
+        defer {
+            server.terminate()
+            server.waitUntilExit()
+        }
+        for arguments in [
+            ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5", "--format", "json"],
+            ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5"],
+            ["search", "cafe 3", "--limit", "3", "--format", "json"],
+            ["within", "--bbox", "24.9,60.17,25,60.19", "--limit", "4", "--format", "geojson"],
+            ["clusters", "--bbox", "24,60,26,61", "--precision", "5", "--format", "json"],
+            ["nearby", "--lat", "60.18", "--lon", "24.94", "--coordsys", "gcj02", "--limit", "2", "--format", "json"],
+        ] {
+            let local = try CLI.run(arguments + ["--db", db])
+            let remote = try CLI.run(arguments + ["--server", "http://127.0.0.1:\(port)"])
+            #expect(local.status == 0 && remote.status == 0, "\(arguments): \(remote.stderr)")
+            #expect(local.stdout == remote.stdout, "\(arguments)")
+        }
+        let bad = try CLI.run(["nearby", "--lat", "95", "--lon", "0", "--server", "http://127.0.0.1:\(port)"])
+        #expect(bad.status == 2 && bad.stderr.contains("lat must be a number between -90 and 90"))
+    }
+
     /// Clients read while pins are written; every answer is well-formed and the final count is exact.
     @Test func concurrentReadersWhileWriting() async throws {
         let db = try emptyDatabase()

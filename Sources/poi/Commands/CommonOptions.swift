@@ -59,6 +59,14 @@ struct OutputOptions: ParsableArguments {
     @Option(help: "Coordinate system of input and output: wgs84, gcj02 or bd09.")
     var coordsys: String = "wgs84"
 
+    @Option(help: "Ask a running poi server (e.g. http://127.0.0.1:8080) instead of opening the database.")
+    var server: String?
+
+    /// The query items every list endpoint shares.
+    var commonQuery: [(String, String?)] {
+        [("coordsys", coordsys), ("format", format == .geojson ? "geojson" : "json")]
+    }
+
     func coordinateSystem() throws -> CoordSys {
         do { return try CoordSys(parsing: coordsys) } catch { throw CLIError.usage("--coordsys: must be wgs84, gcj02 or bd09") }
     }

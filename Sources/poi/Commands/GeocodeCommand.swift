@@ -36,8 +36,26 @@ struct GeocodeCommand: ParsableCommand {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
+    @Option(help: "Ask a running poi server instead of loading the gazetteer.")
+    var server: String?
+
     func run() throws {
         let origin = try near.map { try parseLatLon($0, option: "--near") }
+        if let server {
+            let bytes = try ServerClient.get(server, "/v1/geocode", [
+                ("q", text), ("limit", String(limit)), ("country", country), ("lang", lang),
+                ("lat", origin.map { String($0.latitude) }), ("lon", origin.map { String($0.longitude) }),
+            ])
+            guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
+            let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
+            print(Table.render(header: ["name", "display name", "lat", "lon", "type", "population", "score"], rows: results.map { r in
+                [r["name"] as? String ?? "", r["displayName"] as? String ?? "", String(format: "%.5f", r["lat"] as? Double ?? 0),
+                 String(format: "%.5f", r["lon"] as? Double ?? 0), r["type"] as? String ?? "", (r["population"] as? Int).map(String.init) ?? "",
+                 String(r["score"] as? Double ?? 0)]
+            }))
+            if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
+            return
+        }
         let query: GeocodeQuery
         do {
             query = try GeocodeQuery(text: text, limit: limit, country: country, language: lang, near: origin)
@@ -87,7 +105,14 @@ struct ReverseCommand: ParsableCommand {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
+    @Option(help: "Ask a running poi server instead of loading the gazetteer.")
+    var server: String?
+
     func run() throws {
+        if let server {
+            let bytes = try ServerClient.get(server, "/v1/reverse", [("lat", String(lat)), ("lon", String(lon))])
+            return print(String(decoding: bytes, as: UTF8.self))
+        }
         let point: Coordinate
         do { point = try Coordinate(latitude: lat, longitude: lon) } catch { throw CLIError.usage(error.description) }
         let result = try loadGazetteer(dataDir).reverse(point)

@@ -18,6 +18,11 @@ struct NearbyCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
+        if let server = output.server {
+            let items: [(String, String?)] = [("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }), ("q", q),
+                ("category", category), ("kind", kind), ("limit", String(limit)), ("cursor", cursor)]
+            return try ServerClient.printList(try ServerClient.get(server, "/v1/nearby", items + output.commonQuery), format: output.format)
+        }
         let coordsys = try output.coordinateSystem()
         let query = try runQuery {
             let origin = try QueryValidation.origin(lat: lat, lon: lon, required: true)!
@@ -44,6 +49,12 @@ struct SearchCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
+        if let server = output.server {
+            let near = try self.near.map { try parseLatLon($0, option: "--near") }
+            let items: [(String, String?)] = [("q", text), ("lat", near.map { String($0.latitude) }), ("lon", near.map { String($0.longitude) }),
+                ("bbox", bbox), ("category", category), ("kind", kind), ("limit", String(limit)), ("offset", String(offset))]
+            return try ServerClient.printList(try ServerClient.get(server, "/v1/search", items + output.commonQuery), format: output.format)
+        }
         let coordsys = try output.coordinateSystem()
         let origin = try near.map { coordsys.toWGS84(try parseLatLon($0, option: "--near")) }
         let box = try bbox.map { text -> BoundingBox in
@@ -78,6 +89,11 @@ struct WithinCommand: ParsableCommand {
     }
 
     func run() throws {
+        if let server = output.server {
+            let items: [(String, String?)] = [("bbox", bbox), ("polygon", polygon), ("q", q), ("category", category), ("kind", kind),
+                ("limit", String(limit)), ("cursor", cursor)]
+            return try ServerClient.printList(try ServerClient.get(server, "/v1/within", items + output.commonQuery), format: output.format)
+        }
         let coordsys = try output.coordinateSystem()
         let area = try parseArea(coordsys)
         let query = try runQuery { try WithinQuery(area: area, text: q, category: category, kind: try KindFilter(parsing: kind), limit: limit, cursor: cursor) }
@@ -111,6 +127,18 @@ struct ClustersCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
+        if let server = output.server {
+            let items: [(String, String?)] = [("bbox", bbox), ("precision", String(precision)), ("q", q), ("category", category), ("kind", kind)]
+            let bytes = try ServerClient.get(server, "/v1/clusters", items + output.commonQuery)
+            guard output.format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
+            let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+            let cells = object?["results"] as? [[String: Any]] ?? []
+            print(Table.render(header: ["geohash", "count", "lat", "lon"], rows: cells.map { c in
+                [c["geohash"] as? String ?? "", String(c["count"] as? Int ?? 0), String(format: "%.6f", c["lat"] as? Double ?? 0), String(format: "%.6f", c["lon"] as? Double ?? 0)]
+            }))
+            if cells.isEmpty { throw CLIError.failure("no results") }
+            return
+        }
         let coordsys = try output.coordinateSystem()
         let box: BoundingBox
         switch Result(catching: { () throws(GeoError) in try BoundingBox(parsing: bbox) }) {

@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `--server URL`: query commands ask a running `poi serve` instead of opening the database, and print the same.
+enum ServerClient {
+    /// GETs `path` with `query` from the server; a 4xx becomes a usage error carrying the server's detail.
+    static func get(_ server: String, _ path: String, _ query: [(String, String?)]) throws -> [UInt8] {
+        guard var components = URLComponents(string: server), components.scheme == "http" || components.scheme == "https" else {
+            throw CLIError.usage("--server must be an http:// or https:// URL")
+        }
+        components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + path
+        components.queryItems = query.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        guard let url = components.url else { throw CLIError.usage("--server must be a valid URL") }
+        let box = ResultBox()
+        let semaphore = DispatchSemaphore(value: 0)
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 30
+        URLSession.shared.dataTask(with: request) { data, response, error in
+            box.set(data: data, status: (response as? HTTPURLResponse)?.statusCode, error: error)
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        let (data, status, error) = box.get()
+        if let error { throw CLIError.failure("cannot reach \(server): \(error.localizedDescription)") }
+        let bytes = [UInt8](data ?? Data())
+        guard let status else { throw CLIError.failure("no answer from \(server)") }
+        if (400..<500).contains(status) {
+            let detail = (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["detail"] as? String
+            if status == 404 && detail == nil { throw CLIError.failure("\(url.path): not found") }
+            throw CLIError(message: detail ?? "the server answered \(status)", status: status == 404 ? 1 : 2)
+        }
+        guard status == 200 else { throw CLIError.failure("the server answered \(status)") }
+        return bytes
+    }
+
+    private final class ResultBox: @unchecked Sendable {
+        // SAFETY: written once by the URLSession callback before the semaphore is signalled, read after the wait.
+        private var data: Data?
+        private var status: Int?
+        private var error: (any Error)?
+
+        func set(data: Data?, status: Int?, error: (any Error)?) {
+            self.data = data
+            self.status = status
+            self.error = error
+        }
+
+        func get() -> (Data?, Int?, (any Error)?) { (data, status, error) }
+    }
+
+    /// Prints a server list answer as the CLI would print the local one.
+    static func printList(_ bytes: [UInt8], format: OutputOptions.Format) throws {
+        if format != .table {
+            print(String(decoding: bytes, as: UTF8.self))
+        } else {
+            guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], let results = object["results"] as? [[String: Any]] else {
+                throw CLIError.failure("the server's answer is not a result list")
+            }
+            print(Table.render(header: ["name", "category", "distance", "lat", "lon", "id"], rows: results.map { r in
+                let name = (r["name"] as? String) ?? [r["firstName"] as? String, r["lastName"] as? String].compactMap { $0 }.joined(separator: " ")
+                return [
+                    name, (r["category"] as? String) ?? (r["kind"] as? String ?? ""), (r["distance"] as? Double).map { String(format: "%.0f m", $0) } ?? "",
+                    String(format: "%.6f", r["lat"] as? Double ?? 0), String(format: "%.6f", r["lon"] as? Double ?? 0), r["id"] as? String ?? "",
+                ]
+            }))
+            if let next = object["next"] as? String { print("next: \(next)") }
+            if results.isEmpty { throw CLIError.failure("no results") }
+        }
+    }
+}

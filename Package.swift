@@ -47,6 +47,7 @@ let package = Package(
             dependencies: [
                 "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],

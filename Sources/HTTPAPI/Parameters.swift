@@ -1,16 +1,18 @@
 import GeoCore
 import Hummingbird
+import HummingbirdCore
 import SearchEngine
 
 /// Query-string access with the contract's rules: repeated parameters take the last value, unknown ones are
 /// ignored, and a value that does not parse is a 400 naming the parameter and the rule.
 struct Parameters {
-    let request: Request
+    /// Parsed once: `uri.queryParameters` parses the query string on every access.
+    let query: FlatDictionary<Substring, Substring>
 
-    init(_ request: Request) { self.request = request }
+    init(_ request: Request) { self.query = request.uri.queryParameters }
 
     func string(_ name: String) -> String? {
-        request.uri.queryParameters[values: Substring(name)].last.map { String($0).removingPercentEncodingPlus() }
+        query[values: Substring(name)].last.map { String($0) }
     }
 
     func double(_ name: String, rule: String = "must be a number") throws(Problem) -> Double? {
@@ -39,16 +41,12 @@ struct Parameters {
     }
 
     func coordsys() throws -> CoordSys { try CoordSys(parsing: string("coordsys")) }
-    func format() throws -> ResponseWriter.Format { try ResponseWriter.Format(parsing: string("format")) }
+    func format() throws -> APIEncoder.Format { try APIEncoder.Format(parsing: string("format")) }
     func kind() throws -> KindFilter { try KindFilter(parsing: string("kind")) }
     func limit(default value: Int = 20) throws -> Int {
         try QueryValidation.limit(try int("limit", rule: "must be an integer between 1 and 100"), default: value)
     }
 }
 
-extension String {
-    /// Query values arrive percent-decoded by the router except for "+", which forms encode for a space.
-    func removingPercentEncodingPlus() -> String { self }
-}
 
 import Foundation

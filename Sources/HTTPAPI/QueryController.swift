@@ -23,7 +23,7 @@ struct QueryController {
             text: p.string("q"), category: p.string("category"), kind: try p.kind(), limit: try p.limit(), cursor: p.string("cursor")
         )
         let page = try engine.nearby(query)
-        return JSONResponse.body(ResponseWriter(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
+        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
     }
 
     func search(_ request: Request) throws -> Response {
@@ -36,7 +36,7 @@ struct QueryController {
             kind: try p.kind(), limit: try p.limit(), offset: try p.int("offset", rule: "must be an integer between 0 and 10000") ?? 0
         )
         let page = try engine.search(query)
-        return JSONResponse.body(ResponseWriter(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
+        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
     }
 
     func within(_ request: Request) throws -> Response {
@@ -54,7 +54,7 @@ struct QueryController {
             area: area, text: p.string("q"), category: p.string("category"), kind: try p.kind(), limit: try p.limit(), cursor: p.string("cursor")
         )
         let page = try engine.within(query)
-        return JSONResponse.body(ResponseWriter(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
+        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
     }
 
     func clusters(_ request: Request) throws -> Response {
@@ -67,6 +67,6 @@ struct QueryController {
         }
         let query = try ClusterQuery(bbox: box, precision: precision, text: p.string("q"), category: p.string("category"), kind: try p.kind())
         let clusters = try engine.clusters(query)
-        return JSONResponse.body(ResponseWriter(coordsys: coordsys, format: format).clusters(clusters), geojson: format == .geojson)
+        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).clusters(clusters), geojson: format == .geojson)
     }
 }

@@ -21,9 +21,9 @@ struct RecordController {
         router.delete("/v1/pins/:id") { request, context in try deletePin(request, context) }
     }
 
-    private func encoder(_ request: Request) throws -> ResponseWriter {
+    private func encoder(_ request: Request) throws -> APIEncoder {
         let p = Parameters(request)
-        return ResponseWriter(coordsys: try p.coordsys(), format: try p.format())
+        return APIEncoder(coordsys: try p.coordsys(), format: try p.format())
     }
 
     private func id(_ context: BasicRequestContext) throws(Problem) -> String {

@@ -71,8 +71,8 @@ struct OutputOptions: ParsableArguments {
         do { return try CoordSys(parsing: coordsys) } catch { throw CLIError.usage("--coordsys: must be wgs84, gcj02 or bd09") }
     }
 
-    func encoder() throws -> ResponseWriter {
-        ResponseWriter(coordsys: try coordinateSystem(), format: format == .geojson ? .geojson : .json)
+    func encoder() throws -> APIEncoder {
+        APIEncoder(coordsys: try coordinateSystem(), format: format == .geojson ? .geojson : .json)
     }
 
     /// Prints a page as a table or as the API's JSON; exits 1 when it is empty.

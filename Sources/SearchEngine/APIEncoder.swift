@@ -55,7 +55,7 @@ public enum CoordSys: String, Sendable, CaseIterable {
 
 /// Response bodies of the v1 API (also printed by the CLI's `--format json`): JSON or GeoJSON, in the request's
 /// coordinate system. Numbers are written in their shortest round-trip form; positions keep full precision.
-public struct ResponseWriter: Sendable {
+public struct APIEncoder: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case json, geojson
 

@@ -102,6 +102,34 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("lat must be a number between -90 and 90"))
     }
 
+    /// SIGTERM stops the server gracefully: requests already sent are answered, then it exits with status 0.
+    @Test func sigtermShutsDownGracefully() throws {
+        let db = try emptyDatabase()
+        let port = Int.random(in: 64_001...65_000)
+        let server = try startServer(db: db, port: port)
+        // Keep clients busy while the signal arrives.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var statuses: [String] = []
+        let lock = NSLock()
+        for _ in 0..<4 {
+            group.enter()
+            DispatchQueue.global().async {
+                let r = try? curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60&lon=24&kind=all&limit=100"])
+                lock.lock()
+                statuses.append(r?.stdout ?? "")
+                lock.unlock()
+                group.leave()
+            }
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+        kill(server.processIdentifier, SIGTERM)
+        server.waitUntilExit()
+        group.wait()
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+        // Requests either completed (200) or found the socket already closed (000); none got an error status.
+        #expect(statuses.allSatisfy { $0 == "200" || $0 == "000" }, "\(statuses)")
+    }
+
     /// Clients read while pins are written; every answer is well-formed and the final count is exact.
     @Test func concurrentReadersWhileWriting() async throws {
         let db = try emptyDatabase()

@@ -137,19 +137,21 @@ public final class CatalogStore: Sendable {
 
     // MARK: Pins
 
+    static let upsertPin = """
+        INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET uniqueKey = excluded.uniqueKey, firstName = excluded.firstName,
+            lastName = excluded.lastName, mapString = excluded.mapString, mediaURL = excluded.mediaURL,
+            lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt
+        """
+
+    static func arguments(_ pin: PinRecord) -> StatementArguments {
+        [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
+    }
+
+    /// Inserts or replaces one pin in its own transaction; durable when it returns.
     public func upsert(_ pin: PinRecord) throws(CatalogError) {
-        try write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET uniqueKey = excluded.uniqueKey, firstName = excluded.firstName,
-                        lastName = excluded.lastName, mapString = excluded.mapString, mediaURL = excluded.mediaURL,
-                        lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt
-                    """,
-                arguments: [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
-            )
-        }
+        try write { db in try db.execute(sql: CatalogStore.upsertPin, arguments: CatalogStore.arguments(pin)) }
     }
 
     @discardableResult

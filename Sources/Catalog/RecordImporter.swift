@@ -103,38 +103,14 @@ public final class RecordImporter {
 
     static func insert(_ rows: [RecordParser.Parsed], _ db: Database) throws {
         let poiStatement = try db.cachedStatement(sql: CatalogStore.upsertPOI)
+        let pinStatement = try db.cachedStatement(sql: CatalogStore.upsertPin)
         for row in rows {
             switch row {
             case .poi(let poi):
                 try poiStatement.execute(arguments: CatalogStore.arguments(poi))
             case .pin(let pin):
-                try db.execute(
-                    sql: """
-                        INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT(id) DO UPDATE SET uniqueKey = excluded.uniqueKey, firstName = excluded.firstName,
-                            lastName = excluded.lastName, mapString = excluded.mapString, mediaURL = excluded.mediaURL,
-                            lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt
-                        """,
-                    arguments: [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
-                )
+                try pinStatement.execute(arguments: CatalogStore.arguments(pin))
             }
         }
-    }
-}
-
-/// ISO 8601 UTC timestamps with milliseconds, as records carry them.
-public enum Timestamp {
-    public static func now() -> String { string(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))) }
-
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` from integer milliseconds, so no floating-point rounding can change the digits.
-    public static func string(milliseconds: Int64) -> String {
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
-            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds % 1000)
-        )
     }
 }

@@ -69,14 +69,4 @@ struct TextMatcher {
             return group.expansions.contains { index.contains(term: $0.term, document: record) }
         }
     }
-
-    /// Whether a record with these fields and category satisfies every group (for walks that test records one by one).
-    func matches(fields: [(text: String, weight: Int)], category: String?, index: InvertedIndex) -> Bool {
-        var tokens = Set<String>()
-        for field in fields { for token in Tokenizer.tokens(field.text) { tokens.insert(token.text) } }
-        return groups.allSatisfy { group in
-            if let category, group.categories.contains(where: { category.isCategory(under: $0) }) { return true }
-            return group.expansions.contains { tokens.contains(index.terms[Int($0.term)]) }
-        }
-    }
 }

@@ -29,91 +29,16 @@ public struct NearestCursor: Sendable, Hashable {
     }
 }
 
-/// A best-first walk of the tree yielding records nearest first (Hjaltason & Samet, "Distance browsing in spatial
-/// databases", TODS 1999).
-///
-/// One min-heap holds both nodes, keyed by the lower bound of their box, and records, keyed by their exact squared
-/// chord. At equal keys nodes pop before records and records pop in record-number order, so when a record pops no
-/// unvisited node can hold anything that ranks before it: the order is exactly (distance, id), identical to
-/// sorting every record by brute force. The filter is applied before a record enters the heap, so "the 10 nearest
-/// cafés" visits only as many cafés as it needs, and the walk stops as soon as the caller stops asking.
-public struct NearestIterator: IteratorProtocol {
-    private let tree: RTree
-    private let query: Vec3
-    private let maxKey: Double
-    private let after: NearestCursor?
-    private let filter: ((UInt32) -> Bool)?
-    private var heap = MinHeap()
-
-    private static let itemFlag: UInt64 = 1 << 63
-
-    init(tree: RTree, latitude: Double, longitude: Double, maxDistance: Double?, after: NearestCursor?, filter: ((UInt32) -> Bool)?) {
-        self.tree = tree
-        self.query = Vec3(latitude: latitude, longitude: longitude)
-        self.maxKey = maxDistance.map { ChordDistance.key(forMetres: $0) } ?? .infinity
-        self.after = after
-        self.filter = filter
-        if tree.root >= 0 {
-            heap.push(.init(key: 0, tag: NearestIterator.nodeTag(tree.root, level: tree.rootLevel)))
-        }
-    }
-
-    private static func nodeTag(_ node: Int32, level: Int) -> UInt64 { UInt64(level) << 32 | UInt64(UInt32(node)) }
-
-    public mutating func next() -> Neighbor? {
-        let m = RTree.m
-        while let top = heap.pop() {
-            if top.tag & NearestIterator.itemFlag != 0 {
-                return Neighbor(id: UInt32(truncatingIfNeeded: top.tag), key: top.key)
-            }
-            let node = Int(UInt32(truncatingIfNeeded: top.tag))
-            let level = Int(top.tag >> 32)
-            let base = node * m
-            if level == 0 {
-                let end = base + Int(tree.leafCounts[node])
-                for i in base..<end {
-                    let key = query.distanceSquared(to: tree.leafVectors[i])
-                    if key > maxKey { continue }
-                    let id = tree.leafIDs[i]
-                    if let after, key < after.key || (key == after.key && id <= after.id) { continue }
-                    if let filter, !filter(id) { continue }
-                    heap.push(.init(key: key, tag: NearestIterator.itemFlag | UInt64(id)))
-                }
-            } else {
-                let end = base + Int(tree.branchCounts[node])
-                for i in base..<end {
-                    let key = tree.branchBoxes[i].distanceSquared(to: query)
-                    if key > maxKey { continue }
-                    heap.push(.init(key: key, tag: NearestIterator.nodeTag(tree.branchChildren[i], level: level - 1)))
-                }
-            }
-        }
-        return nil
-    }
-}
-
 extension RTree {
-    /// A walk over records nearest first from a point.
-    /// - Parameters:
-    ///   - maxDistance: only records within this many metres (great-circle).
-    ///   - after: resume strictly after a previous result.
-    ///   - filter: records for which it returns false are skipped during the walk.
-    public func nearest(
-        latitude: Double,
-        longitude: Double,
-        maxDistance: Double? = nil,
-        after: NearestCursor? = nil,
-        filter: ((UInt32) -> Bool)? = nil
-    ) -> NearestIterator {
-        NearestIterator(tree: self, latitude: latitude, longitude: longitude, maxDistance: maxDistance, after: after, filter: filter)
-    }
-
     /// The `k` nearest records, nearest first, ties by record number.
     ///
-    /// Branch-and-bound over the same lower bounds as `NearestIterator` (Roussopoulos, Kelley & Vincent, SIGMOD
-    /// 1995, with a best-first node queue): the k best (key, id) pairs seen so far are kept sorted, and a node is
-    /// skipped once its lower bound exceeds the k-th best key, so records never enter a heap. Nodes whose bound
-    /// equals the k-th key are still opened, since they may hold a record with an equal key and a smaller id.
+    /// Best-first branch-and-bound (Hjaltason & Samet, "Distance browsing in spatial databases", TODS 1999;
+    /// Roussopoulos, Kelley & Vincent, SIGMOD 1995): nodes leave a min-heap in order of their boxes' lower bound (the
+    /// squared chord to the box, exact in floating point); the k best (key, id) pairs seen so far are kept sorted,
+    /// and the walk stops once the next node's bound exceeds the k-th best key. Nodes whose bound equals it are
+    /// still opened, since they may hold a record with an equal key and a smaller id — so the order is exactly
+    /// (distance, id), identical to brute force. The filter runs on records as they are reached, so "the 10 nearest
+    /// cafés" never collects 10 000 nearest records first; `after` resumes a previous walk (cursors).
     /// - Complexity: O(k log n) expected for spread-out data.
     public func nearest(
         k: Int,

@@ -9,7 +9,7 @@ import Darwin
 /// Scheme: a reader-writer lock that prefers writers (so a steady stream of readers cannot starve a pin update).
 /// Readers run their whole query under the read lock, in parallel with each other; a writer waits for them,
 /// mutates in place and releases, so no reader ever sees a half-updated structure. A reader that keeps a value
-/// (for example a `NearestIterator`) past its closure holds a copy-on-write snapshot, which stays valid: a later
+/// (for example a copy of the `SpatialIndex`) past its closure holds a copy-on-write snapshot, which stays valid: a later
 /// write then copies instead of mutating under it.
 public final class SharedSpatialIndex: @unchecked Sendable {
     // SAFETY: @unchecked Sendable because `index` is only read under the read lock and only written under the

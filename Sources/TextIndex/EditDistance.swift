@@ -36,13 +36,4 @@ public enum EditDistance {
         }
         return previous[b.count] <= limit ? previous[b.count] : nil
     }
-
-    /// Whether `prefix` is within `limit` edits of some prefix of `word` (for typo-tolerant autocomplete).
-    public static func prefixWithin(_ prefix: [Unicode.Scalar], _ word: [Unicode.Scalar], limit: Int) -> Int? {
-        var best: Int?
-        for length in max(0, prefix.count - limit)...min(word.count, prefix.count + limit) {
-            if let d = within(prefix, Array(word[0..<length]), limit: limit) { best = min(best ?? d, d) }
-        }
-        return best
-    }
 }

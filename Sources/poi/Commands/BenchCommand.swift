@@ -197,9 +197,7 @@ struct BenchCommand: ParsableCommand {
         } else {
             var generator = SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed)
             records = (0..<n).map { _ in generator.next() }
-            let built = clock.now
             engine = SearchEngine(pois: records, taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir)))
-            _ = built
         }
         let load = clock.now - start
         guard let engine else { return }

@@ -34,6 +34,12 @@ public struct JSONWriter {
         needsComma = false
     }
 
+    /// `"key":"value"`.
+    public mutating func field(_ key: String, _ value: String) {
+        self.key(key)
+        string(value)
+    }
+
     public mutating func null() {
         separator()
         buffer.append(contentsOf: "null".utf8)
@@ -52,7 +58,7 @@ public struct JSONWriter {
         if !value.isFinite {
             buffer.append(contentsOf: "null".utf8)
         } else if value == value.rounded(), abs(value) < 1e15 {
-            buffer.append(contentsOf: String(Int64(value)).utf8)
+            appendDigits(Int64(value))
         } else {
             buffer.append(contentsOf: value.description.utf8)
         }
@@ -61,28 +67,55 @@ public struct JSONWriter {
 
     public mutating func number(_ value: Int) {
         separator()
-        buffer.append(contentsOf: String(value).utf8)
+        appendDigits(Int64(value))
         needsComma = true
+    }
+
+    /// Decimal digits without going through a String.
+    private mutating func appendDigits(_ value: Int64) {
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        if magnitude < 10 {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(magnitude))
+            return
+        }
+        let start = buffer.count
+        while magnitude > 0 {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(magnitude % 10))
+            magnitude /= 10
+        }
+        buffer[start...].reverse()
     }
 
     public mutating func string(_ value: String) {
         separator()
         buffer.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): buffer.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): buffer.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: buffer.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: buffer.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: buffer.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                buffer.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: buffer.append(byte)
+        var value = value
+        value.withUTF8 { bytes in
+            // Runs of bytes that need no escaping are copied at once.
+            var runStart = 0
+            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                appendEscaped(byte)
+                runStart = i + 1
             }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         }
         buffer.append(UInt8(ascii: "\""))
         needsComma = true
+    }
+
+    private mutating func appendEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): buffer.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): buffer.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: buffer.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: buffer.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: buffer.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            buffer.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        }
     }
 
     private mutating func separator() {

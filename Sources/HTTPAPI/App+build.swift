@@ -34,7 +34,7 @@ public func buildRouter(
 ) -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
     if let metrics {
-        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: RequestMetricsMiddleware())
         let pois = metrics.makeGauge(name: "poi_records", labels: [("kind", "poi")])
         let pins = metrics.makeGauge(name: "poi_records", labels: [("kind", "pin")])
         router.get("/metrics") { _, _ -> Response in

@@ -12,19 +12,33 @@ struct Parameters {
     init(_ request: Request) { self.query = request.uri.queryParameters }
 
     func string(_ name: String) -> String? {
-        query[values: Substring(name)].last.map { String($0) }
+        value(name).map { String($0) }
+    }
+
+    /// The last value of `name`, without copying.
+    private func value(_ name: String) -> Substring? {
+        var found: Substring?
+        for element in query where element.key == name { found = element.value }
+        return found
     }
 
     func double(_ name: String, rule: String = "must be a number") throws(Problem) -> Double? {
-        guard let text = string(name) else { return nil }
-        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else { throw .badRequest("\(name) \(rule)") }
+        guard let text = value(name) else { return nil }
+        guard let value = Double(Self.trimmed(text)), value.isFinite else { throw .badRequest("\(name) \(rule)") }
         return value
     }
 
     func int(_ name: String, rule: String) throws(Problem) -> Int? {
-        guard let text = string(name) else { return nil }
-        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else { throw .badRequest("\(name) \(rule)") }
+        guard let text = value(name) else { return nil }
+        guard let value = Int(Self.trimmed(text)) else { throw .badRequest("\(name) \(rule)") }
         return value
+    }
+
+    /// Without surrounding spaces and tabs (a number pasted with a space around it is still that number).
+    private static func trimmed(_ text: Substring) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return text[text.endIndex...] }
+        return text[first...last]
     }
 
     func required(_ name: String) throws(Problem) -> String {
@@ -48,5 +62,3 @@ struct Parameters {
     }
 }
 
-
-import Foundation

@@ -80,6 +80,7 @@ public struct APIEncoder: Sendable {
     /// `{"results": [...], "next": ...}` (+ `"total"`), or a FeatureCollection with `next`/`total` members.
     public func page(_ page: Page) -> [UInt8] {
         var json = JSONWriter()
+        json.buffer.reserveCapacity(256 + 320 * page.results.count)
         beginList(&json)
         for hit in page.results { write(hit.record, distance: hit.distance, score: hit.score, to: &json) }
         json.endArray()
@@ -183,41 +184,39 @@ public struct APIEncoder: Sendable {
         json.beginObject()
         switch record {
         case .poi(let poi):
-            for (key, value) in [("id", poi.id), ("kind", "poi"), ("name", poi.name), ("category", poi.category)] {
-                json.key(key)
-                json.string(value)
-            }
-            for (key, value) in [("address", poi.address), ("city", poi.city), ("country", poi.country)] {
-                if let value {
-                    json.key(key)
-                    json.string(value)
-                }
-            }
+            json.field("id", poi.id)
+            json.field("kind", "poi")
+            json.field("name", poi.name)
+            json.field("category", poi.category)
+            if let address = poi.address { json.field("address", address) }
+            if let city = poi.city { json.field("city", city) }
+            if let country = poi.country { json.field("country", country) }
             json.key("lat")
             json.number(p.latitude)
             json.key("lon")
             json.number(p.longitude)
             json.key("tags")
             json.beginObject()
-            for key in poi.tags.keys.sorted() {
-                json.key(key)
-                json.string(poi.tags[key]!)
+            if poi.tags.count == 1, let (key, value) = poi.tags.first {
+                json.field(key, value)
+            } else if !poi.tags.isEmpty {
+                for key in poi.tags.keys.sorted() { json.field(key, poi.tags[key]!) }
             }
             json.endObject()
         case .pin(let pin):
-            for (key, value) in [("id", pin.id), ("kind", "pin"), ("uniqueKey", pin.uniqueKey), ("firstName", pin.firstName),
-                                 ("lastName", pin.lastName), ("mapString", pin.mapString), ("mediaURL", pin.mediaURL)] {
-                json.key(key)
-                json.string(value)
-            }
+            json.field("id", pin.id)
+            json.field("kind", "pin")
+            json.field("uniqueKey", pin.uniqueKey)
+            json.field("firstName", pin.firstName)
+            json.field("lastName", pin.lastName)
+            json.field("mapString", pin.mapString)
+            json.field("mediaURL", pin.mediaURL)
             json.key("lat")
             json.number(p.latitude)
             json.key("lon")
             json.number(p.longitude)
-            json.key("createdAt")
-            json.string(pin.createdAt)
-            json.key("updatedAt")
-            json.string(pin.updatedAt)
+            json.field("createdAt", pin.createdAt)
+            json.field("updatedAt", pin.updatedAt)
         }
         if let distance {
             json.key("distance")

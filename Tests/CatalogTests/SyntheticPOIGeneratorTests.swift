@@ -1,5 +1,4 @@
 import BundledData
-import BundledData
 import Catalog
 import Foundation
 import GeoCore
@@ -69,5 +68,29 @@ import Testing
         #expect(object["s"] as? String == "quote \" backslash \\ newline \n tab \t bell \u{07} 咖啡")
         #expect(object["n"] as? Double == 1.5)
         #expect(object["nan"] is NSNull)
+    }
+
+    /// Random strings (runs of plain text, quotes, backslashes, control characters, non-ASCII) and integers
+    /// written by JSONWriter read back identically through Foundation's parser.
+    @Test func jsonWriterRoundTripsRandomValues() throws {
+        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        print("jsonWriterRoundTripsRandomValues: SEED=\(seed)")
+        var random = SplitMix64(seed: seed)
+        let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "咖", "😀"]
+        for _ in 0..<500 {
+            let length = Int(random.next() % 40)
+            let text = String((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+            let integer = Int(bitPattern: UInt(random.next())) >> Int(random.next() % 64)
+            var w = JSONWriter()
+            w.beginArray()
+            w.string(text)
+            w.number(integer)
+            w.number(Double(integer % 1_000_000_000))
+            w.endArray()
+            let array = try #require(try JSONSerialization.jsonObject(with: Data(w.buffer)) as? [Any], "SEED=\(seed)")
+            #expect(array[0] as? String == text, "SEED=\(seed)")
+            #expect((array[1] as? NSNumber)?.int64Value == Int64(integer), "SEED=\(seed)")
+            #expect((array[2] as? NSNumber)?.doubleValue == Double(integer % 1_000_000_000), "SEED=\(seed)")
+        }
     }
 }

@@ -66,6 +66,21 @@ func json(_ response: TestResponse) throws -> [String: Any] {
         }
     }
 
+    /// DESIGN.md §4: repeated parameters take the last value; a number with spaces around it is that number.
+    @Test func repeatedParametersTakeTheLastValueAndNumbersMayBePadded() async throws {
+        try await app().test(.router) { client in
+            let plain = try json(try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&limit=3", method: .get))
+            let repeated = try json(try await client.execute(uri: "/v1/nearby?lat=10&lat=60.17&lon=24.94&limit=50&limit=3", method: .get))
+            let padded = try json(try await client.execute(uri: "/v1/nearby?lat=%2060.17&lon=24.94%09&limit=%203%20", method: .get))
+            let ids = { (page: [String: Any]) in (page["results"] as! [[String: Any]]).map { $0["id"] as! String } }
+            #expect(ids(plain).count == 3)
+            #expect(ids(repeated) == ids(plain))
+            #expect(ids(padded) == ids(plain))
+            let bad = try await client.execute(uri: "/v1/nearby?lat=60.17&lat=abc&lon=24.94", method: .get)
+            #expect(bad.status == .badRequest)
+        }
+    }
+
     @Test func keywordCategoryRadiusKindAndGeoJSON() async throws {
         try await app().test(.router) { client in
             let cafes = try json(try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&q=coffee&limit=5", method: .get))
@@ -262,8 +277,9 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
             let text = String(buffer: response.body)
             #expect(text.contains("poi_records{kind=\"poi\"} 61"))
-            #expect(text.contains("/v1/nearby"))
-            #expect(text.contains("400"))
+            #expect(text.contains("poi_http_requests_total{route=\"/v1/nearby\",method=\"GET\",status=\"200\"}"))
+            #expect(text.contains("poi_http_requests_total{route=\"/v1/nearby\",method=\"GET\",status=\"400\"}"))
+            #expect(text.contains("poi_http_request_duration_seconds_bucket{route=\"/v1/nearby\""))
         }
     }
 }

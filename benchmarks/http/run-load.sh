@@ -1,38 +1,165 @@
 #!/usr/bin/env bash
-# HTTP load: `poi serve` under wrk against Redis GEOSEARCH under redis-benchmark, same 1 M points, loopback, same
-# connection count. Usage: benchmarks/http/run-load.sh DATA.jsonl QUERIES.jsonl DB.sqlite [SECONDS] [CONNECTIONS]
-# DB.sqlite must hold DATA (poi import DATA --db DB). Installs wrk and redis-server if missing.
+# HTTP load over loopback, one JSON line per measurement on standard output:
+#   poi serve under wrk: nearby (k = 10 within 1 km), keyword+nearby, within (1 km box), geocode;
+#   Redis 7 GEOSEARCH ... BYRADIUS 1 km ASC COUNT 10 WITHDIST under redis-benchmark;
+#   PostGIS (geography column, GiST index, ST_DWithin 1 km + ORDER BY geog <-> origin LIMIT 10) under pgbench.
+# Same points, origins near the data, the same connection count and two load-generator threads for each system.
+# Each peer is installed if missing, started on loopback on a free port, loaded, measured and stopped.
+#
+#   benchmarks/http/run-load.sh DATA.jsonl ORIGINS.jsonl KEYWORDS.jsonl DB.sqlite OUTDIR [SECONDS] [CONNECTIONS] [SYSTEMS]
+#
+# DB.sqlite must hold DATA (`poi import DATA --db DB`); KEYWORDS is `poi bench keyword-nearby --dump-queries`
+# output. SYSTEMS is a comma list of poi,redis,postgis (default all). Progress goes to standard error.
 set -euo pipefail
-DATA="$1"; QUERIES="$2"; DB="$3"; SECONDS_RUN="${4:-20}"; CONNECTIONS="${5:-64}"
+DATA="$1"; ORIGINS="$2"; KEYWORDS="$3"; DB="$4"; OUT="$5"; SECONDS_RUN="${6:-15}"; CONNECTIONS="${7:-64}"
+SYSTEMS="${8:-poi,redis,postgis}"
 cd "$(dirname "$0")/../.."
-command -v wrk >/dev/null && command -v redis-server >/dev/null || {
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk redis-server >/dev/null
+mkdir -p "$OUT"
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+install() { # command-to-check package...
+  command -v "$1" >/dev/null 2>&1 && return 0
+  shift
+  echo "== installing $*" >&2
+  [ -n "${APT_UPDATED:-}" ] || { $SUDO apt-get update -qq; APT_UPDATED=1; }
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
-POI=.build/release/poi
-PORT=$((20000 + RANDOM % 10000))
-"$POI" serve --port "$PORT" --db "$DB" >/tmp/poi-load-serve.log 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; [ -n "${REDIS:-}" ] && kill $REDIS 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-echo "== poi serve: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s nearby (k=10, radius 1 km)" >&2
-QUERIES="$QUERIES" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_RUN}s" -s benchmarks/http/nearby.lua "http://127.0.0.1:$PORT" | tail -1 | sed 's/^/{"system":"poi",/; s/^{"system":"poi",{/{"system":"poi",/'
-kill $SERVER; wait $SERVER 2>/dev/null || true
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+WARMUP=3
+PIDS=()
+cleanup() { for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+N=$(wc -l < "$DATA")
 
-RPORT=$((30000 + RANDOM % 10000))
-redis-server --port "$RPORT" --save "" --appendonly no --daemonize no >/tmp/poi-load-redis.log 2>&1 &
-REDIS=$!
-for _ in $(seq 1 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-python3 - "$DATA" <<'PY' | redis-cli -p "$RPORT" --pipe >/dev/null
+# ---------------------------------------------------------------------------------------------------------- poi
+if [[ ",$SYSTEMS," == *",poi,"* ]]; then
+  install wrk wrk
+  python3 benchmarks/http/make_requests.py "$ORIGINS" "$KEYWORDS" benchmarks/geocode_queries.txt "$OUT"
+  PORT=$(free_port)
+  .build/release/poi serve --port "$PORT" --db "$DB" >"$OUT/poi-serve.log" 2>&1 &
+  SERVER=$!; PIDS+=("$SERVER")
+  for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/poi-serve.log" >&2; exit 1; }
+  for scenario in nearby keyword-nearby within geocode; do
+    echo "== poi serve: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
+    PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" >/dev/null
+    line=$(PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_RUN}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" | tail -1)
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system="poi", scenario=sys.argv[2], connections=int(sys.argv[3]), client="wrk -t2"); print(json.dumps(d))' \
+      "$line" "$scenario" "$CONNECTIONS"
+  done
+  kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
+fi
+
+# -------------------------------------------------------------------------------------------------------- Redis
+if [[ ",$SYSTEMS," == *",redis,"* ]]; then
+  install redis-server redis-server redis-tools
+  RPORT=$(free_port)
+  redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no >"$OUT/redis.log" 2>&1 &
+  REDIS=$!; PIDS+=("$REDIS")
+  for _ in $(seq 1 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  echo "== Redis: GEOADD $N points" >&2
+  # Members are the records' line numbers as 12 digits, the form redis-benchmark's __rand_int__ takes, so each
+  # request starts from a different record (FROMMEMBER): origins near the data, as poi's are.
+  python3 - "$DATA" <<'PY' | redis-cli -p "$RPORT" --pipe >/dev/null
 import sys, orjson
 out = sys.stdout.buffer
-for line in open(sys.argv[1], "rb"):
+for i, line in enumerate(open(sys.argv[1], "rb")):
     r = orjson.loads(line)
-    lon, lat, member = repr(r["lon"]), repr(r["lat"]), r["id"]
-    parts = [b"GEOADD", b"pois", lon.encode(), lat.encode(), member.encode()]
+    parts = [b"GEOADD", b"pois", repr(r["lon"]).encode(), repr(r["lat"]).encode(), b"%012d" % i]
     out.write(b"*5\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
 PY
-ORIGIN=$(head -1 "$QUERIES" | python3 -c 'import json,sys; q=json.load(sys.stdin); print(q["lon"], q["lat"])')
-echo "== Redis $(redis-server --version | grep -o 'v=[0-9.]*'): redis-benchmark -c$CONNECTIONS GEOSEARCH pois FROMLONLAT $ORIGIN BYRADIUS 1 km ASC COUNT 10 WITHDIST" >&2
-redis-benchmark -p "$RPORT" -c "$CONNECTIONS" -n $((SECONDS_RUN * 20000)) --threads 2 -q --csv \
-  GEOSEARCH pois FROMLONLAT $ORIGIN BYRADIUS 1 km ASC COUNT 10 WITHDIST | tail -1
+  loaded=$(redis-cli -p "$RPORT" ZCARD pois)
+  [ "$loaded" = "$N" ] || { echo "Redis holds $loaded points, expected $N" >&2; exit 1; }
+  VERSION=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -d= -f2)
+  COMMAND=(GEOSEARCH pois FROMMEMBER __rand_int__ BYRADIUS 1 km ASC COUNT 10 WITHDIST)
+  echo "== Redis $VERSION: redis-benchmark -c$CONNECTIONS --threads 2 -r $N ${COMMAND[*]}" >&2
+  redis-benchmark -p "$RPORT" -c "$CONNECTIONS" --threads 2 -r "$N" -n $((WARMUP * 30000)) -q "${COMMAND[@]}" >/dev/null
+  start=$(date +%s.%N)
+  csv=$(redis-benchmark -p "$RPORT" -c "$CONNECTIONS" --threads 2 -r "$N" -n $((SECONDS_RUN * 60000)) -q --csv "${COMMAND[@]}" | tail -1)
+  end=$(date +%s.%N)
+  # redis-benchmark stops at the first error reply; check that every call was answered.
+  stats=$(redis-cli -p "$RPORT" INFO commandstats | grep '^cmdstat_geosearch:' || true)
+  grep -q 'failed_calls=0' <<<"$stats" || { echo "Redis GEOSEARCH failed: $stats" >&2; exit 1; }
+  python3 -c '
+import csv, json, sys
+row = next(csv.reader([sys.argv[1]]))
+# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+rps, p50, p99 = float(row[1]), float(row[4]), float(row[6])
+print(json.dumps({"system": "Redis " + sys.argv[2], "scenario": "nearby", "rps": round(rps), "p50_ms": p50, "p99_ms": p99,
+                  "seconds": round(float(sys.argv[4]) - float(sys.argv[3]), 3), "connections": int(sys.argv[5]),
+                  "client": "redis-benchmark --threads 2", "errors": 0}))' "$csv" "$VERSION" "$start" "$end" "$CONNECTIONS"
+  kill "$REDIS"; wait "$REDIS" 2>/dev/null || true
+fi
+
+# ------------------------------------------------------------------------------------------------------ PostGIS
+if [[ ",$SYSTEMS," == *",postgis,"* ]]; then
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+  if [ -z "$PGBIN" ] || ! ls /usr/share/postgresql/*/extension/postgis.control >/dev/null 2>&1; then
+    echo "== installing postgresql and postgis" >&2
+    [ -n "${APT_UPDATED:-}" ] || $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql postgresql-contrib postgis >/dev/null
+    PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+  fi
+  PGDIR=$(mktemp -d /tmp/poi-postgis.XXXXXX)
+  AS=()
+  if [ "$(id -u)" -eq 0 ]; then chown postgres "$PGDIR"; AS=(runuser -u postgres --); fi
+  PGPORT=$(free_port)
+  "${AS[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres >/dev/null
+  # Default settings, listening on loopback only.
+  "${AS[@]}" "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w \
+    -o "-p $PGPORT -k $PGDIR -c listen_addresses=127.0.0.1" start >/dev/null
+  stop_pg() { "${AS[@]}" "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast -w stop >/dev/null 2>&1 || true; rm -rf "$PGDIR"; }
+  trap 'cleanup; stop_pg' EXIT
+  PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres)
+  echo "== PostGIS: loading $N points" >&2
+  "${PSQL[@]}" -c "CREATE EXTENSION postgis" \
+    -c "CREATE UNLOGGED TABLE staging(id integer, ext text, lon float8, lat float8)" \
+    -c "CREATE UNLOGGED TABLE staging_origins(i integer, lon float8, lat float8)"
+  python3 - "$DATA" <<'PY' | "${PSQL[@]}" -c "COPY staging FROM STDIN WITH (FORMAT csv)"
+import sys, orjson
+w = sys.stdout.write
+for i, line in enumerate(open(sys.argv[1], "rb"), 1):
+    r = orjson.loads(line)
+    w(f'{i},"{r["id"]}",{r["lon"]!r},{r["lat"]!r}\n')
+PY
+  python3 - "$ORIGINS" <<'PY' | "${PSQL[@]}" -c "COPY staging_origins FROM STDIN WITH (FORMAT csv)"
+import sys, json
+for i, line in enumerate(open(sys.argv[1]), 1):
+    o = json.loads(line)
+    sys.stdout.write(f'{i},{o["lon"]!r},{o["lat"]!r}\n')
+PY
+  "${PSQL[@]}" \
+    -c "CREATE TABLE pois(id integer PRIMARY KEY, ext text NOT NULL, geog geography(Point, 4326) NOT NULL)" \
+    -c "INSERT INTO pois SELECT id, ext, ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography FROM staging" \
+    -c "CREATE INDEX pois_geog ON pois USING gist (geog)" \
+    -c "CREATE TABLE origins(i integer PRIMARY KEY, g geography(Point, 4326) NOT NULL)" \
+    -c "INSERT INTO origins SELECT i, ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography FROM staging_origins" \
+    -c "DROP TABLE staging" -c "DROP TABLE staging_origins" -c "VACUUM ANALYZE"
+  ORIGIN_COUNT=$("${PSQL[@]}" -At -c "SELECT count(*) FROM origins")
+  cat > "$PGDIR/nearby.sql" <<SQL
+\set i random(1, $ORIGIN_COUNT)
+SELECT p.ext, ST_Distance(p.geog, o.g) AS distance FROM origins o CROSS JOIN LATERAL (SELECT ext, geog FROM pois WHERE ST_DWithin(geog, o.g, 1000) ORDER BY geog <-> o.g LIMIT 10) p WHERE o.i = :i;
+SQL
+  PLAN=$("${PSQL[@]}" -At -c "EXPLAIN SELECT p.ext FROM origins o CROSS JOIN LATERAL (SELECT ext, geog FROM pois WHERE ST_DWithin(geog, o.g, 1000) ORDER BY geog <-> o.g LIMIT 10) p WHERE o.i = 1")
+  grep -q "pois_geog" <<<"$PLAN" || { echo "PostGIS does not use the GiST index:" >&2; echo "$PLAN" >&2; exit 1; }
+  VERSION=$("${PSQL[@]}" -At -c "SELECT split_part(version(), ' ', 2) || ' + PostGIS ' || extversion FROM pg_extension WHERE extname = 'postgis'")
+  PGBENCH=("$PGBIN/pgbench" -h 127.0.0.1 -p "$PGPORT" -U postgres -n -M prepared -c "$CONNECTIONS" -j 2 -f "$PGDIR/nearby.sql")
+  echo "== PostgreSQL $VERSION: pgbench -M prepared -c$CONNECTIONS -j2 -T$SECONDS_RUN (GiST kNN within 1 km)" >&2
+  "${PGBENCH[@]}" -T "$WARMUP" postgres >/dev/null 2>&1
+  mkdir -p "$PGDIR/log"
+  [ ${#AS[@]} -gt 0 ] && chown postgres "$PGDIR/log"
+  (cd "$PGDIR/log" && "${PGBENCH[@]}" -T "$SECONDS_RUN" -l --log-prefix=tx postgres >"$PGDIR/pgbench.txt" 2>&1)
+  python3 - "$PGDIR/pgbench.txt" "$PGDIR/log" "$VERSION" "$CONNECTIONS" <<'PY'
+import glob, json, re, sys
+text = open(sys.argv[1]).read()
+tps = float(re.search(r"tps = ([0-9.]+)", text).group(1))
+failed = int(re.search(r"number of failed transactions: (\d+)", text).group(1)) if "failed transactions" in text else 0
+latencies = sorted(int(line.split()[2]) for path in glob.glob(sys.argv[2] + "/tx.*") for line in open(path))
+print(json.dumps({"system": "PostgreSQL " + sys.argv[3], "scenario": "nearby", "rps": round(tps),
+                  "p50_ms": round(latencies[len(latencies) // 2] / 1000, 3),
+                  "p99_ms": round(latencies[min(len(latencies) - 1, len(latencies) * 99 // 100)] / 1000, 3),
+                  "requests": len(latencies), "connections": int(sys.argv[4]), "client": "pgbench -j 2 -M prepared",
+                  "errors": failed}))
+PY
+  stop_pg
+  trap cleanup EXIT
+fi

@@ -131,7 +131,7 @@ public final class CatalogStore: Sendable {
 
     static func poi(_ row: Row) -> POIRecord {
         let tagsJSON: String = row[8]
-        let tags = (try? JSONSerialization.jsonObject(with: Data(tagsJSON.utf8))) as? [String: String] ?? [:]
+        let tags = TagsJSON.decode(tagsJSON)
         return POIRecord(id: row[0], name: row[1], category: row[2], address: row[3], city: row[4], country: row[5], lat: row[6], lon: row[7], tags: tags)
     }
 

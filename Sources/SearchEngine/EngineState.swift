@@ -1,4 +1,6 @@
 import Catalog
+import Dispatch
+import Foundation
 import SpatialIndex
 import TextIndex
 
@@ -58,7 +60,7 @@ struct EngineState {
             var fields: [(String, Int)] = [(poi.name, 3)]
             if let address = poi.address { fields.append((address, 1)) }
             if let city = poi.city { fields.append((city, 1)) }
-            for key in ["brand", "cuisine", "operator", "name:en", "name:zh", "name:fi", "name:sv"] {
+            for key in ["brand", "cuisine", "operator", "name:en", "name:zh", "name:fi", "name:sv"] where !poi.tags.isEmpty {
                 if let value = poi.tags[key] { fields.append((value, 1)) }
             }
             return fields
@@ -91,14 +93,21 @@ struct EngineState {
         poiPoints.reserveCapacity(pois.count)
         records.reserveCapacity(pois.count + pins.count)
         poiNumbers.reserveCapacity(pois.count)
-        for poi in pois {
-            let number = UInt32(records.count)
-            records.append(.poi(poi))
-            setMeta(number, .poi(poi))
-            poiNumbers[poi.id] = number
-            poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
-            text.add(document: number, fields: EngineState.fields(.poi(poi)))
-            categoryMembers[poi.category, default: []].insert(number)
+        // Text analysis (normalizing and tokenizing) is most of the start-up work and independent per record: it
+        // runs on every core, a block at a time so the analyzed terms never all sit in memory at once.
+        let block = 65_536
+        for blockStart in stride(from: 0, to: pois.count, by: block) {
+            let blockEnd = min(pois.count, blockStart + block)
+            let analyzed = EngineState.analyze(pois[blockStart..<blockEnd])
+            for (offset, poi) in pois[blockStart..<blockEnd].enumerated() {
+                let number = UInt32(records.count)
+                records.append(.poi(poi))
+                setMeta(number, .poi(poi))
+                poiNumbers[poi.id] = number
+                poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
+                text.add(document: number, analyzed: analyzed[offset])
+                categoryMembers[poi.category, default: []].insert(number)
+            }
         }
         for pin in pins {
             let number = UInt32(records.count)
@@ -111,6 +120,22 @@ struct EngineState {
         text.finishBulkLoad()
         poiSpatial = SpatialIndex(bulkLoading: poiPoints)
         pinSpatial = SpatialIndex(bulkLoading: pinPoints)
+    }
+
+    /// `InvertedIndex.terms(of:)` of each record, computed on all cores.
+    static func analyze(_ pois: ArraySlice<POIRecord>) -> [(terms: [(String, Int)], length: Int)] {
+        typealias Analyzed = (terms: [(String, Int)], length: Int)
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+        let chunk = (pois.count + workers - 1) / workers
+        let slots = WorkerSlots<[Analyzed]>(count: workers, initial: [])
+        defer { slots.deallocate() }
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let start = pois.startIndex + worker * chunk
+            let end = min(pois.endIndex, start + chunk)
+            guard start < end else { return }
+            slots.set(worker, pois[start..<end].map { InvertedIndex.terms(of: EngineState.fields(.poi($0))) })
+        }
+        return (0..<workers).flatMap { slots.get($0) }
     }
 
     /// Adds or replaces a record; returns its number.
@@ -171,4 +196,25 @@ struct RecordMeta: Sendable {
     var nameLength: UInt16 = 0
     var latitude = 0.0
     var longitude = 0.0
+}
+
+/// One result slot per worker of `DispatchQueue.concurrentPerform`, in memory of its own.
+private struct WorkerSlots<Value>: @unchecked Sendable {
+    // SAFETY: each worker writes only its own slot, and slots are read only after concurrentPerform returns.
+    private let pointer: UnsafeMutablePointer<Value>
+    private let count: Int
+
+    init(count: Int, initial: Value) {
+        self.count = count
+        pointer = .allocate(capacity: count)
+        pointer.initialize(repeating: initial, count: count)
+    }
+
+    func set(_ slot: Int, _ value: Value) { pointer[slot] = value }
+    func get(_ slot: Int) -> Value { pointer[slot] }
+
+    func deallocate() {
+        pointer.deinitialize(count: count)
+        pointer.deallocate()
+    }
 }

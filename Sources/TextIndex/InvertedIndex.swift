@@ -45,7 +45,9 @@ public struct InvertedIndex: Sendable {
         var length = 0
         for field in fields {
             for token in Tokenizer.tokens(field.text) {
-                if let i = frequencies.firstIndex(where: { $0.0 == token.text }) {
+                // Terms are NFC already (TextNormalizer), so equal text is equal bytes; String's == would check
+                // normalization again for every non-ASCII pair.
+                if let i = frequencies.firstIndex(where: { $0.0.utf8.count == token.text.utf8.count && $0.0.utf8.elementsEqual(token.text.utf8) }) {
                     frequencies[i].1 += field.weight
                 } else {
                     frequencies.append((token.text, field.weight))
@@ -60,6 +62,11 @@ public struct InvertedIndex: Sendable {
     public mutating func add(document: UInt32, fields: [(text: String, weight: Int)]) {
         let (frequencies, length) = InvertedIndex.terms(of: fields)
         insert(document: document, frequencies, length: length)
+    }
+
+    /// Adds a document already analyzed by `terms(of:)` (bulk loads analyze on several threads, then add in order).
+    public mutating func add(document: UInt32, analyzed: (terms: [(String, Int)], length: Int)) {
+        insert(document: document, analyzed.terms, length: analyzed.length)
     }
 
     private mutating func insert(document: UInt32, _ frequencies: [(String, Int)], length: Int) {

@@ -13,7 +13,14 @@ public enum Tokenizer {
     /// Terms of already-normalized text, in order; duplicates kept (they count for term frequency).
     public static func tokens(normalized text: String) -> [Token] {
         var tokens: [Token] = []
-        for word in text.split(separator: " ") {
+        // Split on the space byte (it never occurs inside a multi-byte UTF-8 sequence): much cheaper than
+        // splitting on Characters, which walks grapheme boundaries.
+        for bytes in text.utf8.split(separator: UInt8(ascii: " ")) {
+            let word = Substring(bytes)
+            if bytes.allSatisfy({ $0 < 0x80 }) || !word.unicodeScalars.contains(where: TextNormalizer.isCJK) {
+                tokens.append(Token(text: String(word), isCJK: false))
+                continue
+            }
             var latin = String.UnicodeScalarView()
             var cjkRun: [Unicode.Scalar] = []
             func flushLatin() {

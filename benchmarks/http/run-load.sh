@@ -25,6 +25,15 @@ install() { # command-to-check package...
 }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 WARMUP=3
+# CPU seconds a process and its reaped children have used (utime + stime + cutime + cstime): the server's share of
+# the cores, so that requests per CPU-second compare the servers without the load generators' cost.
+cpu_seconds() { python3 -c 'import os,sys; f=open(f"/proc/{sys.argv[1]}/stat").read().rsplit(")",1)[1].split(); print(sum(int(x) for x in f[11:15]) / os.sysconf("SC_CLK_TCK"))' "$1"; }
+# Adds the server's CPU seconds (after - before) and requests per CPU-second to a JSON line.
+with_cpu() { # json before after
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); cpu=float(sys.argv[3])-float(sys.argv[2]); d["server_cpu_s"]=round(cpu,2)
+n = d.get("requests") or d["rps"] * d["seconds"]
+d["requests_per_cpu_s"]=round(n/cpu) if cpu > 0 else None; print(json.dumps(d))' "$1" "$2" "$3"
+}
 PIDS=()
 cleanup() { for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -42,9 +51,12 @@ if [[ ",$SYSTEMS," == *",poi,"* ]]; then
   for scenario in nearby keyword-nearby within geocode; do
     echo "== poi serve: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
     PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" >/dev/null
+    before=$(cpu_seconds "$SERVER")
     line=$(PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_RUN}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" | tail -1)
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system="poi", scenario=sys.argv[2], connections=int(sys.argv[3]), client="wrk -t2"); print(json.dumps(d))' \
-      "$line" "$scenario" "$CONNECTIONS"
+    after=$(cpu_seconds "$SERVER")
+    line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system="poi", scenario=sys.argv[2], connections=int(sys.argv[3]), client="wrk -t2"); print(json.dumps(d))' \
+      "$line" "$scenario" "$CONNECTIONS")
+    with_cpu "$line" "$before" "$after"
   done
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 fi
@@ -73,20 +85,23 @@ PY
   COMMAND=(GEOSEARCH pois FROMMEMBER __rand_int__ BYRADIUS 1 km ASC COUNT 10 WITHDIST)
   echo "== Redis $VERSION: redis-benchmark -c$CONNECTIONS --threads 2 -r $N ${COMMAND[*]}" >&2
   redis-benchmark -p "$RPORT" -c "$CONNECTIONS" --threads 2 -r "$N" -n $((WARMUP * 30000)) -q "${COMMAND[@]}" >/dev/null
+  before=$(cpu_seconds "$REDIS")
   start=$(date +%s.%N)
   csv=$(redis-benchmark -p "$RPORT" -c "$CONNECTIONS" --threads 2 -r "$N" -n $((SECONDS_RUN * 60000)) -q --csv "${COMMAND[@]}" | tail -1)
   end=$(date +%s.%N)
+  after=$(cpu_seconds "$REDIS")
   # redis-benchmark stops at the first error reply; check that every call was answered.
   stats=$(redis-cli -p "$RPORT" INFO commandstats | grep '^cmdstat_geosearch:' || true)
   grep -q 'failed_calls=0' <<<"$stats" || { echo "Redis GEOSEARCH failed: $stats" >&2; exit 1; }
-  python3 -c '
+  line=$(python3 -c '
 import csv, json, sys
 row = next(csv.reader([sys.argv[1]]))
 # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
 rps, p50, p99 = float(row[1]), float(row[4]), float(row[6])
 print(json.dumps({"system": "Redis " + sys.argv[2], "scenario": "nearby", "rps": round(rps), "p50_ms": p50, "p99_ms": p99,
                   "seconds": round(float(sys.argv[4]) - float(sys.argv[3]), 3), "connections": int(sys.argv[5]),
-                  "client": "redis-benchmark --threads 2", "errors": 0}))' "$csv" "$VERSION" "$start" "$end" "$CONNECTIONS"
+                  "client": "redis-benchmark --threads 2", "errors": 0, "requests": int(sys.argv[6])}))' "$csv" "$VERSION" "$start" "$end" "$CONNECTIONS" $((SECONDS_RUN * 60000)))
+  with_cpu "$line" "$before" "$after"
   kill "$REDIS"; wait "$REDIS" 2>/dev/null || true
 fi
 
@@ -147,8 +162,14 @@ SQL
   "${PGBENCH[@]}" -T "$WARMUP" postgres >/dev/null 2>&1
   mkdir -p "$PGDIR/log"
   [ ${#AS[@]} -gt 0 ] && chown postgres "$PGDIR/log"
+  # The backends' CPU time reaches the postmaster's children's time once they exit.
+  POSTMASTER=$(head -1 "$PGDIR/data/postmaster.pid")
+  sleep 1
+  before=$(cpu_seconds "$POSTMASTER")
   (cd "$PGDIR/log" && "${PGBENCH[@]}" -T "$SECONDS_RUN" -l --log-prefix=tx postgres >"$PGDIR/pgbench.txt" 2>&1)
-  python3 - "$PGDIR/pgbench.txt" "$PGDIR/log" "$VERSION" "$CONNECTIONS" <<'PY'
+  sleep 1
+  after=$(cpu_seconds "$POSTMASTER")
+  line=$(python3 - "$PGDIR/pgbench.txt" "$PGDIR/log" "$VERSION" "$CONNECTIONS" <<'PY'
 import glob, json, re, sys
 text = open(sys.argv[1]).read()
 tps = float(re.search(r"tps = ([0-9.]+)", text).group(1))
@@ -160,6 +181,8 @@ print(json.dumps({"system": "PostgreSQL " + sys.argv[3], "scenario": "nearby", "
                   "requests": len(latencies), "connections": int(sys.argv[4]), "client": "pgbench -j 2 -M prepared",
                   "errors": failed}))
 PY
+)
+  with_cpu "$line" "$before" "$after"
   stop_pg
   trap cleanup EXIT
 fi

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Reading the `tags` column — a flat JSON object of strings — without Foundation's generic parser and the
+/// dictionary down-cast, which were a tenth of start-up at 1 M POIs. Anything that is not a flat object of
+/// strings is left to `JSONSerialization`.
+enum TagsJSON {
+    static func decode(_ text: String) -> [String: String] {
+        if text == "{}" { return [:] }
+        var text = text
+        if let tags = text.withUTF8({ parseFlatObject($0) }) { return tags }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: String] ?? [:]
+    }
+
+    /// `{"k":"v",...}` with standard escapes and no whitespace outside strings other than spaces; nil otherwise.
+    static func parseFlatObject(_ bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+        var i = 0
+        func skipSpaces() { while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x09 || bytes[i] == 0x0D { i += 1 } }
+        func expect(_ byte: UInt8) -> Bool {
+            skipSpaces()
+            guard i < bytes.count, bytes[i] == byte else { return false }
+            i += 1
+            return true
+        }
+        func string() -> String? {
+            guard expect(UInt8(ascii: "\"")) else { return nil }
+            var out: [UInt8] = []
+            while i < bytes.count {
+                let byte = bytes[i]
+                i += 1
+                switch byte {
+                case UInt8(ascii: "\""): return String(validating: out, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard i < bytes.count else { return nil }
+                    let escape = bytes[i]
+                    i += 1
+                    switch escape {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+                    case UInt8(ascii: "b"): out.append(0x08)
+                    case UInt8(ascii: "f"): out.append(0x0C)
+                    case UInt8(ascii: "n"): out.append(0x0A)
+                    case UInt8(ascii: "r"): out.append(0x0D)
+                    case UInt8(ascii: "t"): out.append(0x09)
+                    default: return nil  // \u escapes and anything else: the generic parser
+                    }
+                case 0..<0x20: return nil
+                default: out.append(byte)
+                }
+            }
+            return nil
+        }
+        guard expect(UInt8(ascii: "{")) else { return nil }
+        var result: [String: String] = [:]
+        if expect(UInt8(ascii: "}")) {
+            skipSpaces()
+            return i == bytes.count ? result : nil
+        }
+        repeat {
+            guard let key = string(), expect(UInt8(ascii: ":")), let value = string() else { return nil }
+            result[key] = value
+        } while expect(UInt8(ascii: ","))
+        guard expect(UInt8(ascii: "}")) else { return nil }
+        skipSpaces()
+        return i == bytes.count ? result : nil
+    }
+}

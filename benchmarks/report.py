@@ -42,8 +42,8 @@ def in_process_rows(rows):
         ("keyword + nearby (10 nearest matches within 5 km)", "poi keyword-nearby", "SQLite FTS5+R*Tree keyword-nearby", None),
         ("keyword, ranked, limit 20", "poi keyword", "SQLite FTS5+R*Tree keyword", None),
     ]
-    out = ["| measurement | poi µs/query (p50 / p99) | peer | peer µs/query (p50 / p99) | poi is | mean results poi / peer |",
-           "|---|---:|---|---:|---:|---:|"]
+    out = ["| measurement | poi queries/s | poi µs/query mean (p50 / p99) | peer | peer queries/s | peer µs/query mean (p50 / p99) | poi is | mean results poi / peer |",
+           "|---|---:|---:|---|---:|---:|---:|---:|"]
     table = []
     for title, ours_label, peer_label, peer_name in pairs:
         ours, peer = by.get(ours_label), by.get(peer_label)
@@ -54,9 +54,9 @@ def in_process_rows(rows):
             extra = f" ({fmt_us(r['p50_us'])} / {fmt_us(r['p99_us'])})" if "p50_us" in r else ""
             return fmt_us(r["us_per_query"]) + extra
         name = peer_name or peer.get("peer", peer_label)
-        out.append(f"| {title} | {cell(ours)} | {name} | {cell(peer)} | **{ratio:.2f}× faster**" if ratio >= 1 else
-                   f"| {title} | {cell(ours)} | {name} | {cell(peer)} | **{1 / ratio:.2f}× slower**")
-        out[-1] += f" | {ours.get('mean_results', '–')} / {peer.get('mean_results', '–')} |"
+        verdict = f"**{ratio:.2f}× faster**" if ratio >= 1 else f"**{1 / ratio:.2f}× slower**"
+        out.append(f"| {title} | {round(1e6 / ours['us_per_query']):,} | {cell(ours)} | {name} | {round(1e6 / peer['us_per_query']):,} | "
+                   f"{cell(peer)} | {verdict} | {ours.get('mean_results', '–')} / {peer.get('mean_results', '–')} |")
         table.append({"measurement": title, "poi": ours, "peer": peer, "speedup": round(ratio, 3)})
     return out, table
 
@@ -66,15 +66,16 @@ def http_rows(rows):
     if not http:
         return [], []
     ours = {r["scenario"]: r for r in http if r["system"] == "poi"}
-    out = ["| system | scenario | requests/s | p50 ms | p99 ms | poi's throughput relative to it |",
-           "|---|---|---:|---:|---:|---:|"]
+    out = ["| system | scenario | requests/s | p50 ms | p99 ms | server CPU-s | requests per server CPU-second | poi's requests/s relative to it |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
     table = []
     for r in http:
         mine = ours.get(r["scenario"])
         ratio = mine["rps"] / r["rps"] if mine and r["system"] != "poi" else None
         name = "poi serve" if r["system"] == "poi" else r["system"]
         out.append(f"| {name} ({r['client']}, {r['connections']} connections) | {r['scenario']} | {r['rps']:,} | "
-                   f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {f'{ratio:.2f}×' if ratio else '–'} |")
+                   f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r.get('server_cpu_s', '–')} | {r.get('requests_per_cpu_s') or 0:,} | "
+                   f"{f'{ratio:.2f}×' if ratio else '–'} |")
         table.append(dict(r, poi_ratio=round(ratio, 3) if ratio else None))
     return out, table
 

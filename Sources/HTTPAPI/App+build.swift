@@ -35,8 +35,9 @@ public func buildRouter(
     let router = Router(context: BasicRequestContext.self)
     if let metrics {
         router.add(middleware: RequestMetricsMiddleware())
-        let pois = metrics.makeGauge(name: "poi_records", labels: [("kind", "poi")])
-        let pins = metrics.makeGauge(name: "poi_records", labels: [("kind", "pin")])
+        let records = MetricNameDescriptor(namespace: "poi", metricName: "records", unitName: "", helpText: "Records held in memory, by kind.")
+        let pois = metrics.makeGauge(descriptor: records, labels: [("kind", "poi")])
+        let pins = metrics.makeGauge(descriptor: records, labels: [("kind", "pin")])
         router.get("/metrics") { _, _ -> Response in
             let counts = engine.counts
             pois.set(to: Double(counts.pois))

@@ -242,7 +242,9 @@ struct BenchCommand: ParsableCommand {
             } catch { throw CLIError.failure("\(keyword): \(error)") }
             samples.append(seconds(clock.now - t0) * 1e6)
         }
-        if let dumpQueries { FileManager.default.createFile(atPath: dumpQueries, contents: Data(dump)) }
+        if let dumpQueries, !FileManager.default.createFile(atPath: dumpQueries, contents: Data(dump)) {
+            throw CLIError.failure("cannot write \(dumpQueries)")
+        }
         printLatencies(samples, n: engine.counts.pois, k: op == .keyword ? 20 : 10, load: seconds(load), results: results)
     }
 

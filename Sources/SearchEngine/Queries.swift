@@ -152,7 +152,8 @@ public struct ClusterQuery: Sendable {
 
 /// One record of an answer.
 public struct Hit: Sendable {
-    public enum Record: Sendable {
+    /// Indirect: a record is a pointer to its fields, so answers and the engine copy one reference, not every string.
+    public indirect enum Record: Sendable {
         case poi(POIRecord)
         case pin(PinRecord)
     }

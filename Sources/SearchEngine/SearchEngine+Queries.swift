@@ -37,7 +37,8 @@ extension SearchEngine {
     }
 
     /// Costs in rough nanoseconds: the tree walk visits about limit × N / C records (each a posting-list binary
-    /// search, ~0.3 µs), or, with a radius, at most the records in the circle's box (counted from the geohash grid);
+    /// search, ~0.3 µs), or, with a radius, at most the records in the circle's box (estimated from the geohash
+    /// grid's cell counts, which costs a few binary searches);
     /// the keyword route touches each of the C matches once (~0.05 µs).
     func chooseRoute(_ s: EngineState, matcher: TextMatcher?, index: SpatialIndex, query: NearbyQuery) -> Route {
         guard let matcher else { return .spatialFirst }
@@ -47,8 +48,8 @@ extension SearchEngine {
         if let radius = query.radius {
             let box = BoundingBox.around(query.origin, radius: radius)
             let precision = radius > 50_000 ? 3 : (radius > 5_000 ? 4 : 5)
-            if let cells = try? index.clusters(in: box, precision: precision) {
-                visits = min(visits, Double(cells.reduce(0) { $0 + $1.count }))
+            if let bound = try? index.estimatedCount(in: box, precision: precision) {
+                visits = min(visits, bound)
             }
         }
         return candidates * 50 < visits * 300 ? .textFirst : .spatialFirst

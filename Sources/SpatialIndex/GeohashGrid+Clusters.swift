@@ -104,6 +104,37 @@ extension GeohashGrid {
         }
     }
 
+    /// An estimate of the number of records inside `box`, for query planning: the records of each covering cell (at
+    /// `precision`, or coarser so that there are at most about 32), weighted by the share of the cell's area the box
+    /// covers — exact for cells inside the box, assuming even density in cells cut by its edge. Two binary
+    /// searches per cell and no record visited.
+    /// - Throws: `.invalidGeohashPrecision`.
+    func estimatedCount(in box: BoundingBox, precision: Int) throws(GeoError) -> Double {
+        guard (1...Geohash.maximumPrecision).contains(precision) else { throw .invalidGeohashPrecision(precision) }
+        var total = 0.0
+        for part in box.antimeridianParts {
+            for cell in try GeohashGrid.coarseCover(part, precision: precision) {
+                let low = cell.bits
+                let high = cell.bits | ~Geohash.mask(precision: cell.precision)
+                let start = low == 0 ? 0 : GeohashGrid.upperBound(baseHashes, low &- 1, from: 0, to: baseHashes.count)
+                var count = GeohashGrid.upperBound(baseHashes, high, from: start, to: baseHashes.count) - start
+                var i = GeohashGrid.lowerBound(added, Entry(hash: low, id: 0))
+                while i < added.count && added[i].hash <= high {
+                    count += 1
+                    i += 1
+                }
+                guard count > 0 else { continue }
+                let bounds = cell.bounds
+                let height = min(bounds.north, part.north) - max(bounds.south, part.south)
+                let width = min(bounds.east, part.east) - max(bounds.west, part.west)
+                guard height > 0, width > 0 else { continue }
+                let share = (height * width) / ((bounds.north - bounds.south) * (bounds.east - bounds.west))
+                total += Double(count) * min(1, share)
+            }
+        }
+        return total
+    }
+
     /// Cells at a precision ≤ `precision` covering the (non-crossing) box, at most about 32 of them.
     static func coarseCover(_ box: BoundingBox, precision: Int) throws(GeoError) -> [Geohash] {
         var q = precision

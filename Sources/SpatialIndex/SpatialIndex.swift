@@ -54,6 +54,12 @@ public struct SpatialIndex: Sendable {
         try grid.clusters(in: box, precision: precision) { tree.position(of: $0) }
     }
 
+    /// About the number of records inside `box`, from geohash cell counts at `precision` (1–12) weighted by the
+    /// share of each cell in the box, without visiting records: cheap enough for a query planner.
+    public func estimatedCount(in box: BoundingBox, precision: Int) throws(GeoError) -> Double {
+        try grid.estimatedCount(in: box, precision: precision)
+    }
+
     /// Approximate bytes held by both indexes.
     public var memoryFootprint: Int { tree.memoryFootprint + grid.memoryFootprint }
 

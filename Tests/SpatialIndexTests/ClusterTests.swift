@@ -19,6 +19,8 @@ import Testing
         let got = try index.clusters(in: box, precision: precision)
         let expected = bruteClusters(points, box, precision)
         #expect(got.count == expected.count, "cells for \(box) p\(precision)")
+        let estimate = try index.estimatedCount(in: box, precision: precision)
+        #expect(estimate >= 0 && estimate <= Double(index.count), "estimate \(estimate) for \(box) p\(precision)")
         #expect(got.map(\.geohash.bits) == got.map(\.geohash.bits).sorted())
         for cluster in got {
             guard let e = expected[cluster.geohash.bits] else {
@@ -52,6 +54,30 @@ import Testing
             try compare(index, points, randomBox(&random, points), 1 + Int(random.next() % 7))
         }
         try compare(index, points, .world, 2)
+    }
+
+    /// The planner's estimate is exact for a box that is one geohash cell: every record of the cell, none of its
+    /// neighbours (brute force by each point's own geohash).
+    @Test(arguments: Layout.allCases)
+    func estimatedCountIsExactForWholeCells(_ layout: Layout) throws {
+        var random = testRandom("estimatedCountIsExactForWholeCells(\(layout))")
+        var points = randomPoints(10_000, layout: layout, random: &random)
+        var index = SpatialIndex(bulkLoading: points)
+        for round in 0..<200 {
+            if round == 100 {  // live inserts go to the grid's delta, which the estimate counts too
+                for k in 0..<500 {
+                    let other = points[Int(random.next() % UInt64(points.count))]
+                    let point = IndexedPoint(id: UInt32(20_000 + k), latitude: other.latitude, longitude: other.longitude)
+                    points.append(point)
+                    index.insert(point)
+                }
+            }
+            let precision = 2 + Int(random.next() % 6)
+            let origin = points[Int(random.next() % UInt64(points.count))]
+            let cell = try Geohash(latitude: origin.latitude, longitude: origin.longitude, precision: precision)
+            let expected = try points.filter { try Geohash(latitude: $0.latitude, longitude: $0.longitude, precision: precision).bits == cell.bits }.count
+            #expect(try index.estimatedCount(in: cell.bounds, precision: precision) == Double(expected), "cell \(cell)")
+        }
     }
 
     @Test func clustersFollowLiveWrites() throws {

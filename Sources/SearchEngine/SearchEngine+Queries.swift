@@ -37,9 +37,9 @@ extension SearchEngine {
     }
 
     /// Costs in rough nanoseconds: the tree walk visits about limit × N / C records (each a posting-list binary
-    /// search, ~0.15 µs: at 1 M POIs 150 gave a lower mean and p99 than 75, 300 or 600 on three query samples), or, with a radius, at most the records in the circle's box (estimated from the geohash
-    /// grid's cell counts, which costs a few binary searches);
-    /// the keyword route touches each of the C matches once (~0.05 µs).
+    /// search, ~0.15 µs: at 1 M POIs 150 gave a lower mean and p99 than 75, 300 or 600 on three query samples), or,
+    /// with a radius, at most the records in the circle's box (estimated from the geohash grid's cell counts, which
+    /// costs a few binary searches); the keyword route touches each of the C matches once (~0.05 µs).
     func chooseRoute(_ s: EngineState, matcher: TextMatcher?, index: SpatialIndex, query: NearbyQuery) -> Route {
         guard let matcher else { return .spatialFirst }
         let population = Double(index.count)

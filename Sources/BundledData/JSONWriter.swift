@@ -88,20 +88,30 @@ public struct JSONWriter {
     }
 
     public mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { string(utf8: $0) }
+    }
+
+    /// A string given as UTF-8 bytes.
+    public mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         separator()
         buffer.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { bytes in
-            // Runs of bytes that need no escaping are copied at once.
-            var runStart = 0
-            for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                appendEscaped(byte)
-                runStart = i + 1
-            }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        // Runs of bytes that need no escaping are copied at once.
+        var runStart = 0
+        for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+            appendEscaped(byte)
+            runStart = i + 1
         }
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         buffer.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// A value that is already JSON (the caller vouches for it), written as it is.
+    public mutating func raw(_ json: some Collection<UInt8>) {
+        separator()
+        buffer.append(contentsOf: json)
         needsComma = true
     }
 

@@ -118,6 +118,23 @@ public final class CatalogStore: Sendable {
         }
     }
 
+    /// Every POI in insertion order, handed over `size` at a time, so a loader never holds them all at once.
+    public func forEachPOIBlock(size: Int, _ body: ([POIRecord]) -> Void) throws(CatalogError) {
+        try read { db in
+            var block: [POIRecord] = []
+            block.reserveCapacity(size)
+            let cursor = try Row.fetchCursor(db, sql: "SELECT id, name, category, address, city, country, lat, lon, tags FROM poi ORDER BY rowid")
+            while let row = try cursor.next() {
+                block.append(CatalogStore.poi(row))
+                if block.count == size {
+                    body(block)
+                    block.removeAll(keepingCapacity: true)
+                }
+            }
+            if !block.isEmpty { body(block) }
+        }
+    }
+
     public func poi(id: String) throws(CatalogError) -> POIRecord? {
         try read { db in
             try Row.fetchOne(db, sql: "SELECT id, name, category, address, city, country, lat, lon, tags FROM poi WHERE id = ?", arguments: [id])

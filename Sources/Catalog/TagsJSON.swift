@@ -3,8 +3,8 @@ import Foundation
 /// Reading the `tags` column — a flat JSON object of strings — without Foundation's generic parser and the
 /// dictionary down-cast, which were a tenth of start-up at 1 M POIs. Anything that is not a flat object of
 /// strings is left to `JSONSerialization`.
-enum TagsJSON {
-    static func decode(_ text: String) -> [String: String] {
+public enum TagsJSON {
+    public static func decode(_ text: String) -> [String: String] {
         if text == "{}" { return [:] }
         var text = text
         if let tags = text.withUTF8({ parseFlatObject($0) }) { return tags }

@@ -82,7 +82,12 @@ public struct APIEncoder: Sendable {
         var json = JSONWriter()
         json.buffer.reserveCapacity(256 + 320 * page.results.count)
         beginList(&json)
-        for hit in page.results { write(hit.record, distance: hit.distance, score: hit.score, to: &json) }
+        for hit in page.results {
+            switch hit.storage {
+            case .record(let record): write(record, distance: hit.distance, score: hit.score, to: &json)
+            case .packed(let poi): write(poi, distance: hit.distance, score: hit.score, to: &json)
+            }
+        }
         json.endArray()
         json.key("next")
         if let next = page.next { json.string(next) } else { json.null() }
@@ -171,6 +176,46 @@ public struct APIEncoder: Sendable {
         json.endObject()
     }
 
+    /// A POI from the record store, written from its bytes: the same output as `write(.poi(poi.record), ...)`.
+    func write(_ poi: PackedPOI, distance: Double?, score: Double?, to json: inout JSONWriter) {
+        let p = coordsys.fromWGS84(latitude: poi.latitude, longitude: poi.longitude)
+        if format == .geojson {
+            json.beginObject()
+            json.key("type")
+            json.string("Feature")
+            writeGeometry(p, to: &json)
+            json.key("properties")
+        }
+        json.beginObject()
+        poi.bytes.withUnsafeBufferPointer { bytes in
+            json.key("id")
+            json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.idRange]))
+            json.field("kind", "poi")
+            json.key("name")
+            json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.nameRange]))
+            json.field("category", poi.category)
+            if let range = poi.addressRange {
+                json.key("address")
+                json.string(utf8: UnsafeBufferPointer(rebasing: bytes[range]))
+            }
+            if let city = poi.city { json.field("city", city) }
+            if let country = poi.country { json.field("country", country) }
+            json.key("lat")
+            json.number(p.latitude)
+            json.key("lon")
+            json.number(p.longitude)
+            json.key("tags")
+            // The store keeps tags as JSONWriter wrote them, keys sorted: the same bytes this encoder would write.
+            if poi.tagsRange.isEmpty {
+                json.beginObject()
+                json.endObject()
+            } else {
+                json.raw(UnsafeBufferPointer(rebasing: bytes[poi.tagsRange]))
+            }
+        }
+        writeTail(distance: distance, score: score, to: &json)
+    }
+
     func write(_ record: Hit.Record, distance: Double?, score: Double?, to json: inout JSONWriter) {
         let position = EngineState.position(record)
         let p = coordsys.fromWGS84(latitude: position.latitude, longitude: position.longitude)
@@ -218,6 +263,11 @@ public struct APIEncoder: Sendable {
             json.field("createdAt", pin.createdAt)
             json.field("updatedAt", pin.updatedAt)
         }
+        writeTail(distance: distance, score: score, to: &json)
+    }
+
+    /// distance and score, then the record's (and feature's) end.
+    private func writeTail(distance: Double?, score: Double?, to json: inout JSONWriter) {
         if let distance {
             json.key("distance")
             json.number(distance)

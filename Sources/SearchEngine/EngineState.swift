@@ -10,7 +10,7 @@ import TextIndex
 /// number stays meaningful. Each kind has its own spatial index (so per-kind clusters come straight from the
 /// geohash grid); one inverted index covers both kinds.
 struct EngineState {
-    var records: [Hit.Record?] = []
+    var records = RecordStore()
     /// What filters and ranking need of each record, flat and small, so scanning thousands of candidates does not
     /// copy whole records.
     var meta: [RecordMeta] = []
@@ -86,40 +86,60 @@ struct EngineState {
         return nil
     }
 
-    /// Builds the state from stored records in one pass, with bulk-loaded spatial indexes.
+    init() {}
+
+    /// Builds the state from records in memory, with bulk-loaded spatial indexes.
     init(pois: [POIRecord], pins: [PinRecord]) {
-        var poiPoints: [IndexedPoint] = []
-        var pinPoints: [IndexedPoint] = []
-        poiPoints.reserveCapacity(pois.count)
-        records.reserveCapacity(pois.count + pins.count)
-        poiNumbers.reserveCapacity(pois.count)
-        // Text analysis (normalizing and tokenizing) is most of the start-up work and independent per record: it
-        // runs on every core, a block at a time so the analyzed terms never all sit in memory at once.
-        let block = 65_536
-        for blockStart in stride(from: 0, to: pois.count, by: block) {
-            let blockEnd = min(pois.count, blockStart + block)
-            let analyzed = EngineState.analyze(pois[blockStart..<blockEnd])
-            for (offset, poi) in pois[blockStart..<blockEnd].enumerated() {
-                let number = UInt32(records.count)
-                records.append(.poi(poi))
-                setMeta(number, .poi(poi))
-                poiNumbers[poi.id] = number
+        var loader = Loader(expected: pois.count)
+        for start in stride(from: 0, to: pois.count, by: Loader.blockSize) {
+            loader.add(pois[start..<min(pois.count, start + Loader.blockSize)])
+        }
+        self = loader.finish(pins: pins)
+    }
+
+    /// Bulk loading, a block of POIs at a time (as they come from the database), then pins; the spatial indexes
+    /// are bulk-built at the end.
+    struct Loader {
+        static let blockSize = 65_536
+        private var state = EngineState()
+        private var poiPoints: [IndexedPoint] = []
+
+        init(expected: Int) {
+            poiPoints.reserveCapacity(expected)
+            state.records.reserveCapacity(expected)
+            state.poiNumbers.reserveCapacity(expected)
+        }
+
+        /// Text analysis (normalizing and tokenizing) is most of the start-up work and independent per record: it
+        /// runs on every core, a block at a time so the analyzed terms never all sit in memory at once.
+        mutating func add(_ pois: ArraySlice<POIRecord>) {
+            let analyzed = EngineState.analyze(pois)
+            for (offset, poi) in pois.enumerated() {
+                let number = UInt32(state.records.count)
+                state.records.append(.poi(poi))
+                state.setMeta(number, .poi(poi))
+                state.poiNumbers[poi.id] = number
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
-                text.add(document: number, analyzed: analyzed[offset])
-                categoryMembers[poi.category, default: []].insert(number)
+                state.text.add(document: number, analyzed: analyzed[offset])
+                state.categoryMembers[poi.category, default: []].insert(number)
             }
         }
-        for pin in pins {
-            let number = UInt32(records.count)
-            records.append(.pin(pin))
-            setMeta(number, .pin(pin))
-            pinNumbers[pin.id] = number
-            pinPoints.append(IndexedPoint(id: number, latitude: pin.lat, longitude: pin.lon))
-            text.add(document: number, fields: EngineState.fields(.pin(pin)))
+
+        consuming func finish(pins: [PinRecord]) -> EngineState {
+            var pinPoints: [IndexedPoint] = []
+            for pin in pins {
+                let number = UInt32(state.records.count)
+                state.records.append(.pin(pin))
+                state.setMeta(number, .pin(pin))
+                state.pinNumbers[pin.id] = number
+                pinPoints.append(IndexedPoint(id: number, latitude: pin.lat, longitude: pin.lon))
+                state.text.add(document: number, fields: EngineState.fields(.pin(pin)))
+            }
+            state.text.finishBulkLoad()
+            state.poiSpatial = SpatialIndex(bulkLoading: poiPoints)
+            state.pinSpatial = SpatialIndex(bulkLoading: pinPoints)
+            return state
         }
-        text.finishBulkLoad()
-        poiSpatial = SpatialIndex(bulkLoading: poiPoints)
-        pinSpatial = SpatialIndex(bulkLoading: pinPoints)
     }
 
     /// `InvertedIndex.terms(of:)` of each record, computed on all cores.

@@ -158,11 +158,24 @@ public struct Hit: Sendable {
         case pin(PinRecord)
     }
 
-    public let record: Record
+    enum Storage: Sendable {
+        case record(Record)
+        /// A POI straight from the record store: the encoder writes its bytes without making Strings.
+        case packed(PackedPOI)
+    }
+
+    let storage: Storage
     /// Metres from the origin, when the query has one.
     public let distance: Double?
     /// Relevance, for keyword search.
     public let score: Double?
+
+    public var record: Record {
+        switch storage {
+        case .record(let record): return record
+        case .packed(let packed): return .poi(packed.record)
+        }
+    }
 }
 
 /// A page of results and the cursor of the next page (nil at the end).

@@ -1,5 +1,8 @@
 import Catalog
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 import GeoCore
 import SpatialIndex
@@ -32,10 +35,25 @@ public final class SearchEngine: @unchecked Sendable {
         self.store = store
         self.taxonomy = taxonomy
         do {
-            state = EngineState(pois: try store.allPOIs(), pins: try store.allPins())
+            var loader = EngineState.Loader(expected: try store.poiCount())
+            try store.forEachPOIBlock(size: EngineState.Loader.blockSize) { loader.add($0[...]) }
+            state = loader.finish(pins: try store.allPins())
         } catch {
             throw .storage(error.description)
         }
+        SearchEngine.returnFreedMemory()
+    }
+
+    /// Gives the loading's freed heap (rows and strings read from SQLite) back to the system, so the resident size
+    /// after start-up is what the engine holds.
+    static func returnFreedMemory() {
+        #if canImport(Glibc)
+        // malloc_trim is glibc's (malloc.h is not in the Glibc module): looked up once by name.
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {  // RTLD_DEFAULT
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        #endif
     }
 
     /// An engine over records in memory only (no persistence): for tests and benchmarks.
@@ -169,7 +187,8 @@ public final class SearchEngine: @unchecked Sendable {
     }
 
     func hit(_ s: EngineState, _ number: UInt32, distance: Double?, score: Double?) -> Hit? {
-        s.records[Int(number)].map { Hit(record: $0, distance: distance, score: score) }
+        if let packed = s.records.packed(Int(number)) { return Hit(storage: .packed(packed), distance: distance, score: score) }
+        return s.records[Int(number)].map { Hit(storage: .record($0), distance: distance, score: score) }
     }
 
     static func kinds(_ filter: KindFilter) -> [RecordKind] {

@@ -1,0 +1,158 @@
+import BundledData
+import Catalog
+
+/// The records by number, packed: every POI's strings (id, name, address, tags as JSON) live in one shared byte
+/// buffer, categories, cities and countries are interned, and a record becomes a `Hit.Record` only when it is read
+/// — for the few records of an answer. Held as Swift structs, a POI cost about 330 bytes of separate allocations
+/// (its box, its strings, its tags dictionary); here it is a 64-byte slot plus its bytes.
+///
+/// Pins, written one at a time by users and few, are kept whole. Replacing a POI appends its new bytes and leaves
+/// the old ones unused until the engine is next loaded.
+struct RecordStore: Sendable {
+    private var slots: [Slot] = []
+    private var bytes: [UInt8] = []
+    private var pins: [UInt32: PinRecord] = [:]
+    private var categories = Interner()
+    private var cities = Interner()
+    private var countries = Interner()
+
+    private struct Slot: Sendable {
+        enum Kind: UInt8 { case empty, poi, pin }
+        static let none = UInt32.max
+
+        var kind = Kind.empty
+        var offset = 0
+        var idLength: UInt32 = 0
+        var nameLength: UInt32 = 0
+        var addressLength = Slot.none
+        var tagsLength: UInt32 = 0
+        var category: UInt32 = 0
+        var city = Slot.none
+        var country = Slot.none
+        var latitude = 0.0
+        var longitude = 0.0
+    }
+
+    var count: Int { slots.count }
+    var isEmpty: Bool { slots.isEmpty }
+
+    mutating func reserveCapacity(_ capacity: Int) { slots.reserveCapacity(capacity) }
+
+    mutating func append(_ record: Hit.Record?) {
+        slots.append(Slot())
+        self[slots.count - 1] = record
+    }
+
+    subscript(number: Int) -> Hit.Record? {
+        get {
+            let slot = slots[number]
+            switch slot.kind {
+            case .empty: return nil
+            case .pin: return pins[UInt32(number)].map { .pin($0) }
+            case .poi: return .poi(poi(slot))
+            }
+        }
+        set {
+            if slots[number].kind == .pin { pins[UInt32(number)] = nil }
+            switch newValue {
+            case nil: slots[number] = Slot()
+            case .pin(let pin)?:
+                slots[number] = Slot(kind: .pin)
+                pins[UInt32(number)] = pin
+            case .poi(let poi)?: slots[number] = pack(poi)
+            }
+        }
+    }
+
+    private mutating func pack(_ poi: POIRecord) -> Slot {
+        var slot = Slot(kind: .poi, offset: bytes.count)
+        slot.idLength = append(poi.id)
+        slot.nameLength = append(poi.name)
+        if let address = poi.address { slot.addressLength = append(address) }
+        if !poi.tags.isEmpty {
+            var json = JSONWriter()
+            json.beginObject()
+            for key in poi.tags.keys.sorted() { json.field(key, poi.tags[key]!) }
+            json.endObject()
+            bytes.append(contentsOf: json.buffer)
+            slot.tagsLength = UInt32(json.buffer.count)
+        }
+        slot.category = categories.code(poi.category)
+        if let city = poi.city { slot.city = cities.code(city) }
+        if let country = poi.country { slot.country = countries.code(country) }
+        slot.latitude = poi.lat
+        slot.longitude = poi.lon
+        return slot
+    }
+
+    private mutating func append(_ text: String) -> UInt32 {
+        let start = bytes.count
+        bytes.append(contentsOf: text.utf8)
+        return UInt32(bytes.count - start)
+    }
+
+    private func poi(_ slot: Slot) -> POIRecord { packed(slot).record }
+
+    /// A POI as a copy of its own bytes, for an answer: encoding writes straight from them, and the full record is
+    /// made only if someone asks for it.
+    func packed(_ number: Int) -> PackedPOI? {
+        let slot = slots[number]
+        return slot.kind == .poi ? packed(slot) : nil
+    }
+
+    private func packed(_ slot: Slot) -> PackedPOI {
+        let address = slot.addressLength == Slot.none ? nil : Int(slot.addressLength)
+        let length = Int(slot.idLength) + Int(slot.nameLength) + (address ?? 0) + Int(slot.tagsLength)
+        return PackedPOI(
+            bytes: Array(bytes[slot.offset..<slot.offset + length]), idLength: Int(slot.idLength), nameLength: Int(slot.nameLength),
+            addressLength: address, category: categories.string(slot.category), city: slot.city == Slot.none ? nil : cities.string(slot.city),
+            country: slot.country == Slot.none ? nil : countries.string(slot.country), latitude: slot.latitude, longitude: slot.longitude
+        )
+    }
+
+    /// Approximate bytes held (slots, packed strings, interned strings; pins not counted).
+    var memoryFootprint: Int { slots.capacity * MemoryLayout<Slot>.stride + bytes.capacity }
+}
+
+/// One POI of an answer in the store's packed form: id, name, address and tags (a JSON object, keys sorted) as
+/// consecutive UTF-8 bytes.
+struct PackedPOI: Sendable {
+    let bytes: [UInt8]
+    let idLength: Int
+    let nameLength: Int
+    let addressLength: Int?
+    let category: String
+    let city: String?
+    let country: String?
+    let latitude: Double
+    let longitude: Double
+
+    var idRange: Range<Int> { 0..<idLength }
+    var nameRange: Range<Int> { idLength..<idLength + nameLength }
+    var addressRange: Range<Int>? { addressLength.map { idLength + nameLength..<idLength + nameLength + $0 } }
+    var tagsRange: Range<Int> { idLength + nameLength + (addressLength ?? 0)..<bytes.count }
+
+    var record: POIRecord {
+        func text(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        return POIRecord(
+            id: text(idRange), name: text(nameRange), category: category, address: addressRange.map(text), city: city, country: country,
+            lat: latitude, lon: longitude, tags: tagsRange.isEmpty ? [:] : TagsJSON.decode(text(tagsRange))
+        )
+    }
+}
+
+/// Each distinct string once, by number.
+private struct Interner: Sendable {
+    private var codes: [String: UInt32] = [:]
+    private var strings: [String] = []
+
+    mutating func code(_ text: String) -> UInt32 {
+        if let code = codes[text] { return code }
+        let code = UInt32(strings.count)
+        codes[text] = code
+        strings.append(text)
+        return code
+    }
+
+    func string(_ code: UInt32) -> String { strings[Int(code)] }
+}

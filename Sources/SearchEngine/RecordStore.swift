@@ -93,6 +93,16 @@ struct RecordStore: Sendable {
 
     private func poi(_ slot: Slot) -> POIRecord { packed(slot).record }
 
+    /// A POI's name alone (ranking compares names of many candidates; making whole records would dominate).
+    func poiName(_ number: Int) -> String? {
+        let slot = slots[number]
+        guard slot.kind == .poi else { return nil }
+        let start = slot.offset + Int(slot.idLength)
+        return bytes.withUnsafeBufferPointer { all in
+            String(decoding: UnsafeBufferPointer(rebasing: all[start..<start + Int(slot.nameLength)]), as: UTF8.self)
+        }
+    }
+
     /// A POI as a copy of its own bytes, for an answer: encoding writes straight from them, and the full record is
     /// made only if someone asks for it.
     func packed(_ number: Int) -> PackedPOI? {

@@ -96,7 +96,7 @@ extension SearchEngine {
                 // Exact-name boost; the length test skips normalizing names that cannot be equal (normalizing never
                 // lengthens a name, and shortens it only by its punctuation, spacing and diacritics).
                 if !meta.isPin, Int(meta.nameLength) >= queryLength, Int(meta.nameLength) <= queryLength + queryLength / 2 + 4,
-                    case .poi(let poi) = s.records[Int(number)], TextNormalizer.normalize(poi.name) == matcher.normalizedQuery
+                    let name = s.records.poiName(Int(number)), TextNormalizer.normalize(name) == matcher.normalizedQuery
                 {
                     score *= 2
                 }

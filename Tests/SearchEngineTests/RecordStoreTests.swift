@@ -54,7 +54,10 @@ import Testing
             }
         }
         #expect(store.count == oracle.count)
-        for i in 0..<oracle.count { #expect(same(store[i], oracle[i]), "record \(i)") }
+        for i in 0..<oracle.count {
+            #expect(same(store[i], oracle[i]), "record \(i)")
+            if case .poi(let poi)? = oracle[i] { #expect(store.poiName(i) == poi.name) } else { #expect(store.poiName(i) == nil) }
+        }
         // Answers are encoded straight from the packed bytes: byte for byte what encoding the record gives.
         let encoders = [APIEncoder(), APIEncoder(coordsys: .gcj02, format: .geojson)]
         for i in 0..<oracle.count {

@@ -74,7 +74,11 @@ let package = Package(
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData"], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
-        .testTarget(name: "SearchEngineTests", dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "BundledData"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SearchEngineTests",
+            dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "BundledData"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [

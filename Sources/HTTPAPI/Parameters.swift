@@ -37,7 +37,9 @@ struct Parameters {
     /// Without surrounding spaces and tabs (a number pasted with a space around it is still that number).
     private static func trimmed(_ text: Substring) -> Substring {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return text[text.endIndex...] }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
+            return text[text.endIndex...]
+        }
         return text[first...last]
     }
 

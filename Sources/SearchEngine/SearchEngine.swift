@@ -51,6 +51,7 @@ public final class SearchEngine: @unchecked Sendable {
         // malloc_trim is glibc's (malloc.h is not in the Glibc module): looked up once by name.
         typealias Trim = @convention(c) (Int) -> Int32
         if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {  // RTLD_DEFAULT
+            // SAFETY: glibc declares `int malloc_trim(size_t pad)`, which is what `Trim` says.
             _ = unsafeBitCast(symbol, to: Trim.self)(0)
         }
         #endif

@@ -106,18 +106,6 @@ public final class CatalogStore: Sendable {
         }
     }
 
-    /// Every POI in insertion order.
-    public func allPOIs() throws(CatalogError) -> [POIRecord] {
-        try read { db in
-            var records: [POIRecord] = []
-            let cursor = try Row.fetchCursor(db, sql: "SELECT id, name, category, address, city, country, lat, lon, tags FROM poi ORDER BY rowid")
-            while let row = try cursor.next() {
-                records.append(CatalogStore.poi(row))
-            }
-            return records
-        }
-    }
-
     /// Every POI in insertion order, handed over `size` at a time, so a loader never holds them all at once.
     public func forEachPOIBlock(size: Int, _ body: ([POIRecord]) -> Void) throws(CatalogError) {
         try read { db in

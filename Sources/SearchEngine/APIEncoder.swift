@@ -112,14 +112,7 @@ public struct APIEncoder: Sendable {
         beginList(&json)
         for cluster in clusters {
             let p = coordsys.fromWGS84(latitude: cluster.latitude, longitude: cluster.longitude)
-            if format == .geojson {
-                json.beginObject()
-                json.key("type")
-                json.string("Feature")
-                writeGeometry(p, to: &json)
-                json.key("properties")
-            }
-            json.beginObject()
+            beginItem(at: p, to: &json)
             json.key("geohash")
             json.string(cluster.geohash.string)
             json.key("count")
@@ -163,6 +156,30 @@ public struct APIEncoder: Sendable {
         json.beginArray()
     }
 
+    /// Opens one list item: `{` or, for GeoJSON, `{"type":"Feature","geometry":...,"properties":{`.
+    private func beginItem(at p: (latitude: Double, longitude: Double), to json: inout JSONWriter) {
+        if format == .geojson {
+            json.beginObject()
+            json.key("type")
+            json.string("Feature")
+            writeGeometry(p, to: &json)
+            json.key("properties")
+        }
+        json.beginObject()
+    }
+
+    /// A POI's tags as a JSON object, keys sorted. The record store keeps tags in exactly this form, so answers
+    /// written from its bytes match answers written from records.
+    static func writeTags(_ tags: [String: String], to json: inout JSONWriter) {
+        json.beginObject()
+        if tags.count == 1, let (key, value) = tags.first {
+            json.field(key, value)
+        } else if !tags.isEmpty {
+            for key in tags.keys.sorted() { json.field(key, tags[key]!) }
+        }
+        json.endObject()
+    }
+
     private func writeGeometry(_ p: (latitude: Double, longitude: Double), to json: inout JSONWriter) {
         json.key("geometry")
         json.beginObject()
@@ -179,14 +196,7 @@ public struct APIEncoder: Sendable {
     /// A POI from the record store, written from its bytes: the same output as `write(.poi(poi.record), ...)`.
     func write(_ poi: PackedPOI, distance: Double?, score: Double?, to json: inout JSONWriter) {
         let p = coordsys.fromWGS84(latitude: poi.latitude, longitude: poi.longitude)
-        if format == .geojson {
-            json.beginObject()
-            json.key("type")
-            json.string("Feature")
-            writeGeometry(p, to: &json)
-            json.key("properties")
-        }
-        json.beginObject()
+        beginItem(at: p, to: &json)
         poi.bytes.withUnsafeBufferPointer { bytes in
             json.key("id")
             json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.idRange]))
@@ -205,7 +215,7 @@ public struct APIEncoder: Sendable {
             json.key("lon")
             json.number(p.longitude)
             json.key("tags")
-            // The store keeps tags as JSONWriter wrote them, keys sorted: the same bytes this encoder would write.
+            // The store keeps tags as writeTags wrote them.
             if poi.tagsRange.isEmpty {
                 json.beginObject()
                 json.endObject()
@@ -219,14 +229,7 @@ public struct APIEncoder: Sendable {
     func write(_ record: Hit.Record, distance: Double?, score: Double?, to json: inout JSONWriter) {
         let position = EngineState.position(record)
         let p = coordsys.fromWGS84(latitude: position.latitude, longitude: position.longitude)
-        if format == .geojson {
-            json.beginObject()
-            json.key("type")
-            json.string("Feature")
-            writeGeometry(p, to: &json)
-            json.key("properties")
-        }
-        json.beginObject()
+        beginItem(at: p, to: &json)
         switch record {
         case .poi(let poi):
             json.field("id", poi.id)
@@ -241,13 +244,7 @@ public struct APIEncoder: Sendable {
             json.key("lon")
             json.number(p.longitude)
             json.key("tags")
-            json.beginObject()
-            if poi.tags.count == 1, let (key, value) = poi.tags.first {
-                json.field(key, value)
-            } else if !poi.tags.isEmpty {
-                for key in poi.tags.keys.sorted() { json.field(key, poi.tags[key]!) }
-            }
-            json.endObject()
+            APIEncoder.writeTags(poi.tags, to: &json)
         case .pin(let pin):
             json.field("id", pin.id)
             json.field("kind", "pin")

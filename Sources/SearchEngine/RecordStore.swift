@@ -71,9 +71,7 @@ struct RecordStore: Sendable {
         if let address = poi.address { slot.addressLength = append(address) }
         if !poi.tags.isEmpty {
             var json = JSONWriter()
-            json.beginObject()
-            for key in poi.tags.keys.sorted() { json.field(key, poi.tags[key]!) }
-            json.endObject()
+            APIEncoder.writeTags(poi.tags, to: &json)
             bytes.append(contentsOf: json.buffer)
             slot.tagsLength = UInt32(json.buffer.count)
         }

@@ -33,7 +33,9 @@ public struct CategoryTaxonomy: Sendable {
             guard let id = entry["id"] as? String else { continue }
             // Broad parents ("food", "shop") are not used as labels: "shop" would match every shop-like name.
             guard id.contains(".") else { continue }
-            labels[id] = (entry["en"] as? [String] ?? []) + (entry["zh"] as? [String] ?? [])
+            // Labels in every language the entry lists: English, Chinese and the local languages of the bundled
+            // data (Finnish, Swedish for Helsinki).
+            labels[id] = ["en", "zh", "fi", "sv"].flatMap { entry[$0] as? [String] ?? [] }
         }
         return CategoryTaxonomy(labels: labels)
     }

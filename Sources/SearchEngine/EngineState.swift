@@ -22,8 +22,8 @@ struct EngineState {
     var poiSpatial = SpatialIndex()
     var pinSpatial = SpatialIndex()
     var text = InvertedIndex()
-    /// Record numbers by exact category (POIs), for category-label matches.
-    var categoryMembers: [String: Set<UInt32>] = [:]
+    /// Record numbers by exact category (POIs), sorted, for category-label matches.
+    var categoryMembers: [String: [UInt32]] = [:]
 
     func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
 
@@ -54,18 +54,25 @@ struct EngineState {
         return code == UInt16.max ? nil : categoryNames[Int(code)]
     }
 
-    static func fields(_ record: Hit.Record) -> [(text: String, weight: Int)] {
+    /// The indexed text of a record: its name (and names in other languages) as name fields, the rest as other
+    /// fields; a name counts three times.
+    static func fields(_ record: Hit.Record) -> [InvertedIndex.Field] {
         switch record {
         case .poi(let poi):
-            var fields: [(String, Int)] = [(poi.name, 3)]
-            if let address = poi.address { fields.append((address, 1)) }
-            if let city = poi.city { fields.append((city, 1)) }
-            for key in ["brand", "cuisine", "operator", "name:en", "name:zh", "name:fi", "name:sv"] where !poi.tags.isEmpty {
-                if let value = poi.tags[key] { fields.append((value, 1)) }
+            var fields = [InvertedIndex.Field(poi.name, weight: 3, isName: true)]
+            if let address = poi.address { fields.append(.init(address, weight: 1, isName: false)) }
+            if let city = poi.city { fields.append(.init(city, weight: 1, isName: false)) }
+            if !poi.tags.isEmpty {
+                for key in ["name:en", "name:zh", "name:fi", "name:sv"] {
+                    if let value = poi.tags[key] { fields.append(.init(value, weight: 1, isName: true)) }
+                }
+                for key in ["brand", "cuisine", "operator"] {
+                    if let value = poi.tags[key] { fields.append(.init(value, weight: 1, isName: false)) }
+                }
             }
             return fields
         case .pin(let pin):
-            return [(pin.firstName, 3), (pin.lastName, 3), (pin.mapString, 1)]
+            return [.init(pin.firstName, weight: 3, isName: true), .init(pin.lastName, weight: 3, isName: true), .init(pin.mapString, weight: 1, isName: false)]
         }
     }
 
@@ -121,7 +128,7 @@ struct EngineState {
                 state.poiNumbers[poi.id] = number
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
                 state.text.add(document: number, analyzed: analyzed[offset])
-                state.categoryMembers[poi.category, default: []].insert(number)
+                state.categoryMembers[poi.category, default: []].append(number)
             }
         }
 
@@ -143,8 +150,8 @@ struct EngineState {
     }
 
     /// `InvertedIndex.terms(of:)` of each record, computed on all cores.
-    static func analyze(_ pois: ArraySlice<POIRecord>) -> [(terms: [(String, Int)], length: Int)] {
-        typealias Analyzed = (terms: [(String, Int)], length: Int)
+    static func analyze(_ pois: ArraySlice<POIRecord>) -> [InvertedIndex.Analyzed] {
+        typealias Analyzed = InvertedIndex.Analyzed
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
         let chunk = (pois.count + workers - 1) / workers
         let slots = WorkerSlots<[Analyzed]>(count: workers, initial: [])
@@ -185,7 +192,7 @@ struct EngineState {
             pinSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
         }
         text.add(document: number, fields: EngineState.fields(record))
-        if let category = EngineState.category(record) { categoryMembers[category, default: []].insert(number) }
+        if let category = EngineState.category(record) { categoryMembers[category, default: []].insertSorted(number) }
         return number
     }
 
@@ -203,7 +210,36 @@ struct EngineState {
     private mutating func unindex(_ record: Hit.Record, _ number: UInt32) {
         if EngineState.kind(record) == .poi { poiSpatial.remove(number) } else { pinSpatial.remove(number) }
         text.remove(document: number, fields: EngineState.fields(record))
-        if let category = EngineState.category(record) { categoryMembers[category]?.remove(number) }
+        if let category = EngineState.category(record) { categoryMembers[category]?.removeSorted(number) }
+    }
+}
+
+extension Array where Element == UInt32 {
+    /// Inserts into a sorted array (new records have the highest numbers, so this is usually an append).
+    mutating func insertSorted(_ value: UInt32) {
+        if let last, last >= value {
+            let i = partitioningIndex { $0 >= value }
+            if i < count && self[i] == value { return }
+            insert(value, at: i)
+        } else {
+            append(value)
+        }
+    }
+
+    mutating func removeSorted(_ value: UInt32) {
+        let i = partitioningIndex { $0 >= value }
+        if i < count && self[i] == value { remove(at: i) }
+    }
+
+    /// The first index whose element satisfies a predicate that is false then true along the array.
+    func partitioningIndex(where belongs: (UInt32) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if belongs(self[mid]) { high = mid } else { low = mid + 1 }
+        }
+        return low
     }
 }
 

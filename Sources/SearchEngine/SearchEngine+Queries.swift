@@ -73,69 +73,6 @@ extension SearchEngine {
         return Array(found.prefix(query.limit + 1))
     }
 
-    /// Keyword search ranked by relevance (GET /v1/search).
-    ///
-    /// Score: the sum over query words of the best BM25 score among the word's expansions (exact 1.0, prefix 0.8,
-    /// typo 0.6/0.45; a category label match scores like a rare term × 0.8); × 2 when the record's name equals the
-    /// query; with an origin, × (0.5 + 0.5 · 2 km / (2 km + distance)), so nearer matches rise but a far exact
-    /// match still beats a near weak one. Ties by record number.
-    public func search(_ query: SearchQuery) throws(SearchError) -> Page {
-        try read { s throws(SearchError) in
-            let matcher = TextMatcher(query.text, index: s.text, taxonomy: taxonomy)
-            guard !matcher.isEmpty else { throw .invalid(parameter: "q", rule: "must contain at least one letter or digit") }
-            var ranked: [(number: UInt32, score: Double, distance: Double?)] = []
-            let queryLength = matcher.normalizedQuery.utf8.count
-            for (number, relevance) in textCandidates(s, matcher) {
-                let meta = s.meta[Int(number)]
-                guard meta.live, query.kind.includes(meta.isPin ? .pin : .poi) else { continue }
-                if let category = query.category {
-                    guard let own = s.category(of: number), own.isCategory(under: category) else { continue }
-                }
-                if let bbox = query.bbox, !bbox.contains(latitude: meta.latitude, longitude: meta.longitude) { continue }
-                var score = relevance
-                // Exact-name boost; the length test skips normalizing names that cannot be equal (normalizing never
-                // lengthens a name, and shortens it only by its punctuation, spacing and diacritics).
-                if !meta.isPin, Int(meta.nameLength) >= queryLength, Int(meta.nameLength) <= queryLength + queryLength / 2 + 4,
-                    let name = s.records.poiName(Int(number)), TextNormalizer.normalize(name) == matcher.normalizedQuery
-                {
-                    score *= 2
-                }
-                var distance: Double?
-                if let origin = query.origin {
-                    let d = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
-                    distance = (d * 10).rounded() / 10
-                    score *= 0.5 + 0.5 * 2_000 / (2_000 + d)
-                }
-                ranked.append((number, score, distance))
-            }
-            let wanted = query.offset + query.limit
-            let before: ((number: UInt32, score: Double, distance: Double?), (number: UInt32, score: Double, distance: Double?)) -> Bool = {
-                $0.score != $1.score ? $0.score > $1.score : $0.number < $1.number
-            }
-            // Only the first offset + limit need ordering: select them in one pass, then sort those.
-            var top: [(number: UInt32, score: Double, distance: Double?)] = []
-            top.reserveCapacity(min(wanted, ranked.count) + 1)
-            for candidate in ranked {
-                if top.count == wanted, let last = top.last, !before(candidate, last) { continue }
-                var i = top.count
-                top.append(candidate)
-                while i > 0 && before(candidate, top[i - 1]) {
-                    top[i] = top[i - 1]
-                    i -= 1
-                }
-                top[i] = candidate
-                if top.count > wanted { top.removeLast() }
-            }
-            let page = top.dropFirst(query.offset).prefix(query.limit)
-            let nextOffset = query.offset + page.count
-            return Page(
-                results: page.compactMap { hit(s, $0.number, distance: $0.distance, score: ($0.score * 1000).rounded() / 1000) },
-                next: nextOffset < ranked.count ? String(nextOffset) : nil,
-                total: ranked.count
-            )
-        }
-    }
-
     /// Records inside a box or polygon, in record order (GET /v1/within).
     public func within(_ query: WithinQuery) throws(SearchError) -> Page {
         let after = try Cursor.parseWithin(query.cursor)

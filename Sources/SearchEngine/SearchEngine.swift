@@ -21,8 +21,8 @@ public final class SearchEngine: @unchecked Sendable {
     let lock = ReadWriteLock()
     let store: CatalogStore?
     let taxonomy: CategoryTaxonomy
-    /// Reusable per-query score buffers for keyword search.
-    let scratchPool = Mutex<[ScoreScratch]>([])
+    /// Reusable per-query visit marks for keyword search.
+    let scratchPool = Mutex<[VisitMarks]>([])
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
     /// Forces a planner route in tests (nil: choose by cost).
@@ -91,55 +91,10 @@ public final class SearchEngine: @unchecked Sendable {
                 guard let own, own.isCategory(under: category) else { return false }
             }
             if let matcher {
-                return matcher.contains(number, category: own, index: s.text, categoryMembers: s.categoryMembers)
+                return matcher.contains(number, category: own, index: s.text)
             }
             return true
         }
-    }
-
-    /// Records satisfying every group of the matcher, with their BM25 scores (each group scores its best expansion,
-    /// groups add up).
-    ///
-    /// Accumulates in dense per-record arrays borrowed from a pool (reset only where touched), so a common word with
-    /// tens of thousands of postings costs a pass over them, not as many hash-table inserts.
-    func textCandidates(_ s: EngineState, _ matcher: TextMatcher) -> [(number: UInt32, score: Double)] {
-        var scratch = scratchPool.withLock { $0.popLast() } ?? ScoreScratch()
-        scratch.ensure(count: s.records.count)
-        defer {
-            scratch.reset()
-            scratchPool.withLock { pool in if pool.count < 4 { pool.append(scratch) } }
-        }
-        var candidates: [UInt32] = []
-        for (g, group) in matcher.groups.enumerated() {
-            var touched: [UInt32] = []
-            func offer(_ doc: UInt32, _ value: Float) {
-                let i = Int(doc)
-                // Only records that matched every earlier group stay candidates.
-                guard scratch.matched[i] == UInt8(g) else { return }
-                if scratch.groupBest[i] == 0 { touched.append(doc) }
-                if value > scratch.groupBest[i] { scratch.groupBest[i] = value }
-            }
-            for expansion in group.expansions {
-                let postings = s.text.postings(of: expansion.term)
-                let idf = s.text.idf(documentFrequency: postings.count)
-                for posting in postings { offer(posting.doc, Float(s.text.score(posting, idf: idf) * expansion.weight)) }
-            }
-            for category in group.categories {
-                let members = s.categoryMembers.filter { $0.key.isCategory(under: category) }.values
-                let value = Float(s.text.idf(documentFrequency: members.reduce(0) { $0 + $1.count }) * 0.8)
-                for set in members { for number in set { offer(number, value) } }
-            }
-            for doc in touched {
-                let i = Int(doc)
-                scratch.score[i] += scratch.groupBest[i]
-                scratch.groupBest[i] = 0
-                scratch.matched[i] = UInt8(g + 1)
-            }
-            scratch.touched += touched
-            if g == matcher.groups.count - 1 { candidates = touched }
-            if touched.isEmpty { return [] }
-        }
-        return candidates.map { ($0, Double(scratch.score[Int($0)])) }
     }
 
     /// Records satisfying every group, in record order, without scoring: sorted posting lists merged per group and
@@ -148,9 +103,7 @@ public final class SearchEngine: @unchecked Sendable {
         var result: [UInt32]?
         for group in matcher.groups {
             var lists: [[UInt32]] = group.expansions.map { s.text.postings(of: $0.term).map(\.doc) }
-            for category in group.categories {
-                for (key, members) in s.categoryMembers where key.isCategory(under: category) { lists.append(members.sorted()) }
-            }
+            lists += s.members(ofCategoriesUnder: group.categories)
             var union: [UInt32]
             if lists.count == 1 {
                 union = lists[0]
@@ -180,10 +133,7 @@ public final class SearchEngine: @unchecked Sendable {
     /// Estimated number of text candidates: the smallest group's posting and category sizes.
     func estimatedCandidates(_ s: EngineState, _ matcher: TextMatcher) -> Int {
         matcher.groups.map { group in
-            group.expansions.reduce(0) { $0 + s.text.postings(of: $1.term).count }
-                + group.categories.reduce(0) { total, category in
-                    total + s.categoryMembers.filter { $0.key.isCategory(under: category) }.values.reduce(0) { $0 + $1.count }
-                }
+            group.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) } + s.members(ofCategoriesUnder: group.categories).reduce(0) { $0 + $1.count }
         }.min() ?? 0
     }
 
@@ -201,28 +151,26 @@ public final class SearchEngine: @unchecked Sendable {
     }
 }
 
-/// Dense per-record buffers for scoring one keyword query.
-struct ScoreScratch: Sendable {
-    var score: [Float] = []
-    var groupBest: [Float] = []
-    var matched: [UInt8] = []
+/// A per-record mark for one keyword query (records already visited), reset only where set.
+struct VisitMarks: Sendable {
+    var marks: [Bool] = []
     var touched: [UInt32] = []
 
     mutating func ensure(count: Int) {
-        if score.count < count {
-            let extra = count - score.count
-            score += repeatElement(0, count: extra)
-            groupBest += repeatElement(0, count: extra)
-            matched += repeatElement(0, count: extra)
-        }
+        if marks.count < count { marks += repeatElement(false, count: count - marks.count) }
+    }
+
+    /// Marks a record; false when it was marked already.
+    @inline(__always)
+    mutating func visit(_ doc: UInt32) -> Bool {
+        if marks[Int(doc)] { return false }
+        marks[Int(doc)] = true
+        touched.append(doc)
+        return true
     }
 
     mutating func reset() {
-        for doc in touched {
-            score[Int(doc)] = 0
-            groupBest[Int(doc)] = 0
-            matched[Int(doc)] = 0
-        }
+        for doc in touched { marks[Int(doc)] = false }
         touched.removeAll(keepingCapacity: true)
     }
 }

@@ -1,10 +1,12 @@
 import TextIndex
 
-/// A compiled keyword query: every group must be satisfied (AND); a group is satisfied by any of its expansions
-/// (the word, its prefix completions, its typo neighbours) or by the record's category when the word names one.
+/// A compiled keyword query: one group per query word (a CJK run gives one group per bigram, or its single
+/// character). A group is satisfied by any of its expansions (the word, its prefix completions when it is the last
+/// word, its typo neighbours when the word is unknown) or by the record's category when the word is a label.
 struct TextMatcher {
     struct Group {
         var expansions: [InvertedIndex.Expansion]
+        /// Categories the word names (data/categories.json labels), matched with `isCategory(under:)`.
         var categories: [String]
     }
 
@@ -21,15 +23,15 @@ struct TextMatcher {
             // Latin words are one group each; a CJK run is one group per bigram (or its single character).
             var latin = ""
             var run: [Character] = []
+            func exact(_ text: String) -> [InvertedIndex.Expansion] { index.term(text).map { [.init(term: $0, kind: .exact)] } ?? [] }
             func flushRun() {
                 guard !run.isEmpty else { return }
                 let categories = taxonomy.categories(forLabel: String(run))
                 if run.count == 1 {
-                    groups.append(Group(expansions: index.term(String(run)).map { [.init(term: $0, weight: 1)] } ?? [], categories: categories))
+                    groups.append(Group(expansions: exact(String(run)), categories: categories))
                 } else {
                     for i in 0..<(run.count - 1) {
-                        let bigram = String(run[i...(i + 1)])
-                        groups.append(Group(expansions: index.term(bigram).map { [.init(term: $0, weight: 1)] } ?? [], categories: categories))
+                        groups.append(Group(expansions: exact(String(run[i...(i + 1)])), categories: categories))
                     }
                 }
                 run.removeAll()
@@ -63,10 +65,21 @@ struct TextMatcher {
 
     /// Whether an indexed record satisfies every group: a binary search in each expansion's posting list (no
     /// tokenizing), or its category.
-    func contains(_ record: UInt32, category: String?, index: InvertedIndex, categoryMembers: [String: Set<UInt32>]) -> Bool {
+    func contains(_ record: UInt32, category: String?, index: InvertedIndex) -> Bool {
         groups.allSatisfy { group in
             if let category, group.categories.contains(where: { category.isCategory(under: $0) }) { return true }
             return group.expansions.contains { index.contains(term: $0.term, document: record) }
+        }
+    }
+}
+
+extension EngineState {
+    /// The sorted member lists of every category under one of `labels`' categories (each record has one category,
+    /// so the lists are disjoint).
+    func members(ofCategoriesUnder labels: [String]) -> [[UInt32]] {
+        guard !labels.isEmpty else { return [] }
+        return categoryMembers.compactMap { key, members in
+            labels.contains(where: { key.isCategory(under: $0) }) && !members.isEmpty ? members : nil
         }
     }
 }

@@ -1,100 +1,187 @@
 /// An inverted index with BM25 scoring (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
-/// Beyond", 2009; k1 = 1.2, b = 0.75), incremental adds and removes, and a term dictionary for prefix and typo
-/// expansion.
+/// Beyond", 2009; k1 = 1.2, b = 0.75), incremental adds and removes, a term dictionary for prefix and typo
+/// expansion, and per-block score bounds for top-k evaluation that skips blocks (block-max WAND, Ding & Suel 2011;
+/// Lucene's and Tantivy's block-max scorers).
 ///
 /// Documents are numbered by the caller. Fields carry weights (a name counts three times an address), folded into
-/// the term frequency. Invariant: each posting list is sorted by document and holds a document at most once.
+/// the term frequency; each posting also says in which kind of field the term occurs (the name, or only other
+/// fields), for the "name before address" ranking rule.
+///
+/// Invariants (`checkInvariants()`): each posting list is sorted by document and holds a document at most once; a
+/// list longer than `blockSize` has one bound per block of `blockSize` postings, and each bound is at least the
+/// largest frequency and at most the smallest document length of its block's postings of each field kind.
 public struct InvertedIndex: Sendable {
     public struct Posting: Sendable, Equatable {
         public let doc: UInt32
         public let frequency: UInt16
+        /// `Posting.inName` and `Posting.inOther` bits.
+        public let fields: UInt8
+
+        public static let inName: UInt8 = 1
+        public static let inOther: UInt8 = 2
+
+        public var isInName: Bool { fields & Posting.inName != 0 }
     }
 
-    /// One way a query word can match: a dictionary term and how much a match through it is worth.
-    public struct Expansion: Sendable, Equatable {
-        public let term: Int32
-        public let weight: Double
+    /// One field of a document to index.
+    public struct Field: Sendable {
+        public var text: String
+        public var weight: Int
+        /// Whether this is the record's name (the ranking rules put name matches before other fields).
+        public var isName: Bool
 
-        public init(term: Int32, weight: Double) {
-            self.term = term
+        public init(_ text: String, weight: Int, isName: Bool) {
+            self.text = text
             self.weight = weight
+            self.isName = isName
         }
     }
 
-    static let k1 = 1.2
-    static let b = 0.75
+    /// A document analyzed by `terms(of:)`: distinct terms with weighted frequency and field bits, its weighted
+    /// length, and the terms its name fields normalize to whole (a name that is one term).
+    public struct Analyzed: Sendable {
+        public var terms: [(text: String, frequency: Int, fields: UInt8)]
+        public var length: Int
+        public var wholeNames: [String]
+    }
+
+    /// Score bounds of one block of a posting list, per field kind: the largest frequency and the smallest
+    /// document length among its postings of that kind (frequency 0: none in this block).
+    public struct BlockBound: Sendable, Equatable {
+        public var nameFrequency: UInt16 = 0
+        public var nameLength: UInt16 = .max
+        public var otherFrequency: UInt16 = 0
+        public var otherLength: UInt16 = .max
+    }
+
+    /// One way a query word can match: a dictionary term, and how far it is from the word as typed.
+    public struct Expansion: Sendable, Equatable {
+        public enum Kind: UInt8, Sendable { case exact = 0, prefix = 1, typo = 2 }
+        public let term: Int32
+        public let kind: Kind
+        /// Edits from the word as typed (typo expansions only).
+        public let typos: UInt8
+
+        public init(term: Int32, kind: Kind, typos: UInt8 = 0) {
+            self.term = term
+            self.kind = kind
+            self.typos = typos
+        }
+    }
+
+    public static let k1 = 1.2
+    public static let b = 0.75
+    public static let blockSize = 128
+    /// Prefix completions considered for the last word of a query: the most frequent ones.
+    public static let maxCompletions = 64
 
     private var termIDs: [String: Int32] = [:]
     public private(set) var terms: [String] = []
     private var postings: [[Posting]] = []
+    private var bounds: [[BlockBound]] = []
+    /// Per term, the documents whose whole name normalizes to that term (sorted), for the exactness rule.
+    private var wholeNames: [Int32: [UInt32]] = [:]
     private var documentLength: [UInt16] = []
     private var totalLength = 0
     public private(set) var documentCount = 0
-    /// Terms sorted, for prefix ranges; terms added since are in `unsortedTerms`.
+    /// Terms sorted (by Unicode scalar, which is also UTF-8 byte order), as flat scalar keys for prefix ranges and
+    /// the typo automaton; terms added since are in `unsortedTerms`.
     private var sortedTerms: [Int32] = []
+    private var sortedKeys = ScalarKeys()
     private var unsortedTerms: [Int32] = []
 
     public init() {}
 
     // MARK: Writing
 
-    /// A document's distinct terms with their weighted frequencies, and its weighted length.
-    public static func terms(of fields: [(text: String, weight: Int)]) -> (terms: [(String, Int)], length: Int) {
+    /// A document's distinct terms with their weighted frequencies and field bits, and its weighted length.
+    public static func terms(of fields: [Field]) -> Analyzed {
         // Documents have a handful of distinct terms: a linear scan beats building a dictionary per document.
-        var frequencies: [(String, Int)] = []
+        var frequencies: [(text: String, frequency: Int, fields: UInt8)] = []
         var length = 0
+        var wholeNames: [String] = []
         for field in fields {
-            for token in Tokenizer.tokens(field.text) {
+            let tokens = Tokenizer.tokens(field.text)
+            if field.isName {
+                let normalized = TextNormalizer.normalize(field.text)
+                if tokens.contains(where: { $0.text == normalized }) && !wholeNames.contains(normalized) { wholeNames.append(normalized) }
+            }
+            let bit = field.isName ? Posting.inName : Posting.inOther
+            for token in tokens {
                 // Terms are NFC already (TextNormalizer), so equal text is equal bytes; String's == would check
                 // normalization again for every non-ASCII pair.
-                if let i = frequencies.firstIndex(where: { $0.0.utf8.count == token.text.utf8.count && $0.0.utf8.elementsEqual(token.text.utf8) }) {
-                    frequencies[i].1 += field.weight
+                if let i = frequencies.firstIndex(where: { $0.text.utf8.count == token.text.utf8.count && $0.text.utf8.elementsEqual(token.text.utf8) }) {
+                    frequencies[i].frequency += field.weight
+                    frequencies[i].fields |= bit
                 } else {
-                    frequencies.append((token.text, field.weight))
+                    frequencies.append((token.text, field.weight, bit))
                 }
                 length += field.weight
             }
         }
-        return (frequencies, length)
+        return Analyzed(terms: frequencies, length: length, wholeNames: wholeNames)
     }
 
-    /// Adds a document's fields (text, weight). A document already present must be removed first.
-    public mutating func add(document: UInt32, fields: [(text: String, weight: Int)]) {
-        let (frequencies, length) = InvertedIndex.terms(of: fields)
-        insert(document: document, frequencies, length: length)
+    /// Adds a document's fields. A document already present must be removed first.
+    public mutating func add(document: UInt32, fields: [Field]) {
+        insert(document: document, InvertedIndex.terms(of: fields))
     }
 
     /// Adds a document already analyzed by `terms(of:)` (bulk loads analyze on several threads, then add in order).
-    public mutating func add(document: UInt32, analyzed: (terms: [(String, Int)], length: Int)) {
-        insert(document: document, analyzed.terms, length: analyzed.length)
+    public mutating func add(document: UInt32, analyzed: Analyzed) {
+        insert(document: document, analyzed)
     }
 
-    private mutating func insert(document: UInt32, _ frequencies: [(String, Int)], length: Int) {
+    private mutating func insert(document: UInt32, _ analyzed: Analyzed) {
         let doc = Int(document)
         if documentLength.count <= doc { documentLength.append(contentsOf: repeatElement(0, count: doc + 1 - documentLength.count)) }
-        documentLength[doc] = UInt16(min(length, Int(UInt16.max)))
-        totalLength += length
+        let length = UInt16(min(analyzed.length, Int(UInt16.max)))
+        documentLength[doc] = length
+        totalLength += Int(length)
         documentCount += 1
-        for (text, frequency) in frequencies {
-            let term = termID(text)
-            let posting = Posting(doc: document, frequency: UInt16(min(frequency, Int(UInt16.max))))
-            if let last = postings[Int(term)].last, last.doc > document {
-                let i = InvertedIndex.lowerBound(postings[Int(term)], document)
-                postings[Int(term)].insert(posting, at: i)
+        for (text, frequency, fields) in analyzed.terms {
+            let term = Int(termID(text))
+            let posting = Posting(doc: document, frequency: UInt16(min(frequency, Int(UInt16.max))), fields: fields)
+            if let last = postings[term].last, last.doc > document {
+                let i = InvertedIndex.lowerBound(postings[term], document)
+                postings[term].insert(posting, at: i)
+                rebuildBounds(Int32(term), from: i / InvertedIndex.blockSize)
             } else {
-                postings[Int(term)].append(posting)
+                postings[term].append(posting)
+                extendBounds(term, with: posting, length: length)
             }
+        }
+        for name in analyzed.wholeNames {
+            guard let term = termIDs[name] else { continue }
+            var list = wholeNames[term] ?? []
+            if let last = list.last, last > document {
+                list.insert(document, at: InvertedIndex.lowerBound(list, document))
+            } else {
+                list.append(document)
+            }
+            wholeNames[term] = list
         }
     }
 
     /// Removes a document, given the same fields it was added with.
-    public mutating func remove(document: UInt32, fields: [(text: String, weight: Int)]) {
+    public mutating func remove(document: UInt32, fields: [Field]) {
         var seen = Set<String>()
         for field in fields {
             for token in Tokenizer.tokens(field.text) where seen.insert(token.text).inserted {
                 guard let term = termIDs[token.text] else { continue }
-                let i = InvertedIndex.lowerBound(postings[Int(term)], document)
-                if i < postings[Int(term)].count && postings[Int(term)][i].doc == document { postings[Int(term)].remove(at: i) }
+                let t = Int(term)
+                let i = InvertedIndex.lowerBound(postings[t], document)
+                if i < postings[t].count && postings[t][i].doc == document {
+                    postings[t].remove(at: i)
+                    rebuildBounds(term, from: i / InvertedIndex.blockSize)
+                }
+                if var list = wholeNames[term] {
+                    let j = InvertedIndex.lowerBound(list, document)
+                    if j < list.count && list[j] == document {
+                        list.remove(at: j)
+                        wholeNames[term] = list.isEmpty ? nil : list
+                    }
+                }
             }
         }
         let doc = Int(document)
@@ -108,6 +195,7 @@ public struct InvertedIndex: Sendable {
     /// Sorts the term dictionary after a bulk load (later terms are kept aside until the next call).
     public mutating func finishBulkLoad() {
         sortedTerms = (0..<Int32(terms.count)).sorted { terms[Int($0)] < terms[Int($1)] }
+        sortedKeys = ScalarKeys(sortedTerms.map { terms[Int($0)] })
         unsortedTerms = []
     }
 
@@ -117,65 +205,144 @@ public struct InvertedIndex: Sendable {
         termIDs[text] = id
         terms.append(text)
         postings.append([])
+        bounds.append([])
         unsortedTerms.append(id)
         return id
+    }
+
+    /// Keeps the last block's bound up to date after an append (bulk loads append only).
+    private mutating func extendBounds(_ term: Int, with posting: Posting, length: UInt16) {
+        let count = postings[term].count
+        guard count > InvertedIndex.blockSize else { return }
+        if bounds[term].isEmpty {
+            rebuildBounds(Int32(term), from: 0)
+            return
+        }
+        if (count - 1) % InvertedIndex.blockSize == 0 { bounds[term].append(BlockBound()) }
+        bounds[term][bounds[term].count - 1].include(posting, length: length)
+    }
+
+    /// Recomputes the bounds of every block from `block` on (inserts and removes in the middle shift them).
+    private mutating func rebuildBounds(_ term: Int32, from block: Int) {
+        let t = Int(term)
+        let list = postings[t]
+        guard list.count > InvertedIndex.blockSize else {
+            if !bounds[t].isEmpty { bounds[t] = [] }
+            return
+        }
+        let blocks = (list.count + InvertedIndex.blockSize - 1) / InvertedIndex.blockSize
+        let start = bounds[t].isEmpty ? 0 : min(block, bounds[t].count)
+        bounds[t].removeSubrange(start...)
+        for b in start..<blocks {
+            var bound = BlockBound()
+            for posting in list[(b * InvertedIndex.blockSize)..<min(list.count, (b + 1) * InvertedIndex.blockSize)] {
+                bound.include(posting, length: documentLength[Int(posting.doc)])
+            }
+            bounds[t].append(bound)
+        }
     }
 
     // MARK: Reading
 
     public func postings(of term: Int32) -> [Posting] { postings[Int(term)] }
 
+    /// Per-block bounds of a posting list; empty for lists of at most `blockSize` postings.
+    public func blockBounds(of term: Int32) -> [BlockBound] { bounds[Int(term)] }
+
+    /// The documents whose whole name is this one term, sorted.
+    public func wholeNameDocuments(of term: Int32) -> [UInt32] { wholeNames[term] ?? [] }
+
     public func term(_ text: String) -> Int32? { termIDs[text] }
 
-    /// Whether the document has the term (binary search in the posting list).
-    public func contains(term: Int32, document: UInt32) -> Bool {
+    public func documentFrequency(_ term: Int32) -> Int { postings[Int(term)].count }
+
+    /// The posting of a document in a term's list (binary search), if it has the term.
+    public func posting(term: Int32, document: UInt32) -> Posting? {
         let list = postings[Int(term)]
         let i = InvertedIndex.lowerBound(list, document)
-        return i < list.count && list[i].doc == document
+        return i < list.count && list[i].doc == document ? list[i] : nil
     }
 
-    /// Ways a query word matches: the word itself (1.0); when it is the last word of the query, terms it begins
-    /// (0.8, the 64 most frequent); and when the word is absent from the index, terms within the typo budget (0.6
-    /// for one edit, 0.45 for two).
+    /// Whether the document has the term (binary search in the posting list).
+    public func contains(term: Int32, document: UInt32) -> Bool { posting(term: term, document: document) != nil }
+
+    /// Ways a query word matches: the word itself; when it is the last word of the query, terms it begins (the
+    /// `maxCompletions` most frequent); and when the word is absent from the index and has no completion, the terms
+    /// within its typo budget (`EditDistance.allowedTypos`), found by `TypoAutomaton` over the sorted dictionary.
     public func expansions(of word: String, isLast: Bool) -> [Expansion] {
         var result: [Expansion] = []
-        if let exact = termIDs[word] { result.append(Expansion(term: exact, weight: 1.0)) }
+        if let exact = termIDs[word] { result.append(Expansion(term: exact, kind: .exact)) }
         if isLast && !TextNormalizer.containsCJK(word) {
-            var prefixed = prefixRange(word).filter { terms[Int($0)] != word }
-            if prefixed.count > 64 {
-                prefixed = Array(prefixed.sorted { postings[Int($0)].count > postings[Int($1)].count }.prefix(64))
-            }
-            result += prefixed.map { Expansion(term: $0, weight: 0.8) }
+            result += completions(of: word).map { Expansion(term: $0, kind: .prefix) }
         }
         if result.isEmpty {
-            let scalars = Array(word.unicodeScalars)
-            let budget = EditDistance.allowedTypos(length: scalars.count)
-            if budget > 0 {
-                for (id, text) in terms.enumerated() where abs(text.unicodeScalars.count - scalars.count) <= budget {
-                    if let edits = EditDistance.within(scalars, Array(text.unicodeScalars), limit: budget), edits > 0, !postings[id].isEmpty {
-                        result.append(Expansion(term: Int32(id), weight: edits == 1 ? 0.6 : 0.45))
-                    }
-                }
-            }
+            result = typoNeighbours(of: word).map { Expansion(term: $0.term, kind: .typo, typos: UInt8($0.edits)) }
         }
         return result
     }
 
-    private func prefixRange(_ prefix: String) -> [Int32] {
-        var low = 0
-        var high = sortedTerms.count
-        while low < high {
-            let mid = (low + high) / 2
-            if terms[Int(sortedTerms[mid])] < prefix { low = mid + 1 } else { high = mid }
+    /// Terms that begin with `prefix` and are longer, the `maxCompletions` most frequent (ties by term number).
+    public func completions(of prefix: String) -> [Int32] {
+        var candidates: [Int32] = []
+        let scalars = Array(prefix.unicodeScalars.map(\.value))
+        scalars.withUnsafeBufferPointer { q in
+            var low = 0
+            var high = sortedKeys.count
+            while low < high {
+                let mid = (low + high) / 2
+                if ScalarKeys.compare(sortedKeys.key(mid), q) < 0 { low = mid + 1 } else { high = mid }
+            }
+            var i = low
+            while i < sortedKeys.count {
+                let key = sortedKeys.key(i)
+                guard key.count >= q.count, key[0..<q.count].elementsEqual(q) else { break }
+                if key.count > q.count { candidates.append(sortedTerms[i]) }
+                i += 1
+            }
         }
-        var result: [Int32] = []
-        var i = low
-        while i < sortedTerms.count && terms[Int(sortedTerms[i])].hasPrefix(prefix) {
-            result.append(sortedTerms[i])
-            i += 1
+        candidates += unsortedTerms.filter { terms[Int($0)].hasPrefix(prefix) && terms[Int($0)] != prefix }
+        candidates.removeAll { postings[Int($0)].isEmpty }
+        guard candidates.count > InvertedIndex.maxCompletions else { return candidates }
+        // One pass keeping the most frequent (a sort of a long range would cost more than the rest of the query).
+        var best: [Int32] = []
+        best.reserveCapacity(InvertedIndex.maxCompletions + 1)
+        func before(_ a: Int32, _ b: Int32) -> Bool {
+            let ca = postings[Int(a)].count
+            let cb = postings[Int(b)].count
+            return ca != cb ? ca > cb : a < b
         }
-        result += unsortedTerms.filter { terms[Int($0)].hasPrefix(prefix) }
-        return result
+        for term in candidates {
+            if best.count == InvertedIndex.maxCompletions, let last = best.last, !before(term, last) { continue }
+            var i = best.count
+            best.append(term)
+            while i > 0 && before(term, best[i - 1]) {
+                best[i] = best[i - 1]
+                i -= 1
+            }
+            best[i] = term
+            if best.count > InvertedIndex.maxCompletions { best.removeLast() }
+        }
+        return best
+    }
+
+    /// Terms with postings within the word's typo budget, other than the word itself, with their edit distance.
+    public func typoNeighbours(of word: String) -> [(term: Int32, edits: Int)] {
+        let query = Array(word.unicodeScalars.map(\.value))
+        let budget = EditDistance.allowedTypos(length: query.count)
+        guard budget > 0 else { return [] }
+        var result: [(term: Int32, edits: Int)] = []
+        query.withUnsafeBufferPointer { q in
+            for (index, edits) in TypoAutomaton.matches(of: q, maxEdits: budget, count: sortedKeys.count, key: sortedKeys.key) where edits > 0 {
+                result.append((sortedTerms[index], edits))
+            }
+        }
+        let scalars = Array(word.unicodeScalars)
+        for term in unsortedTerms {
+            if let edits = EditDistance.within(scalars, Array(terms[Int(term)].unicodeScalars), limit: budget), edits > 0 {
+                result.append((term, edits))
+            }
+        }
+        return result.filter { !postings[Int($0.term)].isEmpty }
     }
 
     /// Inverse document frequency, the BM25 "+1" variant that stays positive for very common terms.
@@ -184,12 +351,22 @@ public struct InvertedIndex: Sendable {
         return log(1 + (n - Double(df) + 0.5) / (Double(df) + 0.5))
     }
 
+    public var averageLength: Double { Double(totalLength) / Double(max(documentCount, 1)) }
+
+    public func length(of document: UInt32) -> UInt16 { documentLength[Int(document)] }
+
     /// The BM25 contribution of one posting.
+    @inline(__always)
     public func score(_ posting: Posting, idf: Double) -> Double {
-        let tf = Double(posting.frequency)
-        let averageLength = Double(totalLength) / Double(max(documentCount, 1))
-        let length = Double(documentLength[Int(posting.doc)])
-        return idf * tf * (InvertedIndex.k1 + 1) / (tf + InvertedIndex.k1 * (1 - InvertedIndex.b + InvertedIndex.b * length / max(averageLength, 1)))
+        InvertedIndex.bm25(frequency: posting.frequency, length: documentLength[Int(posting.doc)], averageLength: averageLength, idf: idf)
+    }
+
+    /// BM25's term weight: idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · length / average length)). It grows with
+    /// tf and shrinks with length, so (largest tf, smallest length) of a block bounds every posting in it.
+    @inline(__always)
+    public static func bm25(frequency: UInt16, length: UInt16, averageLength: Double, idf: Double) -> Double {
+        let tf = Double(frequency)
+        return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * Double(length) / max(averageLength, 1)))
     }
 
     static func lowerBound(_ postings: [Posting], _ doc: UInt32) -> Int {
@@ -202,10 +379,93 @@ public struct InvertedIndex: Sendable {
         return low
     }
 
-    /// Checks that every posting list is sorted and duplicate-free.
-    public func checkInvariants() -> Bool {
-        postings.allSatisfy { list in zip(list, list.dropFirst()).allSatisfy { $0.doc < $1.doc } }
+    static func lowerBound(_ docs: [UInt32], _ doc: UInt32) -> Int {
+        var low = 0
+        var high = docs.count
+        while low < high {
+            let mid = (low + high) / 2
+            if docs[mid] < doc { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
+
+    /// Checks that every posting list is sorted and duplicate-free and that block bounds cover their blocks.
+    public func checkInvariants() -> Bool {
+        for (t, list) in postings.enumerated() {
+            guard zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) else { return false }
+            let expected = list.count > InvertedIndex.blockSize ? (list.count + InvertedIndex.blockSize - 1) / InvertedIndex.blockSize : 0
+            guard bounds[t].count == expected else { return false }
+            for (b, bound) in bounds[t].enumerated() {
+                for posting in list[(b * InvertedIndex.blockSize)..<min(list.count, (b + 1) * InvertedIndex.blockSize)] {
+                    let length = documentLength[Int(posting.doc)]
+                    if posting.isInName {
+                        guard bound.nameFrequency >= posting.frequency, bound.nameLength <= length else { return false }
+                    } else {
+                        guard bound.otherFrequency >= posting.frequency, bound.otherLength <= length else { return false }
+                    }
+                }
+            }
+        }
+        return wholeNames.values.allSatisfy { list in zip(list, list.dropFirst()).allSatisfy { $0 < $1 } }
+    }
+}
+
+extension InvertedIndex.BlockBound {
+    mutating func include(_ posting: InvertedIndex.Posting, length: UInt16) {
+        if posting.isInName {
+            nameFrequency = max(nameFrequency, posting.frequency)
+            nameLength = min(nameLength, length)
+        } else {
+            otherFrequency = max(otherFrequency, posting.frequency)
+            otherLength = min(otherLength, length)
+        }
+    }
+}
+
+/// Strings as Unicode scalar values in one flat buffer, in the order given (the caller sorts them).
+struct ScalarKeys: Sendable {
+    private var storage = KeyBuffer(values: [])
+    private var offsets: [Int32] = [0]
+
+    init() {}
+
+    init(_ strings: [String]) {
+        var values: [UInt32] = []
+        var offsets: [Int32] = [0]
+        offsets.reserveCapacity(strings.count + 1)
+        for string in strings {
+            for scalar in string.unicodeScalars { values.append(scalar.value) }
+            offsets.append(Int32(values.count))
+        }
+        storage = KeyBuffer(values: values)
+        self.offsets = offsets
+    }
+
+    var count: Int { offsets.count - 1 }
+
+    /// Key `i`, valid while this value is alive (the buffer is immutable and owned by it).
+    func key(_ i: Int) -> UnsafeBufferPointer<UInt32> {
+        UnsafeBufferPointer(rebasing: storage.buffer[Int(offsets[i])..<Int(offsets[i + 1])])
+    }
+
+    static func compare(_ a: UnsafeBufferPointer<UInt32>, _ b: UnsafeBufferPointer<UInt32>) -> Int {
+        let n = min(a.count, b.count)
+        for i in 0..<n where a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+}
+
+/// An immutable buffer of scalar values owned by this object.
+final class KeyBuffer: @unchecked Sendable {
+    // SAFETY: @unchecked Sendable because the buffer is written once in init and only read afterwards.
+    let buffer: UnsafeMutableBufferPointer<UInt32>
+
+    init(values: [UInt32]) {
+        buffer = .allocate(capacity: max(1, values.count))
+        _ = buffer.initialize(from: values)
+    }
+
+    deinit { buffer.deallocate() }
 }
 
 import Foundation

@@ -1,0 +1,111 @@
+/// The best `capacity` documents seen so far under a ranking of (bucket ascending, score descending, document
+/// ascending), where a document offered more than once keeps its best entry.
+///
+/// A binary heap with the worst entry at the root (so the admission threshold is read in O(1)) and a position map
+/// for the documents in it, so that a document met again through another posting list is raised in place instead
+/// of taking a second slot (which would raise the threshold wrongly and let block skipping drop a true member).
+/// - Complexity: `offer` is O(log capacity); `sorted()` is O(capacity log capacity).
+public struct TopK: Sendable {
+    public struct Entry: Sendable, Equatable {
+        /// Ranking-rule bucket: smaller is better (see the engine's rank key).
+        public var bucket: UInt64
+        public var score: Double
+        public var doc: UInt32
+
+        public init(bucket: UInt64, score: Double, doc: UInt32) {
+            self.bucket = bucket
+            self.score = score
+            self.doc = doc
+        }
+
+        /// Whether `self` ranks before `other`.
+        @inline(__always)
+        public func ranks(before other: Entry) -> Bool {
+            if bucket != other.bucket { return bucket < other.bucket }
+            if score != other.score { return score > other.score }
+            return doc < other.doc
+        }
+    }
+
+    public let capacity: Int
+    private var heap: [Entry] = []
+    private var position: [UInt32: Int] = [:]
+
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        heap.reserveCapacity(self.capacity)
+    }
+
+    public var count: Int { heap.count }
+    public var isFull: Bool { heap.count >= capacity }
+    /// The entry a newcomer must rank before to be admitted once the heap is full.
+    public var worst: Entry? { heap.first }
+
+    public func contains(_ doc: UInt32) -> Bool { position[doc] != nil }
+
+    /// Whether an entry of this bucket with at most `score` could still be admitted (for skipping whole blocks).
+    @inline(__always)
+    public func admits(bucket: UInt64, scoreBound: Double) -> Bool {
+        guard isFull, let worst = heap.first else { return true }
+        if bucket != worst.bucket { return bucket < worst.bucket }
+        // A tie on score can still win on the document number.
+        return scoreBound >= worst.score
+    }
+
+    /// Offers an entry; a document already present keeps the better of its two entries.
+    public mutating func offer(_ entry: Entry) {
+        if let i = position[entry.doc] {
+            guard entry.ranks(before: heap[i]) else { return }
+            heap[i] = entry
+            siftDown(i)  // it ranks better now, so it moves away from the root
+            return
+        }
+        if heap.count < capacity {
+            heap.append(entry)
+            position[entry.doc] = heap.count - 1
+            siftUp(heap.count - 1)
+            return
+        }
+        guard entry.ranks(before: heap[0]) else { return }
+        position[heap[0].doc] = nil
+        heap[0] = entry
+        position[entry.doc] = 0
+        siftDown(0)
+    }
+
+    /// The entries, best first.
+    public func sorted() -> [Entry] { heap.sorted { $0.ranks(before: $1) } }
+
+    public var docs: [UInt32] { heap.map(\.doc) }
+
+    // The root is the entry that ranks last: a parent never ranks before its children.
+    private mutating func siftUp(_ start: Int) {
+        var i = start
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard heap[parent].ranks(before: heap[i]) else { return }
+            swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var i = start
+        while true {
+            let left = 2 * i + 1
+            let right = left + 1
+            var worst = i
+            if left < heap.count && heap[worst].ranks(before: heap[left]) { worst = left }
+            if right < heap.count && heap[worst].ranks(before: heap[right]) { worst = right }
+            if worst == i { return }
+            swapAt(i, worst)
+            i = worst
+        }
+    }
+
+    private mutating func swapAt(_ a: Int, _ b: Int) {
+        heap.swapAt(a, b)
+        position[heap[a].doc] = a
+        position[heap[b].doc] = b
+    }
+}

@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
-            dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "BundledData"],
+            dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -271,7 +271,7 @@ public struct InvertedIndex: Sendable {
     /// within its typo budget (`EditDistance.allowedTypos`), found by `TypoAutomaton` over the sorted dictionary.
     public func expansions(of word: String, isLast: Bool) -> [Expansion] {
         var result: [Expansion] = []
-        if let exact = termIDs[word] { result.append(Expansion(term: exact, kind: .exact)) }
+        if let exact = termIDs[word], !postings[Int(exact)].isEmpty { result.append(Expansion(term: exact, kind: .exact)) }
         if isLast && !TextNormalizer.containsCJK(word) {
             result += completions(of: word).map { Expansion(term: $0, kind: .prefix) }
         }

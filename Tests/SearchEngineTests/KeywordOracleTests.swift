@@ -1,0 +1,236 @@
+import Catalog
+import Foundation
+import GeoCore
+import Testing
+import TextIndex
+@testable import SearchEngine
+
+/// The engine's keyword top-k against an exhaustive scorer written from the ranking rules and the documents
+/// themselves (no index): every record gets its rule bucket and BM25 score, all are sorted, and the engine's page
+/// must be that order's prefix (equal keys position by position, so near-ties cannot make it flaky).
+@Suite struct KeywordOracleTests {
+    static let names = ["cafe", "cafeteria", "caffe", "java", "javanese", "bar", "barcelona", "kahvila", "sushi", "pizza",
+                        "north", "harbour", "market", "green", "咖啡", "星巴克", "中关村"]
+    static let streets = ["north street", "harbour road", "java lane", "market square", "green park", "cafe alley"]
+    static let cities = ["helsinki", "espoo", "barcelona", "java city"]
+    static let categories = ["food.cafe", "food.restaurant", "transport.bus_stop", "education.university", "shop.supermarket", "office"]
+
+    struct Corpus {
+        var records: [POIRecord]
+        var engine: SearchEngine
+    }
+
+    static func corpus(_ random: inout SplitMix64, count: Int) -> Corpus {
+        let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17)]
+        func pick(_ list: [String]) -> String { list[Int(random.next() % UInt64(list.count))] }
+        var records: [POIRecord] = []
+        for i in 0..<count {
+            let c = centres[Int(random.next() % UInt64(centres.count))]
+            let p = GreatCircle.destination(from: Coordinate(uncheckedLatitude: c.0, longitude: c.1), distance: random.uniform(0...30_000), bearing: random.uniform(0...360))
+            let name = (0..<(1 + Int(random.next() % 3))).map { _ in pick(names) }.joined(separator: " ")
+            let address = random.next() % 2 == 0 ? pick(streets) + " \(random.next() % 50)" : nil
+            let city = random.next() % 3 == 0 ? pick(cities) : nil
+            records.append(POIRecord(id: "r\(i)", name: name, category: pick(categories), address: address, city: city, country: nil, lat: p.latitude, lon: p.longitude, tags: [:]))
+        }
+        return Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
+    }
+
+    /// The ranking rules, evaluated for one record from its fields.
+    struct Oracle {
+        let records: [POIRecord]
+        let query: SearchQuery
+        var documentTerms: [[String: (frequency: Int, inName: Bool)]] = []
+        var lengths: [Int] = []
+        var df: [String: Int] = [:]
+        var average = 0.0
+
+        init(records: [POIRecord], query: SearchQuery) {
+            self.records = records
+            self.query = query
+            for record in records {
+                var terms: [String: (frequency: Int, inName: Bool)] = [:]
+                var length = 0
+                for field in EngineState.fields(.poi(record)) {
+                    for token in Tokenizer.tokens(field.text) {
+                        terms[token.text, default: (0, false)].frequency += field.weight
+                        if field.isName { terms[token.text]!.inName = true }
+                        length += field.weight
+                    }
+                }
+                documentTerms.append(terms)
+                lengths.append(length)
+                for term in terms.keys { df[term, default: 0] += 1 }
+            }
+            average = Double(lengths.reduce(0, +)) / Double(records.count)
+        }
+
+        func idf(_ n: Int) -> Double { log(1 + (Double(records.count) - Double(n) + 0.5) / (Double(n) + 0.5)) }
+
+        struct Group {
+            var expansions: [(term: String, typos: Int, prefix: Int)]
+            var labels: [String]
+        }
+
+        /// Query words as the engine reads them: Latin words (prefix on the last, typos when unknown), CJK bigrams.
+        func groups() -> [Group] {
+            let words = TextNormalizer.normalize(query.text).split(separator: " ").map(String.init)
+            var groups: [Group] = []
+            for (w, word) in words.enumerated() {
+                if word.unicodeScalars.contains(where: TextNormalizer.isCJK) {
+                    let chars = Array(word)
+                    let grams = chars.count == 1 ? [String(chars)] : (0..<(chars.count - 1)).map { String(chars[$0...($0 + 1)]) }
+                    for gram in grams { groups.append(Group(expansions: df[gram] != nil ? [(gram, 0, 0)] : [], labels: testTaxonomy.categories(forLabel: word))) }
+                    continue
+                }
+                var expansions: [(term: String, typos: Int, prefix: Int)] = []
+                if df[word] != nil { expansions.append((word, 0, 0)) }
+                if w == words.count - 1 {
+                    for term in df.keys where term.count > word.count && term.hasPrefix(word) && !term.unicodeScalars.contains(where: TextNormalizer.isCJK) {
+                        expansions.append((term, 0, 1))
+                    }
+                }
+                if expansions.isEmpty {
+                    let scalars = Array(word.unicodeScalars)
+                    let budget = EditDistance.allowedTypos(length: scalars.count)
+                    for term in df.keys where budget > 0 {
+                        if let d = EditDistance.within(scalars, Array(term.unicodeScalars), limit: budget), d > 0 { expansions.append((term, d, 0)) }
+                    }
+                }
+                groups.append(Group(expansions: expansions, labels: testTaxonomy.categories(forLabel: word)))
+            }
+            return groups
+        }
+
+        func passes(_ i: Int) -> Bool {
+            let r = records[i]
+            if let category = query.category, !r.category.isCategory(under: category) { return false }
+            if let bbox = query.bbox, !bbox.contains(latitude: r.lat, longitude: r.lon) { return false }
+            return true
+        }
+
+        /// (bucket, score) of record i, or nil when it does not match the first word.
+        func key(_ i: Int, _ groups: [Group]) -> (bucket: UInt64, score: Double)? {
+            guard passes(i) else { return nil }
+            let weighted = query.origin != nil
+            let labelMembers = { (labels: [String]) in records.filter { r in labels.contains { r.category.isCategory(under: $0) } }.count }
+            for dropped in 0..<groups.count {
+                var typos = 0, prefixes = 0, attributes = 0
+                var score = 0.0
+                var all = true
+                for group in groups[0..<(groups.count - dropped)] {
+                    var best: (typos: Int, prefix: Int, attribute: Int, score: Double)?
+                    func offer(_ c: (typos: Int, prefix: Int, attribute: Int, score: Double)) {
+                        guard let b = best else { best = c; return }
+                        let better: Bool
+                        if c.typos != b.typos { better = c.typos < b.typos }
+                        else if c.prefix != b.prefix { better = c.prefix < b.prefix }
+                        else if !weighted && c.attribute != b.attribute { better = c.attribute < b.attribute }
+                        else { better = c.score > b.score }
+                        if better { best = c }
+                    }
+                    for e in group.expansions {
+                        guard let t = documentTerms[i][e.term] else { continue }
+                        let tf = Double(t.frequency)
+                        var s = idf(df[e.term]!) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * Double(lengths[i]) / average))
+                        let attribute = t.inName ? 0 : 2
+                        if weighted && attribute == 2 { s *= 0.5 }
+                        offer((e.typos, e.prefix, attribute, s))
+                    }
+                    if !group.labels.isEmpty && group.labels.contains(where: { records[i].category.isCategory(under: $0) }) {
+                        offer((0, 0, 1, idf(labelMembers(group.labels)) * 0.8))
+                    }
+                    guard let b = best else { all = false; break }
+                    typos += b.typos; prefixes += b.prefix; attributes += b.attribute; score += b.score
+                }
+                guard all else { continue }
+                var wholeName = false
+                if let origin = query.origin {
+                    attributes = 0
+                    wholeName = true
+                    let d = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: records[i].lat, longitude2: records[i].lon)
+                    score *= 1 / (1 + d / 2_000)
+                } else if dropped == 0 && typos == 0 && prefixes == 0 && attributes == 0 {
+                    wholeName = TextNormalizer.normalize(records[i].name) == TextNormalizer.normalize(query.text)
+                }
+                return (RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: wholeName), score)
+            }
+            return nil
+        }
+
+        func ranking() -> [(doc: Int, bucket: UInt64, score: Double)] {
+            let groups = groups()
+            return records.indices.compactMap { i in key(i, groups).map { (i, $0.bucket, $0.score) } }
+                .sorted { a, b in a.bucket != b.bucket ? a.bucket < b.bucket : (a.score != b.score ? a.score > b.score : a.doc < b.doc) }
+        }
+    }
+
+    static func randomQuery(_ random: inout SplitMix64) throws -> SearchQuery {
+        func pick(_ list: [String]) -> String { list[Int(random.next() % UInt64(list.count))] }
+        var words = (0..<(1 + Int(random.next() % 3))).map { _ in pick(names + ["helsinki", "street", "square", "coffee", "university"]) }
+        switch random.next() % 4 {
+        case 0: words[words.count - 1] = String(words[words.count - 1].prefix(2 + Int(random.next() % 3)))  // a prefix
+        case 1:  // a typo in a long word
+            var scalars = Array(words[0].unicodeScalars)
+            if scalars.count >= 5 { scalars.swapAt(1, 2) }
+            words[0] = String(String.UnicodeScalarView(scalars))
+        default: break
+        }
+        let origin = random.next() % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
+        let category = random.next() % 5 == 0 ? "food" : nil
+        return try SearchQuery(text: words.joined(separator: " "), origin: origin, category: category, limit: 1 + Int(random.next() % 30))
+    }
+
+    @Test func topKEqualsTheExhaustiveScorer() throws {
+        var random = testRandom("topKEqualsTheExhaustiveScorer")
+        let corpus = Self.corpus(&random, count: 3_000)
+        for trial in 0..<100 {
+            let query = try Self.randomQuery(&random)
+            let expected = Oracle(records: corpus.records, query: query).ranking()
+            let page = try corpus.engine.search(query)
+            let got = page.results.map { Int($0.id.dropFirst())! }
+            let context = "trial \(trial): q=\(query.text) origin=\(String(describing: query.origin)) category=\(query.category ?? "-")"
+            #expect(got.count == min(query.limit, expected.count), "\(context)")
+            let oracle = Oracle(records: corpus.records, query: query)
+            let groups = oracle.groups()
+            for (position, doc) in got.enumerated() where position < expected.count {
+                guard let key = oracle.key(doc, groups) else {
+                    Issue.record("\(context): r\(doc) at \(position) does not match")
+                    break
+                }
+                let want = expected[position]
+                guard key.bucket == want.bucket, abs(key.score - want.score) <= 1e-9 * max(1, abs(want.score)) else {
+                    Issue.record("\(context): position \(position) has r\(doc) \(key), expected r\(want.doc) \(want.bucket), \(want.score)")
+                    break
+                }
+            }
+            #expect((page.next != nil) == (expected.count > query.limit), "\(context)")
+        }
+    }
+
+    /// Deep pages and updates: the engine after random writes still equals the scorer over the live records.
+    @Test func pagesAndWritesAgreeWithTheScorer() throws {
+        var random = testRandom("pagesAndWritesAgreeWithTheScorer")
+        var corpus = Self.corpus(&random, count: 1_500)
+        for _ in 0..<300 {
+            let i = Int(random.next() % UInt64(corpus.records.count))
+            let old = corpus.records[i]
+            let name = (0..<(1 + Int(random.next() % 2))).map { _ in Self.names[Int(random.next() % UInt64(Self.names.count))] }.joined(separator: " ")
+            let updated = POIRecord(id: old.id, name: name, category: old.category, address: old.address, city: old.city, country: nil, lat: old.lat, lon: old.lon, tags: [:])
+            _ = try corpus.engine.upsertPOI(updated)
+            corpus.records[i] = updated
+        }
+        for word in ["cafe", "java", "bar", "caf", "kahvila", "sushi pizza", "north cafe"] {
+            let query = try SearchQuery(text: word, limit: 20, offset: 40)
+            let expected = Oracle(records: corpus.records, query: query).ranking()
+            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
+            let oracle = Oracle(records: corpus.records, query: query)
+            let groups = oracle.groups()
+            let keys = got.compactMap { oracle.key($0, groups) }
+            let want = expected.dropFirst(40).prefix(20)
+            #expect(keys.count == want.count, "\(word)")
+            for (k, w) in zip(keys, want) {
+                #expect(k.bucket == w.bucket && abs(k.score - w.score) <= 1e-9 * max(1, abs(w.score)), "\(word)")
+            }
+        }
+    }
+}

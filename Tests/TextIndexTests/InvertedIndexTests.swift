@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+import TextIndex
+
+/// A seeded generator for these tests (SplitMix64); `SEED=n` replays a failure.
+struct TestRandom {
+    var state: UInt64
+
+    init(_ name: String) {
+        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        print("\(name): SEED=\(seed)")
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+@Suite struct InvertedIndexTests {
+    static let vocabulary = ["cafe", "cafeteria", "caffe", "kahvila", "java", "javanese", "bar", "barcelona", "barber", "museo",
+                             "museum", "kirjasto", "sushi", "market", "harbour", "north", "nord", "helsinki", "helsingin", "rautatieasema"]
+
+    static func randomText(_ random: inout TestRandom, words: Int, from vocabulary: [String] = vocabulary) -> String {
+        (0..<words).map { _ in vocabulary[random.below(vocabulary.count)] }.joined(separator: " ")
+    }
+
+    @Test func tokenizesPunctuationAndMixedScripts() {
+        #expect(Tokenizer.tokens("Café Ekberg, Bulevardi 9").map(\.text) == ["cafe", "ekberg", "bulevardi", "9"])
+        #expect(Tokenizer.tokens("星巴克咖啡").map(\.text) == ["星", "星巴", "巴", "巴克", "克", "克咖", "咖", "咖啡", "啡"])
+        #expect(Tokenizer.tokens("Manner咖啡 Shanghai").map(\.text) == ["manner", "咖", "咖啡", "啡", "shanghai"])
+        #expect(Tokenizer.tokens("  ...  ").isEmpty)
+    }
+
+    @Test func analysisWeighsFieldsAndMarksNames() {
+        let analyzed = InvertedIndex.terms(of: [
+            .init("Cafe Java", weight: 3, isName: true), .init("Java Street 1", weight: 1, isName: false), .init("Helsinki", weight: 1, isName: false),
+        ])
+        let java = analyzed.terms.first { $0.text == "java" }
+        #expect(java?.frequency == 4)
+        #expect(java?.fields == InvertedIndex.Posting.inName | InvertedIndex.Posting.inOther)
+        #expect(analyzed.terms.first { $0.text == "helsinki" }?.fields == InvertedIndex.Posting.inOther)
+        #expect(analyzed.length == 3 + 3 + 1 + 1 + 1 + 1)
+        #expect(analyzed.wholeNames.isEmpty)
+        #expect(InvertedIndex.terms(of: [.init("Java!", weight: 3, isName: true)]).wholeNames == ["java"])
+    }
+
+    /// BM25 of every posting against the textbook formula computed from the documents themselves.
+    @Test func bm25MatchesTheFormula() {
+        var random = TestRandom("bm25MatchesTheFormula")
+        var index = InvertedIndex()
+        var documents: [[InvertedIndex.Field]] = []
+        for doc in 0..<300 {
+            let fields: [InvertedIndex.Field] = [
+                .init(Self.randomText(&random, words: 1 + random.below(3)), weight: 3, isName: true),
+                .init(Self.randomText(&random, words: random.below(4)), weight: 1, isName: false),
+            ]
+            documents.append(fields)
+            index.add(document: UInt32(doc), fields: fields)
+        }
+        index.finishBulkLoad()
+        func tokens(_ fields: [InvertedIndex.Field]) -> [(String, Int)] { fields.flatMap { f in Tokenizer.tokens(f.text).map { ($0.text, f.weight) } } }
+        let lengths = documents.map { tokens($0).reduce(0) { $0 + $1.1 } }
+        let average = Double(lengths.reduce(0, +)) / Double(documents.count)
+        for word in Self.vocabulary {
+            guard let term = index.term(word) else { continue }
+            let containing = documents.indices.filter { tokens(documents[$0]).contains { $0.0 == word } }
+            #expect(index.postings(of: term).map { Int($0.doc) } == containing)
+            let n = Double(documents.count)
+            let df = Double(containing.count)
+            let idf = log(1 + (n - df + 0.5) / (df + 0.5))
+            for posting in index.postings(of: term) {
+                let tf = Double(tokens(documents[Int(posting.doc)]).filter { $0.0 == word }.reduce(0) { $0 + $1.1 })
+                let length = Double(lengths[Int(posting.doc)])
+                let expected = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
+                let got = index.score(posting, idf: index.idf(documentFrequency: index.documentFrequency(term)))
+                #expect(abs(got - expected) < 1e-9 * max(1, expected), "\(word) in \(posting.doc)")
+            }
+        }
+    }
+
+    /// Block bounds and sorted lists hold after random adds and removes, including lists that cross block sizes.
+    @Test func invariantsHoldUnderRandomWrites() {
+        var random = TestRandom("invariantsHoldUnderRandomWrites")
+        // A small vocabulary, so that posting lists grow past a block and shrink below one again.
+        let words = Array(Self.vocabulary.prefix(5))
+        var index = InvertedIndex()
+        var present: [UInt32: [InvertedIndex.Field]] = [:]
+        for doc in 0..<600 {
+            let fields: [InvertedIndex.Field] = [.init(Self.randomText(&random, words: 1 + random.below(3), from: words), weight: 3, isName: true)]
+            index.add(document: UInt32(doc), fields: fields)
+            present[UInt32(doc)] = fields
+        }
+        index.finishBulkLoad()
+        #expect(index.checkInvariants())
+        for step in 0..<1_500 {
+            let doc = UInt32(random.below(700))
+            if let fields = present[doc] {
+                index.remove(document: doc, fields: fields)
+                present[doc] = nil
+            } else {
+                let fields: [InvertedIndex.Field] = [
+                    .init(Self.randomText(&random, words: 1 + random.below(3), from: words), weight: 3, isName: true),
+                    .init(Self.randomText(&random, words: random.below(3), from: words), weight: 1, isName: false),
+                ]
+                index.add(document: doc, fields: fields)
+                present[doc] = fields
+            }
+            if step % 100 == 0 { #expect(index.checkInvariants(), "after step \(step)") }
+        }
+        #expect(index.checkInvariants())
+        #expect(index.documentCount == present.count)
+        // Some list is long enough to have blocks, so bounds were exercised.
+        #expect(words.contains { index.term($0).map { !index.blockBounds(of: $0).isEmpty } ?? false })
+    }
+
+    /// Typo candidates from the automaton equal a brute-force bounded edit distance over the whole dictionary.
+    @Test func typoCandidatesMatchBruteForce() {
+        var random = TestRandom("typoCandidatesMatchBruteForce")
+        let letters = Array("abcdeiklmnorstuvyäö")
+        var words = Set<String>()
+        while words.count < 3_000 {
+            words.insert(String((0..<(2 + random.below(10))).map { _ in letters[random.below(letters.count)] }))
+        }
+        var index = InvertedIndex()
+        for (doc, word) in words.sorted().enumerated() { index.add(document: UInt32(doc), fields: [.init(word, weight: 1, isName: true)]) }
+        index.finishBulkLoad()
+        let terms = index.terms
+        for trial in 0..<300 {
+            var query = Array(terms[random.below(terms.count)].unicodeScalars)
+            // Mutate: substitute, delete, insert or transpose, once or twice.
+            for _ in 0..<(1 + random.below(2)) {
+                let i = random.below(max(1, query.count))
+                switch random.below(4) {
+                case 0 where !query.isEmpty: query[i] = letters[random.below(letters.count)].unicodeScalars.first!
+                case 1 where query.count > 1: query.remove(at: i)
+                case 2: query.insert(letters[random.below(letters.count)].unicodeScalars.first!, at: i)
+                default: if i + 1 < query.count { query.swapAt(i, i + 1) }
+                }
+            }
+            let word = String(String.UnicodeScalarView(query))
+            let budget = EditDistance.allowedTypos(length: query.count)
+            var expected: [String: Int] = [:]
+            if budget > 0 {
+                for term in terms {
+                    if let d = EditDistance.within(query, Array(term.unicodeScalars), limit: budget), d > 0 { expected[term] = d }
+                }
+            }
+            var got: [String: Int] = [:]
+            for (term, edits) in index.typoNeighbours(of: word) { got[terms[Int(term)]] = edits }
+            #expect(got == expected, "trial \(trial): \(word)")
+        }
+    }
+
+    @Test func completionsAreTheMostFrequentLongerTerms() {
+        var index = InvertedIndex()
+        var doc: UInt32 = 0
+        for (word, count) in [("cafe", 5), ("cafeteria", 3), ("cafes", 1), ("caffe", 4), ("bar", 2)] {
+            for _ in 0..<count {
+                index.add(document: doc, fields: [.init(word, weight: 1, isName: true)])
+                doc += 1
+            }
+        }
+        index.finishBulkLoad()
+        let names = { (terms: [Int32]) in terms.map { index.terms[Int($0)] } }
+        #expect(Set(names(index.completions(of: "caf"))) == ["cafe", "cafeteria", "cafes", "caffe"])
+        #expect(Set(names(index.completions(of: "cafe"))) == ["cafeteria", "cafes"])
+        #expect(index.completions(of: "x").isEmpty)
+        let expansions = index.expansions(of: "cafe", isLast: true)
+        #expect(expansions.first == .init(term: index.term("cafe")!, kind: .exact))
+        #expect(expansions.dropFirst().allSatisfy { $0.kind == .prefix })
+        // A word absent from the index (and without completions) gets its typo neighbours.
+        #expect(names(index.expansions(of: "cafeterya", isLast: true).map(\.term)) == ["cafeteria"])
+        #expect(index.expansions(of: "cafeterya", isLast: true).first?.typos == 1)
+        #expect(index.expansions(of: "cafetyra", isLast: true).isEmpty)  // two edits in 8 letters: over the budget
+    }
+
+    @Test func topKKeepsTheBestEntryOfADocument() {
+        var top = TopK(capacity: 2)
+        top.offer(.init(bucket: 1, score: 1, doc: 7))
+        top.offer(.init(bucket: 1, score: 3, doc: 8))
+        top.offer(.init(bucket: 0, score: 0.5, doc: 7))  // document 7 again, in a better bucket: raised in place
+        top.offer(.init(bucket: 1, score: 2, doc: 9))
+        #expect(top.sorted().map(\.doc) == [7, 8])
+        #expect(top.sorted().first?.bucket == 0)
+        #expect(!top.admits(bucket: 1, scoreBound: 2.9))
+        #expect(top.admits(bucket: 1, scoreBound: 3))
+    }
+}

@@ -40,7 +40,11 @@ def in_process_rows(rows):
         ("kNN k = 10", "poi knn", "cKDTree knn", "scipy cKDTree"),
         ("bbox 10 km square", "poi bbox 10km", "SQLite R*Tree bbox 10km", None),
         ("keyword + nearby (10 nearest matches within 5 km)", "poi keyword-nearby", "SQLite FTS5+R*Tree keyword-nearby", None),
+        ("keyword + nearby (10 nearest matches within 5 km)", "poi keyword-nearby", "Tantivy keyword-nearby", None),
+        ("keyword + nearby (10 nearest matches within 5 km)", "poi keyword-nearby", "Xapian keyword-nearby", None),
         ("keyword, ranked, limit 20", "poi keyword", "SQLite FTS5+R*Tree keyword", None),
+        ("keyword, ranked, limit 20", "poi keyword", "Tantivy keyword", None),
+        ("keyword, ranked, limit 20", "poi keyword", "Xapian keyword", None),
     ]
     out = ["| measurement | poi queries/s | poi µs/query mean (p50 / p99) | peer | peer queries/s | peer µs/query mean (p50 / p99) | poi is | mean results poi / peer |",
            "|---|---:|---:|---|---:|---:|---:|---:|"]

@@ -191,10 +191,11 @@ struct KeywordRanker {
                     let frequency = inName ? bound.nameFrequency : bound.otherFrequency
                     guard frequency > 0 else { continue }
                     let length = inName ? bound.nameLength : bound.otherLength
-                    // The bound is exact arithmetic on the block's extremes; the factor absorbs rounding.
-                    let limit = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: averageLength, idf: idf) * (1 + 1e-9)
-                    guard heap.admits(bucket: bucket, scoreBound: limit) else { continue }
+                    // The same arithmetic as a posting's score, on the block's extremes: a posting with those values
+                    // scores exactly the bound, and any other lower by far more than rounding.
+                    let limit = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: averageLength, idf: idf)
                     let start = b * InvertedIndex.blockSize
+                    guard heap.admits(bucket: bucket, scoreBound: limit, firstDoc: postings[start].doc) else { continue }
                     scan(postings[start..<min(postings.count, start + InvertedIndex.blockSize)], inName: inName, idf: idf, bucket: bucket, into: &heap)
                 }
             }
@@ -203,19 +204,18 @@ struct KeywordRanker {
             for doc in s.text.wholeNameDocuments(of: term) {
                 guard let posting = s.text.posting(term: term, document: doc) else { continue }
                 let score = InvertedIndex.bm25(frequency: posting.frequency, length: s.text.length(of: doc), averageLength: averageLength, idf: idf)
-                if heap.admits(bucket: bucket, scoreBound: score) && accepts(doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
+                if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
             }
         case .label(let lists, let score):
             for members in lists {
                 for doc in members {
                     if query.origin == nil {
                         // Equal scores: in record order, the first record refused ends this list.
-                        guard heap.admits(bucket: bucket, scoreBound: score) else { break }
-                        if heap.isFull, let worst = heap.worst, worst.bucket == bucket, worst.score == score, worst.doc < doc { break }
+                        guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) else { break }
                         if accepts(doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
                     } else if accepts(doc) {
                         let value = score * decay(doc)
-                        if heap.admits(bucket: bucket, scoreBound: value) { heap.offer(.init(bucket: bucket, score: value, doc: doc)) }
+                        if heap.admits(bucket: bucket, scoreBound: value, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: value, doc: doc)) }
                     }
                 }
             }
@@ -226,10 +226,10 @@ struct KeywordRanker {
     private func scan(_ postings: Slice<UnsafeBufferPointer<InvertedIndex.Posting>>, inName: Bool, idf: Double, bucket: UInt64, into heap: inout TopK) {
         for posting in postings where posting.isInName == inName {
             var score = s.text.score(posting, idf: idf)
-            guard heap.admits(bucket: bucket, scoreBound: score) else { continue }
+            guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }
             if query.origin != nil {
                 score *= decay(posting.doc)
-                guard heap.admits(bucket: bucket, scoreBound: score) else { continue }
+                guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }
             }
             if accepts(posting.doc) { heap.offer(.init(bucket: bucket, score: score, doc: posting.doc)) }
         }
@@ -275,29 +275,85 @@ struct KeywordRanker {
         let idfs = groups.map { group in group.expansions.map { s.text.idf(documentFrequency: s.text.documentFrequency($0.term)) } }
         let members = groups.map { s.members(ofCategoriesUnder: $0.categories) }
         let labelScores = members.map { lists in lists.isEmpty ? 0 : s.text.idf(documentFrequency: lists.reduce(0) { $0 + $1.count }) * 0.8 }
-        let sizes = groups.indices.map { g in
-            groups[g].expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) } + members[g].reduce(0) { $0 + $1.count }
+        // First the records that match every word through a term (no category label): usually few, and when they
+        // fill the page with attribute buckets no label match can reach, the label members are never read.
+        let termCandidates = intersect(groups.map { group in group.expansions.map { DocList.postings(s.text.postings(of: $0.term)) } })
+        consider(termCandidates, groups: groups, dropped: dropped, idfs: idfs, labelScores: labelScores, into: &heap)
+        guard members.contains(where: { !$0.isEmpty }) else { return }
+        let bestWithLabel = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: weighted ? 0 : RankBucket.label, wholeName: true)
+        if heap.isFull, let worst = heap.worst, worst.bucket < bestWithLabel { return }
+        let all = intersect(groups.indices.map { g in groups[g].expansions.map { DocList.postings(s.text.postings(of: $0.term)) } + members[g].map(DocList.docs) })
+        consider(all, groups: groups, dropped: dropped, idfs: idfs, labelScores: labelScores, into: &heap)
+    }
+
+    /// Records in every group's union of sorted lists, in record order: the smallest union narrowed by each other
+    /// group in turn with galloping cursors (cost ~ candidates × log gap, not a binary search over whole lists).
+    func intersect(_ groups: [[DocList]]) -> [UInt32] {
+        let sizes = groups.map { $0.reduce(0) { $0 + $1.count } }
+        let order = groups.indices.sorted { sizes[$0] < sizes[$1] }
+        guard let driving = order.first, sizes[driving] > 0 else { return [] }
+        var candidates = groups[driving].map(\.documents).reduce([]) { Self.merge($0, $1) }
+        for g in order.dropFirst() where !candidates.isEmpty {
+            let sources = groups[g]
+            var cursors = [Int](repeating: 0, count: sources.count)
+            candidates = candidates.filter { doc in
+                var found = false
+                for l in sources.indices {
+                    cursors[l] = Self.gallop(sources[l], from: cursors[l], to: doc)
+                    if cursors[l] < sources[l].count && sources[l][cursors[l]] == doc { found = true }
+                }
+                return found
+            }
         }
-        guard let driving = sizes.indices.min(by: { sizes[$0] < sizes[$1] }), sizes[driving] > 0 else { return }
-        var marks = engine.scratchPool.withLock { $0.popLast() } ?? VisitMarks()
-        marks.ensure(count: s.meta.count)
-        defer {
-            marks.reset()
-            engine.scratchPool.withLock { pool in if pool.count < 4 { pool.append(marks) } }
+        return candidates
+    }
+
+    /// The union of two sorted duplicate-free lists, sorted and duplicate-free.
+    static func merge(_ a: [UInt32], _ b: [UInt32]) -> [UInt32] {
+        if a.isEmpty { return b }
+        if b.isEmpty { return a }
+        var out: [UInt32] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0
+        var j = 0
+        while i < a.count && j < b.count {
+            if a[i] == b[j] {
+                out.append(a[i])
+                i += 1
+                j += 1
+            } else if a[i] < b[j] {
+                out.append(a[i])
+                i += 1
+            } else {
+                out.append(b[j])
+                j += 1
+            }
         }
-        func consider(_ doc: UInt32) {
-            guard marks.visit(doc), accepts(doc) else { return }
+        out += a[i...]
+        out += b[j...]
+        return out
+    }
+
+    private func consider(_ candidates: [UInt32], groups: [TextMatcher.Group], dropped: Int, idfs: [[Double]], labelScores: [Double], into heap: inout TopK) {
+        let weighted = query.origin != nil
+        for doc in candidates {
+            guard accepts(doc) else { continue }
             var typos = 0
             var prefixes = 0
             var attributes = 0
             var score = 0.0
+            var matchedAll = true
             for g in groups.indices {
-                guard let m = match(doc, groups[g], idfs: idfs[g], labelScore: labelScores[g], weighted: weighted) else { return }
+                guard let m = match(doc, groups[g], idfs: idfs[g], labelScore: labelScores[g], weighted: weighted) else {
+                    matchedAll = false
+                    break
+                }
                 typos += m.typos
                 prefixes += m.prefix
                 attributes += m.attribute
                 score += m.score
             }
+            guard matchedAll else { continue }
             var wholeName = false
             if weighted {
                 attributes = 0
@@ -306,18 +362,65 @@ struct KeywordRanker {
                 wholeName = hasWholeName(doc)
             }
             let bucket = RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: weighted || wholeName)
-            if heap.admits(bucket: bucket, scoreBound: score) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
+            if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
         }
-        for expansion in groups[driving].expansions {
-            for posting in s.text.postings(of: expansion.term) { consider(posting.doc) }
-        }
-        for list in members[driving] { for doc in list { consider(doc) } }
     }
 
-    /// Whether one of the record's name fields normalizes to the whole query.
+    /// A sorted list of record numbers: a posting list (read in place) or a category's members.
+    enum DocList {
+        case postings([InvertedIndex.Posting])
+        case docs([UInt32])
+
+        var count: Int {
+            switch self {
+            case .postings(let list): return list.count
+            case .docs(let list): return list.count
+            }
+        }
+
+        @inline(__always)
+        subscript(i: Int) -> UInt32 {
+            switch self {
+            case .postings(let list): return list[i].doc
+            case .docs(let list): return list[i]
+            }
+        }
+
+        var documents: [UInt32] {
+            switch self {
+            case .postings(let list): return list.map(\.doc)
+            case .docs(let list): return list
+            }
+        }
+    }
+
+    /// The first index at or after `start` whose element is at least `target`, by exponential then binary search.
+    static func gallop(_ list: DocList, from start: Int, to target: UInt32) -> Int {
+        var low = start
+        var step = 1
+        var high = start
+        while high < list.count && list[high] < target {
+            low = high + 1
+            high += step
+            step *= 2
+        }
+        high = min(high, list.count)
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid] < target { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Whether the record's name normalizes to the whole query. The length test skips names that cannot be equal
+    /// (normalizing never lengthens a name, and shortens it only by punctuation, spacing and diacritics).
     func hasWholeName(_ doc: UInt32) -> Bool {
-        guard let record = s.records[Int(doc)] else { return false }
-        return EngineState.fields(record).contains { $0.isName && TextNormalizer.normalize($0.text) == matcher.normalizedQuery }
+        let meta = s.meta[Int(doc)]
+        let queryLength = matcher.normalizedQuery.utf8.count
+        guard !meta.isPin, Int(meta.nameLength) >= queryLength, Int(meta.nameLength) <= queryLength + queryLength / 2 + 4,
+            let name = s.records.poiName(Int(doc))
+        else { return false }
+        return TextNormalizer.normalize(name) == matcher.normalizedQuery
     }
 
     // MARK: Total
@@ -329,6 +432,9 @@ struct KeywordRanker {
         let lists = group.expansions.map { s.text.postings(of: $0.term).lazy.map(\.doc) }
         let members = s.members(ofCategoriesUnder: group.categories)
         let size = lists.reduce(0) { $0 + $1.count } + members.reduce(0) { $0 + $1.count }
+        // Posting lists hold live records only: without a filter, one list's size is its exact count.
+        let otherKindExists = query.kind == .poi ? !s.pinNumbers.isEmpty : (query.kind == .pin ? !s.poiNumbers.isEmpty : false)
+        if query.category == nil && query.bbox == nil && !otherKindExists && lists.count + members.count == 1 { return size }
         guard size <= SearchEngine.exactTotalLimit else { return max(found, size) }
         var marks = engine.scratchPool.withLock { $0.popLast() } ?? VisitMarks()
         marks.ensure(count: s.meta.count)

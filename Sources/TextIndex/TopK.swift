@@ -43,13 +43,14 @@ public struct TopK: Sendable {
 
     public func contains(_ doc: UInt32) -> Bool { position[doc] != nil }
 
-    /// Whether an entry of this bucket with at most `score` could still be admitted (for skipping whole blocks).
+    /// Whether an entry of this bucket with at most `scoreBound`, for documents numbered `firstDoc` or more, could
+    /// still be admitted (for skipping whole blocks: posting lists are read in document order, so once the worst
+    /// entry has a smaller number than a block, a tie on score cannot win and the block is skipped).
     @inline(__always)
-    public func admits(bucket: UInt64, scoreBound: Double) -> Bool {
+    public func admits(bucket: UInt64, scoreBound: Double, firstDoc: UInt32 = 0) -> Bool {
         guard isFull, let worst = heap.first else { return true }
         if bucket != worst.bucket { return bucket < worst.bucket }
-        // A tie on score can still win on the document number.
-        return scoreBound >= worst.score
+        return scoreBound > worst.score || (scoreBound == worst.score && firstDoc < worst.doc)
     }
 
     /// Offers an entry; a document already present keeps the better of its two entries.

@@ -190,6 +190,7 @@ struct TestRandom {
         #expect(top.sorted().map(\.doc) == [7, 8])
         #expect(top.sorted().first?.bucket == 0)
         #expect(!top.admits(bucket: 1, scoreBound: 2.9))
-        #expect(top.admits(bucket: 1, scoreBound: 3))
+        #expect(top.admits(bucket: 1, scoreBound: 3, firstDoc: 5))
+        #expect(!top.admits(bucket: 1, scoreBound: 3, firstDoc: 9))
     }
 }

@@ -2,6 +2,7 @@
 """Writes the request paths the HTTP load replays, one per line, from the benchmark's query sets:
   nearby.paths          GET /v1/nearby  k = 10 within 1 km of each origin
   keyword-nearby.paths  GET /v1/nearby  the 10 nearest matches of a keyword within 5 km (the in-process keyword set)
+  search.paths          GET /v1/search  the same keywords ranked, limit 20 (no origin)
   within.paths          GET /v1/within  a 1 km square around each origin, limit 20
   geocode.paths         GET /v1/geocode the geocoding test table's queries, limit 5
 Usage: make_requests.py ORIGINS.jsonl KEYWORDS.jsonl GEOCODE.txt OUTDIR"""
@@ -35,6 +36,10 @@ def main():
             if line.strip():
                 q = json.loads(line)
                 f.write(f"/v1/nearby?lat={q['lat']}&lon={q['lon']}&radius=5000&q={quote(q['q'], safe='')}&limit=10\n")
+    with open(os.path.join(out, "search.paths"), "w") as f:
+        for line in open(keywords_path, encoding="utf-8"):
+            if line.strip():
+                f.write(f"/v1/search?q={quote(json.loads(line)['q'], safe='')}&limit=20\n")
     with open(os.path.join(out, "geocode.paths"), "w") as f:
         for line in open(geocode_path, encoding="utf-8"):
             if line.strip():

@@ -48,7 +48,7 @@ if [[ ",$SYSTEMS," == *",poi,"* ]]; then
   SERVER=$!; PIDS+=("$SERVER")
   for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/poi-serve.log" >&2; exit 1; }
-  for scenario in nearby keyword-nearby within geocode; do
+  for scenario in nearby keyword-nearby search within geocode; do
     echo "== poi serve: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
     PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" >/dev/null
     before=$(cpu_seconds "$SERVER")

@@ -62,6 +62,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "keyword ops: write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
     var dumpQueries: String?
 
+    @Option(help: "keyword ops: also print the N slowest queries with their times to standard error.")
+    var slowest: Int = 0
+
     func validate() throws {
         guard n >= 1 else { throw ValidationError("--n must be at least 1") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
@@ -216,6 +219,7 @@ struct BenchCommand: ParsableCommand {
         var samples: [Double] = []
         var results = 0
         var dump: [UInt8] = []
+        var slow: [(Double, String)] = []
         for i in 0..<count {
             let keyword = keywords[Int(random.next() % UInt64(keywords.count))]
             let o = origins[i % origins.count]
@@ -241,6 +245,10 @@ struct BenchCommand: ParsableCommand {
                 }
             } catch { throw CLIError.failure("\(keyword): \(error)") }
             samples.append(seconds(clock.now - t0) * 1e6)
+            if slowest > 0 { slow.append((samples[samples.count - 1], keyword)) }
+        }
+        for (micros, keyword) in slow.sorted(by: { $0.0 > $1.0 }).prefix(slowest) {
+            FileHandle.standardError.write(Data("slow: \((micros * 10).rounded() / 10) us  \(keyword)\n".utf8))
         }
         if let dumpQueries, !FileManager.default.createFile(atPath: dumpQueries, contents: Data(dump)) {
             throw CLIError.failure("cannot write \(dumpQueries)")

@@ -4,7 +4,8 @@ import TextIndex
 ///
 /// Keys are the UTF-8 bytes of `TextNormalizer` output, concatenated in one buffer; `sorted` orders key numbers by
 /// their bytes, so an exact name is an equal range and a prefix a contiguous range (binary search, no hash table of
-/// ~700 000 strings). Typo lookup walks the sorted keys as a trie with a Levenshtein automaton (`TypoAutomaton`).
+/// ~700 000 strings). Typo lookup scans the keys whose length is within the typo budget, with a bounded edit
+/// distance.
 struct NameIndex: Sendable {
     enum Kind: UInt8, Sendable {
         /// The entity's own name (or Chinese full name).
@@ -22,9 +23,28 @@ struct NameIndex: Sendable {
     private(set) var targets: [Int32] = []
     private(set) var kinds: [Kind] = []
     private(set) var sorted: [Int32] = []
+    /// Key numbers by key length in bytes (index = length), for typo scans.
+    private(set) var byLength: [[Int32]] = []
     /// For each 1- and 2-byte prefix, the best key numbers by importance, so short autocomplete prefixes are
     /// answered without scanning tens of thousands of keys.
     private(set) var shortPrefixTop: [UInt32: [Int32]] = [:]
+    /// Per key, the set of letters it contains (bit 0–25 a–z, 26 digits, 27 anything else): an edit changes at most
+    /// two bits, so keys whose sets differ in more than 2 × edits bits are skipped without computing a distance.
+    private(set) var letterMasks: [UInt32] = []
+
+    static func letterMask<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
+        var mask: UInt32 = 0
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): mask |= 1 << UInt32(b - UInt8(ascii: "a"))
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): mask |= 1 << 26
+            case 0x20: break
+            default: mask |= 1 << 27
+            }
+        }
+        return mask
+    }
+
     /// Table key of a 1- or 2-byte prefix.
     static func shortPrefixCode(_ bytes: UnsafeBufferPointer<UInt8>, length: Int) -> UInt32 {
         length == 1 ? 0x1_0000 | UInt32(bytes[0]) : UInt32(bytes[0]) << 8 | UInt32(bytes[1])
@@ -64,6 +84,14 @@ struct NameIndex: Sendable {
             return compare(a.key, b.key) < 0
         }
         sorted = order.map(\.key)
+        var buckets: [[Int32]] = []
+        for k in 0..<n {
+            let length = Int(offsets[k + 1] - offsets[k])
+            if buckets.count <= length { buckets.append(contentsOf: repeatElement([], count: length + 1 - buckets.count)) }
+            buckets[length].append(Int32(k))
+        }
+        byLength = buckets
+        letterMasks = (0..<n).map { NameIndex.letterMask(key(Int32($0))) }
         // One pass over keys in importance order fills each short prefix's top list.
         let byImportance = (0..<n).map { (importance(targets[$0]), Int32($0)) }.sorted { $0.0 > $1.0 }
         var top: [UInt32: [Int32]] = [:]
@@ -111,15 +139,24 @@ struct NameIndex: Sendable {
         }
     }
 
-    /// Key numbers within the typo budget of `query` (by normalized byte length), with their edit distance: the
-    /// sorted keys walked as a trie by `TypoAutomaton`, so only keys near the query are looked at.
+    /// Key numbers within the typo budget of `query` (by normalized byte length), with their edit distance.
     func typos(_ query: String, maxEdits: Int) -> [(key: Int32, edits: Int)] {
         guard maxEdits > 0 else { return [] }
         let q = Array(query.utf8)
-        return q.withUnsafeBufferPointer { q in
-            TypoAutomaton.matches(of: q, maxEdits: maxEdits, count: sorted.count) { key(sorted[$0]) }
-                .compactMap { $0.edits > 0 ? (sorted[$0.index], $0.edits) : nil }
+        let queryMask = NameIndex.letterMask(q)
+        var found: [(Int32, Int)] = []
+        q.withUnsafeBufferPointer { q in
+            for length in max(1, q.count - maxEdits)...(q.count + maxEdits) where length < byLength.count {
+                for k in byLength[length] {
+                    if (letterMasks[Int(k)] ^ queryMask).nonzeroBitCount > 2 * maxEdits { continue }
+                    let key = self.key(k)
+                    // Cheap filter: a typo rarely hits both the first and the last letter.
+                    if key[0] != q[0] && key[key.count - 1] != q[q.count - 1] { continue }
+                    if let edits = EditDistance.within(q, key, limit: maxEdits), edits > 0 { found.append((k, edits)) }
+                }
+            }
         }
+        return found
     }
 
     /// The `limit` elements with the highest score, best first: one pass with a sorted buffer, so a prefix range of

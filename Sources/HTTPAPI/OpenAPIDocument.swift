@@ -1082,7 +1082,8 @@ enum OpenAPIDocument {
       ]
      },
      "total": {
-      "type": "integer"
+      "type": "integer",
+      "description": "Records matching the query's first word (every result matches it) after filters: exact when that word matches through one posting list or at most 4096 postings; above that an estimate, the sum of its posting-list and category sizes before filters."
      }
     }
    },

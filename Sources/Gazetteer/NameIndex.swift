@@ -18,7 +18,7 @@ struct NameIndex: Sendable {
 
     private var bytes: [UInt8] = []
     /// `bytes`, frozen by `finish()` into memory that lives as long as the index.
-    private var storage = KeyStorage(bytes: [])
+    private var storage = FrozenBuffer<UInt8>([])
     private(set) var offsets: [Int32] = [0]
     private(set) var targets: [Int32] = []
     private(set) var kinds: [Kind] = []
@@ -69,7 +69,7 @@ struct NameIndex: Sendable {
 
     /// Sorts the keys and builds the length buckets and short-prefix tables. `importance` ranks targets.
     mutating func finish(importance: (Int32) -> Double) {
-        storage = KeyStorage(bytes: bytes)
+        storage = FrozenBuffer(bytes)
         bytes = []
         let n = targets.count
         var order: [(prefix: UInt64, key: Int32)] = (0..<n).map { k in
@@ -201,19 +201,6 @@ struct NameIndex: Sendable {
         }
         return start..<low
     }
-}
-
-/// Immutable key bytes in memory owned by this object.
-final class KeyStorage: @unchecked Sendable {
-    // SAFETY: @unchecked Sendable because the buffer is written once in init and only read afterwards.
-    let buffer: UnsafeMutableBufferPointer<UInt8>
-
-    init(bytes: [UInt8]) {
-        buffer = .allocate(capacity: max(1, bytes.count))
-        _ = buffer.initialize(from: bytes)
-    }
-
-    deinit { buffer.deallocate() }
 }
 
 extension Array where Element == Int32 {

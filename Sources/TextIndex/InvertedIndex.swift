@@ -424,7 +424,7 @@ extension InvertedIndex.BlockBound {
 
 /// Strings as Unicode scalar values in one flat buffer, in the order given (the caller sorts them).
 struct ScalarKeys: Sendable {
-    private var storage = KeyBuffer(values: [])
+    private var storage = FrozenBuffer<UInt32>([])
     private var offsets: [Int32] = [0]
 
     init() {}
@@ -437,7 +437,7 @@ struct ScalarKeys: Sendable {
             for scalar in string.unicodeScalars { values.append(scalar.value) }
             offsets.append(Int32(values.count))
         }
-        storage = KeyBuffer(values: values)
+        storage = FrozenBuffer(values)
         self.offsets = offsets
     }
 
@@ -455,12 +455,13 @@ struct ScalarKeys: Sendable {
     }
 }
 
-/// An immutable buffer of scalar values owned by this object.
-final class KeyBuffer: @unchecked Sendable {
+/// An immutable buffer of keys' elements, owned by this object (the inverted index's scalar keys, the gazetteer's
+/// name bytes): written once, read without copying for as long as the owner lives.
+public final class FrozenBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
     // SAFETY: @unchecked Sendable because the buffer is written once in init and only read afterwards.
-    let buffer: UnsafeMutableBufferPointer<UInt32>
+    public let buffer: UnsafeMutableBufferPointer<Element>
 
-    init(values: [UInt32]) {
+    public init(_ values: [Element]) {
         buffer = .allocate(capacity: max(1, values.count))
         _ = buffer.initialize(from: values)
     }

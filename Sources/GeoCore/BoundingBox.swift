@@ -32,9 +32,13 @@ public struct BoundingBox: Hashable, Sendable, CustomStringConvertible {
     /// Parses `"west,south,east,north"`.
     public init(parsing text: String) throws(GeoError) {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        let values = parts.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 4, values.count == 4 else {
-            throw .invalidBoundingBox("must be four numbers west,south,east,north")
+        guard parts.count == 4 else { throw .invalidBoundingBox("must be four numbers west,south,east,north") }
+        var values: [Double] = []
+        for (part, name) in zip(parts, ["west", "south", "east", "north"]) {
+            guard let value = DecimalNumber.parse(part.trimmingCharacters(in: .whitespaces)) else {
+                throw .invalidBoundingBox("\(name) must be a decimal number (got \"\(part.prefix(40))\")")
+            }
+            values.append(value)
         }
         try self.init(west: values[0], south: values[1], east: values[2], north: values[3])
     }

@@ -49,10 +49,12 @@ public final class CoordinateConverter: Sendable {
             break
         }
         if let projLeg {
+            let input = points
             projLeg.transform(&points)
             if let bad = points.firstIndex(where: { !$0.x.isFinite || !$0.y.isFinite }) {
                 throw .invalidPoint(index: bad, reason: "cannot be converted from \(source) to \(target) (outside the area of use)")
             }
+            try checkRoundTrip(input: input, output: points, leg: projLeg, source: source, target: target)
         }
         switch target {
         case .gcj02:
@@ -106,6 +108,30 @@ public final class CoordinateConverter: Sendable {
             if idle[key, default: []].count < idleLimit {
                 idle[key, default: []].append(transformation)
             }
+        }
+    }
+
+    /// PROJ clamps or wraps some input outside a projection's domain instead of failing (EPSG:3857 at x = y = 1e300
+    /// answers longitude -180, latitude 90). A point whose answer does not convert back to it was outside the
+    /// domain: it is refused, not answered with a clamped value.
+    private func checkRoundTrip(input: [XY], output: [XY], leg: ProjTransformation, source: CRS, target: CRS) throws(GeoError) {
+        var back = output
+        leg.transform(&back, inverse: true)
+        let degrees = leg.sourceIsGeographic || source.isGeographicDegrees
+        for index in input.indices {
+            let a = input[index]
+            let b = back[index]
+            var dx = abs(a.x - b.x)
+            let dy = abs(a.y - b.y)
+            if degrees {
+                dx = min(dx, abs(360 - dx))
+                // At a pole every longitude is the same point.
+                if abs(a.y) > 89.999_999 { dx = 0 }
+                if dx <= 1e-6 && dy <= 1e-6 { continue }
+            } else if dx <= 1e-2 + 1e-9 * abs(a.x) && dy <= 1e-2 + 1e-9 * abs(a.y) {
+                continue
+            }
+            throw .invalidPoint(index: index, reason: "(\(a.x), \(a.y)) is outside the domain of \(source) for conversion to \(target)")
         }
     }
 

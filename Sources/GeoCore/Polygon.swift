@@ -65,8 +65,8 @@ public struct Polygon: Hashable, Sendable {
         for (index, pair) in text.split(separator: ";", omittingEmptySubsequences: true).enumerated() {
             let parts = pair.split(separator: ",", omittingEmptySubsequences: false)
             guard parts.count == 2,
-                let lon = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-                let lat = Double(parts[1].trimmingCharacters(in: .whitespaces))
+                let lon = DecimalNumber.parse(parts[0].trimmingCharacters(in: .whitespaces)),
+                let lat = DecimalNumber.parse(parts[1].trimmingCharacters(in: .whitespaces))
             else {
                 throw .invalidPolygon("vertex \(index + 1) must be two numbers lon,lat")
             }

@@ -54,7 +54,7 @@ final class ProjTransformation: @unchecked Sendable {
     }
 
     /// Transforms points in place. Points PROJ cannot transform come back as non-finite values.
-    func transform(_ points: inout [XY]) {
+    func transform(_ points: inout [XY], inverse: Bool = false) {
         guard !points.isEmpty else { return }
         let stride = MemoryLayout<XY>.stride
         points.withUnsafeMutableBufferPointer { buffer in
@@ -64,7 +64,7 @@ final class ProjTransformation: @unchecked Sendable {
             let x = base.assumingMemoryBound(to: Double.self)
             let y = (base + MemoryLayout<Double>.stride).assumingMemoryBound(to: Double.self)
             proj_errno_reset(transformation)
-            _ = proj_trans_generic(transformation, PJ_FWD, x, stride, buffer.count, y, stride, buffer.count, nil, 0, 0, nil, 0, 0)
+            _ = proj_trans_generic(transformation, inverse ? PJ_INV : PJ_FWD, x, stride, buffer.count, y, stride, buffer.count, nil, 0, 0, nil, 0, 0)
         }
     }
 

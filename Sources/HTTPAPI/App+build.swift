@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Gazetteer
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Prometheus
 import SearchEngine
@@ -15,12 +16,22 @@ public func buildApplication(
     engine: SearchEngine,
     gazetteer: Gazetteer?,
     metrics: PrometheusCollectorRegistry? = nil,
-    logger: Logger = Logger(label: "poi")
+    logger: Logger = Logger(label: "poi"),
+    onServerRunning: @escaping @Sendable (_ address: String) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let router = buildRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics)
+    let limits = configuration.limits
+    let connections = ConnectionCounter(maximum: limits.maximumConnections)
     return Application(
         router: router,
+        server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
+        onServerRunning: { channel in
+            let address = channel.localAddress.map { address in
+                address.protocol == .inet6 ? "[\(address.ipAddress ?? "::")]:\(address.port ?? 0)" : "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+            }
+            await onServerRunning(address ?? "\(configuration.host):\(configuration.port)")
+        },
         logger: logger
     )
 }
@@ -80,10 +91,13 @@ struct WriteAuthorization: Sendable {
 
     func check(_ request: Request) throws(Problem) {
         guard let apiKey else { return }
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+        // The scheme is case-insensitive (RFC 9110 §11.1); one or more spaces before the credentials.
+        guard let header = request.headers[.authorization], header.count > 7, header.prefix(6).lowercased() == "bearer",
+            header.dropFirst(6).first == " "
+        else {
             throw Problem(.unauthorized, "writes need the header Authorization: Bearer <API key>")
         }
-        let given = Array(header.dropFirst("Bearer ".count).utf8)
+        let given = Array(header.dropFirst(6).drop(while: { $0 == " " }).utf8)
         let expected = Array(apiKey.utf8)
         var difference = UInt8(given.count == expected.count ? 0 : 1)
         for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }

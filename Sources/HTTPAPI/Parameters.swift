@@ -24,13 +24,13 @@ struct Parameters {
 
     func double(_ name: String, rule: String = "must be a number") throws(Problem) -> Double? {
         guard let text = value(name) else { return nil }
-        guard let value = Double(Self.trimmed(text)), value.isFinite else { throw .badRequest("\(name) \(rule)") }
+        guard let value = DecimalNumber.parse(Self.trimmed(text)) else { throw .badRequest("\(name) \(rule)") }
         return value
     }
 
     func int(_ name: String, rule: String) throws(Problem) -> Int? {
         guard let text = value(name) else { return nil }
-        guard let value = Int(Self.trimmed(text)) else { throw .badRequest("\(name) \(rule)") }
+        guard let value = DecimalNumber.parseInteger(Self.trimmed(text)) else { throw .badRequest("\(name) \(rule)") }
         return value
     }
 

@@ -19,7 +19,8 @@ public struct Problem: Error, Sendable {
 
     static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail) }
 
-    func response(requestID: String) -> Response {
+    /// The problem+json body.
+    func json(requestID: String) -> [UInt8] {
         var json = JSONWriter()
         json.beginObject()
         json.key("type")
@@ -33,10 +34,27 @@ public struct Problem: Error, Sendable {
         json.key("requestId")
         json.string(requestID)
         json.endObject()
+        return json.buffer
+    }
+
+    func response(requestID: String) -> Response {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         headers[RequestID.header] = requestID
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.buffer)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json(requestID: requestID))))
+    }
+
+    /// A whole HTTP/1.1 answer that closes the connection, for the connection guards that answer below the router.
+    func rawResponse(extraHeaders: String = "") -> ByteBuffer {
+        let requestID = RequestID.next()
+        let body = json(requestID: requestID)
+        var buffer = ByteBuffer()
+        buffer.writeString(
+            "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/problem+json\r\nContent-Length: \(body.count)\r\n"
+                + "Connection: close\r\nX-Request-Id: \(requestID)\r\n\(extraHeaders)\r\n"
+        )
+        buffer.writeBytes(body)
+        return buffer
     }
 }
 

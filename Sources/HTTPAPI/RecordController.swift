@@ -1,3 +1,4 @@
+import BundledData
 import Catalog
 import Foundation
 import GeoCore
@@ -26,8 +27,15 @@ struct RecordController {
         return APIEncoder(coordsys: try p.coordsys(), format: try p.format())
     }
 
+    /// The record id of the path, percent-decoded (`/v1/pois/caf%C3%A9-1` is the id `café-1`; `%2F` is a `/`
+    /// inside the id).
     private func id(_ context: BasicRequestContext) throws(Problem) -> String {
-        guard let id = context.parameters.get("id"), !id.isEmpty, id.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
+        guard let raw = context.parameters.get("id") else { throw .badRequest("id must be 1 to 200 characters") }
+        guard let id = raw.removingPercentEncoding else { throw .badRequest("id must be valid percent-encoded UTF-8") }
+        guard !id.isEmpty, id.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
+        guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .badRequest("id must not contain control characters")
+        }
         return id
     }
 
@@ -42,24 +50,25 @@ struct RecordController {
         let id = try id(context)
         let coordsys = try Parameters(request).coordsys()
         let body = try await JSONBody.object(request, limit: maximumBodySize)
-        if let given = body["id"] as? String, given != id { throw Problem.badRequest("id in the body must match the path (or be left out)") }
+        if let given = try JSONBody.string(body, "id"), given != id { throw Problem.badRequest("id in the body must match the path (or be left out)") }
         let position = try JSONBody.position(body, coordsys: coordsys)
         var tags: [String: String] = [:]
-        if let raw = body["tags"] {
-            guard let object = raw as? [String: Any] else { throw Problem.badRequest("tags must be an object of strings") }
+        switch body["tags"] {
+        case nil, .null?: break
+        case .object(let object)?:
             for (key, value) in object {
-                guard let text = value as? String else { throw Problem.badRequest("tags.\(key) must be a string") }
+                guard case .string(let text) = value else { throw Problem.badRequest("tags.\(key) must be a string") }
                 tags[key] = text
             }
+        default: throw Problem.badRequest("tags must be an object of strings")
         }
-        let existed = engine.poi(id: id) != nil
         let poi = POIRecord(
             id: id, name: try JSONBody.string(body, "name", required: true)!, category: try JSONBody.string(body, "category", required: true)!,
             address: try JSONBody.string(body, "address"), city: try JSONBody.string(body, "city"), country: try JSONBody.string(body, "country"),
             lat: position.latitude, lon: position.longitude, tags: tags
         )
         let saved = try engine.upsertPOI(poi)
-        return JSONResponse.body(try encoder(request).record(.poi(saved)), status: existed ? .ok : .created)
+        return JSONResponse.body(try encoder(request).record(.poi(saved.record)), status: saved.created ? .created : .ok)
     }
 
     func deletePOI(_ request: Request, _ context: BasicRequestContext) throws -> Response {
@@ -120,38 +129,44 @@ struct RecordController {
     }
 }
 
-/// Reading JSON request bodies with clear 4xx answers.
+/// Reading JSON request bodies with clear 4xx answers: strict JSON (`StrictJSON`), a JSON object at the top, and
+/// each field of the type the contract says.
 enum JSONBody {
-    static func object(_ request: Request, limit: Int) async throws -> [String: Any] {
+    static func object(_ request: Request, limit: Int) async throws -> [String: JSONValue] {
         let buffer = try await request.body.collect(upTo: limit)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)), let dictionary = object as? [String: Any] else {
-            throw Problem.badRequest("the body must be a JSON object")
+        let value: JSONValue
+        do {
+            value = try StrictJSON.parse(buffer.readableBytesView)
+        } catch {
+            throw Problem.badRequest("the body is not valid JSON: \(error.description)")
         }
-        return dictionary
+        guard case .object(let members) = value else { throw Problem.badRequest("the body must be a JSON object, not \(value.kindDescription)") }
+        return members
     }
 
-    static func string(_ body: [String: Any], _ key: String, required: Bool = false) throws(Problem) -> String? {
-        guard let value = body[key], !(value is NSNull) else {
+    static func string(_ body: [String: JSONValue], _ key: String, required: Bool = false, maximumLength: Int = 1_000) throws(Problem) -> String? {
+        switch body[key] {
+        case nil, .null?:
             if required { throw .badRequest("\(key) is required") }
             return nil
+        case .string(let text)?:
+            guard text.count <= maximumLength else { throw .badRequest("\(key) must be at most \(maximumLength) characters") }
+            return text
+        case let other?:
+            throw .badRequest("\(key) must be a string, not \(other.kindDescription)")
         }
-        guard let text = value as? String else { throw .badRequest("\(key) must be a string") }
-        return text
     }
 
-    static func number(_ body: [String: Any], _ keys: [String]) throws(Problem) -> Double? {
-        for key in keys {
-            guard let value = body[key] else { continue }
-            guard let number = value as? NSNumber, String(cString: number.objCType) != "c", number.doubleValue.isFinite else {
-                throw .badRequest("\(key) must be a number")
-            }
-            return number.doubleValue
-        }
-        return nil
+    static func number(_ body: [String: JSONValue], _ keys: [String]) throws(Problem) -> Double? {
+        let present = keys.filter { body[$0] != nil }
+        if present.count > 1 { throw .badRequest("give only one of \(present.joined(separator: " and "))") }
+        guard let key = present.first else { return nil }
+        guard case .number(let value)? = body[key] else { throw .badRequest("\(key) must be a number, not \(body[key]!.kindDescription)") }
+        return value
     }
 
     /// lat/lon (or latitude/longitude) in the request's coordinate system, validated and converted to WGS-84.
-    static func position(_ body: [String: Any], coordsys: CoordSys) throws -> Coordinate {
+    static func position(_ body: [String: JSONValue], coordsys: CoordSys) throws -> Coordinate {
         guard let lat = try number(body, ["lat", "latitude"]) else { throw Problem.badRequest("lat is required (a number between -90 and 90)") }
         guard let lon = try number(body, ["lon", "longitude"]) else { throw Problem.badRequest("lon is required (a number between -180 and 180)") }
         return coordsys.toWGS84(try Coordinate(latitude: lat, longitude: lon))

@@ -1,32 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How `poi serve` runs.
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
     /// Writes need `Authorization: Bearer <key>` when set.
     public var apiKey: String?
-    /// Largest accepted request body.
-    public var maximumBodySize: Int
+    /// Timeouts and size limits of connections and requests.
+    public var limits: ConnectionLimits
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, maximumBodySize: Int = 1 << 20) {
+    /// Largest accepted request body.
+    public var maximumBodySize: Int { limits.maximumBodySize }
+
+    public init(host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits()) {
         self.host = host
         self.port = port
         self.apiKey = apiKey
-        self.maximumBodySize = maximumBodySize
+        self.limits = limits
     }
 
-    /// Whether the server only listens on this machine.
+    /// Whether every address `host` resolves to is on this machine (127.0.0.0/8 or ::1) — judged by the resolved
+    /// addresses, not the name: `127.evil.example` is whatever its DNS says.
     public var isLoopback: Bool {
-        host == "127.0.0.1" || host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        guard let addresses = Self.resolve(host), !addresses.isEmpty else { return false }
+        return addresses.allSatisfy(\.isLoopback)
     }
 
     /// The rule of DESIGN.md §4: without an API key the server only accepts writes on loopback, and refuses to
     /// start on another address.
     public func validate() throws(ServerConfigurationError) {
-        guard (1...65_535).contains(port) else { throw .invalid("--port must be between 1 and 65535") }
+        guard (0...65_535).contains(port) else { throw .invalid("--port must be between 0 and 65535") }
+        guard Self.resolve(host)?.isEmpty == false else { throw .invalid("--host \(host) does not resolve to an address") }
         if apiKey == nil && !isLoopback {
-            throw .invalid("refusing to listen on \(host) without an API key: pass --api-key or set POI_API_KEY")
+            throw .invalid("refusing to listen on \(host) without an API key: it is not a loopback address; pass --api-key or set POI_API_KEY")
         }
         if let apiKey, apiKey.count < 8 { throw .invalid("the API key must be at least 8 characters") }
+        guard limits.requestTimeout > .zero else { throw .invalid("--request-timeout must be greater than 0") }
+        guard limits.idleTimeout > .zero else { throw .invalid("--idle-timeout must be greater than 0") }
+        guard limits.maximumConnections >= 1 else { throw .invalid("--max-connections must be at least 1") }
+    }
+
+    /// A resolved address of `host`.
+    enum Address {
+        case v4(UInt32)
+        case v6([UInt8])
+
+        var isLoopback: Bool {
+            switch self {
+            case .v4(let address): return address >> 24 == 127
+            case .v6(let bytes):
+                if bytes == [UInt8](repeating: 0, count: 15) + [1] { return true }
+                // ::ffff:127.x.y.z, an IPv4-mapped loopback address.
+                return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff && bytes[12] == 127
+            }
+        }
+    }
+
+    /// The addresses `host` resolves to (numeric addresses without a lookup), or nil when it does not resolve.
+    static func resolve(_ host: String) -> [Address]? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else { return nil }
+        defer { freeaddrinfo(first) }
+        var addresses: [Address] = []
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry {
+            if let sockaddr = current.pointee.ai_addr {
+                switch Int32(current.pointee.ai_family) {
+                case AF_INET:
+                    sockaddr.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                        addresses.append(.v4(UInt32(bigEndian: v4.pointee.sin_addr.s_addr)))
+                    }
+                case AF_INET6:
+                    sockaddr.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                        addresses.append(.v6(withUnsafeBytes(of: v6.pointee.sin6_addr) { Array($0) }))
+                    }
+                default:
+                    break
+                }
+            }
+            entry = current.pointee.ai_next
+        }
+        return addresses
     }
 }
 

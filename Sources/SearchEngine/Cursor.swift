@@ -2,31 +2,93 @@ import Foundation
 import SpatialIndex
 
 /// Opaque page cursors: base64url of a small versioned text. Nearby pages resume after (distance key, record
-/// number); within pages after a record number. Anything else is rejected as malformed.
+/// number); within pages after a record number. Each cursor carries a digest of the query it continues (origin,
+/// radius, area, q, category, kind — everything but `limit`), so a cursor replayed with another query is refused
+/// instead of answering a page of the other query that starts somewhere arbitrary. The digest is FNV-1a, stable
+/// across processes and replicas (Swift's `Hasher` is seeded per process). Anything else is malformed.
 enum Cursor {
-    static func nearby(_ position: NearestCursor) -> String {
-        encode("n1:\(String(position.key.bitPattern, radix: 16)):\(position.id)")
+    static func nearby(_ position: NearestCursor, query: NearbyQuery) -> String {
+        encode("n2:\(digest(query)):\(String(position.key.bitPattern, radix: 16)):\(position.id)")
     }
 
-    static func within(after record: UInt32) -> String { encode("w1:\(record)") }
+    static func within(after record: UInt32, query: WithinQuery) -> String { encode("w2:\(digest(query)):\(record)") }
 
-    static func parseNearby(_ text: String?) throws(SearchError) -> NearestCursor? {
-        guard let text else { return nil }
+    static func parseNearby(_ query: NearbyQuery) throws(SearchError) -> NearestCursor? {
+        guard let text = query.cursor else { return nil }
         let parts = try decode(text).split(separator: ":")
-        guard parts.count == 3, parts[0] == "n1", let bits = UInt64(parts[1], radix: 16), let id = UInt32(parts[2]) else { throw malformed }
+        guard parts.count == 4, parts[0] == "n2", let bits = UInt64(parts[2], radix: 16), let id = UInt32(parts[3]) else { throw malformed }
+        guard parts[1] == digest(query) else { throw otherQuery("lat, lon, radius, q, category and kind") }
         let key = Double(bitPattern: bits)
         guard key.isFinite, key >= 0 else { throw malformed }
         return NearestCursor(key: key, id: id)
     }
 
-    static func parseWithin(_ text: String?) throws(SearchError) -> UInt32? {
-        guard let text else { return nil }
+    static func parseWithin(_ query: WithinQuery) throws(SearchError) -> UInt32? {
+        guard let text = query.cursor else { return nil }
         let parts = try decode(text).split(separator: ":")
-        guard parts.count == 2, parts[0] == "w1", let record = UInt32(parts[1]) else { throw malformed }
+        guard parts.count == 3, parts[0] == "w2", let record = UInt32(parts[2]) else { throw malformed }
+        guard parts[1] == digest(query) else { throw otherQuery("bbox or polygon, q, category and kind") }
         return record
     }
 
     static let malformed = SearchError.invalid(parameter: "cursor", rule: "is malformed: pass the next value of a previous page unchanged")
+
+    private static func otherQuery(_ parameters: String) -> SearchError {
+        .invalid(parameter: "cursor", rule: "belongs to another query: send it with the same \(parameters) as the page that gave it")
+    }
+
+    static func digest(_ query: NearbyQuery) -> String {
+        var hash = FNV1a()
+        hash.add("nearby")
+        hash.add(query.origin.latitude)
+        hash.add(query.origin.longitude)
+        hash.add(query.radius ?? -1)
+        hash.add(query.text ?? "\u{0}")
+        hash.add(query.category ?? "\u{0}")
+        hash.add(query.kind.rawValue)
+        return hash.hex
+    }
+
+    static func digest(_ query: WithinQuery) -> String {
+        var hash = FNV1a()
+        hash.add("within")
+        switch query.area {
+        case .box(let box):
+            for value in [box.west, box.south, box.east, box.north] { hash.add(value) }
+        case .polygon(let polygon):
+            hash.add("polygon")
+            for vertex in polygon.vertices {
+                hash.add(vertex.latitude)
+                hash.add(vertex.longitude)
+            }
+        }
+        hash.add(query.text ?? "\u{0}")
+        hash.add(query.category ?? "\u{0}")
+        hash.add(query.kind.rawValue)
+        return hash.hex
+    }
+
+    /// 64-bit FNV-1a, with a separator after each field so that ("ab", "c") and ("a", "bc") differ.
+    private struct FNV1a {
+        private var state: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        mutating func add<Bytes: Sequence<UInt8>>(bytes: Bytes) {
+            for byte in bytes {
+                state ^= UInt64(byte)
+                state = state &* 0x0000_0100_0000_01b3
+            }
+            state ^= 0xff
+            state = state &* 0x0000_0100_0000_01b3
+        }
+
+        mutating func add(_ text: String) { add(bytes: text.utf8) }
+        mutating func add(_ value: Double) { withUnsafeBytes(of: value.bitPattern.littleEndian) { add(bytes: $0) } }
+
+        var hex: String {
+            let text = String(state, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+    }
 
     private static func encode(_ text: String) -> String {
         Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

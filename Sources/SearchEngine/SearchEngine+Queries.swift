@@ -12,7 +12,7 @@ extension SearchEngine {
     /// match the keyword and ranks them by distance (cost ≈ C). It takes the cheaper by estimate; both return exactly
     /// the (distance, record number) order, which the tests check.
     public func nearby(_ query: NearbyQuery) throws(SearchError) -> Page {
-        let after = try Cursor.parseNearby(query.cursor)
+        let after = try Cursor.parseNearby(query)
         return read { s in
             let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
             var merged: [Neighbor] = []
@@ -31,7 +31,7 @@ extension SearchEngine {
             }
             merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
             let page = merged.prefix(query.limit)
-            let next = merged.count > query.limit ? page.last.map { Cursor.nearby($0.cursor) } : nil
+            let next = merged.count > query.limit ? page.last.map { Cursor.nearby($0.cursor, query: query) } : nil
             return Page(results: page.compactMap { hit(s, $0.id, distance: ($0.distance * 10).rounded() / 10, score: nil) }, next: next, total: nil)
         }
     }
@@ -75,7 +75,7 @@ extension SearchEngine {
 
     /// Records inside a box or polygon, in record order (GET /v1/within).
     public func within(_ query: WithinQuery) throws(SearchError) -> Page {
-        let after = try Cursor.parseWithin(query.cursor)
+        let after = try Cursor.parseWithin(query)
         return read { s in
             let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
             let test = filter(s, category: query.category, matcher: matcher)
@@ -94,7 +94,7 @@ extension SearchEngine {
             }
             numbers.sort()
             let page = numbers.prefix(query.limit)
-            let next = numbers.count > query.limit ? page.last.map(Cursor.within(after:)) : nil
+            let next = numbers.count > query.limit ? page.last.map { Cursor.within(after: $0, query: query) } : nil
             return Page(results: page.compactMap { hit(s, $0, distance: nil, score: nil) }, next: next, total: nil)
         }
     }

@@ -50,19 +50,34 @@ public enum PinOrder: String, Sendable, CaseIterable {
 }
 
 extension SearchEngine {
+    /// One write at a time, from its checks to its index update (see the type's comment).
+    func ordered<T>(_ body: () throws(SearchError) -> T) throws(SearchError) -> T {
+        writer.lock()
+        defer { writer.unlock() }
+        return try body()
+    }
+
     /// Creates or replaces a POI: durable in SQLite first, then visible to queries.
-    public func upsertPOI(_ poi: POIRecord) throws(SearchError) -> POIRecord {
+    @discardableResult
+    public func upsertPOI(_ poi: POIRecord) throws(SearchError) -> (record: POIRecord, created: Bool) {
         try SearchEngine.validate(poi)
-        do { try store?.upsert(poi) } catch { throw .storage(error.description) }
-        _ = write { $0.put(.poi(poi)) }
-        return poi
+        return try ordered { () throws(SearchError) in
+            let created = self.poi(id: poi.id) == nil
+            do { try store?.upsert(poi) } catch { throw .storage(String(describing: error)) }
+            afterCommit?()
+            _ = write { $0.put(.poi(poi)) }
+            return (poi, created)
+        }
     }
 
     /// Deletes a POI. - Throws: `.notFound` when there is none.
     public func deletePOI(id: String) throws(SearchError) {
-        guard poi(id: id) != nil else { throw .notFound(kind: "poi", id: id) }
-        do { try store?.deletePOI(id: id) } catch { throw .storage(error.description) }
-        _ = write { $0.delete(.poi, id: id) }
+        try ordered { () throws(SearchError) in
+            guard poi(id: id) != nil else { throw .notFound(kind: "poi", id: id) }
+            do { try store?.deletePOI(id: id) } catch { throw .storage(String(describing: error)) }
+            afterCommit?()
+            _ = write { $0.delete(.poi, id: id) }
+        }
     }
 
     static func validate(_ poi: POIRecord) throws(SearchError) {
@@ -85,35 +100,43 @@ extension SearchEngine {
     /// Creates a pin with a new id and server timestamps.
     public func createPin(_ input: PinInput) throws(SearchError) -> PinRecord {
         try input.validate()
-        let now = nextTimestamp()
         let id = "p_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let pin = PinRecord(
-            id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
-            mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now
-        )
-        do { try store?.upsert(pin) } catch { throw .storage(error.description) }
-        _ = write { $0.put(.pin(pin)) }
-        return pin
+        return try ordered { () throws(SearchError) in
+            let now = nextTimestamp()
+            let pin = PinRecord(
+                id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
+                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now
+            )
+            do { try store?.upsert(pin) } catch { throw .storage(String(describing: error)) }
+            afterCommit?()
+            _ = write { $0.put(.pin(pin)) }
+            return pin
+        }
     }
 
     /// Replaces a pin's fields, keeping its id and createdAt. - Throws: `.notFound` when there is none.
     public func updatePin(id: String, _ input: PinInput) throws(SearchError) -> PinRecord {
         try input.validate()
-        guard let old = pin(id: id) else { throw .notFound(kind: "pin", id: id) }
-        let now = nextTimestamp()
-        let pin = PinRecord(
-            id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
-            mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
-        )
-        do { try store?.upsert(pin) } catch { throw .storage(error.description) }
-        _ = write { $0.put(.pin(pin)) }
-        return pin
+        return try ordered { () throws(SearchError) in
+            guard let old = self.pin(id: id) else { throw .notFound(kind: "pin", id: id) }
+            let now = nextTimestamp()
+            let pin = PinRecord(
+                id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
+                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
+            )
+            do { try store?.upsert(pin) } catch { throw .storage(String(describing: error)) }
+            afterCommit?()
+            _ = write { $0.put(.pin(pin)) }
+            return pin
+        }
     }
 
     public func deletePin(id: String) throws(SearchError) {
-        guard pin(id: id) != nil else { throw .notFound(kind: "pin", id: id) }
-        do { try store?.deletePin(id: id) } catch { throw .storage(error.description) }
-        _ = write { $0.delete(.pin, id: id) }
+        try ordered { () throws(SearchError) in
+            guard self.pin(id: id) != nil else { throw .notFound(kind: "pin", id: id) }
+            do { try store?.deletePin(id: id) } catch { throw .storage(String(describing: error)) }
+            _ = write { $0.delete(.pin, id: id) }
+        }
     }
 
     /// Pins in the given order (ties by id), optionally only one user's, paged by skip/limit.

@@ -13,18 +13,24 @@ import TextIndex
 ///
 /// Concurrency: all state sits behind one writer-preferring reader-writer lock. Queries run in parallel under the
 /// read lock; a write first commits to SQLite (so an acknowledged write is durable), then updates the in-memory
-/// indexes under the write lock, so readers see either the old state or the new one, never a mix.
+/// indexes under the write lock, so readers see either the old state or the new one, never a mix. Writes are
+/// ordered by one more lock, `writer`, held from a write's checks through its commit and its index update: two
+/// writes to one id apply in the same order in the store and in memory, and the check a write makes ("does this
+/// pin exist", its createdAt) still holds when it commits. Readers never wait on `writer`.
 public final class SearchEngine: @unchecked Sendable {
     // SAFETY: @unchecked Sendable because `state` is only read under `lock`'s read side and only mutated under its
     // write side.
     var state: EngineState
     let lock = ReadWriteLock()
+    let writer = NSLock()
     let store: CatalogStore?
     let taxonomy: CategoryTaxonomy
     /// Reusable per-query visit marks for keyword search.
     let scratchPool = Mutex<[VisitMarks]>([])
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
+    /// Runs between a write's commit and its index update: tests widen that window to check that writes stay ordered.
+    var afterCommit: (@Sendable () -> Void)?
     /// Forces a planner route in tests (nil: choose by cost).
     public var forcedRoute: Route?
 

@@ -8,8 +8,14 @@ import Testing
         #expect(throws: GeoError.invalidBoundingBox("must be four numbers west,south,east,north")) {
             try BoundingBox(parsing: "1,2,3")
         }
-        #expect(throws: GeoError.invalidBoundingBox("must be four numbers west,south,east,north")) {
+        #expect(throws: GeoError.invalidBoundingBox("east must be a decimal number (got \"x\")")) {
             try BoundingBox(parsing: "1,2,x,4")
+        }
+        #expect(throws: GeoError.invalidBoundingBox("must be four numbers west,south,east,north")) {
+            try BoundingBox(parsing: "1,2,4")
+        }
+        #expect(throws: GeoError.invalidBoundingBox("south must be a decimal number (got \"0x10\")")) {
+            try BoundingBox(parsing: "1,0x10,4,20")
         }
         #expect(throws: GeoError.invalidBoundingBox("south must not be greater than north")) {
             try BoundingBox(parsing: "0,10,1,5")
@@ -17,7 +23,7 @@ import Testing
         #expect(throws: GeoError.invalidBoundingBox("west and east must be between -180 and 180")) {
             try BoundingBox(parsing: "-181,0,1,5")
         }
-        #expect(throws: GeoError.invalidBoundingBox("west must be a finite number")) {
+        #expect(throws: GeoError.invalidBoundingBox("west must be a decimal number (got \"nan\")")) {
             try BoundingBox(parsing: "nan,0,1,5")
         }
     }

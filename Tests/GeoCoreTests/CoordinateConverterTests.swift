@@ -87,3 +87,38 @@ import Testing
         }
     }
 }
+
+/// Strict decimal numbers, and projected input outside a CRS's domain.
+@Suite struct StrictNumberTests {
+    @Test(arguments: ["0", "-122.08", "+1", ".5", "5.", "1e5", "-1.5E-3", "00012"])
+    func decimalsParse(_ text: String) {
+        #expect(DecimalNumber.parse(text) == Double(text))
+    }
+
+    @Test(arguments: ["0x10", "0X1p3", "inf", "-infinity", "nan", "NaN", "1e", "e5", ".", "-", "", " 1", "1 ", "1,5", "1e400", "١٢"])
+    func nonDecimalsAreRefused(_ text: String) {
+        #expect(DecimalNumber.parse(text) == nil)
+    }
+
+    @Test func integers() {
+        #expect(DecimalNumber.parseInteger("-12") == -12)
+        #expect(DecimalNumber.parseInteger("0x10") == nil)
+        #expect(DecimalNumber.parseInteger("1e3") == nil)
+        #expect(DecimalNumber.parseInteger("99999999999999999999") == nil)
+    }
+
+    /// PROJ clamps EPSG:3857 input of 1e300 to the pole; the converter refuses it.
+    @Test func projectedInputOutsideTheDomainIsRefused() throws {
+        #expect(throws: GeoError.self) {
+            try CoordinateConverter.shared.convert(XY(x: 1e300, y: 1e300), from: .epsg(3857), to: .wgs84)
+        }
+        #expect(throws: GeoError.self) {
+            try CoordinateConverter.shared.convert(XY(x: -1e30, y: 0), from: .epsg(3857), to: .wgs84)
+        }
+        // The edge of the Web Mercator square is still inside.
+        let edge = try CoordinateConverter.shared.convert(XY(x: 20_037_508.34, y: 0), from: .epsg(3857), to: .wgs84)
+        #expect(abs(edge.x - 180) < 1e-6)
+        let helsinki = try CoordinateConverter.shared.convert(XY(x: 2_776_362.0, y: 8_437_737.0), from: .epsg(3857), to: .wgs84)
+        #expect(abs(helsinki.x - 24.94) < 0.01 && abs(helsinki.y - 60.17) < 0.01)
+    }
+}

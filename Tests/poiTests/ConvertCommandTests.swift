@@ -59,7 +59,8 @@ import Testing
         ("1,2\nfoo\n", "line 2: expected two numbers"),
         ("1,2,3\n", "line 1: expected two numbers"),
         ("1,2\n\n200,1\n", "line 3: longitude (x) must be between -180 and 180"),
-        ("nan,1\n", "line 1: x and y must be finite numbers"),
+        ("nan,1\n", "line 1: expected two numbers \"x,y\", got \"nan,1\""),
+        ("0x10,1\n", "line 1: expected two numbers \"x,y\", got \"0x10,1\""),
     ])
     func badStdinLinesExitWithTwo(_ input: String, _ fragment: String) throws {
         let result = try CLI.run(["convert", "--from", "wgs84", "--to", "gcj02"], stdin: input)

@@ -73,8 +73,8 @@ struct ConvertCommand: ParsableCommand {
             if trimmed.isEmpty { continue }
             let parts = trimmed.split(separator: ",", omittingEmptySubsequences: false)
             guard parts.count == 2,
-                let x = Double(parts[0].trimmingCharacters(in: .whitespaces)),
-                let y = Double(parts[1].trimmingCharacters(in: .whitespaces))
+                let x = DecimalNumber.parse(parts[0].trimmingCharacters(in: .whitespaces)),
+                let y = DecimalNumber.parse(parts[1].trimmingCharacters(in: .whitespaces))
             else {
                 try flush()
                 throw CLIError.usage("line \(lineNumber): expected two numbers \"x,y\", got \"\(String(trimmed.prefix(80)))\"")

@@ -157,7 +157,7 @@ func loadGazetteer(_ dataDir: String?) throws -> Gazetteer {
 /// Parses "LAT,LON" for an option, as a usage error naming the option when malformed.
 func parseLatLon(_ text: String, option: String) throws -> Coordinate {
     let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-    guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]) else {
+    guard parts.count == 2, let lat = DecimalNumber.parse(parts[0]), let lon = DecimalNumber.parse(parts[1]) else {
         throw CLIError.usage("\(option) must be LAT,LON (two numbers)")
     }
     do { return try Coordinate(latitude: lat, longitude: lon) } catch { throw CLIError.usage("\(option): \(error.description)") }

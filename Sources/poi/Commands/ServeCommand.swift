@@ -5,6 +5,7 @@ import Gazetteer
 import HTTPAPI
 import Logging
 import Metrics
+import NIOCore
 import Prometheus
 
 struct ServeCommand: AsyncParsableCommand {
@@ -13,20 +14,54 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
     @Option(help: "Port to listen on.") var port: Int = 8080
     @Option(help: "API key for writes (or env POI_API_KEY); required to listen on a non-loopback address.") var apiKey: String?
+    @Option(help: "Seconds a request may take to arrive in full, head and body (408 after).") var requestTimeout: Double = 10
+    @Option(help: "Seconds an idle keep-alive connection stays open.") var idleTimeout: Double = 60
+    @Option(help: "Open connections at most; more are answered 503.") var maxConnections: Int = 4_096
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let configuration = ServerConfiguration(host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"])
+        for (name, value) in [("--request-timeout", requestTimeout), ("--idle-timeout", idleTimeout)] where !(value > 0 && value <= 86_400) {
+            throw CLIError.usage("\(name) must be a number of seconds greater than 0 and at most 86400")
+        }
+        let limits = ConnectionLimits(
+            requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1_000)),
+            maximumConnections: maxConnections
+        )
+        let configuration = ServerConfiguration(host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits)
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
+        raiseDescriptorLimit(to: maxConnections + 1_024)
         let engine = try database.openEngine()
         let gazetteer = try loadGazetteer(database.dataDir)
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         let counts = engine.counts
-        logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on http://\(host):\(port)")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger)
-        try await app.runService()
+        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger) { [logger] address in
+            // The readiness line: printed once the socket is bound (scripts and tests wait for it).
+            logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on http://\(address)")
+        }
+        do {
+            try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw CLIError.failure("cannot listen on \(host):\(port): the address is already in use (another server running? choose --port)")
+        } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL || error.errnoCode == EACCES {
+            throw CLIError.failure("cannot listen on \(host):\(port): \(String(cString: strerror(error.errnoCode)))")
+        }
+    }
+
+    /// Each connection is a descriptor: lift the soft limit towards the hard one so that the connection cap, not
+    /// the descriptor limit, is what a flood meets.
+    private func raiseDescriptorLimit(to wanted: Int) {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_VALUE, &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+        _ = setrlimit(RLIMIT_NOFILE_VALUE, &limit)
     }
 }
+
+#if canImport(Glibc)
+private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#else
+private let RLIMIT_NOFILE_VALUE = RLIMIT_NOFILE
+#endif

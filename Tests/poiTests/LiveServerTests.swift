@@ -9,26 +9,14 @@ import Testing
         return url
     }()
 
-    func startServer(db: String, port: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["serve", "--port", String(port), "--db", db]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The gazetteer loads in a few seconds (longer in debug builds).
-        for _ in 0..<300 {
-            if let health = try? curl(["-sf", "http://127.0.0.1:\(port)/health"]), health.status == 0 { return process }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        process.terminate()
-        throw CocoaError(.fileReadUnknown)
+    func startServer(db: String, _ extra: [String] = []) throws -> LiveServer {
+        try LiveServer(arguments: ["--db", db] + extra)
     }
 
     func curl(_ arguments: [String]) throws -> CLIResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "10"] + arguments
+        process.arguments = ["--max-time", "120"] + arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -49,24 +37,19 @@ import Testing
     /// A pin acknowledged with 201 survives kill -9 of the server right after the response.
     @Test func acknowledgedPinSurvivesKill9() throws {
         let db = try emptyDatabase()
-        let port = Int.random(in: 20_000...40_000)
-        let server = try startServer(db: db, port: port)
+        let server = try startServer(db: db)
         let created = try curl([
-            "-s", "-w", "\n%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins", "-H", "Content-Type: application/json",
+            "-s", "-w", "\n%{http_code}", "-X", "POST", "\(server.base)/v1/pins", "-H", "Content-Type: application/json",
             "-d", #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#,
         ])
-        kill(server.processIdentifier, SIGKILL)
-        server.waitUntilExit()
+        server.kill9()
         let lines = created.stdout.split(separator: "\n")
         #expect(lines.last == "201")
         let pin = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
         let id = try #require(pin["id"] as? String)
-        let restarted = try startServer(db: db, port: port + 1)
-        defer {
-            restarted.terminate()
-            restarted.waitUntilExit()
-        }
-        let fetched = try curl(["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port + 1)/v1/pins/\(id)"])
+        let restarted = try startServer(db: db)
+        defer { restarted.stop() }
+        let fetched = try curl(["-s", "-w", "\n%{http_code}", "\(restarted.base)/v1/pins/\(id)"])
         #expect(fetched.stdout.hasSuffix("\n200"))
         #expect(fetched.stdout.contains("\"firstName\":\"Ada\""))
     }
@@ -79,12 +62,8 @@ import Testing
             "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
         }.joined().utf8))
         #expect(try CLI.run(["import", data, "--db", db]).status == 0)
-        let port = Int.random(in: 60_001...64_000)
-        let server = try startServer(db: db, port: port)
-        defer {
-            server.terminate()
-            server.waitUntilExit()
-        }
+        let server = try startServer(db: db)
+        defer { server.stop() }
         for arguments in [
             ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5", "--format", "json"],
             ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5"],
@@ -94,19 +73,19 @@ import Testing
             ["nearby", "--lat", "60.18", "--lon", "24.94", "--coordsys", "gcj02", "--limit", "2", "--format", "json"],
         ] {
             let local = try CLI.run(arguments + ["--db", db])
-            let remote = try CLI.run(arguments + ["--server", "http://127.0.0.1:\(port)"])
+            let remote = try CLI.run(arguments + ["--server", server.base])
             #expect(local.status == 0 && remote.status == 0, "\(arguments): \(remote.stderr)")
             #expect(local.stdout == remote.stdout, "\(arguments)")
         }
-        let bad = try CLI.run(["nearby", "--lat", "95", "--lon", "0", "--server", "http://127.0.0.1:\(port)"])
+        let bad = try CLI.run(["nearby", "--lat", "95", "--lon", "0", "--server", server.base])
         #expect(bad.status == 2 && bad.stderr.contains("lat must be a number between -90 and 90"))
     }
 
     /// SIGTERM stops the server gracefully: requests already sent are answered, then it exits with status 0.
     @Test func sigtermShutsDownGracefully() throws {
         let db = try emptyDatabase()
-        let port = Int.random(in: 64_001...65_000)
-        let server = try startServer(db: db, port: port)
+        let server = try startServer(db: db)
+        let port = server.port
         // Keep clients busy while the signal arrives.
         let group = DispatchGroup()
         nonisolated(unsafe) var statuses: [String] = []
@@ -122,10 +101,10 @@ import Testing
             }
         }
         Thread.sleep(forTimeInterval: 0.05)
-        kill(server.processIdentifier, SIGTERM)
-        server.waitUntilExit()
+        kill(server.process.processIdentifier, SIGTERM)
+        server.process.waitUntilExit()
         group.wait()
-        #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0, "stderr:\n\(server.stderr)")
         // Requests either completed (200) or found the socket already closed (000); none got an error status.
         #expect(statuses.allSatisfy { $0 == "200" || $0 == "000" }, "\(statuses)")
     }
@@ -133,12 +112,9 @@ import Testing
     /// Clients read while pins are written; every answer is well-formed and the final count is exact.
     @Test func concurrentReadersWhileWriting() async throws {
         let db = try emptyDatabase()
-        let port = Int.random(in: 40_001...60_000)
-        let server = try startServer(db: db, port: port)
-        defer {
-            server.terminate()
-            server.waitUntilExit()
-        }
+        let server = try startServer(db: db)
+        let port = server.port
+        defer { server.stop() }
         let writes = 30
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {

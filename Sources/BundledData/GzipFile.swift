@@ -90,3 +90,36 @@ public enum DataDirectory {
         return "data"
     }
 }
+
+/// A gzip (or plain) file read in chunks, for files too large to hold decompressed.
+public final class GzipStream {
+    private let file: gzFile
+    public let path: String
+
+    public init(path: String) throws(DataFileError) {
+        guard let file = gzopen(path, "rb") else { throw .cannotOpen(path: path) }
+        gzbuffer(file, 1 << 17)
+        self.file = file
+        self.path = path
+    }
+
+    deinit { gzclose(file) }
+
+    /// Up to `count` decompressed bytes; empty at the end. - Throws: `.corrupt` for a damaged or truncated gzip file.
+    public func read(upTo count: Int) throws(DataFileError) -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: count)
+        // SAFETY: gzread writes at most `chunk.count` bytes into the chunk's own buffer.
+        let n = chunk.withUnsafeMutableBytes { gzread(file, $0.baseAddress, UInt32($0.count)) }
+        var code: Int32 = 0
+        let message = gzerror(file, &code).map { String(cString: $0) }
+        // A gzip stream cut short reads to its end and then reports Z_BUF_ERROR ("unexpected end of file").
+        if n < 0 || (n == 0 && code != Z_OK) {
+            throw .corrupt(path: path, reason: message ?? "error \(code)")
+        }
+        chunk.removeSubrange(Int(n)...)
+        return chunk
+    }
+
+    /// Bytes of the file (compressed) consumed so far, for progress against the file's size.
+    public var compressedOffset: Int { Int(gzoffset(file)) }
+}

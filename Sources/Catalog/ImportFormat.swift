@@ -33,8 +33,13 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
 
 /// What an import did.
 public struct ImportReport: Sendable {
+    /// Distinct records imported (rows written less duplicates).
     public var imported = 0
+    /// Rows written, duplicates included.
+    public var written = 0
     public var skipped = 0
+    /// Rows whose id an earlier row of the same import already had (the later row wins).
+    public var duplicates = 0
     /// The first problems met (at most 1 000), in order.
     public var problems: [ImportProblem] = []
     public var seconds = 0.0
@@ -49,7 +54,7 @@ public enum ImportError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .cannotRead(let path): return "cannot read \(path)"
-        case .rejected(let problem): return "\(problem.description) (strict import: nothing was imported)"
+        case .rejected(let problem): return "\(problem.description) (strict import: nothing from \(problem.file) was imported)"
         case .storage(let error): return error.description
         }
     }

@@ -1,21 +1,35 @@
+import BundledData
 import Foundation
 
-/// Reads a file in 1 MiB chunks.
+/// Reads a file in 1 MiB chunks, decompressing gzip files (`.gz`, or any file that starts like one) on the way.
 final class ChunkReader {
-    let handle: FileHandle
+    let stream: GzipStream
     let onProgress: (Int) -> Void
     private(set) var bytesRead = 0
+    /// Set when the file cannot be read further (a damaged or truncated gzip file).
+    private(set) var failure: String?
 
-    init(handle: FileHandle, onProgress: @escaping (Int) -> Void) {
-        self.handle = handle
+    init(stream: GzipStream, onProgress: @escaping (Int) -> Void) {
+        self.stream = stream
         self.onProgress = onProgress
     }
 
+    /// The next chunk; a UTF-8 byte order mark at the very start of the file is dropped (spreadsheet programs
+    /// write one, and it would otherwise glue itself to the first CSV header or JSON key).
     func next() -> [UInt8]? {
-        guard let data = try? handle.read(upToCount: 1 << 20), !data.isEmpty else { return nil }
+        guard failure == nil else { return nil }
+        let data: [UInt8]
+        do { data = try stream.read(upTo: 1 << 20) } catch {
+            failure = error.description
+            return nil
+        }
+        guard !data.isEmpty else { return nil }
+        let first = bytesRead == 0
         bytesRead += data.count
-        onProgress(bytesRead)
-        return [UInt8](data)
+        onProgress(stream.compressedOffset)
+        var bytes = data
+        if first && bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        return bytes
     }
 }
 
@@ -207,7 +221,14 @@ enum GeoJSONSource {
                 }
             }
         }
-        if !sawFeatures { try body(nil, nil, 1, "not a GeoJSON FeatureCollection (no \"features\" array)") }
+        if !sawFeatures { return try body(nil, nil, 1, "not a GeoJSON FeatureCollection (no \"features\" array)") }
+        // The end of the file must close everything that was opened: a file cut short (a copy that stopped, a
+        // download that failed) otherwise imports its first part without a word.
+        if featuresDepth != nil && depth > featuresDepth! {
+            try body(nil, nil, featureLine, "the file ends inside this feature (truncated file?)")
+        } else if inString || depth != 0 {
+            try body(nil, nil, line, "the file ends before the FeatureCollection is closed (truncated file?)")
+        }
     }
 
     private static func emit(

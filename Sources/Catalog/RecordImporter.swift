@@ -1,4 +1,5 @@
 import Foundation
+import BundledData
 import GRDB
 import GeoCore
 
@@ -7,7 +8,8 @@ import GeoCore
 /// Memory stays flat whatever the file size: input is read in 1 MiB chunks and written in batches of
 /// `batchSize` rows per transaction. A bad row is reported with file:line and the reason and skipped, every good row
 /// kept; with `strict`, the first bad row aborts the whole file and its single transaction rolls back. Re-importing an
-/// id updates that record.
+/// id updates that record. An id given twice in one import (in one file or across the files of one importer) is one
+/// record — the later row wins — counted once and reported.
 public final class RecordImporter {
     public struct Options: Sendable {
         public var format: ImportFormat?
@@ -29,7 +31,9 @@ public final class RecordImporter {
 
     let store: CatalogStore
     let options: Options
-    let progress: Progress?
+    public var progress: Progress?
+    /// Ids met so far in this import, with where: (file, line).
+    private var seen: [String: (file: String, line: Int)] = [:]
 
     public init(store: CatalogStore, options: Options, progress: Progress? = nil) {
         self.store = store
@@ -42,8 +46,8 @@ public final class RecordImporter {
         guard let format = options.format ?? ImportFormat(path: path) else {
             throw .cannotRead("\(path): unknown format (use --format jsonl, geojson or csv)")
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .cannotRead(path) }
-        defer { try? handle.close() }
+        let stream: GzipStream
+        do { stream = try GzipStream(path: path) } catch { throw .cannotRead(path) }
         let total = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         let parser = RecordParser(kind: options.kind, crs: options.crs, now: Timestamp.now())
         var report = ImportReport()
@@ -60,14 +64,21 @@ public final class RecordImporter {
             } catch {
                 throw .storage(error)
             }
-            report.imported += rows.count
-            progress?(report.imported, bytesRead, total)
+            report.written += rows.count
+            progress?(report.written, bytesRead, total)
         }
 
         func accept(_ fields: [String: Any]?, position: (lon: Double, lat: Double)?, line: Int, failure: String?) throws(ImportError) {
             do {
                 if let failure { throw RecordParser.Rejection(reason: failure) }
-                batch.append(try parser.parse(fields ?? [:], position: position))
+                let parsed = try parser.parse(fields ?? [:], position: position)
+                if let earlier = seen.updateValue((name, line), forKey: parsed.id) {
+                    report.duplicates += 1
+                    let place = earlier.file == name ? "line \(earlier.line)" : "\(earlier.file):\(earlier.line)"
+                    let problem = ImportProblem(file: name, line: line, reason: "duplicate id \"\(parsed.id.prefix(80))\" (also at \(place)); this later row wins")
+                    if report.problems.count < 1_000 { report.problems.append(problem) }
+                }
+                batch.append(parsed)
                 if !options.strict && batch.count >= options.batchSize { try flush() }
             } catch let rejection as RecordParser.Rejection {
                 let problem = ImportProblem(file: name, line: line, reason: rejection.reason)
@@ -81,7 +92,7 @@ public final class RecordImporter {
             }
         }
 
-        let reader = ChunkReader(handle: handle) { bytesRead = $0 }
+        let reader = ChunkReader(stream: stream) { bytesRead = $0 }
         switch format {
         case .jsonl:
             try JSONLinesSource.read(reader) { object, line, failure throws(ImportError) in
@@ -96,7 +107,9 @@ public final class RecordImporter {
                 try accept(properties, position: position, line: line, failure: failure)
             }
         }
+        if let failure = reader.failure { throw .cannotRead("\(path) (\(failure))") }
         try flush()
+        report.imported = report.written - report.duplicates
         report.seconds = Date().timeIntervalSince(started)
         return report
     }

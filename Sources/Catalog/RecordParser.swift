@@ -11,6 +11,13 @@ struct RecordParser {
     enum Parsed {
         case poi(POIRecord)
         case pin(PinRecord)
+
+        var id: String {
+            switch self {
+            case .poi(let poi): return poi.id
+            case .pin(let pin): return pin.id
+            }
+        }
     }
 
     struct Rejection: Error {

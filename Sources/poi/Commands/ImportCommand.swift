@@ -26,15 +26,22 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let source: CRS
         do { source = try CRS(parsing: crs) } catch { throw CLIError.usage("--crs: \(error.description)") }
+        // A code PROJ does not know is bad usage, found before any file is read (not an error on every row).
+        var probe: [XY] = []
+        do { try CoordinateConverter.shared.convert(&probe, from: source, to: .wgs84) } catch { throw CLIError.usage("--crs: \(error.description)") }
+        for file in files where !FileManager.default.isReadableFile(atPath: file) {
+            throw CLIError.failure("cannot read \(file)")
+        }
         let store: CatalogStore
         do { store = try CatalogStore(path: db ?? BundledDatabase.defaultPath) } catch { throw CLIError.failure(error.description) }
+        let options = RecordImporter.Options(format: format.flatMap(ImportFormat.init(rawValue:)), crs: source, kind: RecordKind(rawValue: kind)!, strict: strict)
+        // One importer for all files, so that an id repeated across files is one record (the later row wins).
+        let importer = RecordImporter(store: store, options: options)
         var failed = false
-        for file in files {
+        var done: [String] = []
+        for (index, file) in files.enumerated() {
             let bar = ProgressBar(label: "importing \((file as NSString).lastPathComponent)")
-            let options = RecordImporter.Options(format: format.flatMap(ImportFormat.init(rawValue:)), crs: source, kind: RecordKind(rawValue: kind)!, strict: strict)
-            let importer = RecordImporter(store: store, options: options) { done, read, total in
-                bar.update(done: done, fraction: total > 0 ? Double(read) / Double(total) : 0)
-            }
+            importer.progress = { done, read, total in bar.update(done: done, fraction: total > 0 ? Double(read) / Double(total) : 0) }
             do {
                 let report = try importer.importFile(file)
                 bar.finish()
@@ -43,11 +50,22 @@ struct ImportCommand: ParsableCommand {
                 // Test hook for the durability test: die the hard way right after the commits were acknowledged,
                 // with the database still open and nothing flushed or closed by us.
                 if ProcessInfo.processInfo.environment["POI_TEST_KILL_AFTER_COMMIT"] == "1" { kill(getpid(), SIGKILL) }
-                print("\(file): imported \(report.imported), skipped \(report.skipped) in \(String(format: "%.2f", report.seconds)) s (\(rate) records/s)")
+                let duplicates = report.duplicates > 0 ? ", \(report.duplicates) duplicate ids (the later row wins)" : ""
+                print("\(file): imported \(report.imported), skipped \(report.skipped)\(duplicates) in \(String(format: "%.2f", report.seconds)) s (\(rate) records/s)")
+                done.append("\(file) (\(report.imported))")
             } catch {
                 bar.finish()
                 FileHandle.standardError.write(Data("poi: \(error.description)\n".utf8))
                 failed = true
+                if strict {
+                    // Say exactly what is in the database now: earlier files were committed, later ones not read.
+                    let rest = files[(index + 1)...]
+                    var summary = "poi: strict import stopped at \(file); nothing from it was imported"
+                    summary += done.isEmpty ? "; no earlier file was imported" : "; already imported: \(done.joined(separator: ", "))"
+                    if !rest.isEmpty { summary += "; not read: \(rest.joined(separator: ", "))" }
+                    FileHandle.standardError.write(Data((summary + "\n").utf8))
+                    break
+                }
             }
         }
         if failed { throw ExitCode(1) }

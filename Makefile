@@ -18,6 +18,7 @@ release: setup
 test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	scripts/contract/run .build/debug/poi
 
 run: release
 	scripts/run.sh $(RELEASE_BIN)

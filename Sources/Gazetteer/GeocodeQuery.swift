@@ -39,9 +39,10 @@ public struct GeocodeQuery: Sendable {
     public let near: Coordinate?
 
     public init(text: String, limit: Int = 10, country: String? = nil, language: String? = nil, near: Coordinate? = nil) throws(GazetteerError) {
+        // Lengths count Unicode scalars, as JSON Schema's maxLength does, before trimming.
+        guard text.unicodeScalars.count <= GeocodeQuery.maximumLength else { throw .queryTooLong(text.unicodeScalars.count) }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw .emptyQuery }
-        guard trimmed.count <= GeocodeQuery.maximumLength else { throw .queryTooLong(trimmed.count) }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .controlCharacters
         }

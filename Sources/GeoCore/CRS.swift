@@ -14,16 +14,20 @@ public enum CRS: Hashable, Sendable, CustomStringConvertible {
     /// Parses `wgs84`, `gcj02`, `bd09` (any case, with or without a dash) or `EPSG:<code>`. Whether the EPSG code
     /// exists is checked when a conversion is made.
     public init(parsing text: String) throws(GeoError) {
+        // Exactly these spellings, in any case (the OpenAPI document's pattern says the same).
         let lowered = text.lowercased()
-        switch lowered.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "") {
-        case "wgs84", "4326":
+        switch lowered {
+        case "wgs84":
             self = .wgs84
         case "gcj02":
             self = .gcj02
         case "bd09":
             self = .bd09
         default:
-            guard lowered.hasPrefix("epsg:"), let code = Int(lowered.dropFirst(5)), code > 0, code < 1_000_000 else {
+            let digits = lowered.dropFirst(5)
+            guard lowered.hasPrefix("epsg:"), (1...6).contains(digits.count), digits.first != "0",
+                digits.allSatisfy({ $0.isASCII && $0.isNumber }), let code = Int(digits)
+            else {
                 throw .unknownCRS(text)
             }
             self = code == 4326 ? .wgs84 : .epsg(code)

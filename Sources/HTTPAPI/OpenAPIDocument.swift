@@ -98,7 +98,9 @@ enum OpenAPIDocument {
       "in": "query",
       "schema": {
        "type": "string",
-       "maxLength": 500
+       "minLength": 1,
+       "maxLength": 500,
+       "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"
       },
       "required": true
      },
@@ -170,9 +172,10 @@ enum OpenAPIDocument {
       "name": "polygon",
       "in": "query",
       "schema": {
-       "type": "string"
+       "type": "string",
+       "pattern": "^ *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *(?:; *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *){2,999};? *$"
       },
-      "description": "lon,lat;lon,lat;... (3 or more vertices)"
+      "description": "lon,lat;lon,lat;… — 3 to 1000 vertices of a simple polygon (edges may not cross), in degrees."
      },
      {
       "$ref": "#/components/parameters/q"
@@ -284,6 +287,9 @@ enum OpenAPIDocument {
      },
      {
       "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
      }
     ],
     "responses": {
@@ -294,10 +300,18 @@ enum OpenAPIDocument {
         "schema": {
          "$ref": "#/components/schemas/Record"
         }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
        }
       }
      },
      "404": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "400": {
       "$ref": "#/components/responses/Problem"
      }
     }
@@ -315,6 +329,9 @@ enum OpenAPIDocument {
      },
      {
       "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
      }
     ],
     "requestBody": {
@@ -335,6 +352,11 @@ enum OpenAPIDocument {
         "schema": {
          "$ref": "#/components/schemas/Record"
         }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
        }
       }
      },
@@ -344,6 +366,11 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "$ref": "#/components/schemas/Record"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
         }
        }
       }
@@ -355,6 +382,9 @@ enum OpenAPIDocument {
       "$ref": "#/components/responses/Problem"
      },
      "413": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "404": {
       "$ref": "#/components/responses/Problem"
      }
     }
@@ -380,6 +410,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Problem"
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
      }
     }
    }
@@ -396,7 +429,8 @@ enum OpenAPIDocument {
       "in": "query",
       "schema": {
        "type": "integer",
-       "minimum": 0
+       "minimum": 0,
+       "maximum": 1000000
       }
      },
      {
@@ -416,7 +450,8 @@ enum OpenAPIDocument {
       "name": "uniqueKey",
       "in": "query",
       "schema": {
-       "type": "string"
+       "type": "string",
+       "maxLength": 200
       }
      },
      {
@@ -457,6 +492,9 @@ enum OpenAPIDocument {
     "parameters": [
      {
       "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
      }
     ],
     "requestBody": {
@@ -476,6 +514,11 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "$ref": "#/components/schemas/Record"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
         }
        }
       }
@@ -501,6 +544,9 @@ enum OpenAPIDocument {
      },
      {
       "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
      }
     ],
     "responses": {
@@ -511,10 +557,18 @@ enum OpenAPIDocument {
         "schema": {
          "$ref": "#/components/schemas/Record"
         }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
+        }
        }
       }
      },
      "404": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "400": {
       "$ref": "#/components/responses/Problem"
      }
     }
@@ -532,6 +586,9 @@ enum OpenAPIDocument {
      },
      {
       "$ref": "#/components/parameters/coordsys"
+     },
+     {
+      "$ref": "#/components/parameters/format"
      }
     ],
     "requestBody": {
@@ -551,6 +608,11 @@ enum OpenAPIDocument {
        "application/json": {
         "schema": {
          "$ref": "#/components/schemas/Record"
+        }
+       },
+       "application/geo+json": {
+        "schema": {
+         "type": "object"
         }
        }
       }
@@ -590,6 +652,9 @@ enum OpenAPIDocument {
      },
      "404": {
       "$ref": "#/components/responses/Problem"
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
      }
     }
    }
@@ -603,7 +668,9 @@ enum OpenAPIDocument {
       "in": "query",
       "schema": {
        "type": "string",
-       "maxLength": 500
+       "minLength": 1,
+       "maxLength": 500,
+       "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"
       },
       "required": true
      },
@@ -630,10 +697,7 @@ enum OpenAPIDocument {
       "in": "query",
       "schema": {
        "type": "string",
-       "enum": [
-        "en",
-        "zh"
-       ]
+       "pattern": "^(?:[Ee][Nn]|[Zz][Hh])$"
       }
      },
      {
@@ -658,6 +722,9 @@ enum OpenAPIDocument {
       }
      },
      "400": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "503": {
       "$ref": "#/components/responses/Problem"
      }
     }
@@ -704,6 +771,9 @@ enum OpenAPIDocument {
      },
      "400": {
       "$ref": "#/components/responses/Problem"
+     },
+     "503": {
+      "$ref": "#/components/responses/Problem"
      }
     }
    }
@@ -717,7 +787,9 @@ enum OpenAPIDocument {
       "in": "query",
       "required": true,
       "schema": {
-       "type": "string"
+       "type": "string",
+       "pattern": "^(?:[Ww][Gg][Ss]84|[Gg][Cc][Jj]02|[Bb][Dd]09|[Ee][Pp][Ss][Gg]:[1-9][0-9]{0,5})$",
+       "description": "wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ."
       }
      },
      {
@@ -725,7 +797,9 @@ enum OpenAPIDocument {
       "in": "query",
       "required": true,
       "schema": {
-       "type": "string"
+       "type": "string",
+       "pattern": "^(?:[Ww][Gg][Ss]84|[Gg][Cc][Jj]02|[Bb][Dd]09|[Ee][Pp][Ss][Gg]:[1-9][0-9]{0,5})$",
+       "description": "wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ."
       }
      },
      {
@@ -776,10 +850,14 @@ enum OpenAPIDocument {
         ],
         "properties": {
          "from": {
-          "type": "string"
+          "type": "string",
+          "pattern": "^(?:[Ww][Gg][Ss]84|[Gg][Cc][Jj]02|[Bb][Dd]09|[Ee][Pp][Ss][Gg]:[1-9][0-9]{0,5})$",
+          "description": "wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ."
          },
          "to": {
-          "type": "string"
+          "type": "string",
+          "pattern": "^(?:[Ww][Gg][Ss]84|[Gg][Cc][Jj]02|[Bb][Dd]09|[Ee][Pp][Ss][Gg]:[1-9][0-9]{0,5})$",
+          "description": "wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ."
          },
          "points": {
           "type": "array",
@@ -877,26 +955,20 @@ enum OpenAPIDocument {
     "in": "query",
     "schema": {
      "type": "string",
-     "enum": [
-      "wgs84",
-      "gcj02",
-      "bd09"
-     ],
+     "pattern": "^(?:[Ww][Gg][Ss]84|[Gg][Cc][Jj]02|[Bb][Dd]09)$",
      "default": "wgs84"
     },
-    "description": "Coordinate system of this request's input and output."
+    "description": "Coordinate system of this request's input and output: wgs84, gcj02 or bd09 (any case)."
    },
    "format": {
     "name": "format",
     "in": "query",
     "schema": {
      "type": "string",
-     "enum": [
-      "json",
-      "geojson"
-     ],
+     "pattern": "^(?:[Jj][Ss][Oo][Nn]|[Gg][Ee][Oo][Jj][Ss][Oo][Nn])$",
      "default": "json"
-    }
+    },
+    "description": "json or geojson (any case); GeoJSON answers are application/geo+json."
    },
    "kind": {
     "name": "kind",
@@ -916,7 +988,8 @@ enum OpenAPIDocument {
     "in": "query",
     "schema": {
      "type": "string",
-     "pattern": "^[a-z0-9_]+(\\.[a-z0-9_]+)*$"
+     "maxLength": 64,
+     "pattern": "^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$"
     },
     "description": "Category prefix: food matches food.*"
    },
@@ -925,8 +998,11 @@ enum OpenAPIDocument {
     "in": "query",
     "schema": {
      "type": "string",
-     "maxLength": 500
-    }
+     "minLength": 1,
+     "maxLength": 500,
+     "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"
+    },
+    "description": "Words to match (all of them; the last may be a prefix; typos tolerated). At most 500 characters, not blank, no control characters."
    },
    "limit": {
     "name": "limit",
@@ -942,9 +1018,12 @@ enum OpenAPIDocument {
     "name": "cursor",
     "in": "query",
     "schema": {
-     "type": "string"
+     "type": "string",
+     "minLength": 1,
+     "maxLength": 200,
+     "pattern": "^[A-Za-z0-9_-]+$"
     },
-    "description": "The next value of the previous page, unchanged."
+    "description": "The next value of the previous page, unchanged, sent with the same query parameters (limit may change); a cursor of another query is a 400."
    },
    "lat": {
     "name": "lat",
@@ -968,9 +1047,10 @@ enum OpenAPIDocument {
     "name": "bbox",
     "in": "query",
     "schema": {
-     "type": "string"
+     "type": "string",
+     "pattern": "^ *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *$"
     },
-    "description": "west,south,east,north; west > east crosses the antimeridian."
+    "description": "west,south,east,north in degrees: west and east in [-180, 180], south and north in [-90, 90], south <= north; west > east crosses the antimeridian."
    },
    "id": {
     "name": "id",
@@ -978,15 +1058,18 @@ enum OpenAPIDocument {
     "required": true,
     "schema": {
      "type": "string",
-     "maxLength": 200
-    }
+     "minLength": 1,
+     "maxLength": 200,
+     "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
+    },
+    "description": "Record id, percent-encoded in the path (UTF-8); 1 to 200 characters, no control characters."
    }
   },
   "securitySchemes": {
    "bearer": {
     "type": "http",
     "scheme": "bearer",
-    "description": "Required for writes when the server has an API key."
+    "description": "Writes need Authorization: Bearer <key> when the server has an API key (required on a non-loopback address); a loopback server started without one accepts writes without it."
    }
   },
   "responses": {
@@ -1098,69 +1181,160 @@ enum OpenAPIDocument {
     "properties": {
      "name": {
       "type": "string",
-      "maxLength": 200
+      "minLength": 1,
+      "maxLength": 200,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*[^\\s\\u0000-\\u001F\\u007F-\\u009F][^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "category": {
-      "type": "string"
+      "type": "string",
+      "maxLength": 64,
+      "pattern": "^[a-z0-9_]+(\\.[a-z0-9_]+)*$",
+      "description": "Lower-case dot path, e.g. food.cafe."
      },
      "address": {
-      "type": "string"
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 500,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "city": {
-      "type": "string"
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 500,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "country": {
-      "type": "string",
-      "pattern": "^[A-Z]{2}$"
+      "type": [
+       "string",
+       "null"
+      ],
+      "pattern": "^[A-Z]{2}$",
+      "description": "ISO 3166-1 alpha-2 in capitals."
      },
      "lat": {
-      "type": "number"
+      "type": "number",
+      "minimum": -90,
+      "maximum": 90
      },
      "lon": {
-      "type": "number"
+      "type": "number",
+      "minimum": -180,
+      "maximum": 180
      },
      "tags": {
-      "type": "object",
+      "type": [
+       "object",
+       "null"
+      ],
       "additionalProperties": {
        "type": "string"
       }
      }
-    }
+    },
+    "description": "A POI. An id in the body, if given, must equal the path id. Unknown fields are ignored."
    },
    "PinInput": {
     "type": "object",
-    "required": [
-     "lat",
-     "lon"
-    ],
     "properties": {
      "uniqueKey": {
-      "type": "string",
-      "maxLength": 200
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 200,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "firstName": {
-      "type": "string",
-      "maxLength": 200
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 200,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "lastName": {
-      "type": "string",
-      "maxLength": 200
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 200,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "mapString": {
-      "type": "string",
-      "maxLength": 500
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 500,
+      "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
      },
      "mediaURL": {
-      "type": "string",
-      "format": "uri"
+      "type": [
+       "string",
+       "null"
+      ],
+      "maxLength": 2000,
+      "pattern": "^(|[hH][tT][tT][pP][sS]?://[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?)$",
+      "description": "Empty, or an absolute http or https URL (On the Map apps send an empty string when there is none)."
      },
      "lat": {
-      "type": "number"
+      "type": "number",
+      "minimum": -90,
+      "maximum": 90
      },
      "lon": {
-      "type": "number"
+      "type": "number",
+      "minimum": -180,
+      "maximum": 180
+     },
+     "latitude": {
+      "type": "number",
+      "minimum": -90,
+      "maximum": 90,
+      "description": "Same as lat (Parse StudentLocation name); give one of them."
+     },
+     "longitude": {
+      "type": "number",
+      "minimum": -180,
+      "maximum": 180,
+      "description": "Same as lon; give one of them."
      }
-    }
+    },
+    "allOf": [
+     {
+      "oneOf": [
+       {
+        "required": [
+         "lat"
+        ]
+       },
+       {
+        "required": [
+         "latitude"
+        ]
+       }
+      ]
+     },
+     {
+      "oneOf": [
+       {
+        "required": [
+         "lon"
+        ]
+       },
+       {
+        "required": [
+         "longitude"
+        ]
+       }
+      ]
+     }
+    ],
+    "description": "A pin. Missing or null strings are empty. Unknown fields are ignored."
    }
   }
  }

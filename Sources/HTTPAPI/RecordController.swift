@@ -27,12 +27,17 @@ struct RecordController {
         return APIEncoder(coordsys: try p.coordsys(), format: try p.format())
     }
 
+    /// An answer in the request's format, labelled application/geo+json for GeoJSON.
+    private func answer(_ encoder: APIEncoder, _ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+        JSONResponse.body(bytes, status: status, geojson: encoder.format == .geojson)
+    }
+
     /// The record id of the path, percent-decoded (`/v1/pois/caf%C3%A9-1` is the id `café-1`; `%2F` is a `/`
     /// inside the id).
     private func id(_ context: BasicRequestContext) throws(Problem) -> String {
         guard let raw = context.parameters.get("id") else { throw .badRequest("id must be 1 to 200 characters") }
         guard let id = raw.removingPercentEncoding else { throw .badRequest("id must be valid percent-encoded UTF-8") }
-        guard !id.isEmpty, id.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
+        guard !id.isEmpty, id.unicodeScalars.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
         guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .badRequest("id must not contain control characters")
         }
@@ -42,7 +47,8 @@ struct RecordController {
     func getPOI(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let id = try id(context)
         guard let poi = engine.poi(id: id) else { throw SearchError.notFound(kind: "poi", id: id) }
-        return JSONResponse.body(try encoder(request).record(.poi(poi)))
+        let encoder = try encoder(request)
+        return answer(encoder, encoder.record(.poi(poi)))
     }
 
     func putPOI(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -68,7 +74,8 @@ struct RecordController {
             lat: position.latitude, lon: position.longitude, tags: tags
         )
         let saved = try engine.upsertPOI(poi)
-        return JSONResponse.body(try encoder(request).record(.poi(saved.record)), status: saved.created ? .created : .ok)
+        let encoder = try encoder(request)
+        return answer(encoder, encoder.record(.poi(saved.record)), status: saved.created ? .created : .ok)
     }
 
     func deletePOI(_ request: Request, _ context: BasicRequestContext) throws -> Response {
@@ -80,7 +87,10 @@ struct RecordController {
     func listPins(_ request: Request) throws -> Response {
         let p = Parameters(request)
         let limit = try p.limit()
-        let skip = try p.int("skip", rule: "must be a non-negative integer") ?? 0
+        let skip = try p.int("skip", rule: "must be an integer between 0 and 1000000") ?? 0
+        guard (0...1_000_000).contains(skip) else { throw Problem.badRequest("skip must be an integer between 0 and 1000000") }
+        let uniqueKey = p.string("uniqueKey")
+        if let uniqueKey, uniqueKey.unicodeScalars.count > 200 { throw Problem.badRequest("uniqueKey must be at most 200 characters") }
         let order: PinOrder
         if let text = p.string("order") {
             guard let parsed = PinOrder(rawValue: text) else { throw Problem.badRequest("order must be one of -updatedAt, updatedAt, -createdAt, createdAt") }
@@ -88,28 +98,32 @@ struct RecordController {
         } else {
             order = .updatedAtDescending
         }
-        let (pins, total) = try engine.pins(limit: limit, skip: skip, order: order, uniqueKey: p.string("uniqueKey"))
-        return JSONResponse.body(try encoder(request).pins(pins, total: total, next: skip + pins.count < total ? String(skip + pins.count) : nil))
+        let (pins, total) = try engine.pins(limit: limit, skip: skip, order: order, uniqueKey: uniqueKey)
+        let encoder = try encoder(request)
+        return answer(encoder, encoder.pins(pins, total: total, next: skip + pins.count < total ? String(skip + pins.count) : nil))
     }
 
     func createPin(_ request: Request) async throws -> Response {
         try write.check(request)
         let input = try await pinInput(request)
+        let encoder = try encoder(request)
         let pin = try engine.createPin(input)
-        return JSONResponse.body(try encoder(request).record(.pin(pin)), status: .created)
+        return answer(encoder, encoder.record(.pin(pin)), status: .created)
     }
 
     func getPin(_ request: Request, _ context: BasicRequestContext) throws -> Response {
         let id = try id(context)
         guard let pin = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
-        return JSONResponse.body(try encoder(request).record(.pin(pin)))
+        let encoder = try encoder(request)
+        return answer(encoder, encoder.record(.pin(pin)))
     }
 
     func updatePin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try write.check(request)
         let id = try id(context)
+        let encoder = try encoder(request)
         let input = try await pinInput(request)
-        return JSONResponse.body(try encoder(request).record(.pin(try engine.updatePin(id: id, input))))
+        return answer(encoder, encoder.record(.pin(try engine.updatePin(id: id, input))))
     }
 
     func deletePin(_ request: Request, _ context: BasicRequestContext) throws -> Response {
@@ -150,7 +164,7 @@ enum JSONBody {
             if required { throw .badRequest("\(key) is required") }
             return nil
         case .string(let text)?:
-            guard text.count <= maximumLength else { throw .badRequest("\(key) must be at most \(maximumLength) characters") }
+            guard text.unicodeScalars.count <= maximumLength else { throw .badRequest("\(key) must be at most \(maximumLength) characters") }
             return text
         case let other?:
             throw .badRequest("\(key) must be a string, not \(other.kindDescription)")

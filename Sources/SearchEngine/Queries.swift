@@ -38,9 +38,10 @@ public enum QueryValidation {
 
     public static func text(_ value: String?, parameter: String = "q") throws(SearchError) -> String? {
         guard let value else { return nil }
+        // Lengths count Unicode scalars, as JSON Schema's maxLength does.
+        guard value.unicodeScalars.count <= 500 else { throw .invalid(parameter: parameter, rule: "must be at most 500 characters") }
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw .invalid(parameter: parameter, rule: "must not be empty") }
-        guard trimmed.count <= 500 else { throw .invalid(parameter: parameter, rule: "must be at most 500 characters") }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .invalid(parameter: parameter, rule: "must not contain control characters")
         }

@@ -27,13 +27,13 @@ public struct PinInput: Sendable {
     /// absolute http/https URL, coordinates in range.
     public func validate() throws(SearchError) {
         for (name, value, maximum) in [("uniqueKey", uniqueKey, 200), ("firstName", firstName, 200), ("lastName", lastName, 200), ("mapString", mapString, 500)] {
-            guard value.count <= maximum else { throw .invalid(parameter: name, rule: "must be at most \(maximum) characters") }
+            guard value.unicodeScalars.count <= maximum else { throw .invalid(parameter: name, rule: "must be at most \(maximum) characters") }
             guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw .invalid(parameter: name, rule: "must not contain control characters")
             }
         }
         if !mediaURL.isEmpty {
-            guard mediaURL.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            guard mediaURL.unicodeScalars.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
                 url.host?.isEmpty == false
             else { throw .invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL") }
         }
@@ -81,14 +81,18 @@ extension SearchEngine {
     }
 
     static func validate(_ poi: POIRecord) throws(SearchError) {
-        guard !poi.id.isEmpty, poi.id.count <= 200 else { throw .invalid(parameter: "id", rule: "must be 1 to 200 characters") }
-        guard !poi.name.trimmingCharacters(in: .whitespaces).isEmpty, poi.name.count <= 200 else {
-            throw .invalid(parameter: "name", rule: "must be 1 to 200 characters")
+        guard !poi.id.isEmpty, poi.id.unicodeScalars.count <= 200 else { throw .invalid(parameter: "id", rule: "must be 1 to 200 characters") }
+        guard !poi.name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, poi.name.unicodeScalars.count <= 200 else {
+            throw .invalid(parameter: "name", rule: "must be 1 to 200 characters, not all spaces")
+        }
+        for (name, value) in [("name", poi.name), ("address", poi.address ?? ""), ("city", poi.city ?? "")]
+        where value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw .invalid(parameter: name, rule: "must not contain control characters")
         }
         guard let category = try? QueryValidation.category(poi.category), category == poi.category else {
             throw .invalid(parameter: "category", rule: "must be a lowercase dot path such as food.cafe")
         }
-        for (name, value) in [("address", poi.address), ("city", poi.city)] where (value?.count ?? 0) > 500 {
+        for (name, value) in [("address", poi.address), ("city", poi.city)] where (value?.unicodeScalars.count ?? 0) > 500 {
             throw .invalid(parameter: name, rule: "must be at most 500 characters")
         }
         if let country = poi.country, !(country.count == 2 && country.allSatisfy { $0.isASCII && $0.isUppercase }) {

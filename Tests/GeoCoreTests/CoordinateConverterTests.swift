@@ -7,7 +7,10 @@ import Testing
 
     @Test func parsesCRSNames() throws {
         #expect(try CRS(parsing: "WGS84") == .wgs84)
-        #expect(try CRS(parsing: "wgs-84") == .wgs84)
+        #expect(try CRS(parsing: "WGS84") == .wgs84)
+        #expect(throws: GeoError.self) { try CRS(parsing: "wgs-84") }
+        #expect(throws: GeoError.self) { try CRS(parsing: "EPSG:+3857") }
+        #expect(throws: GeoError.self) { try CRS(parsing: "EPSG:03857") }
         #expect(try CRS(parsing: "EPSG:4326") == .wgs84)
         #expect(try CRS(parsing: "gcj02") == .gcj02)
         #expect(try CRS(parsing: "BD09") == .bd09)

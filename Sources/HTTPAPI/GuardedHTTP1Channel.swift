@@ -298,13 +298,16 @@ final class RefuseConnection: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     let maximum: Int
-    private let timers = ConnectionTimers(limits: ConnectionLimits())
 
     init(maximum: Int) { self.maximum = maximum }
 
+    /// Answers at once and closes at once: a refused connection must give its descriptor back immediately, or a
+    /// flood would hold them in lingering closes.
     func channelActive(context: ChannelHandlerContext) {
         let problem = Problem(.serviceUnavailable, "the server is at its limit of \(maximum) open connections; retry shortly")
-        timers.linger(context, flushed: context.writeAndFlush(NIOAny(problem.rawResponse(extraHeaders: "Retry-After: 1\r\n"))))
+        context.writeAndFlush(NIOAny(problem.rawResponse(extraHeaders: "Retry-After: 1\r\n"))).whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}

@@ -29,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
         )
         let configuration = ServerConfiguration(host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits)
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
-        raiseDescriptorLimit(to: maxConnections + 1_024)
+        raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
         let engine = try database.openEngine()
         let gazetteer = try loadGazetteer(database.dataDir)
         var logger = Logger(label: "poi")

@@ -173,9 +173,9 @@ enum OpenAPIDocument {
       "in": "query",
       "schema": {
        "type": "string",
-       "pattern": "^ *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *(?:; *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *){2,999};? *$"
+       "pattern": "^ *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *(?:; *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *, *[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)? *){2,9999};? *$"
       },
-      "description": "lon,lat;lon,lat;… — 3 to 1000 vertices of a simple polygon (edges may not cross), in degrees."
+      "description": "lon,lat;lon,lat;… — 3 to 10000 vertices of a simple polygon (edges may not cross), in degrees; the request line is limited to 64 KiB (about 2 500 vertices at full precision)."
      },
      {
       "$ref": "#/components/parameters/q"

@@ -1,7 +1,12 @@
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// Every suite that starts servers, run one test at a time (nested suites inherit `.serialized`): on 2 shared cores
+/// a live test then competes with the unit suites only, never with another server's start-up.
+@Suite(.serialized) enum LiveTests {}
 
 /// A `poi serve` process on a real socket for live tests.
 ///

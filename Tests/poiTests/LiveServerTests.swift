@@ -2,143 +2,145 @@ import Foundation
 import Testing
 
 /// `poi serve` on a real socket: a server process, curl as the client.
-@Suite(.serialized) struct LiveServerTests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-live-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+extension LiveTests {
+    @Suite struct LiveServerTests {
+        let directory: URL = {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-live-\(UUID().uuidString)")
+            try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            return url
+        }()
 
-    func startServer(db: String, _ extra: [String] = []) throws -> LiveServer {
-        try LiveServer(arguments: ["--db", db] + extra)
-    }
-
-    func curl(_ arguments: [String]) throws -> CLIResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "120"] + arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLIResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
-    }
-
-    func emptyDatabase() throws -> String {
-        let db = directory.appendingPathComponent("live.sqlite").path
-        let empty = directory.appendingPathComponent("empty.jsonl").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
-        #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
-        return db
-    }
-
-    /// A pin acknowledged with 201 survives kill -9 of the server right after the response.
-    @Test func acknowledgedPinSurvivesKill9() throws {
-        let db = try emptyDatabase()
-        let server = try startServer(db: db)
-        let created = try curl([
-            "-s", "-w", "\n%{http_code}", "-X", "POST", "\(server.base)/v1/pins", "-H", "Content-Type: application/json",
-            "-d", #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#,
-        ])
-        server.kill9()
-        let lines = created.stdout.split(separator: "\n")
-        #expect(lines.last == "201")
-        let pin = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
-        let id = try #require(pin["id"] as? String)
-        let restarted = try startServer(db: db)
-        defer { restarted.stop() }
-        let fetched = try curl(["-s", "-w", "\n%{http_code}", "\(restarted.base)/v1/pins/\(id)"])
-        #expect(fetched.stdout.hasSuffix("\n200"))
-        #expect(fetched.stdout.contains("\"firstName\":\"Ada\""))
-    }
-
-    /// `--server URL` prints exactly what the local command prints.
-    @Test func serverOptionPrintsTheSameAsLocal() throws {
-        let db = directory.appendingPathComponent("same.sqlite").path
-        let data = directory.appendingPathComponent("same.jsonl").path
-        FileManager.default.createFile(atPath: data, contents: Data((0..<40).map { i in
-            "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
-        }.joined().utf8))
-        #expect(try CLI.run(["import", data, "--db", db]).status == 0)
-        let server = try startServer(db: db)
-        defer { server.stop() }
-        for arguments in [
-            ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5", "--format", "json"],
-            ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5"],
-            ["search", "cafe 3", "--limit", "3", "--format", "json"],
-            ["within", "--bbox", "24.9,60.17,25,60.19", "--limit", "4", "--format", "geojson"],
-            ["clusters", "--bbox", "24,60,26,61", "--precision", "5", "--format", "json"],
-            ["nearby", "--lat", "60.18", "--lon", "24.94", "--coordsys", "gcj02", "--limit", "2", "--format", "json"],
-        ] {
-            let local = try CLI.run(arguments + ["--db", db])
-            let remote = try CLI.run(arguments + ["--server", server.base])
-            #expect(local.status == 0 && remote.status == 0, "\(arguments): \(remote.stderr)")
-            #expect(local.stdout == remote.stdout, "\(arguments)")
+        func startServer(db: String, _ extra: [String] = []) throws -> LiveServer {
+            try LiveServer(arguments: ["--db", db] + extra)
         }
-        let bad = try CLI.run(["nearby", "--lat", "95", "--lon", "0", "--server", server.base])
-        #expect(bad.status == 2 && bad.stderr.contains("lat must be a number between -90 and 90"))
-    }
 
-    /// SIGTERM stops the server gracefully: requests already sent are answered, then it exits with status 0.
-    @Test func sigtermShutsDownGracefully() throws {
-        let db = try emptyDatabase()
-        let server = try startServer(db: db)
-        let port = server.port
-        // Keep clients busy while the signal arrives.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var statuses: [String] = []
-        let lock = NSLock()
-        for _ in 0..<4 {
-            group.enter()
-            DispatchQueue.global().async {
-                let r = try? curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60&lon=24&kind=all&limit=100"])
-                lock.lock()
-                statuses.append(r?.stdout ?? "")
-                lock.unlock()
-                group.leave()
+        func curl(_ arguments: [String]) throws -> CLIResult {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            process.arguments = ["--max-time", "120"] + arguments
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return CLIResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+        }
+
+        func emptyDatabase() throws -> String {
+            let db = directory.appendingPathComponent("live.sqlite").path
+            let empty = directory.appendingPathComponent("empty.jsonl").path
+            FileManager.default.createFile(atPath: empty, contents: Data())
+            #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
+            return db
+        }
+
+        /// A pin acknowledged with 201 survives kill -9 of the server right after the response.
+        @Test func acknowledgedPinSurvivesKill9() throws {
+            let db = try emptyDatabase()
+            let server = try startServer(db: db)
+            let created = try curl([
+                "-s", "-w", "\n%{http_code}", "-X", "POST", "\(server.base)/v1/pins", "-H", "Content-Type: application/json",
+                "-d", #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#,
+            ])
+            server.kill9()
+            let lines = created.stdout.split(separator: "\n")
+            #expect(lines.last == "201")
+            let pin = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as! [String: Any]
+            let id = try #require(pin["id"] as? String)
+            let restarted = try startServer(db: db)
+            defer { restarted.stop() }
+            let fetched = try curl(["-s", "-w", "\n%{http_code}", "\(restarted.base)/v1/pins/\(id)"])
+            #expect(fetched.stdout.hasSuffix("\n200"))
+            #expect(fetched.stdout.contains("\"firstName\":\"Ada\""))
+        }
+
+        /// `--server URL` prints exactly what the local command prints.
+        @Test func serverOptionPrintsTheSameAsLocal() throws {
+            let db = directory.appendingPathComponent("same.sqlite").path
+            let data = directory.appendingPathComponent("same.jsonl").path
+            FileManager.default.createFile(atPath: data, contents: Data((0..<40).map { i in
+                "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
+            }.joined().utf8))
+            #expect(try CLI.run(["import", data, "--db", db]).status == 0)
+            let server = try startServer(db: db)
+            defer { server.stop() }
+            for arguments in [
+                ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5", "--format", "json"],
+                ["nearby", "--lat", "60.18", "--lon", "24.94", "--limit", "5"],
+                ["search", "cafe 3", "--limit", "3", "--format", "json"],
+                ["within", "--bbox", "24.9,60.17,25,60.19", "--limit", "4", "--format", "geojson"],
+                ["clusters", "--bbox", "24,60,26,61", "--precision", "5", "--format", "json"],
+                ["nearby", "--lat", "60.18", "--lon", "24.94", "--coordsys", "gcj02", "--limit", "2", "--format", "json"],
+            ] {
+                let local = try CLI.run(arguments + ["--db", db])
+                let remote = try CLI.run(arguments + ["--server", server.base])
+                #expect(local.status == 0 && remote.status == 0, "\(arguments): \(remote.stderr)")
+                #expect(local.stdout == remote.stdout, "\(arguments)")
             }
+            let bad = try CLI.run(["nearby", "--lat", "95", "--lon", "0", "--server", server.base])
+            #expect(bad.status == 2 && bad.stderr.contains("lat must be a number between -90 and 90"))
         }
-        Thread.sleep(forTimeInterval: 0.05)
-        kill(server.process.processIdentifier, SIGTERM)
-        server.process.waitUntilExit()
-        group.wait()
-        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0, "stderr:\n\(server.stderr)")
-        // Requests either completed (200) or found the socket already closed (000); none got an error status.
-        #expect(statuses.allSatisfy { $0 == "200" || $0 == "000" }, "\(statuses)")
-    }
 
-    /// Clients read while pins are written; every answer is well-formed and the final count is exact.
-    @Test func concurrentReadersWhileWriting() async throws {
-        let db = try emptyDatabase()
-        let server = try startServer(db: db)
-        let port = server.port
-        defer { server.stop() }
-        let writes = 30
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for i in 0..<writes {
-                    let r = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins",
-                                      "-d", "{\"firstName\":\"P\(i)\",\"lat\":60.17,\"lon\":24.94}"])
-                    if r.stdout != "201" { return false }
+        /// SIGTERM stops the server gracefully: requests already sent are answered, then it exits with status 0.
+        @Test func sigtermShutsDownGracefully() throws {
+            let db = try emptyDatabase()
+            let server = try startServer(db: db)
+            let port = server.port
+            // Keep clients busy while the signal arrives.
+            let group = DispatchGroup()
+            nonisolated(unsafe) var statuses: [String] = []
+            let lock = NSLock()
+            for _ in 0..<4 {
+                group.enter()
+                DispatchQueue.global().async {
+                    let r = try? curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60&lon=24&kind=all&limit=100"])
+                    lock.lock()
+                    statuses.append(r?.stdout ?? "")
+                    lock.unlock()
+                    group.leave()
                 }
-                return true
             }
-            for _ in 0..<3 {
+            Thread.sleep(forTimeInterval: 0.05)
+            kill(server.process.processIdentifier, SIGTERM)
+            server.process.waitUntilExit()
+            group.wait()
+            #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0, "stderr:\n\(server.stderr)")
+            // Requests either completed (200) or found the socket already closed (000); none got an error status.
+            #expect(statuses.allSatisfy { $0 == "200" || $0 == "000" }, "\(statuses)")
+        }
+
+        /// Clients read while pins are written; every answer is well-formed and the final count is exact.
+        @Test func concurrentReadersWhileWriting() async throws {
+            let db = try emptyDatabase()
+            let server = try startServer(db: db)
+            let port = server.port
+            defer { server.stop() }
+            let writes = 30
+            try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    for _ in 0..<20 {
-                        let r = try curl(["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60.17&lon=24.94&kind=pin&limit=100"])
-                        guard r.stdout.hasSuffix("\n200"), let body = r.stdout.split(separator: "\n").first,
-                            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) != nil
-                        else { return false }
+                    for i in 0..<writes {
+                        let r = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins",
+                                          "-d", "{\"firstName\":\"P\(i)\",\"lat\":60.17,\"lon\":24.94}"])
+                        if r.stdout != "201" { return false }
                     }
                     return true
                 }
+                for _ in 0..<3 {
+                    group.addTask {
+                        for _ in 0..<20 {
+                            let r = try curl(["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60.17&lon=24.94&kind=pin&limit=100"])
+                            guard r.stdout.hasSuffix("\n200"), let body = r.stdout.split(separator: "\n").first,
+                                (try? JSONSerialization.jsonObject(with: Data(body.utf8))) != nil
+                            else { return false }
+                        }
+                        return true
+                    }
+                }
+                for try await ok in group { #expect(ok) }
             }
-            for try await ok in group { #expect(ok) }
+            let list = try curl(["-s", "http://127.0.0.1:\(port)/v1/pins?limit=100"])
+            #expect(list.stdout.contains("\"total\":\(writes)"))
         }
-        let list = try curl(["-s", "http://127.0.0.1:\(port)/v1/pins?limit=100"])
-        #expect(list.stdout.contains("\"total\":\(writes)"))
     }
 }

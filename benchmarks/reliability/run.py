@@ -11,7 +11,7 @@
               timeout has passed the idle sockets are closed by the server.
   soak        SOAK seconds of mixed reads and writes from 8 client threads; RSS sampled every 5 s; no 5xx.
 
-Usage: benchmarks/reliability/run.py [--poi .build/release/poi] [--trials 20] [--flood 6000] [--soak 120]
+Usage: benchmarks/reliability/run.py [--poi .build/release/poi] [--trials 20] [--flood 19000] [--cap 4096] [--soak 120]
 """
 import argparse
 import http.client
@@ -206,11 +206,10 @@ def hostile(poi, directory):
     return {"rows": rows, "server_errors": server_errors, "health": health, "logged_errors": logged}
 
 
-def flood(poi, directory, count):
+def flood(poi, directory, count, cap):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, count + 1024), hard))
     db = empty_db(poi, directory, "flood.sqlite")
-    cap = max(64, count // 3)
     server = Server(poi, db, ["--max-connections", str(cap), "--request-timeout", "5"])
     sockets = []
     refused_at_connect = 0
@@ -295,7 +294,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--poi", default=os.path.join(ROOT, ".build/release/poi"))
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--flood", type=int, default=6000)
+    parser.add_argument("--flood", type=int, default=19000)
+    parser.add_argument("--cap", type=int, default=4096, help="the server's --max-connections in the flood")
     parser.add_argument("--soak", type=int, default=120)
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
@@ -306,7 +306,7 @@ def main():
         print("hostile requests…", file=sys.stderr)
         h = hostile(args.poi, directory)
         print(f"flood of {args.flood} idle sockets…", file=sys.stderr)
-        f = flood(args.poi, directory, args.flood)
+        f = flood(args.poi, directory, args.flood, args.cap)
         print(f"soak for {args.soak} s…", file=sys.stderr)
         s = soak(args.poi, directory, args.soak)
 

@@ -23,7 +23,7 @@ public func buildApplication(
     let limits = configuration.limits
     let connections = ConnectionCounter(maximum: limits.maximumConnections)
     return Application(
-        router: router,
+        router: HeadAsGet(router: router),
         server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
         onServerRunning: { channel in
@@ -59,6 +59,16 @@ public func buildRouter(
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.emitToBuffer()))
             )
         }
+    }
+    if let origin = configuration.corsOrigin {
+        // Opt-in CORS (`--cors ORIGIN`, or `*`): a web map on another origin may call the API, preflight included.
+        router.add(middleware: CORSMiddleware(
+            allowOrigin: origin == "*" ? .all : .custom(origin),
+            allowHeaders: [.accept, .authorization, .contentType, .origin, RequestID.header],
+            allowMethods: [.get, .head, .post, .put, .delete, .options],
+            exposedHeaders: ["X-Request-Id", "Retry-After"],
+            maxAge: .seconds(600)
+        ))
     }
     router.add(middleware: ProblemMiddleware())
     let write = WriteAuthorization(apiKey: configuration.apiKey)

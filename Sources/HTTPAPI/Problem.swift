@@ -84,14 +84,15 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return Problem(.badRequest, error.description).response(requestID: requestID)
         } catch let error as HTTPError {
             let detail: String
-            if error.status == .notFound, let allowed = Routes.methods(for: request.uri.path), !allowed.contains(request.method) {
-                var response = Problem(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path); use \(allowed.map(\.rawValue).joined(separator: ", "))")
+            if error.status == .notFound, let routed = Routes.methods(for: request.uri.path), !routed.contains(request.method) {
+                let allowed = (routed.contains(.get) ? routed + [.head] : routed).map(\.rawValue).joined(separator: ", ")
+                var response = Problem(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path); use \(allowed)")
                     .response(requestID: requestID)
-                response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                response.headers[.allow] = allowed
                 return response
             }
             switch error.status {
-            case .notFound: detail = "no route for \(request.method) \(request.uri.path)"
+            case .notFound: detail = "no route for \(request.method) \(request.uri.path); the API is described at GET /openapi.json"
             case .methodNotAllowed: detail = "\(request.method) is not allowed on \(request.uri.path)"
             case .contentTooLarge: detail = "the request body is larger than 1 MiB"
             default: detail = error.body ?? error.status.reasonPhrase

@@ -12,15 +12,20 @@ public struct ServerConfiguration: Sendable {
     public var apiKey: String?
     /// Timeouts and size limits of connections and requests.
     public var limits: ConnectionLimits
+    /// The origin allowed to call the API from a browser (CORS), `*` for any, nil for none (the default).
+    public var corsOrigin: String?
 
     /// Largest accepted request body.
     public var maximumBodySize: Int { limits.maximumBodySize }
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits()) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits(), corsOrigin: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.apiKey = apiKey
         self.limits = limits
+        self.corsOrigin = corsOrigin
     }
 
     /// Whether every address `host` resolves to is on this machine (127.0.0.0/8 or ::1) — judged by the resolved
@@ -42,6 +47,12 @@ public struct ServerConfiguration: Sendable {
         guard limits.requestTimeout > .zero else { throw .invalid("--request-timeout must be greater than 0") }
         guard limits.idleTimeout > .zero else { throw .invalid("--idle-timeout must be greater than 0") }
         guard limits.maximumConnections >= 1 else { throw .invalid("--max-connections must be at least 1") }
+        if let origin = corsOrigin, origin != "*" {
+            let parts = origin.split(separator: "://", maxSplits: 1)
+            guard parts.count == 2, ["http", "https"].contains(parts[0].lowercased()), !parts[1].isEmpty, !parts[1].contains("/") else {
+                throw .invalid("--cors must be * or an origin such as https://maps.example.org (scheme and host, no path); got \(origin)")
+            }
+        }
     }
 
     /// A resolved address of `host`.

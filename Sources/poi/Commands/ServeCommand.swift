@@ -17,6 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a request may take to arrive in full, head and body (408 after).") var requestTimeout: Double = 10
     @Option(help: "Seconds an idle keep-alive connection stays open.") var idleTimeout: Double = 60
     @Option(help: "Open connections at most; more are answered 503.") var maxConnections: Int = 4_096
+    @Option(help: "Allow browser calls from this origin (CORS), e.g. https://maps.example.org; * for any.") var cors: String?
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -27,7 +28,9 @@ struct ServeCommand: AsyncParsableCommand {
             requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1_000)),
             maximumConnections: maxConnections
         )
-        let configuration = ServerConfiguration(host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits)
+        let configuration = ServerConfiguration(
+            host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits, corsOrigin: cors
+        )
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
         let engine = try database.openEngine()

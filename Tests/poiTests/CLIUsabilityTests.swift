@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// The CLI as a newcomer types it: negative coordinates as written, suggestions for typos, a version.
+@Suite struct CLIUsabilityTests {
+    let directory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-cli-usability-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+
+    /// A store with a POI in each quadrant of the globe: Mountain View, Rio, Sydney, Helsinki.
+    func database() throws -> String {
+        let db = directory.appendingPathComponent("world.sqlite").path
+        let data = directory.appendingPathComponent("world.jsonl")
+        try Data("""
+            {"id":"mv","name":"Castro Street Cafe","category":"food.cafe","lat":37.3894,"lon":-122.0819}
+            {"id":"rio","name":"Cafe Lamas","category":"food.cafe","lat":-22.9330,"lon":-43.1780}
+            {"id":"syd","name":"Opera Bar","category":"food.bar","lat":-33.8572,"lon":151.2150}
+            {"id":"hel","name":"Cafe Regatta","category":"food.cafe","lat":60.1832,"lon":24.9094}
+            """.utf8).write(to: data)
+        let imported = try CLI.run(["import", data.path, "--db", db])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        return db
+    }
+
+    @Test func negativeCoordinatesAreValuesNotOptions() throws {
+        let db = try database()
+        let nearby = try CLI.run(["nearby", "--lat", "37.39", "--lon", "-122.08", "--radius", "2000", "--db", db])
+        #expect(nearby.status == 0, "\(nearby.stderr)")
+        #expect(nearby.stdout.contains("Castro Street Cafe"), "\(nearby.stdout)")
+        let south = try CLI.run(["nearby", "--lat", "-22.93", "--lon", "-43.18", "--db", db, "--format", "json"])
+        #expect(south.status == 0, "\(south.stderr)")
+        #expect(south.stdout.contains("\"id\":\"rio\""), "\(south.stdout)")
+        let within = try CLI.run(["within", "--bbox", "-180,-90,0,90", "--db", db, "--format", "json"])
+        #expect(within.status == 0, "\(within.stderr)")
+        #expect(within.stdout.contains("\"id\":\"mv\"") && within.stdout.contains("\"id\":\"rio\""), "\(within.stdout)")
+        #expect(!within.stdout.contains("\"id\":\"syd\""), "\(within.stdout)")
+        let polygon = try CLI.run(["within", "--polygon", "-44,-23;-43,-23;-43,-22;-44,-22", "--db", db, "--format", "json"])
+        #expect(polygon.status == 0 && polygon.stdout.contains("\"id\":\"rio\""), "\(polygon.stderr)\(polygon.stdout)")
+        let search = try CLI.run(["search", "cafe", "--near", "-22.9,-43.2", "--db", db, "--format", "json", "--limit", "1"])
+        #expect(search.status == 0, "\(search.stderr)")
+        #expect(search.stdout.contains("\"id\":\"rio\""), "\(search.stdout)")
+        let reverse = try CLI.run(["reverse", "--lat", "-33.857", "--lon", "151.215"])
+        #expect(reverse.status == 0, "\(reverse.stderr)")
+        let convert = try CLI.run(["convert", "--from", "wgs84", "--to", "EPSG:3857", "--lat", "-33.857", "--lon", "-151.215"])
+        #expect(convert.status == 0, "\(convert.stderr)")
+        #expect(convert.stdout.contains("-"), "\(convert.stdout)")
+    }
+
+    @Test(arguments: [
+        (["nearby", "--lat", "60.17", "--lon", "0x10"], "--lon must be a decimal number"),
+        (["nearby", "--lat", "nan", "--lon", "24"], "--lat must be a decimal number"),
+        (["nearby", "--lat=inf", "--lon", "24"], "--lat must be a decimal number"),
+        (["nearby", "--lat", "60", "--lon", "24", "--radius", "-5"], "radius"),
+        (["nearby", "--lat", "-91", "--lon", "24"], "lat"),
+    ])
+    func badNumbersAreUsageErrors(_ arguments: [String], _ fragment: String) throws {
+        let result = try CLI.run(arguments + ["--db", directory.appendingPathComponent("none.sqlite").path])
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
+    }
+
+    @Test func commandTyposGetASuggestion() throws {
+        let typo = try CLI.run(["serach", "cafe"])
+        #expect(typo.status == 2)
+        #expect(typo.stderr.contains("unknown command 'serach'; did you mean 'search'?"), "\(typo.stderr)")
+        let transposed = try CLI.run(["nearyb"])
+        #expect(transposed.stderr.contains("did you mean 'nearby'?"), "\(transposed.stderr)")
+        let unrelated = try CLI.run(["frobnicate"])
+        #expect(unrelated.status == 2)
+        #expect(unrelated.stderr.contains("the commands are serve, nearby, search"), "\(unrelated.stderr)")
+    }
+
+    @Test func versionIsPrinted() throws {
+        let result = try CLI.run(["--version"])
+        #expect(result.status == 0)
+        #expect(result.stdout.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(result.stdout)")
+    }
+}

@@ -19,6 +19,7 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	scripts/contract/run .build/debug/poi
+	scripts/browser/run .build/debug/poi
 
 run: release
 	scripts/run.sh $(RELEASE_BIN)

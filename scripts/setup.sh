@@ -3,7 +3,8 @@
 # project builds and tests against, and does nothing when they are all present.
 set -euo pipefail
 
-PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl)
+# chromium and fonts-dejavu-core: the map page's browser test (scripts/browser/run); libjs-leaflet: the map page.
+PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl libjs-leaflet chromium fonts-dejavu-core)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -27,4 +28,11 @@ SCHEMATHESIS_VERSION="4.32.5"
 if ! python3 -c "import schemathesis, sys; sys.exit(0 if schemathesis.__version__ == '$SCHEMATHESIS_VERSION' else 1)" 2>/dev/null; then
     echo "setup: installing schemathesis $SCHEMATHESIS_VERSION (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2
+fi
+
+# The browser test drives Chromium over the DevTools protocol with websocket-client, from PyPI.
+WEBSOCKET_CLIENT_VERSION="1.8.0"
+if ! python3 -c "import websocket, sys; sys.exit(0 if websocket.__version__ == '$WEBSOCKET_CLIENT_VERSION' else 1)" 2>/dev/null; then
+    echo "setup: installing websocket-client $WEBSOCKET_CLIENT_VERSION (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "websocket-client==$WEBSOCKET_CLIENT_VERSION" >&2
 fi

@@ -10,6 +10,44 @@ enum OpenAPIDocument {
   "description": "Nearby, keyword, box/polygon and cluster queries over POIs and pins; geocoding; coordinate conversion. All coordinates WGS-84 unless coordsys says otherwise. Errors are RFC 9457 problem+json."
  },
  "paths": {
+  "/": {
+   "get": {
+    "operationId": "mapPage",
+    "summary": "The map page",
+    "description": "Search box with autocomplete, results list and markers, nearby on click, clusters when zoomed out, pins, a WGS-84/GCJ-02 switch; the view's state is in the URL (q, lat, lon, z, near, coordsys, tab), which the page reads itself. Its files are under /static/.",
+    "responses": {
+     "200": {
+      "description": "An HTML page",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/docs": {
+   "get": {
+    "operationId": "docsPage",
+    "summary": "This document as a page",
+    "description": "The operations of /openapi.json with their parameters and answers.",
+    "responses": {
+     "200": {
+      "description": "An HTML page",
+      "content": {
+       "text/html": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     }
+    }
+   }
+  },
   "/v1/nearby": {
    "get": {
     "operationId": "nearby",

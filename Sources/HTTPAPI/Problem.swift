@@ -92,7 +92,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
                 return response
             }
             switch error.status {
-            case .notFound: detail = "no route for \(request.method) \(request.uri.path); the API is described at GET /openapi.json"
+            case .notFound: detail = "no route for \(request.method) \(request.uri.path); the API is described at /docs and GET /openapi.json"
             case .methodNotAllowed: detail = "\(request.method) is not allowed on \(request.uri.path)"
             case .contentTooLarge: detail = "the request body is larger than 1 MiB"
             default: detail = error.body ?? error.status.reasonPhrase
@@ -126,11 +126,16 @@ public enum Routes {
         (["v1", "pois", "*"], [.get, .put, .delete]), (["v1", "pins"], [.get, .post]), (["v1", "pins", "*"], [.get, .put, .delete]),
         (["v1", "geocode"], [.get]), (["v1", "reverse"], [.get]), (["v1", "convert"], [.get, .post]), (["health"], [.get]),
         (["openapi.json"], [.get]), (["metrics"], [.get]),
+        ([], [.get]), (["docs"], [.get]),
+    ]
+    /// The files the map page and the docs page load (not part of the API document).
+    static let assets: [(pattern: [String], methods: [HTTPRequest.Method])] = [
+        (["static", "*"], [.get]), (["static", "leaflet", "*"], [.get]), (["static", "leaflet", "images", "*"], [.get]),
     ]
 
     static func methods(for path: String) -> [HTTPRequest.Method]? {
         let parts = path.split(separator: "/").map(String.init)
-        return table.first { entry in
+        return (table + assets).first { entry in
             entry.pattern.count == parts.count && zip(entry.pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
         }?.methods
     }

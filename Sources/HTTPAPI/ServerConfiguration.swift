@@ -14,18 +14,22 @@ public struct ServerConfiguration: Sendable {
     public var limits: ConnectionLimits
     /// The origin allowed to call the API from a browser (CORS), `*` for any, nil for none (the default).
     public var corsOrigin: String?
+    /// The map page's tiles, Leaflet and outlines.
+    public var mapPage: MapPageConfiguration
 
     /// Largest accepted request body.
     public var maximumBodySize: Int { limits.maximumBodySize }
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits(), corsOrigin: String? = nil
+        host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits(), corsOrigin: String? = nil,
+        mapPage: MapPageConfiguration = MapPageConfiguration()
     ) {
         self.host = host
         self.port = port
         self.apiKey = apiKey
         self.limits = limits
         self.corsOrigin = corsOrigin
+        self.mapPage = mapPage
     }
 
     /// Whether every address `host` resolves to is on this machine (127.0.0.0/8 or ::1) — judged by the resolved
@@ -53,6 +57,7 @@ public struct ServerConfiguration: Sendable {
                 throw .invalid("--cors must be * or an origin such as https://maps.example.org (scheme and host, no path); got \(origin)")
             }
         }
+        try mapPage.validate()
     }
 
     /// A resolved address of `host`.

@@ -37,14 +37,14 @@ import Testing
         }
     }
 
-    @Test(arguments: ["/", "/docs", "/v1"])
+    @Test(arguments: ["/v1", "/v2/nearby", "/api"])
     func unknownPathsPointAtTheAPIDocument(_ uri: String) async throws {
         try await app().test(.router) { client in
             let response = try await client.execute(uri: uri, method: .get)
             #expect(response.status == .notFound)
             let detail = try json(response)["detail"] as? String ?? ""
             #expect(detail.contains("no route for GET \(uri)"), "\(detail)")
-            #expect(detail.contains("/openapi.json"), "\(detail)")
+            #expect(detail.contains("/docs") && detail.contains("/openapi.json"), "\(detail)")
         }
     }
 
@@ -92,6 +92,72 @@ import Testing
     func corsOriginMustBeAnOrigin(_ origin: String) {
         #expect(throws: ServerConfigurationError.self) {
             try ServerConfiguration(corsOrigin: origin).validate()
+        }
+    }
+}
+
+/// The map page and its files, as served (the page itself is checked in a real browser by scripts/browser/run).
+@Suite struct MapPageTests {
+    static let outlines = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("data/countries.geojson.gz").path
+
+    func mapApp(_ page: MapPageConfiguration) -> some ApplicationProtocol {
+        buildApplication(configuration: ServerConfiguration(mapPage: page), engine: makeEngine(), gazetteer: nil, metrics: testRegistry)
+    }
+
+    @Test func thePageAndItsFilesAreServed() async throws {
+        try await mapApp(MapPageConfiguration(outlinesPath: Self.outlines)).test(.router) { client in
+            let page = try await client.execute(uri: "/", method: .get)
+            #expect(page.status == .ok)
+            #expect(page.headers[.contentType] == "text/html; charset=utf-8")
+            let html = String(buffer: page.body)
+            #expect(html.contains(#"window.POI_CONFIG = {"tiles":null,"attribution":""};"#))
+            #expect(html.contains(#"<script src="/static/leaflet/leaflet.js"></script>"#))
+            for (uri, type) in [
+                ("/static/app.js", "text/javascript; charset=utf-8"), ("/static/app.css", "text/css; charset=utf-8"),
+                ("/static/docs.js", "text/javascript; charset=utf-8"), ("/static/leaflet/leaflet.js", "text/javascript; charset=utf-8"),
+                ("/static/leaflet/leaflet.css", "text/css; charset=utf-8"), ("/docs", "text/html; charset=utf-8"),
+            ] {
+                let response = try await client.execute(uri: uri, method: .get)
+                #expect(response.status == .ok, "\(uri)")
+                #expect(response.headers[.contentType] == type, "\(uri)")
+                #expect(response.body.readableBytes > 100, "\(uri)")
+            }
+            let outlines = try await client.execute(uri: "/static/countries.geojson", method: .get)
+            #expect(outlines.headers[.contentType] == "application/geo+json")
+            let collection = try json(outlines)
+            #expect((collection["features"] as? [Any])?.count == 177)
+            let missing = try await client.execute(uri: "/static/../Package.swift", method: .get)
+            #expect(missing.status == .notFound)
+        }
+    }
+
+    @Test func tilesAreConfiguredAndEscapedForTheScriptElement() async throws {
+        let page = MapPageConfiguration(tilesURL: "https://tiles.example.org/{z}/{x}/{y}.png", tilesAttribution: "</script><b>&copy; x</b>")
+        try await mapApp(page).test(.router) { client in
+            let html = String(buffer: try await client.execute(uri: "/", method: .get).body)
+            #expect(html.contains(#""tiles":"https://tiles.example.org/{z}/{x}/{y}.png""#))
+            #expect(html.contains(#""attribution":"\u003c/script\u003e\u003cb\u003e\u0026copy; x\u003c/b\u003e""#))
+            #expect(!html.contains("</script><b>"))
+        }
+    }
+
+    @Test func missingLeafletOrOutlinesAreNamed() async throws {
+        try await mapApp(MapPageConfiguration(leafletDirectory: "/nonexistent/leaflet")).test(.router) { client in
+            let leaflet = try await client.execute(uri: "/static/leaflet/leaflet.js", method: .get)
+            #expect(leaflet.status == .notFound)
+            #expect((try json(leaflet)["detail"] as? String ?? "").contains("libjs-leaflet"))
+            let outlines = try await client.execute(uri: "/static/countries.geojson", method: .get)
+            #expect(outlines.status == .notFound)
+            #expect((try json(outlines)["detail"] as? String ?? "").contains("countries.geojson.gz"))
+        }
+    }
+
+    @Test(arguments: ["tiles.example.org/{z}/{x}/{y}.png", "https://tiles.example.org/{z}/{x}.png", "javascript:alert(1)//{z}{x}{y}",
+                      "https://t.example.org/{z}/{x}/{y}.png\"><script>"])
+    func tileURLsMustBeTemplates(_ url: String) {
+        #expect(throws: ServerConfigurationError.self) {
+            try ServerConfiguration(mapPage: MapPageConfiguration(tilesURL: url)).validate()
         }
     }
 }

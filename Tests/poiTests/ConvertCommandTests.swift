@@ -40,7 +40,7 @@ import Testing
         (["convert", "--from", "mars", "--to", "wgs84", "--lat", "1", "--lon", "2"], "unknown coordinate system \"mars\""),
         (["convert", "--from", "wgs84", "--to", "EPSG:99999", "--lat", "1", "--lon", "2"], "unknown coordinate system \"EPSG:99999\""),
         (["convert", "--from", "wgs84", "--to", "gcj02", "--lat", "91", "--lon", "2"], "latitude (y) must be between -90 and 90"),
-        (["convert", "--from", "wgs84", "--to", "gcj02", "--lat", "nan", "--lon", "2"], "x and y must be finite numbers"),
+        (["convert", "--from", "wgs84", "--to", "gcj02", "--lat", "nan", "--lon", "2"], "--lat must be a decimal number (got \"nan\")"),
         (["convert", "--from", "wgs84", "--to", "gcj02", "--lat", "1"], "--lat and --lon must be given together"),
         (["convert", "--from", "wgs84", "--to", "gcj02", "--lat", "abc", "--lon", "1"], "abc"),
         (["convert", "--to", "gcj02"], "--from"),

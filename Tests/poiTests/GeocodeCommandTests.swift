@@ -32,7 +32,7 @@ import Testing
         (["geocode", "x", "--near", "91,0"], "--near: lat must be a number between -90 and 90"),
         (["geocode", "x", "--near", "abc"], "--near must be LAT,LON"),
         (["reverse", "--lat", "95", "--lon", "0"], "lat must be a number between -90 and 90"),
-        (["reverse", "--lat", "nan", "--lon", "0"], "lat must be a finite number"),
+        (["reverse", "--lat", "nan", "--lon", "0"], "--lat must be a decimal number (got \"nan\")"),
     ])
     func badInputExitsWithTwo(_ arguments: [String], _ fragment: String) throws {
         let result = try CLI.run(arguments)

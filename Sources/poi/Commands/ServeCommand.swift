@@ -18,6 +18,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds an idle keep-alive connection stays open.") var idleTimeout: Double = 60
     @Option(help: "Open connections at most; more are answered 503.") var maxConnections: Int = 4_096
     @Option(help: "Allow browser calls from this origin (CORS), e.g. https://maps.example.org; * for any.") var cors: String?
+    @Option(help: "Tile server URL template for the map page, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (default: bundled country outlines).")
+    var tiles: String?
+    @Option(help: "Attribution shown with --tiles, e.g. \"© OpenStreetMap contributors\".") var tilesAttribution: String = ""
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -29,7 +32,11 @@ struct ServeCommand: AsyncParsableCommand {
             maximumConnections: maxConnections
         )
         let configuration = ServerConfiguration(
-            host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits, corsOrigin: cors
+            host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits, corsOrigin: cors,
+            mapPage: MapPageConfiguration(
+                tilesURL: tiles, tilesAttribution: tilesAttribution,
+                outlinesPath: DataDirectory.resolve(database.dataDir) + "/countries.geojson.gz"
+            )
         )
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))

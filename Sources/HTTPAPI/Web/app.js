@@ -1,0 +1,504 @@
+// The map page (DESIGN.md §4): search with autocomplete, results and markers, nearby on click, clusters when
+// zoomed out, pins, a WGS-84/GCJ-02 switch, and the view's state in the URL. Plain DOM, no framework; text from
+// the API is only ever set with textContent.
+"use strict";
+(function () {
+  const config = window.POI_CONFIG || {};
+  const $ = (id) => document.getElementById(id);
+  const status = $("status");
+
+  if (!window.L) {
+    status.textContent = "Leaflet did not load (/static/leaflet/leaflet.js): install Debian's libjs-leaflet on the server.";
+    status.className = "error";
+    return;
+  }
+
+  // ---- state, read from and written to the URL ---------------------------------------------------------------
+  const params = new URLSearchParams(location.search);
+  const number = (text, low, high) => {
+    if (text === null || text.trim() === "") return null;
+    const value = Number(text);
+    return Number.isFinite(value) && value >= low && value <= high ? value : null;
+  };
+  const state = {
+    q: (params.get("q") || "").slice(0, 200),
+    coordsys: params.get("coordsys") === "gcj02" ? "gcj02" : "wgs84",
+    tab: params.get("tab") === "pins" ? "pins" : "places",
+    near: null, // {lat, lon} when the list shows what is nearest to a clicked point
+    page: null, // how to ask for the next page of the current list
+  };
+  const nearParts = (params.get("near") || "").split(",");
+  if (nearParts.length === 2) {
+    const lat = number(nearParts[0], -90, 90);
+    const lon = number(nearParts[1], -180, 180);
+    if (lat !== null && lon !== null) state.near = { lat, lon };
+  }
+  const startLat = number(params.get("lat"), -90, 90);
+  const startLon = number(params.get("lon"), -180, 180);
+  const startZoom = number(params.get("z"), 0, 19);
+
+  function writeURL() {
+    const next = new URLSearchParams();
+    if (state.q) next.set("q", state.q);
+    const center = map.getCenter().wrap();
+    next.set("lat", center.lat.toFixed(5));
+    next.set("lon", center.lng.toFixed(5));
+    next.set("z", String(map.getZoom()));
+    if (state.near) next.set("near", `${state.near.lat.toFixed(6)},${state.near.lon.toFixed(6)}`);
+    if (state.coordsys !== "wgs84") next.set("coordsys", state.coordsys);
+    if (state.tab === "pins") next.set("tab", "pins");
+    history.replaceState(null, "", `${location.pathname}?${next.toString()}`);
+  }
+
+  // ---- the API ---------------------------------------------------------------------------------------------------
+  async function api(path, query, init) {
+    const url = new URL(path, location.origin);
+    for (const [key, value] of Object.entries(query || {})) {
+      if (value !== null && value !== undefined && value !== "") url.searchParams.set(key, String(value));
+    }
+    if (state.coordsys !== "wgs84") url.searchParams.set("coordsys", state.coordsys);
+    const response = await fetch(url, Object.assign({ headers: { accept: "application/json" } }, init || {}));
+    const body = await response.json().catch(() => null);
+    if (!response.ok) throw new Error(body && body.detail ? body.detail : `${response.status} ${response.statusText}`);
+    return body;
+  }
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  const distanceText = (meters) => (meters < 1000 ? `${Math.round(meters)} m` : `${(meters / 1000).toFixed(meters < 10000 ? 1 : 0)} km`);
+
+  function say(text, isError) {
+    status.textContent = text;
+    status.className = isError ? "error" : "";
+  }
+
+  // ---- the map -----------------------------------------------------------------------------------------------------
+  const map = L.map("map", { worldCopyJump: true, minZoom: 1, maxZoom: 19 });
+  map.createPane("base").style.zIndex = 250;
+  map.createPane("results").style.zIndex = 650; // numbered results above clusters and dots
+  if (config.tiles) {
+    L.tileLayer(config.tiles, { attribution: config.attribution || "", maxZoom: 19 }).addTo(map);
+  } else {
+    map.attributionControl.addAttribution("Outlines: Natural Earth (public domain)");
+    fetch("/static/countries.geojson")
+      .then((response) => (response.ok ? response.json() : Promise.reject(new Error(`outlines: ${response.status}`))))
+      .then((outlines) => {
+        L.geoJSON(outlines, {
+          pane: "base",
+          interactive: false,
+          style: { color: "#8796a5", weight: 0.8, fillColor: "#f3f0e8", fillOpacity: 1 },
+        }).addTo(map);
+      })
+      .catch(() => map.attributionControl.addAttribution("(country outlines unavailable)"));
+  }
+  map.attributionControl.addAttribution("Data: © OpenStreetMap contributors, GeoNames");
+  const overviewLayer = L.layerGroup().addTo(map);
+  const resultsLayer = L.featureGroup().addTo(map);
+  const pinsLayer = L.featureGroup().addTo(map);
+  const nearLayer = L.layerGroup().addTo(map);
+  const markersById = new Map();
+
+  function tagElement(layer, id) {
+    const node = layer.getElement && layer.getElement();
+    if (node) node.setAttribute("data-poi-id", id);
+  }
+
+  function popupFor(record) {
+    const box = element("div", "popup");
+    box.appendChild(element("strong", "", record.name || [record.firstName, record.lastName].filter(Boolean).join(" ") || record.id));
+    const lines = [
+      record.category,
+      [record.address, record.city].filter(Boolean).join(", "),
+      record.mapString,
+      record.distance !== undefined ? `${distanceText(record.distance)} away` : null,
+      `${record.lat.toFixed(6)}, ${record.lon.toFixed(6)} (${state.coordsys === "gcj02" ? "GCJ-02" : "WGS-84"})`,
+    ];
+    for (const line of lines) if (line) box.appendChild(element("div", "", line));
+    const link = (record.tags && record.tags.website) || record.mediaURL;
+    if (link && /^https?:\/\//i.test(link)) {
+      const anchor = element("a", "", link.replace(/^https?:\/\//i, "").slice(0, 60));
+      anchor.href = link;
+      anchor.target = "_blank";
+      anchor.rel = "noopener noreferrer";
+      box.appendChild(anchor);
+    }
+    return box;
+  }
+
+  // ---- overview: clusters when zoomed out, the records in view when zoomed in --------------------------------------
+  // Geohash cell widths in degrees of longitude, by precision 1..7; a cell about a sixth of the view wide.
+  const cellWidths = [45, 11.25, 1.40625, 0.3515625, 0.0439453125, 0.010986328125, 0.001373291015625];
+  let overviewSequence = 0;
+
+  function viewBox() {
+    const bounds = map.getBounds();
+    let west = bounds.getWest();
+    let east = bounds.getEast();
+    if (east - west >= 360) {
+      west = -180;
+      east = 180;
+    } else {
+      const shift = Math.floor((west + 180) / 360) * 360;
+      west -= shift;
+      east -= shift;
+      if (east > 180) east = 180; // the part across the antimeridian is left out of the overview
+    }
+    const south = Math.max(-90, bounds.getSouth());
+    const north = Math.min(90, bounds.getNorth());
+    return [west, south, east, north].map((value) => value.toFixed(6)).join(",");
+  }
+
+  async function refreshOverview() {
+    const sequence = ++overviewSequence;
+    const zoom = map.getZoom();
+    try {
+      if (zoom >= 16) {
+        const body = await api("/v1/within", { bbox: viewBox(), limit: 100, q: state.q });
+        if (sequence !== overviewSequence) return;
+        overviewLayer.clearLayers();
+        for (const record of body.results) {
+          if (markersById.has(record.id)) continue;
+          const dot = L.circleMarker([record.lat, record.lon], { radius: 4, color: "#5b6877", weight: 1, fillColor: "#ffffff", fillOpacity: 1 });
+          dot.bindTooltip(record.name || record.id).bindPopup(() => popupFor(record)).addTo(overviewLayer);
+          tagElement(dot, record.id);
+        }
+        return;
+      }
+      const width = map.getBounds().getEast() - map.getBounds().getWest();
+      const target = Math.min(360, width) / 6;
+      let precision = cellWidths.findIndex((cell) => cell <= target) + 1;
+      if (precision === 0) precision = 7;
+      const body = await api("/v1/clusters", { bbox: viewBox(), precision, q: state.q });
+      if (sequence !== overviewSequence) return;
+      overviewLayer.clearLayers();
+      for (const cluster of body.results) {
+        const size = Math.round(18 + 7 * Math.log10(cluster.count));
+        const icon = L.divIcon({
+          className: "cluster",
+          html: "",
+          iconSize: [size, size],
+        });
+        const marker = L.marker([cluster.lat, cluster.lon], { icon, keyboard: false, title: `${cluster.count} records` }).addTo(overviewLayer);
+        const node = marker.getElement();
+        if (node) {
+          node.textContent = cluster.count > 9999 ? `${Math.round(cluster.count / 1000)}k` : String(cluster.count);
+          node.style.lineHeight = `${size - 4}px`;
+          node.setAttribute("data-geohash", cluster.geohash);
+        }
+        marker.on("click", () => map.setView([cluster.lat, cluster.lon], Math.min(map.getZoom() + 3, 18)));
+      }
+    } catch (error) {
+      if (sequence === overviewSequence) overviewLayer.clearLayers();
+    }
+  }
+
+  // ---- the results list --------------------------------------------------------------------------------------------
+  const resultsList = $("results");
+  const moreButton = $("more");
+
+  function showResults(records, append) {
+    if (!append) {
+      resultsList.replaceChildren();
+      resultsLayer.clearLayers();
+      markersById.clear();
+    }
+    for (const record of records) {
+      const item = element("li", "result");
+      item.setAttribute("data-poi-id", record.id);
+      item.appendChild(element("div", "name", record.name || record.id));
+      const meta = [record.category, [record.address, record.city].filter(Boolean).join(", ")];
+      if (record.distance !== undefined) meta.push(distanceText(record.distance));
+      item.appendChild(element("div", "meta", meta.filter(Boolean).join(" · ")));
+      const number = resultsList.children.length + 1;
+      const icon = L.divIcon({ className: "result-marker", html: "", iconSize: [24, 24] });
+      const marker = L.marker([record.lat, record.lon], { icon, pane: "results", title: record.name || record.id });
+      marker.bindPopup(() => popupFor(record)).addTo(resultsLayer);
+      const node = marker.getElement();
+      if (node) node.textContent = String(number);
+      tagElement(marker, record.id);
+      markersById.set(record.id, marker);
+      const select = () => {
+        for (const other of resultsList.querySelectorAll(".active")) other.classList.remove("active");
+        item.classList.add("active");
+        map.setView([record.lat, record.lon], Math.max(map.getZoom(), 16));
+        marker.openPopup();
+      };
+      item.addEventListener("click", select);
+      marker.on("click", () => {
+        for (const other of resultsList.querySelectorAll(".active")) other.classList.remove("active");
+        item.classList.add("active");
+        item.scrollIntoView({ block: "nearest" });
+      });
+      resultsList.appendChild(item);
+    }
+  }
+
+  function fitResults() {
+    if (resultsLayer.getLayers().length === 0) return;
+    map.fitBounds(resultsLayer.getBounds(), { maxZoom: 16, padding: [40, 40] });
+  }
+
+  /// The origin favoured by a search: the view's centre, once the view is a region rather than the world.
+  function searchOrigin() {
+    if (map.getZoom() < 6) return {};
+    const center = map.getCenter().wrap();
+    return { lat: center.lat.toFixed(6), lon: center.lng.toFixed(6) };
+  }
+
+  async function search(options) {
+    state.near = null;
+    nearLayer.clearLayers();
+    const offset = options.offset || 0;
+    if (!state.q) {
+      showResults([], false);
+      moreButton.hidden = true;
+      say("Type a name, a word such as kahvila or museum, or click the map.");
+      writeURL();
+      return;
+    }
+    say(`Searching for “${state.q}”…`);
+    try {
+      const origin = options.origin || searchOrigin();
+      const body = await api("/v1/search", Object.assign({ q: state.q, limit: 20, offset }, origin));
+      showResults(body.results, offset > 0);
+      const shown = resultsList.children.length;
+      say(body.total === 0 ? `Nothing matches “${state.q}”.` : `${body.total} match${body.total === 1 ? "" : "es"} for “${state.q}”, showing ${shown}.`);
+      state.page = body.next ? () => search({ offset: Number(body.next), origin }) : null;
+      moreButton.hidden = !state.page;
+      if (options.fit) fitResults();
+    } catch (error) {
+      say(error.message, true);
+    }
+    writeURL();
+    refreshOverview();
+  }
+
+  async function nearby(point, cursor) {
+    state.near = point;
+    nearLayer.clearLayers();
+    L.circleMarker([point.lat, point.lon], { radius: 6, color: "#c53030", weight: 3, fill: false, interactive: false }).addTo(nearLayer);
+    say(`Nearest${state.q ? ` “${state.q}”` : ""} to ${point.lat.toFixed(5)}, ${point.lon.toFixed(5)}…`);
+    try {
+      const body = await api("/v1/nearby", { lat: point.lat.toFixed(6), lon: point.lon.toFixed(6), limit: 20, q: state.q, cursor });
+      showResults(body.results, Boolean(cursor));
+      const shown = resultsList.children.length;
+      say(shown === 0
+        ? `Nothing${state.q ? ` matching “${state.q}”` : ""} near ${point.lat.toFixed(5)}, ${point.lon.toFixed(5)}.`
+        : `${shown} nearest${state.q ? ` “${state.q}”` : ""} to ${point.lat.toFixed(5)}, ${point.lon.toFixed(5)}.`);
+      state.page = body.next ? () => nearby(point, body.next) : null;
+      moreButton.hidden = !state.page;
+    } catch (error) {
+      say(error.message, true);
+    }
+    writeURL();
+  }
+
+  moreButton.addEventListener("click", () => state.page && state.page());
+  map.on("click", (event) => {
+    const point = event.latlng.wrap();
+    nearby({ lat: point.lat, lon: point.lng });
+  });
+
+  // ---- search box with autocomplete (prefix search) -----------------------------------------------------------
+  const input = $("q");
+  const suggestions = $("suggestions");
+  let suggestSequence = 0;
+  let suggestTimer = null;
+  let highlighted = -1;
+
+  function hideSuggestions() {
+    suggestions.hidden = true;
+    suggestions.replaceChildren();
+    highlighted = -1;
+  }
+
+  function choose(record) {
+    hideSuggestions();
+    input.value = record.name;
+    state.q = record.name;
+    showResults([record], false);
+    say(`“${record.name}”`);
+    state.page = null;
+    moreButton.hidden = true;
+    map.setView([record.lat, record.lon], Math.max(map.getZoom(), 16));
+    markersById.get(record.id).openPopup();
+    writeURL();
+  }
+
+  async function suggest() {
+    const text = input.value.trim();
+    const sequence = ++suggestSequence;
+    if (text.length < 2) return hideSuggestions();
+    try {
+      const body = await api("/v1/search", Object.assign({ q: text, limit: 6 }, searchOrigin()));
+      if (sequence !== suggestSequence || input.value.trim() !== text) return;
+      suggestions.replaceChildren();
+      highlighted = -1;
+      for (const record of body.results) {
+        const option = element("li");
+        option.setAttribute("role", "option");
+        option.setAttribute("data-poi-id", record.id);
+        option.appendChild(element("div", "", record.name || record.id));
+        option.appendChild(element("div", "meta", [record.category, record.city].filter(Boolean).join(" · ")));
+        option.addEventListener("mousedown", (event) => {
+          event.preventDefault();
+          choose(record);
+        });
+        option.record = record;
+        suggestions.appendChild(option);
+      }
+      suggestions.hidden = body.results.length === 0;
+    } catch (error) {
+      hideSuggestions();
+    }
+  }
+
+  input.addEventListener("input", () => {
+    clearTimeout(suggestTimer);
+    suggestTimer = setTimeout(suggest, 120);
+  });
+  input.addEventListener("keydown", (event) => {
+    const options = suggestions.children;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      if (options.length === 0) return;
+      event.preventDefault();
+      highlighted = (highlighted + (event.key === "ArrowDown" ? 1 : options.length - 1)) % options.length;
+      for (let i = 0; i < options.length; i++) options[i].setAttribute("aria-selected", String(i === highlighted));
+    } else if (event.key === "Enter" && highlighted >= 0 && options[highlighted]) {
+      event.preventDefault();
+      choose(options[highlighted].record);
+    } else if (event.key === "Escape") {
+      hideSuggestions();
+    }
+  });
+  input.addEventListener("blur", () => setTimeout(hideSuggestions, 150));
+  $("search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearTimeout(suggestTimer);
+    suggestSequence++;
+    hideSuggestions();
+    state.q = input.value.trim().slice(0, 200);
+    search({ fit: true });
+  });
+
+  // ---- coordinate system -------------------------------------------------------------------------------------------
+  const coordsysSelect = $("coordsys");
+  coordsysSelect.value = state.coordsys;
+  coordsysSelect.addEventListener("change", () => {
+    state.coordsys = coordsysSelect.value === "gcj02" ? "gcj02" : "wgs84";
+    // Answers now come in the chosen datum (GCJ-02 matches AMap's tiles); ask again.
+    if (state.near) nearby(state.near);
+    else search({});
+    if (state.tab === "pins") loadPins();
+  });
+
+  // ---- pins: the On the Map screen -----------------------------------------------------------------------------
+  const pinStatus = $("pin-status");
+  const pinsList = $("pins");
+
+  async function loadPins() {
+    try {
+      const body = await api("/v1/pins", { limit: 100, order: "-updatedAt" });
+      pinsList.replaceChildren();
+      pinsLayer.clearLayers();
+      for (const pin of body.results) {
+        const name = [pin.firstName, pin.lastName].filter(Boolean).join(" ") || "(no name)";
+        const item = element("li", "pin");
+        item.setAttribute("data-poi-id", pin.id);
+        item.appendChild(element("div", "name", name));
+        item.appendChild(element("div", "meta", [pin.mapString, pin.mediaURL].filter(Boolean).join(" · ")));
+        const marker = L.circleMarker([pin.lat, pin.lon], { radius: 7, color: "#ffffff", weight: 2, fillColor: "#dd6b20", fillOpacity: 0.95 });
+        marker.bindTooltip(name).bindPopup(() => popupFor(pin)).addTo(pinsLayer);
+        tagElement(marker, pin.id);
+        item.addEventListener("click", () => {
+          map.setView([pin.lat, pin.lon], Math.max(map.getZoom(), 14));
+          marker.openPopup();
+        });
+        pinsList.appendChild(item);
+      }
+      if (body.results.length === 0) pinStatus.textContent = "No pins yet: add the first one.";
+    } catch (error) {
+      pinStatus.textContent = error.message;
+      pinStatus.className = "error";
+    }
+  }
+
+  $("pin-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = event.target;
+    const fields = Object.fromEntries(new FormData(form).entries());
+    pinStatus.className = "";
+    pinStatus.textContent = `Looking up “${fields.mapString}”…`;
+    try {
+      const found = await api("/v1/geocode", { q: fields.mapString, limit: 1 });
+      if (found.results.length === 0) throw new Error(`no place found for “${fields.mapString}”`);
+      const place = found.results[0];
+      const headers = { accept: "application/json", "content-type": "application/json" };
+      if (fields.apiKey) headers.authorization = `Bearer ${fields.apiKey}`;
+      const pin = await api("/v1/pins", {}, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          firstName: fields.firstName || "", lastName: fields.lastName || "", mapString: fields.mapString,
+          mediaURL: fields.mediaURL || "", lat: place.lat, lon: place.lon,
+        }),
+      });
+      pinStatus.textContent = `Added at ${place.displayName || place.name}.`;
+      form.reset();
+      await loadPins();
+      map.setView([pin.lat, pin.lon], Math.max(map.getZoom(), 12));
+    } catch (error) {
+      pinStatus.textContent = error.message;
+      pinStatus.className = "error";
+    }
+  });
+
+  // ---- tabs --------------------------------------------------------------------------------------------------------
+  function showTab(tab) {
+    state.tab = tab;
+    $("tab-places").setAttribute("aria-selected", String(tab === "places"));
+    $("tab-pins").setAttribute("aria-selected", String(tab === "pins"));
+    $("places-panel").hidden = tab !== "places";
+    $("pins-panel").hidden = tab !== "pins";
+    if (tab === "pins") loadPins();
+    else pinsLayer.clearLayers();
+    writeURL();
+  }
+  $("tab-places").addEventListener("click", () => showTab("places"));
+  $("tab-pins").addEventListener("click", () => showTab("pins"));
+
+  // ---- start -------------------------------------------------------------------------------------------------------
+  map.on("moveend", () => {
+    writeURL();
+    refreshOverview();
+  });
+  input.value = state.q;
+
+  async function start() {
+    if (startLat !== null && startLon !== null) {
+      map.setView([startLat, startLon], startZoom === null ? 13 : startZoom);
+    } else {
+      // No view in the URL: open where the data is, on the world's largest cluster.
+      map.setView([20, 0], 2);
+      try {
+        const body = await api("/v1/clusters", { bbox: "-180,-90,180,90", precision: 2 });
+        const largest = body.results.reduce((best, cluster) => (!best || cluster.count > best.count ? cluster : best), null);
+        if (largest && !state.q && !state.near) map.setView([largest.lat, largest.lon], 13);
+      } catch (error) {
+        // the world view stays
+      }
+    }
+    if (state.tab === "pins") showTab("pins");
+    if (state.near) await nearby(state.near);
+    else await search({ fit: startLat === null || startLon === null, origin: startLat === null ? {} : undefined });
+    document.body.setAttribute("data-ready", "true");
+  }
+  // For the browser test and the curious: the map, the page's state and the results' markers.
+  window.poi = { map, state, resultsLayer, pinsLayer };
+  start();
+})();

@@ -31,6 +31,19 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(file):\(line): \(reason)" }
 }
 
+/// A row of an import, parsed and validated.
+public enum ImportedRecord: Sendable {
+    case poi(POIRecord)
+    case pin(PinRecord)
+
+    public var id: String {
+        switch self {
+        case .poi(let poi): return poi.id
+        case .pin(let pin): return pin.id
+        }
+    }
+}
+
 /// What an import did.
 public struct ImportReport: Sendable {
     /// Distinct records imported (rows written less duplicates).

@@ -29,9 +29,12 @@ public final class RecordImporter {
     /// Called now and then with (records imported so far, bytes read, total bytes).
     public typealias Progress = (Int, Int, Int) -> Void
 
-    let store: CatalogStore
+    let store: CatalogStore?
     let options: Options
     public var progress: Progress?
+    /// Where each batch goes. By default straight into the store (`RecordImporter.write`); a running server passes
+    /// one that also puts the records into its indexes, under its write lock.
+    public var commit: (([ImportedRecord]) throws -> Void)?
     /// Ids met so far in this import, with where: (file, line).
     private var seen: [String: (file: String, line: Int)] = [:]
 
@@ -41,7 +44,15 @@ public final class RecordImporter {
         self.progress = progress
     }
 
-    public func importFile(_ path: String) throws(ImportError) -> ImportReport {
+    /// An importer whose batches go to `commit` only (a running server's engine writes them to its store).
+    public init(options: Options, commit: @escaping ([ImportedRecord]) throws -> Void) {
+        self.store = nil
+        self.options = options
+        self.commit = commit
+    }
+
+    /// Imports the file at `path`; problems name it `name` (default: the file's name).
+    public func importFile(_ path: String, name: String? = nil) throws(ImportError) -> ImportReport {
         let started = Date()
         guard let format = options.format ?? ImportFormat(path: path) else {
             throw .cannotRead("\(path): unknown format (use --format jsonl, geojson or csv)")
@@ -53,16 +64,18 @@ public final class RecordImporter {
         var report = ImportReport()
         var batch: [RecordParser.Parsed] = []
         var bytesRead = 0
-        let name = (path as NSString).lastPathComponent
+        let name = name ?? (path as NSString).lastPathComponent
 
         func flush() throws(ImportError) {
             guard !batch.isEmpty else { return }
             let rows = batch
             batch.removeAll(keepingCapacity: true)
             do {
-                try store.write { db in try RecordImporter.insert(rows, db) }
-            } catch {
+                if let commit { try commit(rows) } else if let store { try RecordImporter.write(rows, to: store) }
+            } catch let error as CatalogError {
                 throw .storage(error)
+            } catch {
+                throw .cannotRead("\(error)")
             }
             report.written += rows.count
             progress?(report.written, bytesRead, total)
@@ -112,6 +125,11 @@ public final class RecordImporter {
         report.imported = report.written - report.duplicates
         report.seconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// Writes `rows` in one transaction (created or replaced by id).
+    public static func write(_ rows: [ImportedRecord], to store: CatalogStore) throws(CatalogError) {
+        try store.write { db in try RecordImporter.insert(rows, db) }
     }
 
     static func insert(_ rows: [RecordParser.Parsed], _ db: Database) throws {

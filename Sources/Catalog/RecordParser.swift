@@ -8,17 +8,7 @@ struct RecordParser {
     let crs: CRS
     let now: String
 
-    enum Parsed {
-        case poi(POIRecord)
-        case pin(PinRecord)
-
-        var id: String {
-            switch self {
-            case .poi(let poi): return poi.id
-            case .pin(let pin): return pin.id
-            }
-        }
-    }
+    typealias Parsed = ImportedRecord
 
     struct Rejection: Error {
         let reason: String

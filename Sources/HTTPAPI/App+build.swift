@@ -79,6 +79,8 @@ public func buildRouter(
         let counts = engine.counts
         return JSONResponse.body(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
     }
+    ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
+        .register(on: router)
     MapPageController(configuration: configuration.mapPage).register(on: router)
     router.get("/openapi.json") { _, _ -> Response in JSONResponse.body(Array(OpenAPIDocument.json.utf8)) }
     return router

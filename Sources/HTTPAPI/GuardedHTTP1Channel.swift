@@ -75,11 +75,19 @@ public struct ConnectionLimits: Sendable {
     /// 2 500 vertices at full precision fits in a GET's query string).
     public var maximumHeadSize: Int
     public var maximumBodySize: Int
+    /// Largest body of a live import (`POST /v1/import`), which is streamed to disk rather than held.
+    public var maximumImportSize: Int
+    /// An import body must arrive at this rate at least: its deadline is the request timeout plus its declared
+    /// length at this rate (so a 100 MB import may take minutes, and a trickle is still cut off).
+    public var minimumImportRate: Int
 
     public init(
         requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maximumConnections: Int = 4_096,
-        maximumHeadSize: Int = 64 * 1_024, maximumBodySize: Int = 1 << 20
+        maximumHeadSize: Int = 64 * 1_024, maximumBodySize: Int = 1 << 20, maximumImportSize: Int = 1 << 30,
+        minimumImportRate: Int = 256 * 1_024
     ) {
+        self.maximumImportSize = maximumImportSize
+        self.minimumImportRate = minimumImportRate
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
         self.maximumConnections = maximumConnections
@@ -132,9 +140,20 @@ final class ConnectionTimers {
         schedule(context, timedOut: timedOut)
     }
 
+    /// What to do when the current request's deadline passes.
+    private var timedOut: (() -> Void)?
+
     func schedule(_ context: ChannelHandlerContext, timedOut: @escaping () -> Void) {
         deadline?.cancel()
+        self.timedOut = timedOut
         deadline = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .init(limits.requestTimeout), timedOut)
+    }
+
+    /// Moves the current request's deadline to the request timeout plus `extra` from now (a large import body).
+    func extend(_ context: ChannelHandlerContext, by extra: Duration) {
+        guard readingRequest, let timedOut else { return }
+        deadline?.cancel()
+        deadline = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .init(limits.requestTimeout + extra), timedOut)
     }
 
     func requestRead() {
@@ -210,7 +229,19 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch part {
         case .head(let head):
-            if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > limits.maximumBodySize {
+            let length = head.headers.first(name: "content-length").flatMap { Int($0) }
+            if head.method == .POST, head.uri.split(separator: "?", maxSplits: 1).first == "/v1/import" {
+                // A live import streams its body to disk: a larger limit, a declared length, and time in proportion.
+                guard let length else {
+                    answer(context, Problem(.lengthRequired, "an import needs a Content-Length header (send the body whole, not chunked)"))
+                    return
+                }
+                guard length <= limits.maximumImportSize else {
+                    answer(context, Problem(.contentTooLarge, "the import body is larger than \(limits.maximumImportSize / (1 << 20)) MiB"))
+                    return
+                }
+                timers.extend(context, by: .milliseconds(Int64(length) * 1_000 / Int64(max(1, limits.minimumImportRate))))
+            } else if let length, length > limits.maximumBodySize {
                 answer(context, Problem(.contentTooLarge, "the request body is larger than \(limits.maximumBodySize / 1_024) KiB"))
                 return
             }

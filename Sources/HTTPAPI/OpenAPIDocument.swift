@@ -984,6 +984,189 @@ enum OpenAPIDocument {
      }
     }
    }
+  },
+  "/v1/import": {
+   "post": {
+    "operationId": "importRecords",
+    "summary": "Bulk import into the running server",
+    "description": "The body is a JSONL, GeoJSON or CSV file (gzip-compressed or not), as for `poi import`, streamed to disk (up to 1 GiB; Content-Length required, chunked bodies get 411). The answer is 202 with a task: one import runs at a time, in order; each batch of 1 000 rows is committed and queryable as it goes, all of them once the task reports succeeded. Bad rows are skipped and reported in the task, or with strict=true the first one stops the import and nothing of it is kept. Writes need the API key when the server has one. The Content-Type may also be application/geo+json (GeoJSON) or anything with format given; the body is read by the task, whose problems and error say what was wrong.",
+    "parameters": [
+     {
+      "name": "format",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "jsonl",
+        "geojson",
+        "csv"
+       ]
+      },
+      "description": "jsonl, geojson or csv; default from the Content-Type (application/x-ndjson, application/geo+json, text/csv)."
+     },
+     {
+      "name": "kind",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "poi",
+        "pin"
+       ],
+       "default": "poi"
+      }
+     },
+     {
+      "name": "crs",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "pattern": "^(?:[Ww][Gg][Ss]84|[Gg][Cc][Jj]02|[Bb][Dd]09|[Ee][Pp][Ss][Gg]:[1-9][0-9]{0,5})$",
+       "description": "wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ.",
+       "default": "wgs84"
+      },
+      "description": "Coordinate system of the input."
+     },
+     {
+      "name": "strict",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "enum": [
+        "true",
+        "false"
+       ],
+       "default": "false"
+      },
+      "description": "true: the first bad row stops the import and nothing of it is kept."
+     },
+     {
+      "name": "name",
+      "in": "query",
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200,
+       "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$",
+       "default": "body"
+      },
+      "description": "The source's name in problem lines (\"places.jsonl:12: …\")."
+     }
+    ],
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/x-ndjson": {
+       "schema": {
+        "type": "string",
+        "format": "binary",
+        "minLength": 1
+       }
+      },
+      "text/csv": {
+       "schema": {
+        "type": "string",
+        "format": "binary",
+        "minLength": 1
+       }
+      }
+     }
+    },
+    "responses": {
+     "202": {
+      "description": "The import task, queued",
+      "headers": {
+       "Location": {
+        "schema": {
+         "type": "string"
+        },
+        "description": "/v1/tasks/{id}"
+       }
+      },
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ImportTask"
+        }
+       }
+      }
+     },
+     "400": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "401": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "411": {
+      "$ref": "#/components/responses/Problem"
+     },
+     "413": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
+  },
+  "/v1/tasks": {
+   "get": {
+    "operationId": "importTasks",
+    "summary": "Recent import tasks, newest first (at most 100)",
+    "responses": {
+     "200": {
+      "description": "Tasks",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object",
+         "required": [
+          "results"
+         ],
+         "properties": {
+          "results": {
+           "type": "array",
+           "items": {
+            "$ref": "#/components/schemas/ImportTask"
+           }
+          }
+         }
+        }
+       }
+      }
+     }
+    }
+   }
+  },
+  "/v1/tasks/{id}": {
+   "get": {
+    "operationId": "importTask",
+    "summary": "One import task: status, progress, counts and problems",
+    "parameters": [
+     {
+      "name": "id",
+      "in": "path",
+      "required": true,
+      "schema": {
+       "type": "string",
+       "minLength": 1,
+       "maxLength": 200
+      }
+     }
+    ],
+    "responses": {
+     "200": {
+      "description": "The task",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/ImportTask"
+        }
+       }
+      }
+     },
+     "404": {
+      "$ref": "#/components/responses/Problem"
+     }
+    }
+   }
   }
  },
  "components": {
@@ -1373,6 +1556,122 @@ enum OpenAPIDocument {
      }
     ],
     "description": "A pin. Missing or null strings are empty. Unknown fields are ignored."
+   },
+   "ImportTask": {
+    "type": "object",
+    "required": [
+     "id",
+     "status",
+     "format",
+     "kind",
+     "crs",
+     "strict",
+     "bytes",
+     "bytesRead",
+     "imported",
+     "skipped",
+     "duplicates",
+     "problems",
+     "error",
+     "createdAt",
+     "startedAt",
+     "finishedAt"
+    ],
+    "properties": {
+     "id": {
+      "type": "string"
+     },
+     "status": {
+      "type": "string",
+      "enum": [
+       "queued",
+       "running",
+       "succeeded",
+       "failed"
+      ]
+     },
+     "format": {
+      "type": "string",
+      "enum": [
+       "jsonl",
+       "geojson",
+       "csv"
+      ]
+     },
+     "kind": {
+      "type": "string",
+      "enum": [
+       "poi",
+       "pin"
+      ]
+     },
+     "crs": {
+      "type": "string"
+     },
+     "strict": {
+      "type": "boolean"
+     },
+     "bytes": {
+      "type": "integer",
+      "description": "Size of the body as received."
+     },
+     "bytesRead": {
+      "type": "integer",
+      "description": "How far the import has read (progress)."
+     },
+     "imported": {
+      "type": "integer",
+      "description": "Distinct records imported (set when the task ends)."
+     },
+     "skipped": {
+      "type": "integer"
+     },
+     "duplicates": {
+      "type": "integer"
+     },
+     "problems": {
+      "type": "array",
+      "description": "Rows skipped, with their line and reason (the first 1 000); under strict, the row that stopped the import.",
+      "items": {
+       "type": "object",
+       "required": [
+        "line",
+        "reason"
+       ],
+       "properties": {
+        "line": {
+         "type": "integer"
+        },
+        "reason": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "error": {
+      "type": [
+       "string",
+       "null"
+      ],
+      "description": "Why a failed task failed."
+     },
+     "createdAt": {
+      "type": "string"
+     },
+     "startedAt": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "finishedAt": {
+      "type": [
+       "string",
+       "null"
+      ]
+     }
+    },
+    "description": "A live import. Tasks are kept in memory (the last 1 000) until the server restarts; the records are durable."
    }
   }
  }

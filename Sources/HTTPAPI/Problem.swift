@@ -126,6 +126,7 @@ public enum Routes {
         (["v1", "pois", "*"], [.get, .put, .delete]), (["v1", "pins"], [.get, .post]), (["v1", "pins", "*"], [.get, .put, .delete]),
         (["v1", "geocode"], [.get]), (["v1", "reverse"], [.get]), (["v1", "convert"], [.get, .post]), (["health"], [.get]),
         (["openapi.json"], [.get]), (["metrics"], [.get]),
+        (["v1", "import"], [.post]), (["v1", "tasks"], [.get]), (["v1", "tasks", "*"], [.get]),
         ([], [.get]), (["docs"], [.get]),
     ]
     /// The files the map page and the docs page load (not part of the API document).

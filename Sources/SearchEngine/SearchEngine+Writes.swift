@@ -70,6 +70,25 @@ extension SearchEngine {
         }
     }
 
+    /// A batch of a live import: durable in the store first (one transaction), then visible to queries — in the one
+    /// order of all writes. Rows were validated by the importer's parser, as for `poi import`.
+    public func applyImported(_ rows: [ImportedRecord]) throws(SearchError) {
+        try ordered { () throws(SearchError) in
+            if let store {
+                do { try RecordImporter.write(rows, to: store) } catch { throw .storage(String(describing: error)) }
+            }
+            afterCommit?()
+            write { state in
+                for row in rows {
+                    switch row {
+                    case .poi(let poi): _ = state.put(.poi(poi))
+                    case .pin(let pin): _ = state.put(.pin(pin))
+                    }
+                }
+            }
+        }
+    }
+
     /// Deletes a POI. - Throws: `.notFound` when there is none.
     public func deletePOI(id: String) throws(SearchError) {
         try ordered { () throws(SearchError) in

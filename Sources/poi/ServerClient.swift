@@ -35,6 +35,43 @@ enum ServerClient {
         return bytes
     }
 
+    /// Sends a request and waits for its answer: (status, body). Transport failures are CLI failures.
+    static func send(_ request: URLRequest, uploading file: URL? = nil, server: String) throws -> (status: Int, body: [UInt8]) {
+        let box = ResultBox()
+        let semaphore = DispatchSemaphore(value: 0)
+        let done: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { data, response, error in
+            box.set(data: data, status: (response as? HTTPURLResponse)?.statusCode, error: error)
+            semaphore.signal()
+        }
+        if let file {
+            URLSession.shared.uploadTask(with: request, fromFile: file, completionHandler: done).resume()
+        } else {
+            URLSession.shared.dataTask(with: request, completionHandler: done).resume()
+        }
+        semaphore.wait()
+        let (data, status, error) = box.get()
+        if let error { throw CLIError.failure("cannot reach \(server): \(error.localizedDescription)") }
+        guard let status else { throw CLIError.failure("no answer from \(server)") }
+        return (status, [UInt8](data ?? Data()))
+    }
+
+    /// The URL of `path` on the server named by `--server`.
+    static func url(_ server: String, _ path: String, _ query: [(String, String?)] = []) throws -> URL {
+        guard var components = URLComponents(string: server), components.scheme == "http" || components.scheme == "https" else {
+            throw CLIError.usage("--server must be an http:// or https:// URL")
+        }
+        components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + path
+        let items = query.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        components.queryItems = items.isEmpty ? nil : items
+        guard let url = components.url else { throw CLIError.usage("--server must be a valid URL") }
+        return url
+    }
+
+    /// The `detail` of a problem+json answer.
+    static func detail(_ body: [UInt8]) -> String? {
+        (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["detail"] as? String
+    }
+
     private final class ResultBox: @unchecked Sendable {
         // SAFETY: written once by the URLSession callback before the semaphore is signalled, read after the wait.
         private var data: Data?

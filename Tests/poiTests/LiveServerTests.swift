@@ -142,5 +142,33 @@ extension LiveTests {
             let list = try curl(["-s", "http://127.0.0.1:\(port)/v1/pins?limit=100"])
             #expect(list.stdout.contains("\"total\":\(writes)"))
         }
+
+        /// `poi import --server`: a file over the 1 MiB JSON cap reaches the running server, which answers queries
+        /// on it without a restart; a chunked upload is refused with 411.
+        @Test func importThroughTheServerWithoutARestart() throws {
+            let db = try emptyDatabase()
+            let server = try startServer(db: db)
+            defer { server.stop() }
+            let file = directory.appendingPathComponent("generated.jsonl")
+            let generated = try CLI.run(["generate", "--count", "8000", "--seed", "7"])
+            try #require(generated.status == 0, "\(generated.stderr)")
+            try Data(generated.stdout.utf8).write(to: file)
+            #expect(generated.stdout.utf8.count > 1 << 20, "the body is larger than the 1 MiB JSON body cap")
+            let imported = try CLI.run(["import", file.path, "--server", server.base])
+            #expect(imported.status == 0, "\(imported.stderr)\nserver:\n\(server.stderr)")
+            #expect(imported.stdout.contains("imported 8000, skipped 0"), "\(imported.stdout)")
+            let health = try curl(["-s", "\(server.base)/health"])
+            #expect(health.stdout.contains("\"pois\":8000"), "\(health.stdout)")
+            let firstID = try #require(generated.stdout.split(separator: "\n").first.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }?["id"] as? String)
+            let one = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(server.base)/v1/pois/\(firstID)"])
+            #expect(one.stdout == "200")
+            let chunked = try curl([
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Transfer-Encoding: chunked", "--data-binary", "@\(file.path)",
+                "\(server.base)/v1/import?format=jsonl",
+            ])
+            #expect(chunked.stdout == "411")
+        }
     }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Catalog
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import GeoCore
 
 struct ImportCommand: ParsableCommand {
@@ -16,6 +19,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "poi or pin.") var kind: String = "poi"
     @Flag(help: "Stop at the first bad row and import nothing from that file.") var strict = false
     @Option(help: "Database to import into (created if missing; default var/poi.sqlite).") var db: String?
+    @Option(help: "Import into a running server (POST /v1/import) instead of a database; it sees the records at once.")
+    var server: String?
+    @Option(help: "API key for --server writes (or env POI_API_KEY).") var apiKey: String?
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("name at least one file") }
@@ -26,6 +32,10 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let source: CRS
         do { source = try CRS(parsing: crs) } catch { throw CLIError.usage("--crs: \(error.description)") }
+        if let server {
+            guard db == nil else { throw CLIError.usage("give --db or --server, not both") }
+            return try importThrough(server)
+        }
         // A code PROJ does not know is bad usage, found before any file is read (not an error on every row).
         var probe: [XY] = []
         do { try CoordinateConverter.shared.convert(&probe, from: source, to: .wgs84) } catch { throw CLIError.usage("--crs: \(error.description)") }
@@ -66,6 +76,70 @@ struct ImportCommand: ParsableCommand {
                     FileHandle.standardError.write(Data((summary + "\n").utf8))
                     break
                 }
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+
+    /// `--server`: each file is sent whole to POST /v1/import and its task followed to the end, with the same
+    /// progress bar, problem lines and summary as a local import.
+    private func importThrough(_ server: String) throws {
+        for file in files where !FileManager.default.isReadableFile(atPath: file) {
+            throw CLIError.failure("cannot read \(file)")
+        }
+        let key = apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"]
+        var failed = false
+        for file in files {
+            guard let fileFormat = format.flatMap(ImportFormat.init(rawValue:)) ?? ImportFormat(path: file) else {
+                throw CLIError.usage("\(file): unknown format (use --format jsonl, geojson or csv)")
+            }
+            let started = Date()
+            var request = URLRequest(url: try ServerClient.url(server, "/v1/import", [
+                ("format", fileFormat.rawValue), ("kind", kind), ("crs", crs), ("strict", strict ? "true" : nil),
+                ("name", (file as NSString).lastPathComponent),
+            ]))
+            request.httpMethod = "POST"
+            request.timeoutInterval = 3_600
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+            let bar = ProgressBar(label: "importing \((file as NSString).lastPathComponent) into \(server)")
+            let (status, body) = try ServerClient.send(request, uploading: URL(fileURLWithPath: file), server: server)
+            guard status == 202, let accepted = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+                let id = accepted["id"] as? String
+            else {
+                bar.finish()
+                let message = "\(file): the server answered \(status): \(ServerClient.detail(body) ?? String(decoding: body.prefix(200), as: UTF8.self))"
+                throw (400..<500).contains(status) && status != 413 ? CLIError.usage(message) : CLIError.failure(message)
+            }
+            // Follow the task until it ends.
+            var task: [String: Any] = accepted
+            while task["status"] as? String == "queued" || task["status"] as? String == "running" {
+                Thread.sleep(forTimeInterval: 0.1)
+                let (status, body) = try ServerClient.send(URLRequest(url: try ServerClient.url(server, "/v1/tasks/\(id)")), server: server)
+                guard status == 200, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                    bar.finish()
+                    throw CLIError.failure("\(file): following task \(id): the server answered \(status)")
+                }
+                task = object
+                let read = task["bytesRead"] as? Int ?? 0
+                let total = task["bytes"] as? Int ?? 0
+                bar.update(done: task["imported"] as? Int ?? 0, fraction: total > 0 ? Double(read) / Double(total) : 0)
+            }
+            bar.finish()
+            let name = (file as NSString).lastPathComponent
+            // A failed task's error names its problem already.
+            for problem in task["status"] as? String == "succeeded" ? task["problems"] as? [[String: Any]] ?? [] : [] {
+                FileHandle.standardError.write(Data("\(name):\(problem["line"] as? Int ?? 0): \(problem["reason"] as? String ?? "")\n".utf8))
+            }
+            if task["status"] as? String == "succeeded" {
+                let imported = task["imported"] as? Int ?? 0
+                let seconds = Date().timeIntervalSince(started)
+                let duplicates = (task["duplicates"] as? Int ?? 0) > 0 ? ", \(task["duplicates"] as? Int ?? 0) duplicate ids (the later row wins)" : ""
+                print("\(file): imported \(imported), skipped \(task["skipped"] as? Int ?? 0)\(duplicates) in \(String(format: "%.2f", seconds)) s (\(seconds > 0 ? Int(Double(imported) / seconds) : imported) records/s) into \(server), task \(id)")
+            } else {
+                FileHandle.standardError.write(Data("poi: \(task["error"] as? String ?? "\(file): the import failed") (task \(id))\n".utf8))
+                failed = true
+                if strict { break }
             }
         }
         if failed { throw ExitCode(1) }

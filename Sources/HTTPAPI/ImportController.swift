@@ -1,0 +1,255 @@
+import BundledData
+import Catalog
+import Foundation
+import GeoCore
+import Hummingbird
+import SearchEngine
+import Synchronization
+
+/// Live bulk import (Meilisearch-style): `POST /v1/import` takes a JSONL, GeoJSON or CSV body (gzip too), spools it
+/// to a temporary file and answers 202 with a task; one import runs at a time, in order, on a thread of its own;
+/// `GET /v1/tasks/{id}` reports progress, counts and per-row problems. Each batch is committed to the store and put
+/// into the running server's indexes under the engine's write lock, so the records are queryable as the task runs
+/// and all of them once it reports `succeeded`. Tasks are kept in memory (the last 1 000); the records are durable.
+final class ImportTasks: Sendable {
+    enum Status: String, Sendable {
+        case queued, running, succeeded, failed
+    }
+
+    struct Task: Sendable {
+        let id: String
+        var status: Status = .queued
+        let format: ImportFormat
+        let kind: RecordKind
+        let crs: String
+        let strict: Bool
+        let bytes: Int
+        var bytesRead = 0
+        var imported = 0
+        var skipped = 0
+        var duplicates = 0
+        var problems: [ImportProblem] = []
+        var error: String?
+        let createdAt: String
+        var startedAt: String?
+        var finishedAt: String?
+    }
+
+    static let kept = 1_000
+    /// Rows per transaction: small enough that queries wait little for the index update of one batch.
+    static let batchSize = 1_000
+
+    private let tasks = Mutex<(byID: [String: Task], order: [String])>(([:], []))
+    private let queue = DispatchQueue(label: "poi.import", qos: .utility)
+    private let counter = Atomic<Int>(0)
+    private let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    subscript(id: String) -> Task? { tasks.withLock { $0.byID[id] } }
+
+    var recent: [Task] { tasks.withLock { state in state.order.suffix(100).reversed().compactMap { state.byID[$0] } } }
+
+    private func update(_ id: String, _ body: (inout Task) -> Void) {
+        tasks.withLock { state in
+            if var task = state.byID[id] {
+                body(&task)
+                state.byID[id] = task
+            }
+        }
+    }
+
+    /// Queues the import of the spooled file at `path` (deleted afterwards) and returns its task.
+    func enqueue(path: String, name: String, bytes: Int, options: RecordImporter.Options, crsName: String, engine: SearchEngine) -> Task {
+        let id = "t_\(prefix)_\(counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+        let task = Task(
+            id: id, format: options.format ?? .jsonl, kind: options.kind, crs: crsName, strict: options.strict, bytes: bytes,
+            createdAt: Timestamp.now()
+        )
+        tasks.withLock { state in
+            state.byID[id] = task
+            state.order.append(id)
+            while state.order.count > Self.kept { state.byID[state.order.removeFirst()] = nil }
+        }
+        queue.async { [self] in
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            update(id) {
+                $0.status = .running
+                $0.startedAt = Timestamp.now()
+            }
+            var options = options
+            options.batchSize = Self.batchSize
+            let importer = RecordImporter(options: options) { rows in try engine.applyImported(rows) }
+            importer.progress = { [self] _, read, _ in update(id) { $0.bytesRead = read } }
+            let result = Result { () throws(ImportError) in try importer.importFile(path, name: name) }
+            let finished = Timestamp.now()
+            switch result {
+            case .success(let report):
+                update(id) {
+                    $0.status = .succeeded
+                    $0.bytesRead = bytes
+                    $0.imported = report.imported
+                    $0.skipped = report.skipped
+                    $0.duplicates = report.duplicates
+                    $0.problems = report.problems
+                    $0.finishedAt = finished
+                }
+            case .failure(let error):
+                let message = error.description
+                var problems: [ImportProblem] = []
+                if case .rejected(let problem) = error { problems = [problem] }
+                update(id) {
+                    $0.status = .failed
+                    $0.error = message
+                    $0.problems = problems
+                    $0.finishedAt = finished
+                }
+            }
+        }
+        return task
+    }
+
+    static func json(_ task: Task) -> [UInt8] {
+        var json = JSONWriter()
+        write(task, to: &json)
+        return json.buffer
+    }
+
+    static func write(_ task: Task, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("id", task.id)
+        json.field("status", task.status.rawValue)
+        json.field("format", task.format.rawValue)
+        json.field("kind", task.kind.rawValue)
+        json.field("crs", task.crs)
+        json.key("strict")
+        json.bool(task.strict)
+        for (name, value) in [
+            ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
+            ("duplicates", task.duplicates),
+        ] {
+            json.key(name)
+            json.number(value)
+        }
+        json.key("problems")
+        json.beginArray()
+        for problem in task.problems {
+            json.beginObject()
+            json.key("line")
+            json.number(problem.line)
+            json.field("reason", problem.reason)
+            json.endObject()
+        }
+        json.endArray()
+        for (name, value) in [("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)] {
+            json.key(name)
+            if let value { json.string(value) } else { json.null() }
+        }
+        json.endObject()
+    }
+}
+
+struct ImportController {
+    let engine: SearchEngine
+    let write: WriteAuthorization
+    let tasks: ImportTasks
+    let maximumImportSize: Int
+
+    static let path = "/v1/import"
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/v1/import") { request, _ in try await start(request) }
+        router.get("/v1/tasks") { _, _ -> Response in
+            var json = JSONWriter()
+            json.beginObject()
+            json.key("results")
+            json.beginArray()
+            for task in tasks.recent { ImportTasks.write(task, to: &json) }
+            json.endArray()
+            json.endObject()
+            return JSONResponse.body(json.buffer)
+        }
+        router.get("/v1/tasks/:id") { _, context -> Response in
+            let id = context.parameters.get("id") ?? ""
+            guard let task = tasks[id] else {
+                throw Problem(.notFound, "no import task \(id.prefix(80)) (tasks are kept in memory, the last \(ImportTasks.kept), until the server restarts)")
+            }
+            return JSONResponse.body(ImportTasks.json(task))
+        }
+    }
+
+    /// The format from `format`, else from the Content-Type.
+    private func format(_ request: Request, _ parameters: Parameters) throws(Problem) -> ImportFormat {
+        if let name = parameters.string("format") {
+            guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson or csv") }
+            return format
+        }
+        let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        switch type {
+        case "application/x-ndjson", "application/jsonl", "application/jsonlines", "application/x-jsonlines": return .jsonl
+        case "application/geo+json": return .geojson
+        case "text/csv": return .csv
+        default:
+            throw .badRequest("format is required (jsonl, geojson or csv) unless the Content-Type is application/x-ndjson, application/geo+json or text/csv")
+        }
+    }
+
+    /// A CRS name PROJ knows (checked before the body is read, not on every row).
+    private static func crs(_ name: String) throws(Problem) -> CRS {
+        do throws(GeoError) {
+            let crs = try CRS(parsing: name)
+            var probe: [XY] = []
+            try CoordinateConverter.shared.convert(&probe, from: crs, to: .wgs84)
+            return crs
+        } catch {
+            throw .badRequest("crs: \(error.description)")
+        }
+    }
+
+    private func start(_ request: Request) async throws -> Response {
+        try write.check(request)
+        let parameters = Parameters(request)
+        let format = try format(request, parameters)
+        let kindName = parameters.string("kind") ?? "poi"
+        guard let kind = RecordKind(rawValue: kindName) else { throw Problem.badRequest("kind must be poi or pin") }
+        let crsName = parameters.string("crs") ?? "wgs84"
+        let crs = try Self.crs(crsName)
+        // The source's name in problem lines and errors ("places.jsonl:12: …"), default "body".
+        let name = parameters.string("name") ?? "body"
+        guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Problem.badRequest("name must be 1 to 200 characters without control characters")
+        }
+        let strict: Bool
+        switch parameters.string("strict") {
+        case nil, "false": strict = false
+        case "true": strict = true
+        default: throw Problem.badRequest("strict must be true or false")
+        }
+        // Spool the body to a file: the import reads it in chunks on its own thread, whatever its size.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-import-\(UUID().uuidString)").path
+        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
+            throw Problem(.init(code: 507, reasonPhrase: "Insufficient Storage"), "cannot create a spool file in \(FileManager.default.temporaryDirectory.path)")
+        }
+        var size = 0
+        do {
+            defer { try? file.close() }
+            for try await chunk in request.body {
+                size += chunk.readableBytes
+                guard size <= maximumImportSize else {
+                    throw Problem(.contentTooLarge, "the import body is larger than \(maximumImportSize / (1 << 20)) MiB")
+                }
+                try file.write(contentsOf: chunk.readableBytesView)
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
+        }
+        guard size > 0 else {
+            try? FileManager.default.removeItem(atPath: path)
+            throw Problem.badRequest("the body is empty: send the records to import")
+        }
+        let options = RecordImporter.Options(format: format, crs: crs, kind: kind, strict: strict)
+        let task = tasks.enqueue(path: path, name: name, bytes: size, options: options, crsName: crsName, engine: engine)
+        var response = JSONResponse.body(ImportTasks.json(task), status: .accepted)
+        response.headers[.location] = "/v1/tasks/\(task.id)"
+        return response
+    }
+}

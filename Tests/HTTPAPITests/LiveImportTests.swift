@@ -1,0 +1,147 @@
+import Catalog
+import Foundation
+import HTTPAPI
+import Hummingbird
+import HummingbirdTesting
+import SearchEngine
+import Testing
+
+/// `POST /v1/import` and `GET /v1/tasks/{id}`: a body imported into the running engine and its store, reported as a
+/// task, with the contract's rules for bad input.
+@Suite struct LiveImportTests {
+    let directory: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-import-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+
+    func engine(_ name: String = "db.sqlite") throws -> (SearchEngine, String) {
+        let path = directory.appendingPathComponent(name).path
+        return (try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy), path)
+    }
+
+    func importApp(_ engine: SearchEngine, apiKey: String? = nil) -> some ApplicationProtocol {
+        buildApplication(configuration: ServerConfiguration(apiKey: apiKey), engine: engine, gazetteer: nil, metrics: testRegistry)
+    }
+
+    /// Follows a task to its end: the import runs on its own thread, so this waits on its status (never on a clock
+    /// alone; the bound is only there to turn a hang into a failure that says what was awaited).
+    func finished(_ client: some TestClientProtocol, _ id: String) async throws -> [String: Any] {
+        for _ in 0..<6_000 {
+            let task = try json(try await client.execute(uri: "/v1/tasks/\(id)", method: .get))
+            if let status = task["status"] as? String, status == "succeeded" || status == "failed" { return task }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("import task \(id) did not finish within 60 s")
+        return [:]
+    }
+
+    static let rows = """
+        {"id":"i1","name":"Sauna Arla","category":"leisure.sauna","lat":60.1850,"lon":24.9530}
+        {"id":"i2","name":"Kotiharjun Sauna","category":"leisure.sauna","lat":60.1826,"lon":24.9560}
+        {"id":"i3","name":"broken","category":"leisure.sauna","lat":95,"lon":0}
+        {"id":"i1","name":"Sauna Arla","category":"leisure.sauna","address":"Kaarlenkatu 15","lat":60.1850,"lon":24.9530}
+        """
+
+    @Test func importedRecordsAreQueryableAndDurableWhenTheTaskSucceeds() async throws {
+        let (engine, path) = try engine()
+        try await importApp(engine).test(.router) { client in
+            let accepted = try await client.execute(uri: "/v1/import?format=jsonl&name=saunas.jsonl", method: .post, body: ByteBuffer(string: Self.rows))
+            #expect(accepted.status == .accepted)
+            let task = try json(accepted)
+            let id = try #require(task["id"] as? String)
+            #expect(accepted.headers[.location] == "/v1/tasks/\(id)")
+            #expect(task["status"] as? String == "queued" || task["status"] as? String == "running")
+            let done = try await finished(client, id)
+            #expect(done["status"] as? String == "succeeded", "\(done)")
+            #expect(done["imported"] as? Int == 2)
+            #expect(done["skipped"] as? Int == 1)
+            #expect(done["duplicates"] as? Int == 1)
+            #expect(done["bytes"] as? Int == Self.rows.utf8.count && done["bytesRead"] as? Int == Self.rows.utf8.count)
+            let problems = try #require(done["problems"] as? [[String: Any]])
+            #expect(problems.map { $0["line"] as? Int } == [3, 4])
+            #expect((problems[0]["reason"] as? String ?? "").contains("latitude"))
+            // The running server sees them, the later duplicate row winning.
+            let search = try json(try await client.execute(uri: "/v1/search?q=sauna", method: .get))
+            #expect((search["results"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.sorted() == ["i1", "i2"])
+            let one = try json(try await client.execute(uri: "/v1/pois/i1", method: .get))
+            #expect(one["address"] as? String == "Kaarlenkatu 15")
+            let nearby = try json(try await client.execute(uri: "/v1/nearby?lat=60.1826&lon=24.9560&limit=1", method: .get))
+            #expect((nearby["results"] as? [[String: Any]])?.first?["id"] as? String == "i2")
+            let list = try json(try await client.execute(uri: "/v1/tasks", method: .get))
+            #expect((list["results"] as? [[String: Any]])?.first?["id"] as? String == id)
+        }
+        // And the store has them: a new engine over the same file.
+        let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
+        #expect(reopened.counts.pois == 2)
+        #expect(reopened.poi(id: "i1")?.address == "Kaarlenkatu 15")
+    }
+
+    @Test func strictImportsAllOrNothing() async throws {
+        let (engine, _) = try engine()
+        try await importApp(engine).test(.router) { client in
+            let accepted = try json(try await client.execute(uri: "/v1/import?format=jsonl&strict=true&name=s.jsonl", method: .post, body: ByteBuffer(string: Self.rows)))
+            let done = try await finished(client, try #require(accepted["id"] as? String))
+            #expect(done["status"] as? String == "failed")
+            #expect((done["error"] as? String ?? "").contains("s.jsonl:3:"), "\(done)")
+            #expect((done["problems"] as? [[String: Any]])?.first?["line"] as? Int == 3)
+            #expect(engine.counts.pois == 0)
+        }
+    }
+
+    @Test func formatFromTheContentTypeAndGzipBodies() async throws {
+        let (engine, _) = try engine()
+        let csv = "id,name,category,latitude,longitude\nc1,Cafe Regatta,food.cafe,60.1832,24.9094\n"
+        let gzipped = directory.appendingPathComponent("p.csv.gz")
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        gzip.arguments = ["-c", "printf '%s' \"$0\" | gzip -c > \"$1\"", csv, gzipped.path]
+        try gzip.run()
+        gzip.waitUntilExit()
+        try await importApp(engine).test(.router) { client in
+            let accepted = try json(try await client.execute(
+                uri: "/v1/import", method: .post, headers: [.contentType: "text/csv; charset=utf-8"], body: ByteBuffer(bytes: try Data(contentsOf: gzipped))
+            ))
+            #expect(accepted["format"] as? String == "csv")
+            let done = try await finished(client, try #require(accepted["id"] as? String))
+            #expect(done["status"] as? String == "succeeded" && done["imported"] as? Int == 1, "\(done)")
+            #expect(engine.poi(id: "c1")?.name == "Cafe Regatta")
+        }
+    }
+
+    @Test(arguments: [
+        ("/v1/import", "format is required"),
+        ("/v1/import?format=xml", "format must be jsonl, geojson or csv"),
+        ("/v1/import?format=jsonl&kind=place", "kind must be poi or pin"),
+        ("/v1/import?format=jsonl&crs=EPSG:99999", "crs: unknown coordinate system"),
+        ("/v1/import?format=jsonl&strict=yes", "strict must be true or false"),
+        ("/v1/import?format=jsonl&name=", "name must be 1 to 200 characters"),
+    ])
+    func badParametersAreNamed(_ uri: String, _ fragment: String) async throws {
+        let (engine, _) = try engine()
+        try await importApp(engine).test(.router) { client in
+            let response = try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: Self.rows))
+            #expect(response.status == .badRequest, "\(uri)")
+            #expect((try json(response)["detail"] as? String ?? "").contains(fragment), "\(uri)")
+            let tasks = try json(try await client.execute(uri: "/v1/tasks", method: .get))
+            #expect((tasks["results"] as? [Any])?.isEmpty == true, "a refused import makes no task")
+        }
+    }
+
+    @Test func emptyBodiesUnknownTasksAndTheKey() async throws {
+        let (engine, _) = try engine()
+        try await importApp(engine, apiKey: "import-key-123").test(.router) { client in
+            let unauthorized = try await client.execute(uri: "/v1/import?format=jsonl", method: .post, body: ByteBuffer(string: Self.rows))
+            #expect(unauthorized.status == .unauthorized)
+            let empty = try await client.execute(
+                uri: "/v1/import?format=jsonl", method: .post, headers: [.authorization: "Bearer import-key-123"], body: ByteBuffer()
+            )
+            #expect(empty.status == .badRequest)
+            #expect((try json(empty)["detail"] as? String ?? "").contains("the body is empty"))
+            let unknown = try await client.execute(uri: "/v1/tasks/t_nope", method: .get)
+            #expect(unknown.status == .notFound)
+            #expect((try json(unknown)["detail"] as? String ?? "").contains("no import task t_nope"))
+            #expect(engine.counts.pois == 0)
+        }
+    }
+}

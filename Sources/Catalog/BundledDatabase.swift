@@ -4,7 +4,12 @@ import GeoCore
 
 /// Creates the default database from the bundled data on first use.
 public enum BundledDatabase {
-    public static let defaultPath = "var/poi.sqlite"
+    /// The default database: `var/poi.sqlite` beside the bundled data directory (the repository's `var/`), wherever
+    /// the command runs from — not a new `./var/` in the current directory.
+    public static func defaultPath(dataDirectory: String) -> String {
+        let data = URL(fileURLWithPath: dataDirectory).standardizedFileURL
+        return data.deletingLastPathComponent().appendingPathComponent("var/poi.sqlite").path
+    }
 
     /// Builds a database at `path` holding the bundled POIs (OpenStreetMap Helsinki). Written to a temporary file
     /// and renamed into place, so an interrupted first start leaves no half-built database behind.

@@ -31,10 +31,15 @@ extension Gazetteer {
             }
         }
 
-        let parts = query.text.split(whereSeparator: { ",，、;；".contains($0) }).map { TextNormalizer.normalize(String($0)) }.filter { !$0.isEmpty }
+        let separators: (Character) -> Bool = { ",，、;；".contains($0) }
+        let rawParts = query.text.split(whereSeparator: separators).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !TextNormalizer.normalize($0).isEmpty }
+        let parts = rawParts.map { TextNormalizer.normalize($0) }
+        var namedAsTyped = false
         if let name = parts.first {
             let qualifiers = Array(parts.dropFirst())
             let found = candidates(name)
+            namedAsTyped = found.contains { $0.1 >= 0.9 }
             for (entity, quality) in found {
                 offer(entity, quality + 0.4 * importance(entity) / 8 + qualifierScore(entity, qualifiers))
             }
@@ -51,6 +56,24 @@ extension Gazetteer {
                         }
                     }
                 }
+            }
+        }
+
+        // "1600 Amphitheatre Parkway, Mountain View, CA": when the first part names no place, the first later part
+        // that does is the place, the parts after it its qualifiers, and the parts before it a street address the
+        // gazetteer cannot resolve — answered as the place, with that text reported unresolved.
+        if !namedAsTyped && parts.count >= 2 && !TextNormalizer.containsCJK(query.text) {
+            for k in 1..<parts.count {
+                let found = candidates(parts[k], allowPrefix: false).filter { $0.1 >= 0.9 }
+                guard !found.isEmpty else { continue }
+                let qualifiers = Array(parts[(k + 1)...])
+                let street = rawParts[..<k].joined(separator: ", ")
+                for (entity, quality) in found {
+                    let score = quality - 0.1 + 0.4 * importance(entity) / 8 + qualifierScore(entity, qualifiers)
+                    if score > scored[entity] ?? -.infinity { unresolved[entity] = street }
+                    offer(entity, score)
+                }
+                break
             }
         }
 
@@ -187,7 +210,7 @@ extension Gazetteer {
             type: "city",
             score: rounded,
             adcode: nil,
-            unresolved: nil,
+            unresolved: unresolved,
             distance: distance
         )
     }

@@ -25,6 +25,8 @@ public final class Gazetteer: Sendable {
     let chineseNames: [String: [Int]]
     let longestChineseName: Int
     let capitals: Set<Int>
+    /// Country outlines for reverse geocoding away from places; nil when the file is not there.
+    let outlines: CountryOutlines?
 
     /// Entities are numbered places first, then divisions.
     func isDivision(_ entity: Int32) -> Bool { Int(entity) >= places.count }
@@ -37,11 +39,17 @@ public final class Gazetteer: Sendable {
         let divisions = try GazetteerFiles.loadDivisions(directory: directory)
         let countries = try GazetteerFiles.loadCountries(directory: directory)
         let admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
-        return Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1)
+        let outlinesPath = directory + "/countries.geojson.gz"
+        let outlines = FileManager.default.fileExists(atPath: outlinesPath) ? try CountryOutlines.load(path: outlinesPath) : nil
+        return Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
     }
 
-    init(places: [Place], divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)]) {
+    init(
+        places: [Place], divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)],
+        outlines: CountryOutlines? = nil
+    ) {
         self.places = places
+        self.outlines = outlines
         self.divisions = divisions
         var countryTable: [String: Country] = [:]
         var countryCodes: [String: String] = [:]

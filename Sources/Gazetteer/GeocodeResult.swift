@@ -48,15 +48,21 @@ public struct ReverseResult: Sendable, Equatable {
     public let countryName: String?
     public let admin1: String?
     public let admin2: String?
+    /// The large city the point lies in (the city of a suburb), when there is one.
+    public let city: String?
     /// In China: the county-level district whose seat is nearest, with its city and province.
     public let division: DivisionMatch?
 
-    public init(place: GeocodeResult?, country: String?, countryName: String?, admin1: String?, admin2: String?, division: DivisionMatch?) {
+    public init(
+        place: GeocodeResult?, country: String?, countryName: String?, admin1: String?, admin2: String?, city: String? = nil,
+        division: DivisionMatch?
+    ) {
         self.place = place
         self.country = country
         self.countryName = countryName
         self.admin1 = admin1
         self.admin2 = admin2
+        self.city = city
         self.division = division
     }
 

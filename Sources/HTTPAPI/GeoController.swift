@@ -137,6 +137,6 @@ extension GeocodeResult {
 
 extension ReverseResult {
     func replacingPlace(_ place: GeocodeResult) -> ReverseResult {
-        ReverseResult(place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, division: division)
+        ReverseResult(place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, city: city, division: division)
     }
 }

@@ -754,7 +754,25 @@ enum OpenAPIDocument {
       "content": {
        "application/json": {
         "schema": {
-         "type": "object"
+         "type": "object",
+         "required": [
+          "results",
+          "next"
+         ],
+         "properties": {
+          "results": {
+           "type": "array",
+           "items": {
+            "$ref": "#/components/schemas/Place"
+           }
+          },
+          "next": {
+           "type": [
+            "string",
+            "null"
+           ]
+          }
+         }
         }
        }
       }
@@ -802,7 +820,7 @@ enum OpenAPIDocument {
       "content": {
        "application/json": {
         "schema": {
-         "type": "object"
+         "$ref": "#/components/schemas/Reverse"
         }
        }
       }
@@ -1672,6 +1690,164 @@ enum OpenAPIDocument {
      }
     },
     "description": "A live import. Tasks are kept in memory (the last 1 000) until the server restarts; the records are durable."
+   },
+   "Place": {
+    "type": "object",
+    "required": [
+     "id",
+     "name",
+     "displayName",
+     "lat",
+     "lon",
+     "country",
+     "admin1",
+     "admin2",
+     "type",
+     "score"
+    ],
+    "properties": {
+     "id": {
+      "type": "string",
+      "description": "geonames:<id> or adcode:<code>"
+     },
+     "name": {
+      "type": "string"
+     },
+     "displayName": {
+      "type": "string"
+     },
+     "lat": {
+      "type": "number"
+     },
+     "lon": {
+      "type": "number"
+     },
+     "country": {
+      "type": "string"
+     },
+     "admin1": {
+      "type": "string"
+     },
+     "admin2": {
+      "type": "string"
+     },
+     "population": {
+      "type": [
+       "integer",
+       "null"
+      ]
+     },
+     "type": {
+      "type": "string",
+      "enum": [
+       "city",
+       "province",
+       "prefecture",
+       "district"
+      ]
+     },
+     "score": {
+      "type": "number"
+     },
+     "adcode": {
+      "type": "string"
+     },
+     "unresolved": {
+      "type": "string",
+      "description": "The part of the address the gazetteer could not resolve (a street and number): the answer is the place it lies in."
+     },
+     "distance": {
+      "type": "number",
+      "description": "Metres from the origin (lat/lon), or from the point for reverse."
+     }
+    }
+   },
+   "Reverse": {
+    "type": "object",
+    "required": [
+     "place",
+     "country",
+     "countryName",
+     "admin1",
+     "admin2",
+     "city",
+     "division"
+    ],
+    "properties": {
+     "place": {
+      "oneOf": [
+       {
+        "$ref": "#/components/schemas/Place"
+       },
+       {
+        "type": "null"
+       }
+      ],
+      "description": "The nearest populated place, with its distance."
+     },
+     "country": {
+      "type": [
+       "string",
+       "null"
+      ],
+      "description": "ISO 3166-1 alpha-2: the nearest place's country within 25 km of it, else the country whose outline holds the point; null in the open sea."
+     },
+     "countryName": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "admin1": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "admin2": {
+      "type": [
+       "string",
+       "null"
+      ]
+     },
+     "city": {
+      "type": [
+       "string",
+       "null"
+      ],
+      "description": "The large city (100 000 people or more) the point lies in, e.g. Sydney for The Rocks."
+     },
+     "division": {
+      "type": [
+       "object",
+       "null"
+      ],
+      "description": "In China: the district whose seat is nearest, with its city and province.",
+      "properties": {
+       "adcode": {
+        "type": "string"
+       },
+       "province": {
+        "type": "string"
+       },
+       "city": {
+        "type": [
+         "string",
+         "null"
+        ]
+       },
+       "district": {
+        "type": [
+         "string",
+         "null"
+        ]
+       },
+       "distance": {
+        "type": "number"
+       }
+      }
+     }
+    }
    }
   }
  }

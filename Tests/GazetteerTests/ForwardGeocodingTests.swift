@@ -130,6 +130,29 @@ import Testing
         #expect(shift > 100 && shift < 1_000)
     }
 
+    /// A street address whose place is known answers the place, the street reported unresolved (as for Chinese
+    /// addresses); qualifiers after the place still choose among namesakes.
+    @Test(arguments: [
+        ("1600 Amphitheatre Parkway, Mountain View", "geonames:5375480", "1600 Amphitheatre Parkway"),
+        ("1600 Amphitheatre Parkway, Mountain View, CA", "geonames:5375480", "1600 Amphitheatre Parkway"),
+        ("221B Baker Street, London, UK", "geonames:2643743", "221B Baker Street"),
+        ("Flat 2, 10 Downing Street, London", "geonames:2643743", "Flat 2, 10 Downing Street"),
+        ("Mannerheimintie 13, Helsinki", "geonames:658225", "Mannerheimintie 13"),
+    ])
+    func streetAddressesFallBackToTheirPlace(_ text: String, _ expected: String, _ street: String) throws {
+        let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: text))
+        let first = try #require(results.first, "\(text)")
+        #expect(first.id == expected, "\(text): got \(results.prefix(3).map { "\($0.id) \($0.displayName)" })")
+        #expect(first.unresolved == street)
+    }
+
+    @Test func placesNamedAsTypedAreNotStreets() throws {
+        // "Springfield, IL": the first part is a place, so nothing is unresolved; an unknown text still finds nothing.
+        let springfield = try #require(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Springfield, IL")).first)
+        #expect(springfield.unresolved == nil && springfield.admin1 == "Illinois")
+        #expect(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Foo Bar Street 3, Nowhereville Qqq")).isEmpty)
+    }
+
     @Test func ambiguousChineseDistrictsAreAllOffered() throws {
         let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: "朝阳区", limit: 10))
         let ids = Set(results.prefix(2).map(\.id))

@@ -34,6 +34,68 @@ import Testing
         let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: -48.8767, longitude: -123.3933))  // Point Nemo
         let place = try #require(result.place)
         #expect((place.distance ?? 0) > 1_000_000)
+        #expect(result.country == nil && result.countryName == nil && result.admin1 == nil && result.city == nil)
+    }
+
+    /// The Gulf of Guinea at 0,0 is 578 km from Takoradi (Ghana): the nearest place with its distance, no country.
+    @Test func openSeaClaimsNoCountry() throws {
+        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: 0, longitude: 0))
+        #expect(result.place?.name == "Takoradi")
+        #expect((result.place?.distance ?? 0) > 500_000)
+        #expect(result.country == nil)
+        #expect(result.admin1 == nil && result.admin2 == nil)
+    }
+
+    /// Far from any place but on land, the outline names the country: the Algerian Sahara, the Australian outback.
+    @Test(arguments: [(23.4, 5.5, "DZ"), (-25.0, 131.0, "AU"), (64.0, -42.0, "GL")])
+    func farFromPlacesTheOutlineNamesTheCountry(_ lat: Double, _ lon: Double, _ country: String) throws {
+        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: lat, longitude: lon))
+        #expect((result.place?.distance ?? 0) > Gazetteer.placeRadius)
+        #expect(result.country == country)
+    }
+
+    /// A suburb answers the city it belongs to: the Sydney Opera House is nearest to The Rocks, in Sydney.
+    @Test func suburbsNameTheirCity() throws {
+        let opera = GazetteerFixture.shared.reverse(try Coordinate(latitude: -33.8568, longitude: 151.2153))
+        #expect(opera.place?.name == "The Rocks")
+        #expect(opera.city == "Sydney")
+        #expect(opera.country == "AU")
+        let helsinki = GazetteerFixture.shared.reverse(try Coordinate(latitude: 60.1699, longitude: 24.9384))
+        #expect(helsinki.city == "Helsinki")
+        // A village far from any large city has none.
+        let lapland = GazetteerFixture.shared.reverse(try Coordinate(latitude: 68.66, longitude: 27.54))
+        #expect(lapland.country == "FI")
+        #expect(lapland.city == nil)
+    }
+
+    /// The outline test is the even-odd rule: a point is inside a country's polygon exactly when a brute-force
+    /// winding count over its rings says so.
+    @Test func outlineContainmentMatchesWindingNumbers() throws {
+        let outlines = try #require(GazetteerFixture.shared.outlines)
+        var random = SplitMix64(seed: 5)
+        for _ in 0..<300 {
+            let x = random.uniform(-180...180), y = random.uniform(-60...80)
+            var expected: String?
+            for outline in outlines.outlines {
+                for polygon in outline.polygons where polygon.reduce(0, { $0 + Self.winding($1, x, y) }) % 2 != 0 {
+                    expected = expected ?? outline.country
+                }
+            }
+            #expect(outlines.country(at: Coordinate(uncheckedLatitude: y, longitude: x)) == expected, "\(y),\(x)")
+        }
+    }
+
+    /// The winding number of a closed ring around (x, y), summed signed crossings (Sunday's algorithm).
+    static func winding(_ ring: [Double], _ x: Double, _ y: Double) -> Int {
+        var w = 0
+        let n = ring.count / 2
+        for i in 0..<n {
+            let j = (i + 1) % n
+            let (x0, y0, x1, y1) = (ring[2 * i], ring[2 * i + 1], ring[2 * j], ring[2 * j + 1])
+            let side = (x1 - x0) * (y - y0) - (x - x0) * (y1 - y0)
+            if y0 <= y { if y1 > y && side > 0 { w += 1 } } else if y1 <= y && side < 0 { w -= 1 }
+        }
+        return abs(w)
     }
 
     /// Reverse geocoding is exact nearest-neighbour: compare with brute force over every place.

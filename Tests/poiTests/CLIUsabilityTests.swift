@@ -77,4 +77,27 @@ import Testing
         #expect(result.status == 0)
         #expect(result.stdout.range(of: #"^\d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(result.stdout)")
     }
+
+    /// From another directory, the default database is the repository's var/poi.sqlite, not a new ./var/.
+    @Test func defaultDatabaseIsBesideTheBundledData() throws {
+        let result = try CLI.run(["search", "kahvila", "--limit", "1", "--format", "json"], currentDirectory: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"results\":[{"), "\(result.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("var").path), "no ./var/ where the command ran")
+    }
+
+    @Test func geocodingFallsBackAndSaysWhatItDoesNotKnow() throws {
+        let street = try CLI.run(["geocode", "1600 Amphitheatre Parkway, Mountain View, CA", "--limit", "1"])
+        #expect(street.status == 0, "\(street.stderr)")
+        #expect(street.stdout.contains("Mountain View, Santa Clara County, California, United States [+1600 Amphitheatre Parkway]"), "\(street.stdout)")
+        let sea = try CLI.run(["reverse", "--lat", "0", "--lon", "0"])
+        #expect(sea.status == 0, "\(sea.stderr)")
+        #expect(sea.stdout.contains("none claimed"), "\(sea.stdout)")
+        let opera = try CLI.run(["reverse", "--lat", "-33.8568", "--lon", "151.2153"])
+        #expect(opera.stdout.contains("city           Sydney"), "\(opera.stdout)")
+        let nothing = try CLI.run(["geocode", "Qqqzzx Xyzzyq"])
+        #expect(nothing.status == 1)
+        #expect(nothing.stdout.isEmpty, "no empty table before the message: \(nothing.stdout)")
+        #expect(nothing.stderr.contains("no place matches"))
+    }
 }

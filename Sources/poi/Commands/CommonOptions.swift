@@ -23,7 +23,7 @@ struct DatabaseOptions: ParsableArguments {
             }
             path = db
         } else {
-            path = BundledDatabase.defaultPath
+            path = BundledDatabase.defaultPath(dataDirectory: directory)
             if !FileManager.default.fileExists(atPath: path) {
                 let bar = ProgressBar(label: "creating \(path) from the bundled data")
                 do {

@@ -48,6 +48,7 @@ struct GeocodeCommand: ParsableCommand {
             ])
             guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
             let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
+            if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
             print(Table.render(header: ["name", "display name", "lat", "lon", "type", "population", "score"], rows: results.map { r in
                 [r["name"] as? String ?? "", r["displayName"] as? String ?? "", String(format: "%.5f", r["lat"] as? Double ?? 0),
                  String(format: "%.5f", r["lon"] as? Double ?? 0), r["type"] as? String ?? "", (r["population"] as? Int).map(String.init) ?? "",
@@ -75,6 +76,7 @@ struct GeocodeCommand: ParsableCommand {
             json.endObject()
             print(String(decoding: json.buffer, as: UTF8.self))
         case .table:
+            if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
             print(Table.render(
                 header: ["name", "display name", "lat", "lon", "type", "population", "score"],
                 rows: results.map {
@@ -123,12 +125,16 @@ struct ReverseCommand: ParsableCommand {
             print(String(decoding: json.buffer, as: UTF8.self))
         case .table:
             guard let place = result.place else { throw CLIError.failure("no place found") }
+            let distance = place.distance ?? 0
             var rows = [
                 ["nearest place", place.displayName],
-                ["distance", String(format: "%.0f m", place.distance ?? 0)],
-                ["country", [result.countryName, result.country.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")],
+                ["distance", distance >= 10_000 ? String(format: "%.1f km", distance / 1_000) : String(format: "%.0f m", distance)],
+                ["country", result.country == nil
+                    ? "none claimed: in no country's outline and \(Int(distance / 1_000)) km from the nearest place"
+                    : [result.countryName, result.country.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")],
                 ["admin1", result.admin1 ?? ""],
                 ["admin2", result.admin2 ?? ""],
+                ["city", result.city ?? ""],
             ]
             if let d = result.division {
                 rows.append(["division", [d.province, d.city, d.district].compactMap { $0 }.joined(separator: " ") + " (\(d.adcode))"])

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BundledData
 import Catalog
 import Foundation
 #if canImport(FoundationNetworking)
@@ -43,7 +44,7 @@ struct ImportCommand: ParsableCommand {
             throw CLIError.failure("cannot read \(file)")
         }
         let store: CatalogStore
-        do { store = try CatalogStore(path: db ?? BundledDatabase.defaultPath) } catch { throw CLIError.failure(error.description) }
+        do { store = try CatalogStore(path: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())) } catch { throw CLIError.failure(error.description) }
         let options = RecordImporter.Options(format: format.flatMap(ImportFormat.init(rawValue:)), crs: source, kind: RecordKind(rawValue: kind)!, strict: strict)
         // One importer for all files, so that an id repeated across files is one record (the later row wins).
         let importer = RecordImporter(store: store, options: options)

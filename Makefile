@@ -20,6 +20,7 @@ test: setup
 	$(SWIFT) test
 	scripts/contract/run .build/debug/poi
 	scripts/browser/run .build/debug/poi
+	scripts/compat/run .build/debug/poi
 
 run: release
 	scripts/run.sh $(RELEASE_BIN)

@@ -92,7 +92,8 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings

@@ -36,3 +36,10 @@ if ! python3 -c "import websocket, sys; sys.exit(0 if websocket.__version__ == '
     echo "setup: installing websocket-client $WEBSOCKET_CLIENT_VERSION (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check "websocket-client==$WEBSOCKET_CLIENT_VERSION" >&2
 fi
+
+# The compatibility suite (scripts/compat/run) runs real client libraries from PyPI.
+GEOPY_VERSION="2.5.0"
+if ! python3 -c "import geopy, sys; sys.exit(0 if geopy.__version__ == '$GEOPY_VERSION' else 1)" 2>/dev/null; then
+    echo "setup: installing geopy $GEOPY_VERSION (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "geopy==$GEOPY_VERSION" >&2
+fi

@@ -81,6 +81,7 @@ public func buildRouter(
     }
     ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: router)
+    GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: router)
     MapPageController(configuration: configuration.mapPage).register(on: router)
     router.get("/openapi.json") { _, _ -> Response in JSONResponse.body(Array(OpenAPIDocument.json.utf8)) }
     return router

@@ -129,6 +129,11 @@ public enum Routes {
         (["v1", "import"], [.post]), (["v1", "tasks"], [.get]), (["v1", "tasks", "*"], [.get]),
         ([], [.get]), (["docs"], [.get]),
     ]
+    /// Other services' APIs, in their own wire formats (not part of this API's document).
+    static let compatibility: [(pattern: [String], methods: [HTTPRequest.Method])] = [
+        (["nominatim", "search"], [.get]), (["nominatim", "reverse"], [.get]), (["nominatim", "status"], [.get]),
+        (["photon", "api"], [.get]), (["photon", "reverse"], [.get]),
+    ]
     /// The files the map page and the docs page load (not part of the API document).
     static let assets: [(pattern: [String], methods: [HTTPRequest.Method])] = [
         (["static", "*"], [.get]), (["static", "leaflet", "*"], [.get]), (["static", "leaflet", "images", "*"], [.get]),
@@ -136,7 +141,7 @@ public enum Routes {
 
     static func methods(for path: String) -> [HTTPRequest.Method]? {
         let parts = path.split(separator: "/").map(String.init)
-        return (table + assets).first { entry in
+        return (table + compatibility + assets).first { entry in
             entry.pattern.count == parts.count && zip(entry.pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
         }?.methods
     }

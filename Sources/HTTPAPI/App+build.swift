@@ -82,6 +82,7 @@ public func buildRouter(
     ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: router)
     GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: router)
+    StudentLocationAdapter(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: router)
     MapPageController(configuration: configuration.mapPage).register(on: router)
     router.get("/openapi.json") { _, _ -> Response in JSONResponse.body(Array(OpenAPIDocument.json.utf8)) }
     return router
@@ -104,9 +105,14 @@ struct WriteAuthorization: Sendable {
     let apiKey: String?
 
     func check(_ request: Request) throws(Problem) {
+        try check(header: request.headers[.authorization])
+    }
+
+    /// Checks an Authorization header's value.
+    func check(header: String?) throws(Problem) {
         guard let apiKey else { return }
         // The scheme is case-insensitive (RFC 9110 §11.1); one or more spaces before the credentials.
-        guard let header = request.headers[.authorization], header.count > 7, header.prefix(6).lowercased() == "bearer",
+        guard let header, header.count > 7, header.prefix(6).lowercased() == "bearer",
             header.dropFirst(6).first == " "
         else {
             throw Problem(.unauthorized, "writes need the header Authorization: Bearer <API key>")

@@ -133,6 +133,8 @@ public enum Routes {
     static let compatibility: [(pattern: [String], methods: [HTTPRequest.Method])] = [
         (["nominatim", "search"], [.get]), (["nominatim", "reverse"], [.get]), (["nominatim", "status"], [.get]),
         (["photon", "api"], [.get]), (["photon", "reverse"], [.get]),
+        (["parse", "classes", "StudentLocation"], [.get, .post]), (["parse", "classes", "StudentLocation", "*"], [.get, .put, .delete]),
+        (["v1", "StudentLocation"], [.get, .post]), (["v1", "StudentLocation", "*"], [.get, .put, .delete]),
     ]
     /// The files the map page and the docs page load (not part of the API document).
     static let assets: [(pattern: [String], methods: [HTTPRequest.Method])] = [

@@ -12,6 +12,8 @@ public struct PinInput: Sendable {
     public var mediaURL: String
     public var latitude: Double
     public var longitude: Double
+    /// v1 requires an absolute http(s) URL (or nothing); the On the Map view keeps any text, as Parse did.
+    public var mediaURLMustBeURL = true
 
     public init(uniqueKey: String, firstName: String, lastName: String, mapString: String, mediaURL: String, latitude: Double, longitude: Double) {
         self.uniqueKey = uniqueKey
@@ -32,7 +34,11 @@ public struct PinInput: Sendable {
                 throw .invalid(parameter: name, rule: "must not contain control characters")
             }
         }
-        if !mediaURL.isEmpty {
+        if !mediaURL.isEmpty && !mediaURLMustBeURL {
+            guard mediaURL.unicodeScalars.count <= 2_000, !mediaURL.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw .invalid(parameter: "mediaURL", rule: "must be at most 2000 characters without control characters")
+            }
+        } else if !mediaURL.isEmpty {
             guard mediaURL.unicodeScalars.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
                 url.host?.isEmpty == false
             else { throw .invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL") }

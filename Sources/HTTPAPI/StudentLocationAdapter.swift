@@ -1,0 +1,252 @@
+import BundledData
+import Catalog
+import Foundation
+import GeoCore
+import HTTPTypes
+import Hummingbird
+import SearchEngine
+
+/// "On the Map" clients: the Parse-style `StudentLocation` class at `/parse/classes/StudentLocation` and Udacity's
+/// `/v1/StudentLocation`, over the same records as `/v1/pins` (one pin, two views). Every object carries all ten
+/// fields with their JSON types — strict Codable clients fail a whole list on one missing field — and errors are
+/// Parse's `{"code", "error"}`. X-Parse-Application-Id and X-Parse-REST-API-Key are accepted, not required; with a
+/// server key, a write needs it as the REST key (or as `Authorization: Bearer`).
+struct StudentLocationAdapter {
+    let engine: SearchEngine
+    let write: WriteAuthorization
+    let maximumBodySize: Int
+
+    static let bases = ["/parse/classes/StudentLocation", "/v1/StudentLocation"]
+
+    func register(on router: Router<BasicRequestContext>) {
+        for base in Self.bases {
+            router.get(RouterPath(base)) { request, _ in parse { try list(request) } }
+            router.post(RouterPath(base)) { request, _ in await parseAsync { try await create(request, base: base) } }
+            router.get(RouterPath(base + "/:objectId")) { _, context in parse { try get(context) } }
+            router.put(RouterPath(base + "/:objectId")) { request, context in await parseAsync { try await update(request, context) } }
+            router.delete(RouterPath(base + "/:objectId")) { request, context in parse { try delete(request, context) } }
+        }
+    }
+
+    /// A Parse error: HTTP status, Parse code, message.
+    struct ParseError: Error {
+        let status: HTTPResponse.Status
+        let code: Int
+        let message: String
+
+        static func invalidQuery(_ message: String) -> ParseError { ParseError(status: .badRequest, code: 102, message: message) }
+        static func invalidType(_ message: String) -> ParseError { ParseError(status: .badRequest, code: 111, message: message) }
+        static let notFound = ParseError(status: .notFound, code: 101, message: "Object not found.")
+    }
+
+    private func parse(_ body: () throws -> Response) -> Response {
+        do { return try body() } catch { return errorResponse(error) }
+    }
+
+    private func parseAsync(_ body: () async throws -> Response) async -> Response {
+        do { return try await body() } catch { return errorResponse(error) }
+    }
+
+    private func errorResponse(_ error: any Error) -> Response {
+        let parseError: ParseError
+        switch error {
+        case let error as ParseError: parseError = error
+        case let error as Problem where error.status == .unauthorized: parseError = ParseError(status: .forbidden, code: 119, message: "unauthorized")
+        case let error as Problem: parseError = ParseError(status: error.status == .contentTooLarge ? .contentTooLarge : .badRequest, code: 107, message: error.detail)
+        case let error as SearchError:
+            if case .notFound = error { parseError = .notFound } else { parseError = .invalidType(error.description) }
+        case let error as GeoError: parseError = .invalidType(error.description)
+        default: parseError = ParseError(status: .internalServerError, code: 1, message: "Internal server error.")
+        }
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("code")
+        json.number(parseError.code)
+        json.field("error", parseError.message)
+        json.endObject()
+        return JSONResponse.body(json.buffer, status: parseError.status)
+    }
+
+    /// A write needs the server's key when it has one: as X-Parse-REST-API-Key, or as v1's Bearer header.
+    private func authorize(_ request: Request) throws {
+        let restKey = request.headers[HTTPField.Name("X-Parse-REST-API-Key")!]
+        try write.check(header: request.headers[.authorization] ?? restKey.map { "Bearer \($0)" })
+    }
+
+    // MARK: Reading
+
+    func list(_ request: Request) throws -> Response {
+        let p = Parameters(request)
+        let limit = try count(p, "limit", default: 100, maximum: 1_000)
+        let skip = try count(p, "skip", default: 0, maximum: 1_000_000)
+        let order = Self.order(p.string("order"))
+        var equal: [(String, String)] = []
+        if let key = p.string("uniqueKey") { equal.append(("uniqueKey", key)) }
+        if let text = p.string("where"), !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            let value: JSONValue
+            do { value = try StrictJSON.parse(Array(text.utf8)) } catch { throw ParseError(status: .badRequest, code: 107, message: "where must be JSON: \(error.description)") }
+            guard case .object(let members) = value else { throw ParseError.invalidQuery("where must be a JSON object") }
+            for (key, condition) in members.sorted(by: { $0.key < $1.key }) {
+                guard Self.textFields.contains(key) else {
+                    throw ParseError.invalidQuery("where supports equality on \(Self.textFields.joined(separator: ", ")); not on \(key)")
+                }
+                guard case .string(let wanted) = condition else { throw ParseError.invalidQuery("where: \(key) must be compared with a string") }
+                equal.append((key, wanted))
+            }
+        }
+        // One user's locations straight from the engine's filter; the other equalities on the whole ordered list.
+        let uniqueKey = equal.first { $0.0 == "uniqueKey" }?.1
+        var all: [PinRecord] = []
+        var offset = 0
+        while true {
+            let page = try engine.pins(limit: 100, skip: offset, order: order, uniqueKey: uniqueKey)
+            all += page.results
+            offset += page.results.count
+            if page.results.isEmpty || offset >= page.total { break }
+        }
+        let selected = all.filter { pin in equal.allSatisfy { Self.field($0.0, of: pin) == $0.1 } }
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("results")
+        json.beginArray()
+        for pin in selected.dropFirst(skip).prefix(limit) { Self.write(pin, to: &json) }
+        json.endArray()
+        json.endObject()
+        return JSONResponse.body(json.buffer)
+    }
+
+    func get(_ context: BasicRequestContext) throws -> Response {
+        guard let pin = engine.pin(id: try objectID(context)) else { throw ParseError.notFound }
+        var json = JSONWriter()
+        Self.write(pin, to: &json)
+        return JSONResponse.body(json.buffer)
+    }
+
+    static let textFields = ["objectId", "uniqueKey", "firstName", "lastName", "mapString", "mediaURL"]
+
+    static func field(_ name: String, of pin: PinRecord) -> String {
+        switch name {
+        case "objectId": return pin.id
+        case "uniqueKey": return pin.uniqueKey
+        case "firstName": return pin.firstName
+        case "lastName": return pin.lastName
+        case "mapString": return pin.mapString
+        default: return pin.mediaURL
+        }
+    }
+
+    /// Parse's `order`: comma-separated keys, `-` for descending; the first of createdAt/updatedAt decides, and
+    /// unknown keys (a client sends `-updateAt`) are ignored.
+    static func order(_ text: String?) -> PinOrder {
+        for key in (text ?? "").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if let order = PinOrder(rawValue: key) { return order }
+        }
+        return .updatedAtDescending
+    }
+
+    private func count(_ p: Parameters, _ name: String, default value: Int, maximum: Int) throws -> Int {
+        guard let text = p.string(name) else { return value }
+        guard let n = DecimalNumber.parseInteger(Substring(text.trimmingCharacters(in: .whitespaces))), n >= 0 else {
+            throw ParseError.invalidQuery("\(name) must be a non-negative integer")
+        }
+        return min(n, maximum)
+    }
+
+    private func objectID(_ context: BasicRequestContext) throws -> String {
+        guard let raw = context.parameters.get("objectId"), let id = raw.removingPercentEncoding, !id.isEmpty, id.unicodeScalars.count <= 200 else {
+            throw ParseError.notFound
+        }
+        return id
+    }
+
+    /// All ten fields, with their JSON types, in Parse's names.
+    static func write(_ pin: PinRecord, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("objectId", pin.id)
+        json.field("uniqueKey", pin.uniqueKey)
+        json.field("firstName", pin.firstName)
+        json.field("lastName", pin.lastName)
+        json.field("mapString", pin.mapString)
+        json.field("mediaURL", pin.mediaURL)
+        json.key("latitude")
+        json.number(pin.lat)
+        json.key("longitude")
+        json.number(pin.lon)
+        json.field("createdAt", pin.createdAt)
+        json.field("updatedAt", pin.updatedAt)
+        json.endObject()
+    }
+
+    // MARK: Writing
+
+    private func body(_ request: Request) async throws -> [String: JSONValue] {
+        let buffer = try await request.body.collect(upTo: maximumBodySize)
+        let value: JSONValue
+        do { value = try StrictJSON.parse(buffer.readableBytesView) } catch {
+            throw ParseError(status: .badRequest, code: 107, message: "invalid JSON: \(error.description)")
+        }
+        guard case .object(let members) = value else { throw ParseError(status: .badRequest, code: 107, message: "the body must be a JSON object") }
+        return members
+    }
+
+    /// The body's fields over `old` (Parse updates only the keys it is given).
+    private func input(_ body: [String: JSONValue], over old: PinRecord?) throws -> PinInput {
+        func text(_ key: String, _ current: String?) throws -> String {
+            switch body[key] {
+            case nil: return current ?? ""
+            case .null?: return ""
+            case .string(let value)?: return value
+            case let other?: throw ParseError.invalidType("invalid type for key \(key), expected string, but got \(other.kindDescription)")
+            }
+        }
+        func number(_ key: String, _ current: Double?) throws -> Double {
+            switch body[key] {
+            case nil:
+                guard let current else { throw ParseError(status: .badRequest, code: 142, message: "\(key) is required (a number)") }
+                return current
+            case .number(let value)?: return value
+            case let other?: throw ParseError.invalidType("invalid type for key \(key), expected number, but got \(other.kindDescription)")
+            }
+        }
+        var input = PinInput(
+            uniqueKey: try text("uniqueKey", old?.uniqueKey), firstName: try text("firstName", old?.firstName),
+            lastName: try text("lastName", old?.lastName), mapString: try text("mapString", old?.mapString),
+            mediaURL: try text("mediaURL", old?.mediaURL), latitude: try number("latitude", old?.lat),
+            longitude: try number("longitude", old?.lon)
+        )
+        // Parse keeps whatever text a client puts in mediaURL (On the Map apps send junk and empty strings).
+        input.mediaURLMustBeURL = false
+        return input
+    }
+
+    func create(_ request: Request, base: String) async throws -> Response {
+        try authorize(request)
+        let pin = try engine.createPin(try input(try await body(request), over: nil))
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("createdAt", pin.createdAt)
+        json.field("objectId", pin.id)
+        json.endObject()
+        var response = JSONResponse.body(json.buffer, status: .created)
+        response.headers[.location] = "\(base)/\(pin.id)"
+        return response
+    }
+
+    func update(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request)
+        let id = try objectID(context)
+        guard let old = engine.pin(id: id) else { throw ParseError.notFound }
+        let pin = try engine.updatePin(id: id, try input(try await body(request), over: old))
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("updatedAt", pin.updatedAt)
+        json.endObject()
+        return JSONResponse.body(json.buffer)
+    }
+
+    func delete(_ request: Request, _ context: BasicRequestContext) throws -> Response {
+        try authorize(request)
+        try engine.deletePin(id: try objectID(context))
+        return JSONResponse.body(Array("{}".utf8))
+    }
+}

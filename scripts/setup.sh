@@ -43,3 +43,11 @@ if ! python3 -c "import geopy, sys; sys.exit(0 if geopy.__version__ == '$GEOPY_V
     echo "setup: installing geopy $GEOPY_VERSION (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check "geopy==$GEOPY_VERSION" >&2
 fi
+for requirement in amap-python-sdk==0.1.5 amap-cli==0.1.4; do
+    name="${requirement%%==*}"
+    version="${requirement##*==}"
+    if [ "$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')" != "$version" ]; then
+        echo "setup: installing $requirement (PyPI)" >&2
+        python3 -m pip install --quiet --disable-pip-version-check "$requirement" >&2
+    fi
+done

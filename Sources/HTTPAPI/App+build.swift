@@ -1,4 +1,5 @@
 import Catalog
+import BundledData
 import Foundation
 import Gazetteer
 import Hummingbird
@@ -82,6 +83,8 @@ public func buildRouter(
     ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: router)
     GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: router)
+    let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"
+    AMapAdapter(engine: engine, gazetteer: gazetteer, types: AMapTypes.load(path: categories)).register(on: router)
     StudentLocationAdapter(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: router)
     MapPageController(configuration: configuration.mapPage).register(on: router)
     router.get("/openapi.json") { _, _ -> Response in JSONResponse.body(Array(OpenAPIDocument.json.utf8)) }

@@ -135,6 +135,10 @@ public enum Routes {
         (["photon", "api"], [.get]), (["photon", "reverse"], [.get]),
         (["parse", "classes", "StudentLocation"], [.get, .post]), (["parse", "classes", "StudentLocation", "*"], [.get, .put, .delete]),
         (["v1", "StudentLocation"], [.get, .post]), (["v1", "StudentLocation", "*"], [.get, .put, .delete]),
+        (["v3", "place", "text"], [.get]), (["v3", "place", "around"], [.get]), (["v3", "place", "polygon"], [.get]),
+        (["v3", "place", "detail"], [.get]), (["v3", "geocode", "geo"], [.get]), (["v3", "geocode", "regeo"], [.get]),
+        (["v3", "assistant", "coordinate", "convert"], [.get]), (["v5", "place", "text"], [.get]), (["v5", "place", "around"], [.get]),
+        (["v5", "place", "polygon"], [.get]), (["v5", "place", "detail"], [.get]),
     ]
     /// The files the map page and the docs page load (not part of the API document).
     static let assets: [(pattern: [String], methods: [HTTPRequest.Method])] = [

@@ -16,14 +16,17 @@ public struct ServerConfiguration: Sendable {
     public var corsOrigin: String?
     /// The map page's tiles, Leaflet and outlines.
     public var mapPage: MapPageConfiguration
+    /// The bundled data directory (categories.json for the AMap adapter's POI classes); nil: `DataDirectory.resolve()`.
+    public var dataDirectory: String?
 
     /// Largest accepted request body.
     public var maximumBodySize: Int { limits.maximumBodySize }
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits(), corsOrigin: String? = nil,
-        mapPage: MapPageConfiguration = MapPageConfiguration()
+        mapPage: MapPageConfiguration = MapPageConfiguration(), dataDirectory: String? = nil
     ) {
+        self.dataDirectory = dataDirectory
         self.host = host
         self.port = port
         self.apiKey = apiKey

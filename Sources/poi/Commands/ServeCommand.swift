@@ -36,7 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
             mapPage: MapPageConfiguration(
                 tilesURL: tiles, tilesAttribution: tilesAttribution,
                 outlinesPath: DataDirectory.resolve(database.dataDir) + "/countries.geojson.gz"
-            )
+            ),
+            dataDirectory: DataDirectory.resolve(database.dataDir)
         )
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))

@@ -46,9 +46,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "API",
+            dependencies: ["GeoCore", "SpatialIndex", "Catalog", "SearchEngine", "BundledData"],
+            resources: [.copy("OpenAPI")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HTTPAPI",
             dependencies: [
-                "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData",
+                "API", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -70,6 +76,7 @@ let package = Package(
                 "Gazetteer",
                 "Catalog",
                 "SearchEngine",
+                "API",
                 "HTTPAPI",
                 "BundledData",
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -86,13 +93,14 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
-            dependencies: ["SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex"],
+            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData",
+                "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
             ],

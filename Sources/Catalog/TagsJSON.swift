@@ -1,9 +1,22 @@
+import BundledData
 import Foundation
 
 /// Reading the `tags` column — a flat JSON object of strings — without Foundation's generic parser and the
 /// dictionary down-cast, which were a tenth of start-up at 1 M POIs. Anything that is not a flat object of
 /// strings is left to `JSONSerialization`.
 public enum TagsJSON {
+    /// Tags as a JSON object, keys sorted: the one form in which the record store keeps them and answers write them,
+    /// so an answer written from the store's bytes equals one written from a record.
+    public static func write(_ tags: [String: String], to json: inout JSONWriter) {
+        json.beginObject()
+        if tags.count == 1, let (key, value) = tags.first {
+            json.field(key, value)
+        } else if !tags.isEmpty {
+            for key in tags.keys.sorted() { json.field(key, tags[key]!) }
+        }
+        json.endObject()
+    }
+
     public static func decode(_ text: String) -> [String: String] {
         if text == "{}" { return [:] }
         var text = text

@@ -57,3 +57,78 @@ public struct XY: Hashable, Sendable {
         self.y = y
     }
 }
+
+extension CRS {
+    /// The longitude/latitude systems in which a request may give and receive positions (the `coordsys` parameter
+    /// of the HTTP API and `--coordsys` of the CLI): WGS-84, and the two datums of maps published in China. Unlike
+    /// `epsg(_:)`, a conversion to or from WGS-84 is a closed formula and cannot fail.
+    public enum Geographic: String, Sendable, CaseIterable, CustomStringConvertible {
+        case wgs84, gcj02, bd09
+
+        /// `wgs84`, `gcj02` or `bd09` in any case; nil otherwise.
+        public init?(name: some StringProtocol) {
+            self.init(rawValue: name.lowercased())
+        }
+
+        public var crs: CRS {
+            switch self {
+            case .wgs84: return .wgs84
+            case .gcj02: return .gcj02
+            case .bd09: return .bd09
+            }
+        }
+
+        public var description: String { rawValue }
+
+        /// A position given in this system, in WGS-84.
+        public func toWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+            switch self {
+            case .wgs84: return (latitude, longitude)
+            case .gcj02: return ChinaDatum.gcj02ToWGS84(latitude: latitude, longitude: longitude)
+            case .bd09: return ChinaDatum.bd09ToWGS84(latitude: latitude, longitude: longitude)
+            }
+        }
+
+        /// A WGS-84 position in this system.
+        public func fromWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+            switch self {
+            case .wgs84: return (latitude, longitude)
+            case .gcj02: return ChinaDatum.wgs84ToGCJ02(latitude: latitude, longitude: longitude)
+            case .bd09: return ChinaDatum.wgs84ToBD09(latitude: latitude, longitude: longitude)
+            }
+        }
+
+        public func toWGS84(_ c: Coordinate) -> Coordinate {
+            let w = toWGS84(latitude: c.latitude, longitude: c.longitude)
+            return Coordinate(uncheckedLatitude: w.latitude, longitude: w.longitude)
+        }
+
+        public func fromWGS84(_ c: Coordinate) -> Coordinate {
+            let p = fromWGS84(latitude: c.latitude, longitude: c.longitude)
+            return Coordinate(uncheckedLatitude: p.latitude, longitude: p.longitude)
+        }
+
+        /// A box given in this system, in WGS-84 (corners converted; exact away from the China boundary).
+        public func toWGS84(_ box: BoundingBox) -> BoundingBox {
+            guard self != .wgs84 else { return box }
+            let sw = toWGS84(latitude: box.south, longitude: box.west)
+            let ne = toWGS84(latitude: box.north, longitude: box.east)
+            return BoundingBox(uncheckedWest: sw.longitude, south: min(sw.latitude, ne.latitude), east: ne.longitude, north: max(sw.latitude, ne.latitude))
+        }
+
+        public func toWGS84(_ polygon: Polygon) -> Polygon {
+            guard self != .wgs84 else { return polygon }
+            return (try? Polygon(vertices: polygon.vertices.map { toWGS84($0) })) ?? polygon
+        }
+    }
+
+    /// This CRS as a request coordinate system, when it is one.
+    public var geographic: Geographic? {
+        switch self {
+        case .wgs84: return .wgs84
+        case .gcj02: return .gcj02
+        case .bd09: return .bd09
+        case .epsg: return nil
+        }
+    }
+}

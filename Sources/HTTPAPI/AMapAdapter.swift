@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Catalog
 import Foundation
@@ -20,18 +21,18 @@ struct AMapAdapter {
     /// How far counting goes for v3's `count` (AMap itself lets clients page through 200 at most).
     static let countLimit = 1_000
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v3/place/text") { request, _ in answer(request) { p in try placeText(p, v5: false) } }
-        router.get("/v3/place/around") { request, _ in answer(request) { p in try placeAround(p, v5: false) } }
-        router.get("/v3/place/polygon") { request, _ in answer(request) { p in try placePolygon(p, v5: false) } }
-        router.get("/v3/place/detail") { request, _ in answer(request) { p in try placeDetail(p, v5: false) } }
-        router.get("/v5/place/text") { request, _ in answer(request) { p in try placeText(p, v5: true) } }
-        router.get("/v5/place/around") { request, _ in answer(request) { p in try placeAround(p, v5: true) } }
-        router.get("/v5/place/polygon") { request, _ in answer(request) { p in try placePolygon(p, v5: true) } }
-        router.get("/v5/place/detail") { request, _ in answer(request) { p in try placeDetail(p, v5: true) } }
-        router.get("/v3/geocode/geo") { request, _ in answer(request) { p in try geocode(p) } }
-        router.get("/v3/geocode/regeo") { request, _ in answer(request) { p in try regeocode(p) } }
-        router.get("/v3/assistant/coordinate/convert") { request, _ in answer(request, info: "ok") { p in try convert(p) } }
+    func register(on routes: RouteRegistrar) {
+        routes.on("amapV3PlaceText") { request, _ in answer(request) { p in try placeText(p, v5: false) } }
+        routes.on("amapV3PlaceAround") { request, _ in answer(request) { p in try placeAround(p, v5: false) } }
+        routes.on("amapV3PlacePolygon") { request, _ in answer(request) { p in try placePolygon(p, v5: false) } }
+        routes.on("amapV3PlaceDetail") { request, _ in answer(request) { p in try placeDetail(p, v5: false) } }
+        routes.on("amapV5PlaceText") { request, _ in answer(request) { p in try placeText(p, v5: true) } }
+        routes.on("amapV5PlaceAround") { request, _ in answer(request) { p in try placeAround(p, v5: true) } }
+        routes.on("amapV5PlacePolygon") { request, _ in answer(request) { p in try placePolygon(p, v5: true) } }
+        routes.on("amapV5PlaceDetail") { request, _ in answer(request) { p in try placeDetail(p, v5: true) } }
+        routes.on("amapGeocode") { request, _ in answer(request) { p in try geocode(p) } }
+        routes.on("amapRegeocode") { request, _ in answer(request) { p in try regeocode(p) } }
+        routes.on("amapConvert") { request, _ in answer(request, info: "ok") { p in try convert(p) } }
     }
 
     // MARK: Envelope, errors, JSONP
@@ -49,8 +50,8 @@ struct AMapAdapter {
     }
 
     /// Runs `body` (which writes the fields after the envelope) and answers AMap's envelope, as JSON or JSONP.
-    private func answer(_ request: Request, info: String = "OK", _ body: (Parameters) throws -> (inout JSONWriter) -> Void) -> Response {
-        let p = Parameters(request)
+    private func answer(_ request: Request, info: String = "OK", _ body: (QueryParameters) throws -> (inout JSONWriter) -> Void) -> Response {
+        let p = RequestParameters(request)
         var callback: String?
         var json = JSONWriter()
         do {
@@ -108,15 +109,15 @@ struct AMapAdapter {
             throw AMapError.invalid("\(name) must be \"lng,lat\"")
         }
         let point = try Coordinate(latitude: lat, longitude: lon)
-        return CoordSys.gcj02.toWGS84(point)
+        return CRS.Geographic.gcj02.toWGS84(point)
     }
 
     static func format(_ point: (latitude: Double, longitude: Double)) -> String {
-        let gcj = CoordSys.gcj02.fromWGS84(latitude: point.latitude, longitude: point.longitude)
+        let gcj = CRS.Geographic.gcj02.fromWGS84(latitude: point.latitude, longitude: point.longitude)
         return String(format: "%.6f,%.6f", gcj.longitude, gcj.latitude)
     }
 
-    static func integer(_ p: Parameters, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+    static func integer(_ p: QueryParameters, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
         guard let text = p.string(name), !text.isEmpty else { return value }
         guard let n = DecimalNumber.parseInteger(Substring(text)), range.contains(n) else {
             throw AMapError.invalid("\(name) must be an integer from \(range.lowerBound) to \(range.upperBound)")
@@ -124,14 +125,14 @@ struct AMapAdapter {
         return n
     }
 
-    static func keywords(_ p: Parameters) -> String? {
+    static func keywords(_ p: QueryParameters) -> String? {
         guard let text = p.string("keywords")?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
         // The older API took several keywords separated by "|": one query of all the words.
         return text.replacingOccurrences(of: "|", with: " ")
     }
 
     /// The page: v3 offset/page (offset ≤ 50), v5 page_size/page_num (≤ 25, ≤ 100).
-    static func page(_ p: Parameters, v5: Bool) throws -> (size: Int, number: Int) {
+    static func page(_ p: QueryParameters, v5: Bool) throws -> (size: Int, number: Int) {
         if v5 {
             return (try integer(p, "page_size", default: 10, range: 1...25), try integer(p, "page_num", default: 1, range: 1...100))
         }
@@ -141,7 +142,7 @@ struct AMapAdapter {
     // MARK: POI search
 
     /// The categories named by `types` (typecodes or Chinese names, "|"-separated); nil when not given.
-    func categories(_ p: Parameters) throws -> [String]? {
+    func categories(_ p: QueryParameters) throws -> [String]? {
         guard let text = p.string("types"), !text.isEmpty else { return nil }
         var found: [String] = []
         for item in text.split(separator: "|").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
@@ -163,15 +164,15 @@ struct AMapAdapter {
     }
 
     /// Pages through a cursor-paged query to reach page `number` and count the rest.
-    private func paged(size: Int, number: Int, categories: [String]?, _ query: (String?) throws -> Page) throws -> Found {
+    private func paged(size: Int, number: Int, categories: [String]?, _ query: (Page.Position?) throws -> Page) throws -> Found {
         let wanted = (number - 1) * size
         var collected: [(POIRecord, Double?)] = []
-        var cursor: String?
+        var position: Page.Position?
         repeat {
-            let page = try query(cursor)
+            let page = try query(position)
             collected += Self.pois(page.results).filter { Self.matches($0.0, categories) }
-            cursor = page.next
-        } while cursor != nil && collected.count < Self.countLimit
+            position = page.next
+        } while position != nil && collected.count < Self.countLimit
         return (Array(collected.dropFirst(wanted).prefix(size)), collected.count)
     }
 
@@ -199,7 +200,7 @@ struct AMapAdapter {
         return Coordinate(uncheckedLatitude: place.latitude, longitude: place.longitude)
     }
 
-    func placeText(_ p: Parameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
+    func placeText(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
         let keywords = Self.keywords(p)
         let categories = try categories(p)
         guard keywords != nil || categories != nil else { throw AMapError.missing("keywords or types") }
@@ -224,14 +225,14 @@ struct AMapAdapter {
             found = (Array(hits.dropFirst((number - 1) * size).prefix(size)), categories == nil ? total : min(total, hits.count))
         } else {
             let area = box ?? BoundingBox(uncheckedWest: -180, south: -90, east: 180, north: 90)
-            found = try paged(size: size, number: number, categories: categories) { cursor in
-                try engine.within(WithinQuery(area: .box(area), category: Self.commonCategory(categories), limit: 100, cursor: cursor))
+            found = try paged(size: size, number: number, categories: categories) { position in
+                engine.within(WithinQuery(area: .box(area), category: Self.commonCategory(categories), limit: 100, after: position?.record))
             }
         }
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
 
-    func placeAround(_ p: Parameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
+    func placeAround(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
         guard let text = p.string("location") else { throw AMapError.missing("location") }
         let origin = try Self.location(text, name: "location")
         var radius = try Self.integer(p, "radius", default: 5_000, range: 0...1_000_000)
@@ -239,15 +240,15 @@ struct AMapAdapter {
         let (size, number) = try Self.page(p, v5: v5)
         let categories = try categories(p)
         let keywords = Self.keywords(p)
-        let found = try paged(size: size, number: number, categories: categories) { cursor in
-            try engine.nearby(NearbyQuery(
-                origin: origin, radius: Double(radius), text: keywords, category: Self.commonCategory(categories), limit: 100, cursor: cursor
+        let found = try paged(size: size, number: number, categories: categories) { position in
+            engine.nearby(NearbyQuery(
+                origin: origin, radius: Double(radius), text: keywords, category: Self.commonCategory(categories), limit: 100, after: position?.nearest
             ))
         }
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
 
-    func placePolygon(_ p: Parameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
+    func placePolygon(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
         guard let text = p.string("polygon"), !text.isEmpty else { throw AMapError.missing("polygon") }
         // Both "|" (the API) and ";" (the doc's prose, and crawlers) separate points.
         let points = try text.split(whereSeparator: { $0 == "|" || $0 == ";" }).map { try Self.location(String($0), name: "polygon") }
@@ -267,13 +268,13 @@ struct AMapAdapter {
         let (size, number) = try Self.page(p, v5: v5)
         let categories = try categories(p)
         let keywords = Self.keywords(p)
-        let found = try paged(size: size, number: number, categories: categories) { cursor in
-            try engine.within(WithinQuery(area: area, text: keywords, category: Self.commonCategory(categories), limit: 100, cursor: cursor))
+        let found = try paged(size: size, number: number, categories: categories) { position in
+            engine.within(WithinQuery(area: area, text: keywords, category: Self.commonCategory(categories), limit: 100, after: position?.record))
         }
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
 
-    func placeDetail(_ p: Parameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
+    func placeDetail(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
         guard let text = p.string("id"), !text.isEmpty else { throw AMapError.missing("id") }
         let ids = text.split(separator: "|").map(String.init)
         guard ids.count <= 10 else { throw AMapError.invalid("id takes at most 10 ids") }
@@ -398,7 +399,7 @@ struct AMapAdapter {
 
     // MARK: Geocoding
 
-    func geocode(_ p: Parameters) throws -> (inout JSONWriter) -> Void {
+    func geocode(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
         guard let address = p.string("address")?.trimmingCharacters(in: .whitespaces), !address.isEmpty else { throw AMapError.missing("address") }
         guard let gazetteer else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
         let batch = (p.string("batch") ?? "false").lowercased() == "true"
@@ -458,7 +459,7 @@ struct AMapAdapter {
         }
     }
 
-    func regeocode(_ p: Parameters) throws -> (inout JSONWriter) -> Void {
+    func regeocode(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
         guard let text = p.string("location") else { throw AMapError.missing("location") }
         guard let gazetteer else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
         let batch = (p.string("batch") ?? "false").lowercased() == "true"
@@ -547,7 +548,7 @@ struct AMapAdapter {
 
     // MARK: Coordinate conversion
 
-    func convert(_ p: Parameters) throws -> (inout JSONWriter) -> Void {
+    func convert(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
         guard let text = p.string("locations"), !text.isEmpty else { throw AMapError.missing("locations") }
         let pairs = text.split(separator: "|").map(String.init)
         guard pairs.count <= 40 else { throw AMapError.invalid("locations takes at most 40 points") }

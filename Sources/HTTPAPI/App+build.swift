@@ -1,4 +1,5 @@
 import Catalog
+import API
 import BundledData
 import Foundation
 import Gazetteer
@@ -45,12 +46,13 @@ public func buildRouter(
     metrics: PrometheusCollectorRegistry? = nil
 ) -> Router<BasicRequestContext> {
     let router = Router(context: BasicRequestContext.self)
+    let routes = RouteRegistrar(router: router)
     if let metrics {
         router.add(middleware: RequestMetricsMiddleware())
         let records = MetricNameDescriptor(namespace: "poi", metricName: "records", unitName: "", helpText: "Records held in memory, by kind.")
         let pois = metrics.makeGauge(descriptor: records, labels: [("kind", "poi")])
         let pins = metrics.makeGauge(descriptor: records, labels: [("kind", "pin")])
-        router.get("/metrics") { _, _ -> Response in
+        routes.on("metrics") { _, _ -> Response in
             let counts = engine.counts
             pois.set(to: Double(counts.pois))
             pins.set(to: Double(counts.pins))
@@ -72,22 +74,26 @@ public func buildRouter(
         ))
     }
     router.add(middleware: ProblemMiddleware())
+    if metrics == nil {
+        routes.on("metrics") { _, _ -> Response in throw Problem(.notFound, "this server keeps no metrics") }
+    }
     let write = WriteAuthorization(apiKey: configuration.apiKey)
-    QueryController(engine: engine).register(on: router)
-    RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: router)
-    GeoController(gazetteer: gazetteer, maximumBodySize: configuration.maximumBodySize).register(on: router)
-    router.get("/health") { _, _ -> Response in
+    QueryController(engine: engine).register(on: routes)
+    RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    GeoController(gazetteer: gazetteer, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    routes.on("health") { _, _ -> Response in
         let counts = engine.counts
         return JSONResponse.body(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
     }
     ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
-        .register(on: router)
-    GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: router)
+        .register(on: routes)
+    GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: routes)
     let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"
-    AMapAdapter(engine: engine, gazetteer: gazetteer, types: AMapTypes.load(path: categories)).register(on: router)
-    StudentLocationAdapter(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: router)
-    MapPageController(configuration: configuration.mapPage).register(on: router)
-    router.get("/openapi.json") { _, _ -> Response in JSONResponse.body(Array(OpenAPIDocument.json.utf8)) }
+    AMapAdapter(engine: engine, gazetteer: gazetteer, types: AMapTypes.load(path: categories)).register(on: routes)
+    StudentLocationAdapter(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    MapPageController(configuration: configuration.mapPage).register(on: routes)
+    routes.on("openapi") { _, _ -> Response in JSONResponse.body(OpenAPIDocument.json) }
+    routes.finish()
     return router
 }
 

@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Foundation
 import GeoCore
@@ -10,11 +11,11 @@ struct GeoController {
     let gazetteer: Gazetteer?
     let maximumBodySize: Int
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/geocode") { request, _ in try geocode(request) }
-        router.get("/v1/reverse") { request, _ in try reverse(request) }
-        router.get("/v1/convert") { request, _ in try convert(request) }
-        router.post("/v1/convert") { request, _ in try await convertBatch(request) }
+    func register(on routes: RouteRegistrar) {
+        routes.on("geocode") { request, _ in try geocode(request) }
+        routes.on("reverse") { request, _ in try reverse(request) }
+        routes.on("convert") { request, _ in try convert(request) }
+        routes.on("convertBatch") { request, _ in try await convertBatch(request) }
     }
 
     private func requireGazetteer() throws(Problem) -> Gazetteer {
@@ -23,7 +24,7 @@ struct GeoController {
     }
 
     func geocode(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let coordsys = try p.coordsys()
         let near = try p.origin(required: false, coordsys: coordsys)
         let query = try GeocodeQuery(
@@ -44,7 +45,7 @@ struct GeoController {
     }
 
     func reverse(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let coordsys = try p.coordsys()
         let point = try p.origin(required: true, coordsys: coordsys)!
         var result = try requireGazetteer().reverse(point)
@@ -55,7 +56,7 @@ struct GeoController {
     }
 
     func convert(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let from = try CRS(parsing: try p.required("from"))
         let to = try CRS(parsing: try p.required("to"))
         guard let lat = try p.double("lat", rule: "must be a number (latitude or northing)") else { throw Problem.badRequest("lat is required") }
@@ -125,7 +126,7 @@ struct GeoController {
 }
 
 extension GeocodeResult {
-    func converted(to coordsys: CoordSys) -> GeocodeResult {
+    func converted(to coordsys: CRS.Geographic) -> GeocodeResult {
         guard coordsys != .wgs84 else { return self }
         let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
         return GeocodeResult(

@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Catalog
 import Foundation
@@ -17,12 +18,12 @@ struct GeocoderAdapters {
 
     static let licence = "Data © OpenStreetMap contributors, ODbL 1.0 (POIs); GeoNames, CC BY 4.0 (places)"
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/nominatim/search") { request, _ in nominatim { try nominatimSearch(request) } }
-        router.get("/nominatim/reverse") { request, _ in nominatim { try nominatimReverse(request) } }
-        router.get("/nominatim/status") { request, _ in nominatim { try nominatimStatus(request) } }
-        router.get("/photon/api") { request, _ in photon { try photonSearch(request) } }
-        router.get("/photon/reverse") { request, _ in photon { try photonReverse(request) } }
+    func register(on routes: RouteRegistrar) {
+        routes.on("nominatimSearch") { request, _ in nominatim { try nominatimSearch(request) } }
+        routes.on("nominatimReverse") { request, _ in nominatim { try nominatimReverse(request) } }
+        routes.on("nominatimStatus") { request, _ in nominatim { try nominatimStatus(request) } }
+        routes.on("photonSearch") { request, _ in photon { try photonSearch(request) } }
+        routes.on("photonReverse") { request, _ in photon { try photonReverse(request) } }
     }
 
     // MARK: Errors in each service's shape
@@ -78,12 +79,12 @@ struct GeocoderAdapters {
     // MARK: Parameters
 
     /// Nominatim's flags: anything but "0" is true (so geopy's `extratags=True` is true).
-    static func flag(_ parameters: Parameters, _ name: String) -> Bool {
+    static func flag(_ parameters: QueryParameters, _ name: String) -> Bool {
         guard let value = parameters.string(name) else { return false }
         return value != "0"
     }
 
-    static func coordinate(_ parameters: Parameters, _ name: String, range: ClosedRange<Double>) throws -> Double? {
+    static func coordinate(_ parameters: QueryParameters, _ name: String, range: ClosedRange<Double>) throws -> Double? {
         guard let text = parameters.string(name) else { return nil }
         guard let value = DecimalNumber.parse(Substring(text.trimmingCharacters(in: .whitespaces))), range.contains(value) else {
             throw AdapterError(status: .badRequest, message: "Parameter '\(name)' must be a number between \(Int(range.lowerBound)) and \(Int(range.upperBound)).")
@@ -91,7 +92,7 @@ struct GeocoderAdapters {
         return value
     }
 
-    static func limit(_ parameters: Parameters, default value: Int, maximum: Int) throws -> Int {
+    static func limit(_ parameters: QueryParameters, default value: Int, maximum: Int) throws -> Int {
         guard let text = parameters.string("limit") else { return value }
         guard let limit = DecimalNumber.parseInteger(Substring(text)), limit >= 1 else {
             throw AdapterError(status: .badRequest, message: "Parameter 'limit' must be a positive integer.")
@@ -207,7 +208,7 @@ struct GeocoderAdapters {
         case json, jsonv2, geojson
     }
 
-    private func nominatimFormat(_ parameters: Parameters, default value: NominatimFormat) throws -> NominatimFormat {
+    private func nominatimFormat(_ parameters: QueryParameters, default value: NominatimFormat) throws -> NominatimFormat {
         guard let text = parameters.string("format") else { return value }
         guard let format = NominatimFormat(rawValue: text) else {
             throw AdapterError(status: .badRequest, message: "Parameter 'format' must be one of: json, jsonv2, geojson.")
@@ -216,7 +217,7 @@ struct GeocoderAdapters {
     }
 
     func nominatimSearch(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let format = try nominatimFormat(p, default: .jsonv2)
         var text = p.string("q")?.trimmingCharacters(in: .whitespaces) ?? ""
         if text.isEmpty {
@@ -247,7 +248,7 @@ struct GeocoderAdapters {
     }
 
     func nominatimReverse(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let format = try nominatimFormat(p, default: .json)
         guard let lat = try Self.coordinate(p, "lat", range: -90...90) else { throw AdapterError(status: .badRequest, message: "Parameter 'lat' missing.") }
         guard let lon = try Self.coordinate(p, "lon", range: -180...180) else { throw AdapterError(status: .badRequest, message: "Parameter 'lon' missing.") }
@@ -279,7 +280,7 @@ struct GeocoderAdapters {
     }
 
     func nominatimStatus(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         if p.string("format") == "json" {
             let counts = engine.counts
             var json = JSONWriter()
@@ -462,7 +463,7 @@ struct GeocoderAdapters {
     // MARK: Photon
 
     func photonSearch(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         guard let text = p.string("q")?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
             throw AdapterError(status: .badRequest, message: "missing search term 'q': /?q=berlin")
         }
@@ -472,7 +473,7 @@ struct GeocoderAdapters {
         guard (lat == nil) == (lon == nil) else { throw AdapterError(status: .badRequest, message: "lat and lon must be given together") }
         let near = lat.map { Coordinate(uncheckedLatitude: $0, longitude: lon!) }
         let box = try p.string("bbox").map { try Self.box($0, name: "bbox") }
-        let tags = p.query.filter { $0.key == "osm_tag" }.map { String($0.value) }
+        let tags = p.source.filter { $0.key == "osm_tag" }.map { String($0.value) }
         let found = try candidates(text, limit: tags.isEmpty ? limit : 100, language: Self.language(p.string("lang")), near: near, countries: nil, box: box)
             .filter { candidate in tags.allSatisfy { Self.photonTag($0, matches: photonTag(candidate)) } }
         var json = JSONWriter()
@@ -481,7 +482,7 @@ struct GeocoderAdapters {
     }
 
     func photonReverse(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         guard let lat = try Self.coordinate(p, "lat", range: -90...90), let lon = try Self.coordinate(p, "lon", range: -180...180) else {
             throw AdapterError(status: .badRequest, message: "missing search term 'lat' and/or 'lon': /?lat=51.5&lon=8.0")
         }

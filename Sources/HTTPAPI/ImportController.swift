@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Catalog
 import Foundation
@@ -155,9 +156,9 @@ struct ImportController {
 
     static let path = "/v1/import"
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("/v1/import") { request, _ in try await start(request) }
-        router.get("/v1/tasks") { _, _ -> Response in
+    func register(on routes: RouteRegistrar) {
+        routes.on("importRecords") { request, _ in try await start(request) }
+        routes.on("importTasks") { _, _ -> Response in
             var json = JSONWriter()
             json.beginObject()
             json.key("results")
@@ -167,7 +168,7 @@ struct ImportController {
             json.endObject()
             return JSONResponse.body(json.buffer)
         }
-        router.get("/v1/tasks/:id") { _, context -> Response in
+        routes.on("importTask") { _, context -> Response in
             let id = context.parameters.get("id") ?? ""
             guard let task = tasks[id] else {
                 throw Problem(.notFound, "no import task \(id.prefix(80)) (tasks are kept in memory, the last \(ImportTasks.kept), until the server restarts)")
@@ -177,7 +178,7 @@ struct ImportController {
     }
 
     /// The format from `format`, else from the Content-Type.
-    private func format(_ request: Request, _ parameters: Parameters) throws(Problem) -> ImportFormat {
+    private func format(_ request: Request, _ parameters: QueryParameters) throws(Problem) -> ImportFormat {
         if let name = parameters.string("format") {
             guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson or csv") }
             return format
@@ -206,7 +207,7 @@ struct ImportController {
 
     private func start(_ request: Request) async throws -> Response {
         try write.check(request)
-        let parameters = Parameters(request)
+        let parameters = RequestParameters(request)
         let format = try format(request, parameters)
         let kindName = parameters.string("kind") ?? "poi"
         guard let kind = RecordKind(rawValue: kindName) else { throw Problem.badRequest("kind must be poi or pin") }

@@ -107,10 +107,10 @@ struct MapPageController {
             .replacingOccurrences(of: "&", with: "\\u0026")
     }
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/") { _, _ in html(index) }
-        router.get("/docs") { _, _ in html(docs) }
-        router.get("/static/**") { request, context -> Response in
+    func register(on routes: RouteRegistrar) {
+        routes.on("mapPage") { _, _ in html(index) }
+        routes.on("docsPage") { _, _ in html(docs) }
+        routes.on("staticFile") { request, context -> Response in
             let name = context.parameters.getCatchAll().joined(separator: "/")
             guard let asset = assets[name] else {
                 if name.hasPrefix("leaflet/"), let leafletMissing { throw Problem(.notFound, leafletMissing) }

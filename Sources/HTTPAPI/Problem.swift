@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Foundation
 import GeoCore
@@ -70,6 +71,8 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return response
         } catch let problem as Problem {
             return problem.response(requestID: requestID)
+        } catch let error as ParameterError {
+            return Problem(.badRequest, error.description).response(requestID: requestID)
         } catch let error as SearchError {
             switch error {
             case .invalid: return Problem(.badRequest, error.description).response(requestID: requestID)
@@ -84,8 +87,8 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return Problem(.badRequest, error.description).response(requestID: requestID)
         } catch let error as HTTPError {
             let detail: String
-            if error.status == .notFound, let routed = Routes.methods(for: request.uri.path), !routed.contains(request.method) {
-                let allowed = (routed.contains(.get) ? routed + [.head] : routed).map(\.rawValue).joined(separator: ", ")
+            if error.status == .notFound, let routed = RouteTable.methods(for: request.uri.path), !routed.contains(where: { $0.rawValue == request.method.rawValue }) {
+                let allowed = (routed.contains(.get) ? routed.map(\.rawValue) + ["HEAD"] : routed.map(\.rawValue)).joined(separator: ", ")
                 var response = Problem(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path); use \(allowed)")
                     .response(requestID: requestID)
                 response.headers[.allow] = allowed
@@ -116,39 +119,5 @@ enum RequestID {
 
     static func next() -> String {
         prefix + "-" + String(counter.wrappingAdd(1, ordering: .relaxed).newValue, radix: 16)
-    }
-}
-
-/// The route table, for 405 answers (the router itself only knows "no match").
-public enum Routes {
-    public static let table: [(pattern: [String], methods: [HTTPRequest.Method])] = [
-        (["v1", "nearby"], [.get]), (["v1", "search"], [.get]), (["v1", "within"], [.get]), (["v1", "clusters"], [.get]),
-        (["v1", "pois", "*"], [.get, .put, .delete]), (["v1", "pins"], [.get, .post]), (["v1", "pins", "*"], [.get, .put, .delete]),
-        (["v1", "geocode"], [.get]), (["v1", "reverse"], [.get]), (["v1", "convert"], [.get, .post]), (["health"], [.get]),
-        (["openapi.json"], [.get]), (["metrics"], [.get]),
-        (["v1", "import"], [.post]), (["v1", "tasks"], [.get]), (["v1", "tasks", "*"], [.get]),
-        ([], [.get]), (["docs"], [.get]),
-    ]
-    /// Other services' APIs, in their own wire formats (not part of this API's document).
-    static let compatibility: [(pattern: [String], methods: [HTTPRequest.Method])] = [
-        (["nominatim", "search"], [.get]), (["nominatim", "reverse"], [.get]), (["nominatim", "status"], [.get]),
-        (["photon", "api"], [.get]), (["photon", "reverse"], [.get]),
-        (["parse", "classes", "StudentLocation"], [.get, .post]), (["parse", "classes", "StudentLocation", "*"], [.get, .put, .delete]),
-        (["v1", "StudentLocation"], [.get, .post]), (["v1", "StudentLocation", "*"], [.get, .put, .delete]),
-        (["v3", "place", "text"], [.get]), (["v3", "place", "around"], [.get]), (["v3", "place", "polygon"], [.get]),
-        (["v3", "place", "detail"], [.get]), (["v3", "geocode", "geo"], [.get]), (["v3", "geocode", "regeo"], [.get]),
-        (["v3", "assistant", "coordinate", "convert"], [.get]), (["v5", "place", "text"], [.get]), (["v5", "place", "around"], [.get]),
-        (["v5", "place", "polygon"], [.get]), (["v5", "place", "detail"], [.get]),
-    ]
-    /// The files the map page and the docs page load (not part of the API document).
-    static let assets: [(pattern: [String], methods: [HTTPRequest.Method])] = [
-        (["static", "*"], [.get]), (["static", "leaflet", "*"], [.get]), (["static", "leaflet", "images", "*"], [.get]),
-    ]
-
-    static func methods(for path: String) -> [HTTPRequest.Method]? {
-        let parts = path.split(separator: "/").map(String.init)
-        return (table + compatibility + assets).first { entry in
-            entry.pattern.count == parts.count && zip(entry.pattern, parts).allSatisfy { $0 == "*" || $0 == $1 }
-        }?.methods
     }
 }

@@ -1,72 +1,32 @@
-import GeoCore
+import API
 import Hummingbird
 import SearchEngine
 
-/// nearby, search, within, clusters: parse and validate, ask the engine, encode.
+/// nearby, search, within, clusters: the wire layer parses the request, the engine answers, the request encodes.
 struct QueryController {
     let engine: SearchEngine
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/nearby") { request, _ in try nearby(request) }
-        router.get("/v1/search") { request, _ in try search(request) }
-        router.get("/v1/within") { request, _ in try within(request) }
-        router.get("/v1/clusters") { request, _ in try clusters(request) }
-    }
-
-    func nearby(_ request: Request) throws -> Response {
-        let p = Parameters(request)
-        let coordsys = try p.coordsys()
-        let format = try p.format()
-        let query = try NearbyQuery(
-            origin: try p.origin(required: true, coordsys: coordsys)!,
-            radius: try p.double("radius", rule: "must be a number of metres greater than 0 and at most 1000000"),
-            text: p.string("q"), category: p.string("category"), kind: try p.kind(), limit: try p.limit(), cursor: p.string("cursor")
-        )
-        let page = try engine.nearby(query)
-        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
-    }
-
-    func search(_ request: Request) throws -> Response {
-        let p = Parameters(request)
-        let coordsys = try p.coordsys()
-        let format = try p.format()
-        let box = try p.string("bbox").map { text throws -> BoundingBox in coordsys.toWGS84(try BoundingBox(parsing: text)) }
-        let query = try SearchQuery(
-            text: try p.required("q"), origin: try p.origin(required: false, coordsys: coordsys), bbox: box, category: p.string("category"),
-            kind: try p.kind(), limit: try p.limit(), offset: try p.int("offset", rule: "must be an integer between 0 and 10000") ?? 0
-        )
-        let page = try engine.search(query)
-        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
-    }
-
-    func within(_ request: Request) throws -> Response {
-        let p = Parameters(request)
-        let coordsys = try p.coordsys()
-        let format = try p.format()
-        let area: WithinQuery.Area
-        switch (p.string("bbox"), p.string("polygon")) {
-        case (let bbox?, nil): area = .box(coordsys.toWGS84(try BoundingBox(parsing: bbox)))
-        case (nil, let polygon?): area = .polygon(coordsys.toWGS84(try Polygon(parsing: polygon)))
-        case (nil, nil): throw Problem.badRequest("bbox or polygon is required")
-        default: throw Problem.badRequest("bbox and polygon must not both be given")
+    func register(on routes: RouteRegistrar) {
+        routes.on("nearby") { request, _ in
+            let parsed = try NearbyRequest(RequestParameters(request))
+            return answer(parsed.encoder, parsed.encode(engine.nearby(parsed.query)))
         }
-        let query = try WithinQuery(
-            area: area, text: p.string("q"), category: p.string("category"), kind: try p.kind(), limit: try p.limit(), cursor: p.string("cursor")
-        )
-        let page = try engine.within(query)
-        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).page(page), geojson: format == .geojson)
-    }
-
-    func clusters(_ request: Request) throws -> Response {
-        let p = Parameters(request)
-        let coordsys = try p.coordsys()
-        let format = try p.format()
-        let box = coordsys.toWGS84(try BoundingBox(parsing: try p.required("bbox")))
-        guard let precision = try p.int("precision", rule: "must be an integer between 1 and 12") else {
-            throw Problem.badRequest("precision is required (an integer between 1 and 12)")
+        routes.on("search") { request, _ in
+            let parsed = try SearchRequest(RequestParameters(request))
+            return answer(parsed.encoder, parsed.encode(try engine.search(parsed.query)))
         }
-        let query = try ClusterQuery(bbox: box, precision: precision, text: p.string("q"), category: p.string("category"), kind: try p.kind())
-        let clusters = try engine.clusters(query)
-        return JSONResponse.body(APIEncoder(coordsys: coordsys, format: format).clusters(clusters), geojson: format == .geojson)
+        routes.on("within") { request, _ in
+            let parsed = try WithinRequest(RequestParameters(request))
+            return answer(parsed.encoder, parsed.encode(engine.within(parsed.query)))
+        }
+        routes.on("clusters") { request, _ in
+            let parsed = try ClustersRequest(RequestParameters(request))
+            return answer(parsed.encoder, parsed.encode(try engine.clusters(parsed.query)))
+        }
     }
+}
+
+/// An answer in the request's format, labelled application/geo+json for GeoJSON.
+func answer(_ encoder: APIEncoder, _ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
+    JSONResponse.body(bytes, status: status, geojson: encoder.format == .geojson)
 }

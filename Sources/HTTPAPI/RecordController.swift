@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Catalog
 import Foundation
@@ -11,19 +12,19 @@ struct RecordController {
     let write: WriteAuthorization
     let maximumBodySize: Int
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/pois/:id") { request, context in try getPOI(request, context) }
-        router.put("/v1/pois/:id") { request, context in try await putPOI(request, context) }
-        router.delete("/v1/pois/:id") { request, context in try deletePOI(request, context) }
-        router.get("/v1/pins") { request, _ in try listPins(request) }
-        router.post("/v1/pins") { request, _ in try await createPin(request) }
-        router.get("/v1/pins/:id") { request, context in try getPin(request, context) }
-        router.put("/v1/pins/:id") { request, context in try await updatePin(request, context) }
-        router.delete("/v1/pins/:id") { request, context in try deletePin(request, context) }
+    func register(on routes: RouteRegistrar) {
+        routes.on("getPOI") { request, context in try getPOI(request, context) }
+        routes.on("putPOI") { request, context in try await putPOI(request, context) }
+        routes.on("deletePOI") { request, context in try deletePOI(request, context) }
+        routes.on("listPins") { request, _ in try listPins(request) }
+        routes.on("createPin") { request, _ in try await createPin(request) }
+        routes.on("getPin") { request, context in try getPin(request, context) }
+        routes.on("updatePin") { request, context in try await updatePin(request, context) }
+        routes.on("deletePin") { request, context in try deletePin(request, context) }
     }
 
     private func encoder(_ request: Request) throws -> APIEncoder {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         return APIEncoder(coordsys: try p.coordsys(), format: try p.format())
     }
 
@@ -54,7 +55,7 @@ struct RecordController {
     func putPOI(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try write.check(request)
         let id = try id(context)
-        let coordsys = try Parameters(request).coordsys()
+        let coordsys = try RequestParameters(request).coordsys()
         let body = try await JSONBody.object(request, limit: maximumBodySize)
         if let given = try JSONBody.string(body, "id"), given != id { throw Problem.badRequest("id in the body must match the path (or be left out)") }
         let position = try JSONBody.position(body, coordsys: coordsys)
@@ -85,7 +86,7 @@ struct RecordController {
     }
 
     func listPins(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let limit = try p.limit()
         let skip = try p.int("skip", rule: "must be an integer between 0 and 1000000") ?? 0
         guard (0...1_000_000).contains(skip) else { throw Problem.badRequest("skip must be an integer between 0 and 1000000") }
@@ -134,7 +135,7 @@ struct RecordController {
 
     private func pinInput(_ request: Request) async throws -> PinInput {
         let body = try await JSONBody.object(request, limit: maximumBodySize)
-        let position = try JSONBody.position(body, coordsys: try Parameters(request).coordsys())
+        let position = try JSONBody.position(body, coordsys: try RequestParameters(request).coordsys())
         return PinInput(
             uniqueKey: try JSONBody.string(body, "uniqueKey") ?? "", firstName: try JSONBody.string(body, "firstName") ?? "",
             lastName: try JSONBody.string(body, "lastName") ?? "", mapString: try JSONBody.string(body, "mapString") ?? "",
@@ -180,7 +181,7 @@ enum JSONBody {
     }
 
     /// lat/lon (or latitude/longitude) in the request's coordinate system, validated and converted to WGS-84.
-    static func position(_ body: [String: JSONValue], coordsys: CoordSys) throws -> Coordinate {
+    static func position(_ body: [String: JSONValue], coordsys: CRS.Geographic) throws -> Coordinate {
         guard let lat = try number(body, ["lat", "latitude"]) else { throw Problem.badRequest("lat is required (a number between -90 and 90)") }
         guard let lon = try number(body, ["lon", "longitude"]) else { throw Problem.badRequest("lon is required (a number between -180 and 180)") }
         return coordsys.toWGS84(try Coordinate(latitude: lat, longitude: lon))

@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Catalog
 import Foundation
@@ -18,13 +19,14 @@ struct StudentLocationAdapter {
 
     static let bases = ["/parse/classes/StudentLocation", "/v1/StudentLocation"]
 
-    func register(on router: Router<BasicRequestContext>) {
-        for base in Self.bases {
-            router.get(RouterPath(base)) { request, _ in parse { try list(request) } }
-            router.post(RouterPath(base)) { request, _ in await parseAsync { try await create(request, base: base) } }
-            router.get(RouterPath(base + "/:objectId")) { _, context in parse { try get(context) } }
-            router.put(RouterPath(base + "/:objectId")) { request, context in await parseAsync { try await update(request, context) } }
-            router.delete(RouterPath(base + "/:objectId")) { request, context in parse { try delete(request, context) } }
+    func register(on routes: RouteRegistrar) {
+        // The same handlers under Parse's path and Udacity's v1 path (the route table's "parse…" and "udacity…" operations).
+        for (prefix, base) in zip(["parse", "udacity"], Self.bases) {
+            routes.on(prefix + "ListStudentLocations") { request, _ in parse { try list(request) } }
+            routes.on(prefix + "CreateStudentLocation") { request, _ in await parseAsync { try await create(request, base: base) } }
+            routes.on(prefix + "GetStudentLocation") { _, context in parse { try get(context) } }
+            routes.on(prefix + "UpdateStudentLocation") { request, context in await parseAsync { try await update(request, context) } }
+            routes.on(prefix + "DeleteStudentLocation") { request, context in parse { try delete(request, context) } }
         }
     }
 
@@ -76,7 +78,7 @@ struct StudentLocationAdapter {
     // MARK: Reading
 
     func list(_ request: Request) throws -> Response {
-        let p = Parameters(request)
+        let p = RequestParameters(request)
         let limit = try count(p, "limit", default: 100, maximum: 1_000)
         let skip = try count(p, "skip", default: 0, maximum: 1_000_000)
         let order = Self.order(p.string("order"))
@@ -144,7 +146,7 @@ struct StudentLocationAdapter {
         return .updatedAtDescending
     }
 
-    private func count(_ p: Parameters, _ name: String, default value: Int, maximum: Int) throws -> Int {
+    private func count(_ p: QueryParameters, _ name: String, default value: Int, maximum: Int) throws -> Int {
         guard let text = p.string(name) else { return value }
         guard let n = DecimalNumber.parseInteger(Substring(text.trimmingCharacters(in: .whitespaces))), n >= 0 else {
             throw ParseError.invalidQuery("\(name) must be a non-negative integer")

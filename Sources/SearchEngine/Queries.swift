@@ -1,117 +1,66 @@
 import Catalog
 import GeoCore
+import SpatialIndex
 
 /// Which records a query looks at.
 public enum KindFilter: String, Sendable, CaseIterable {
     case poi, pin, all
 
-    public init(parsing text: String?) throws(SearchError) {
-        guard let text else {
-            self = .poi
-            return
-        }
-        guard let kind = KindFilter(rawValue: text) else { throw .invalid(parameter: "kind", rule: "must be poi, pin or all") }
-        self = kind
-    }
-
     func includes(_ kind: RecordKind) -> Bool { self == .all || rawValue == kind.rawValue }
 }
 
-/// Shared validation of the common parameters.
-public enum QueryValidation {
-    public static func limit(_ value: Int?, default defaultValue: Int = 20) throws(SearchError) -> Int {
-        let limit = value ?? defaultValue
-        guard (1...100).contains(limit) else { throw .invalid(parameter: "limit", rule: "must be an integer between 1 and 100") }
-        return limit
-    }
-
-    public static func category(_ value: String?) throws(SearchError) -> String? {
-        guard let value else { return nil }
-        let trimmed = value.lowercased()
-        let valid = !trimmed.isEmpty && trimmed.count <= 64
-            && trimmed.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
-                !part.isEmpty && part.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "_" }
-            }
-        guard valid else { throw .invalid(parameter: "category", rule: "must be a category path such as food or food.cafe") }
-        return trimmed
-    }
-
-    public static func text(_ value: String?, parameter: String = "q") throws(SearchError) -> String? {
-        guard let value else { return nil }
-        // Lengths count Unicode scalars, as JSON Schema's maxLength does.
-        guard value.unicodeScalars.count <= 500 else { throw .invalid(parameter: parameter, rule: "must be at most 500 characters") }
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw .invalid(parameter: parameter, rule: "must not be empty") }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalid(parameter: parameter, rule: "must not contain control characters")
-        }
-        return trimmed
-    }
-
-    public static func origin(lat: Double?, lon: Double?, required: Bool) throws(SearchError) -> Coordinate? {
-        if lat == nil && lon == nil {
-            if required { throw .invalid(parameter: "lat", rule: "is required (with lon)") }
-            return nil
-        }
-        guard let lat else { throw .invalid(parameter: "lat", rule: "is required when lon is given") }
-        guard let lon else { throw .invalid(parameter: "lon", rule: "is required when lat is given") }
-        do { return try Coordinate(latitude: lat, longitude: lon) } catch { throw SearchError.from(error) }
-    }
-}
+// The query types below are plain values. Their parameters are parsed and validated once, by the wire layer
+// (`Sources/API`, which the HTTP server and the CLI share); the engine answers any value they hold (a limit of 0 is
+// an empty page, an empty text matches nothing).
 
 /// GET /v1/nearby: nearest first from an origin.
-public struct NearbyQuery: Sendable {
+public struct NearbyQuery: Sendable, Equatable {
     public var origin: Coordinate
     /// Metres; only records within it. Without it: the `limit` nearest.
     public var radius: Double?
     public var text: String?
+    /// A category path such as `food` or `food.cafe`, lower case.
     public var category: String?
-    public var kind: KindFilter = .poi
-    public var limit = 20
-    public var cursor: String?
+    public var kind: KindFilter
+    public var limit: Int
+    /// Continue after this (distance key, record) of a previous page (`Page.next`).
+    public var after: NearestCursor?
 
-    public init(origin: Coordinate, radius: Double? = nil, text: String? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, cursor: String? = nil) throws(SearchError) {
-        if let radius {
-            guard radius.isFinite, radius > 0, radius <= 1_000_000 else {
-                throw .invalid(parameter: "radius", rule: "must be a number of metres greater than 0 and at most 1000000")
-            }
-        }
+    public init(origin: Coordinate, radius: Double? = nil, text: String? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, after: NearestCursor? = nil) {
         self.origin = origin
         self.radius = radius
-        self.text = try QueryValidation.text(text)
-        self.category = try QueryValidation.category(category)
+        self.text = text
+        self.category = category
         self.kind = kind
-        self.limit = try QueryValidation.limit(limit)
-        self.cursor = cursor
+        self.limit = limit
+        self.after = after
     }
 }
 
 /// GET /v1/search: keyword search ranked by relevance.
-public struct SearchQuery: Sendable {
+public struct SearchQuery: Sendable, Equatable {
     public var text: String
     public var origin: Coordinate?
     public var bbox: BoundingBox?
     public var category: String?
-    public var kind: KindFilter = .poi
-    public var limit = 20
-    public var offset = 0
+    public var kind: KindFilter
+    public var limit: Int
+    public var offset: Int
 
-    public init(text: String, origin: Coordinate? = nil, bbox: BoundingBox? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, offset: Int = 0) throws(SearchError) {
-        guard let text = try QueryValidation.text(text) else { throw .invalid(parameter: "q", rule: "is required") }
-        guard (0...10_000).contains(offset) else { throw .invalid(parameter: "offset", rule: "must be an integer between 0 and 10000") }
+    public init(text: String, origin: Coordinate? = nil, bbox: BoundingBox? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, offset: Int = 0) {
         self.text = text
         self.origin = origin
         self.bbox = bbox
-        self.category = try QueryValidation.category(category)
+        self.category = category
         self.kind = kind
-        self.limit = try QueryValidation.limit(limit)
+        self.limit = limit
         self.offset = offset
     }
 }
 
 /// GET /v1/within: records inside a box or polygon, in a stable order (record creation order).
-public struct WithinQuery: Sendable {
-    public enum Area: Sendable {
+public struct WithinQuery: Sendable, Equatable {
+    public enum Area: Sendable, Equatable {
         case box(BoundingBox)
         case polygon(Polygon)
     }
@@ -119,34 +68,35 @@ public struct WithinQuery: Sendable {
     public var area: Area
     public var text: String?
     public var category: String?
-    public var kind: KindFilter = .poi
-    public var limit = 20
-    public var cursor: String?
+    public var kind: KindFilter
+    public var limit: Int
+    /// Continue after this record number of a previous page (`Page.next`).
+    public var after: UInt32?
 
-    public init(area: Area, text: String? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, cursor: String? = nil) throws(SearchError) {
+    public init(area: Area, text: String? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, after: UInt32? = nil) {
         self.area = area
-        self.text = try QueryValidation.text(text)
-        self.category = try QueryValidation.category(category)
+        self.text = text
+        self.category = category
         self.kind = kind
-        self.limit = try QueryValidation.limit(limit)
-        self.cursor = cursor
+        self.limit = limit
+        self.after = after
     }
 }
 
 /// GET /v1/clusters.
-public struct ClusterQuery: Sendable {
+public struct ClusterQuery: Sendable, Equatable {
     public var bbox: BoundingBox
+    /// Geohash precision, 1 to 12.
     public var precision: Int
     public var text: String?
     public var category: String?
-    public var kind: KindFilter = .poi
+    public var kind: KindFilter
 
-    public init(bbox: BoundingBox, precision: Int, text: String? = nil, category: String? = nil, kind: KindFilter = .poi) throws(SearchError) {
-        guard (1...12).contains(precision) else { throw .invalid(parameter: "precision", rule: "must be an integer between 1 and 12") }
+    public init(bbox: BoundingBox, precision: Int, text: String? = nil, category: String? = nil, kind: KindFilter = .poi) {
         self.bbox = bbox
         self.precision = precision
-        self.text = try QueryValidation.text(text)
-        self.category = try QueryValidation.category(category)
+        self.text = text
+        self.category = category
         self.kind = kind
     }
 }
@@ -159,16 +109,16 @@ public struct Hit: Sendable {
         case pin(PinRecord)
     }
 
-    enum Storage: Sendable {
+    public enum Storage: Sendable {
         case record(Record)
-        /// A POI straight from the record store: the encoder writes its bytes without making Strings.
+        /// A POI straight from the record store: an encoder writes its bytes without making Strings.
         case packed(PackedPOI)
     }
 
-    let storage: Storage
-    /// Metres from the origin, when the query has one.
+    public let storage: Storage
+    /// Metres from the origin (great circle, unrounded), when the query has one.
     public let distance: Double?
-    /// Relevance, for keyword search.
+    /// Relevance, for keyword search (unrounded).
     public let score: Double?
 
     public var record: Record {
@@ -179,12 +129,42 @@ public struct Hit: Sendable {
     }
 }
 
-/// A page of results and the cursor of the next page (nil at the end).
+extension Hit.Record {
+    /// The record's WGS-84 position.
+    public var position: Coordinate {
+        switch self {
+        case .poi(let poi): return Coordinate(uncheckedLatitude: poi.lat, longitude: poi.lon)
+        case .pin(let pin): return Coordinate(uncheckedLatitude: pin.lat, longitude: pin.lon)
+        }
+    }
+}
+
+/// A page of results and where the next page starts (nil at the end).
 public struct Page: Sendable {
+    /// Where a following page continues: after a (distance key, record) of a nearby walk, after a record number of
+    /// a within scan, or at an offset of a ranked list. The wire layer turns it into an opaque cursor.
+    public enum Position: Sendable, Equatable {
+        case nearest(NearestCursor)
+        case record(UInt32)
+        case offset(Int)
+    }
+
     public let results: [Hit]
-    public let next: String?
+    public let next: Position?
     /// Total matches (keyword search only).
     public let total: Int?
 }
 
-import Foundation
+extension Page.Position {
+    /// The nearby walk's position, when this is one.
+    public var nearest: NearestCursor? {
+        if case .nearest(let cursor) = self { return cursor }
+        return nil
+    }
+
+    /// The within scan's record, when this is one.
+    public var record: UInt32? {
+        if case .record(let number) = self { return number }
+        return nil
+    }
+}

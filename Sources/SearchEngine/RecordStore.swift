@@ -71,7 +71,7 @@ struct RecordStore: Sendable {
         if let address = poi.address { slot.addressLength = append(address) }
         if !poi.tags.isEmpty {
             var json = JSONWriter()
-            APIEncoder.writeTags(poi.tags, to: &json)
+            TagsJSON.write(poi.tags, to: &json)
             bytes.append(contentsOf: json.buffer)
             slot.tagsLength = UInt32(json.buffer.count)
         }

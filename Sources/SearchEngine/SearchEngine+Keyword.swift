@@ -53,13 +53,12 @@ extension SearchEngine {
                 var distance: Double?
                 if let origin {
                     let meta = s.meta[Int(entry.doc)]
-                    let d = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
-                    distance = (d * 10).rounded() / 10
+                    distance = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
                 }
-                return hit(s, entry.doc, distance: distance, score: (entry.score * 1000).rounded() / 1000)
+                return hit(s, entry.doc, distance: distance, score: entry.score)
             }
             let nextOffset = query.offset + page.count
-            return Page(results: results, next: entries.count > nextOffset ? String(nextOffset) : nil, total: ranker.total(atLeast: entries.count))
+            return Page(results: results, next: entries.count > nextOffset ? .offset(nextOffset) : nil, total: ranker.total(atLeast: entries.count))
         }
     }
 

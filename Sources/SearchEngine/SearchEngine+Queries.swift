@@ -11,8 +11,8 @@ extension SearchEngine {
     /// the keyword (cost ≈ records visited ≈ limit × N / C, each a tokenization), or collects the C records that
     /// match the keyword and ranks them by distance (cost ≈ C). It takes the cheaper by estimate; both return exactly
     /// the (distance, record number) order, which the tests check.
-    public func nearby(_ query: NearbyQuery) throws(SearchError) -> Page {
-        let after = try Cursor.parseNearby(query)
+    public func nearby(_ query: NearbyQuery) -> Page {
+        let after = query.after
         return read { s in
             let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
             var merged: [Neighbor] = []
@@ -31,8 +31,8 @@ extension SearchEngine {
             }
             merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
             let page = merged.prefix(query.limit)
-            let next = merged.count > query.limit ? page.last.map { Cursor.nearby($0.cursor, query: query) } : nil
-            return Page(results: page.compactMap { hit(s, $0.id, distance: ($0.distance * 10).rounded() / 10, score: nil) }, next: next, total: nil)
+            let next = merged.count > query.limit ? page.last.map { Page.Position.nearest($0.cursor) } : nil
+            return Page(results: page.compactMap { hit(s, $0.id, distance: $0.distance, score: nil) }, next: next, total: nil)
         }
     }
 
@@ -74,8 +74,8 @@ extension SearchEngine {
     }
 
     /// Records inside a box or polygon, in record order (GET /v1/within).
-    public func within(_ query: WithinQuery) throws(SearchError) -> Page {
-        let after = try Cursor.parseWithin(query)
+    public func within(_ query: WithinQuery) -> Page {
+        let after = query.after
         return read { s in
             let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
             let test = filter(s, category: query.category, matcher: matcher)
@@ -94,7 +94,7 @@ extension SearchEngine {
             }
             numbers.sort()
             let page = numbers.prefix(query.limit)
-            let next = numbers.count > query.limit ? page.last.map { Cursor.within(after: $0, query: query) } : nil
+            let next = numbers.count > query.limit ? page.last.map { Page.Position.record($0) } : nil
             return Page(results: page.compactMap { hit(s, $0, distance: nil, score: nil) }, next: next, total: nil)
         }
     }

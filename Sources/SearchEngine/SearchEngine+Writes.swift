@@ -114,7 +114,7 @@ extension SearchEngine {
         where value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .invalid(parameter: name, rule: "must not contain control characters")
         }
-        guard let category = try? QueryValidation.category(poi.category), category == poi.category else {
+        guard CategoryPath.normalized(poi.category) == poi.category else {
             throw .invalid(parameter: "category", rule: "must be a lowercase dot path such as food.cafe")
         }
         for (name, value) in [("address", poi.address), ("city", poi.city)] where (value?.unicodeScalars.count ?? 0) > 500 {
@@ -169,9 +169,8 @@ extension SearchEngine {
     }
 
     /// Pins in the given order (ties by id), optionally only one user's, paged by skip/limit.
-    public func pins(limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil) throws(SearchError) -> (results: [PinRecord], total: Int) {
-        let limit = try QueryValidation.limit(limit)
-        guard skip >= 0 else { throw .invalid(parameter: "skip", rule: "must be a non-negative integer") }
+    /// (`limit` and `skip` are validated by the wire layer; a negative one counts as 0.)
+    public func pins(limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil) -> (results: [PinRecord], total: Int) {
         let all: [PinRecord] = read { s in
             s.pinNumbers.values.compactMap { number -> PinRecord? in
                 guard case .pin(let pin) = s.records[Int(number)] else { return nil }
@@ -187,7 +186,7 @@ extension SearchEngine {
             case .createdAtAscending: return a.createdAt != b.createdAt ? a.createdAt < b.createdAt : a.id < b.id
             }
         }
-        return (Array(selected.dropFirst(skip).prefix(limit)), selected.count)
+        return (Array(selected.dropFirst(max(0, skip)).prefix(max(0, limit))), selected.count)
     }
 }
 

@@ -1,3 +1,4 @@
+import API
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -6,12 +7,12 @@ import FoundationNetworking
 /// `--server URL`: query commands ask a running `poi serve` instead of opening the database, and print the same.
 enum ServerClient {
     /// GETs `path` with `query` from the server; a 4xx becomes a usage error carrying the server's detail.
-    static func get(_ server: String, _ path: String, _ query: [(String, String?)]) throws -> [UInt8] {
+    static func get(_ server: String, _ path: String, _ query: QueryItems) throws -> [UInt8] {
         guard var components = URLComponents(string: server), components.scheme == "http" || components.scheme == "https" else {
             throw CLIError.usage("--server must be an http:// or https:// URL")
         }
         components.path = (components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path) + path
-        components.queryItems = query.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
+        components.queryItems = query.items.map { URLQueryItem(name: $0.name, value: $0.value) }
         guard let url = components.url else { throw CLIError.usage("--server must be a valid URL") }
         let box = ResultBox()
         let semaphore = DispatchSemaphore(value: 0)

@@ -51,8 +51,6 @@ import Testing
         }
         #expect(throws: SearchError.self) { try engine.createPin(input("u", "A", lat: 91)) }
         #expect(throws: SearchError.notFound(kind: "pin", id: "nope")) { try engine.updatePin(id: "nope", input("u", "A")) }
-        #expect(throws: SearchError.invalid(parameter: "limit", rule: "must be an integer between 1 and 100")) { try engine.pins(limit: 0, skip: 0) }
-        #expect(throws: SearchError.invalid(parameter: "skip", rule: "must be a non-negative integer")) { try engine.pins(limit: 5, skip: -1) }
     }
 
     @Test func poiWritesAreValidatedAndVisible() throws {

@@ -1,3 +1,4 @@
+import API
 import BundledData
 import Catalog
 import Foundation

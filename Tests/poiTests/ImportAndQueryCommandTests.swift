@@ -67,7 +67,7 @@ import Testing
         (["within", "--polygon", "0,0;1,1"], "polygon must have at least 3 vertices"),
         (["within"], "give exactly one of --bbox and --polygon"),
         (["clusters", "--bbox", "0,0,1,1", "--precision", "13"], "precision must be an integer between 1 and 12"),
-        (["search", " "], "q must not be empty"),
+        (["search", " "], "keywords must not be empty"),
     ])
     func badUsage(_ arguments: [String], _ fragment: String) throws {
         let result = try CLI.run(arguments + ["--db", directory.appendingPathComponent("absent.sqlite").path].filter { _ in arguments[0] != "import" })

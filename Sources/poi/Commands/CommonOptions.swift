@@ -1,3 +1,4 @@
+import API
 import ArgumentParser
 import BundledData
 import Catalog
@@ -62,30 +63,32 @@ struct OutputOptions: ParsableArguments {
     @Option(help: "Ask a running poi server (e.g. http://127.0.0.1:8080) instead of opening the database.")
     var server: String?
 
-    /// The query items every list endpoint shares.
-    var commonQuery: [(String, String?)] {
+    /// The parameters every list operation shares.
+    var parameters: QueryItems {
         [("coordsys", coordsys), ("format", format == .geojson ? "geojson" : "json")]
     }
 
-    func coordinateSystem() throws -> CoordSys {
-        do { return try CoordSys(parsing: coordsys) } catch { throw CLIError.usage("--coordsys: must be wgs84, gcj02 or bd09") }
+    func coordinateSystem() throws -> CRS.Geographic {
+        try validated { () throws(ParameterError) in try RequestParameters(parameters).coordsys() }
     }
 
     func encoder() throws -> APIEncoder {
-        APIEncoder(coordsys: try coordinateSystem(), format: format == .geojson ? .geojson : .json)
+        try validated { () throws(ParameterError) in try RequestParameters(parameters).encoder() }
     }
 
-    /// Prints a page as a table or as the API's JSON; exits 1 when it is empty.
-    func print(_ page: Page) throws {
+    /// Prints a page as a table, or as the API's JSON (`encoded`, which writes the next page's cursor as the
+    /// server would); exits 1 when it is empty.
+    func print(_ page: Page, encoded: (Page) -> [UInt8]) throws {
         if format == .table {
             let coordsys = try coordinateSystem()
             Swift.print(Table.render(header: ["name", "category", "distance", "lat", "lon", "id"], rows: page.results.map { hit in
                 let row = HitRow(hit, coordsys: coordsys)
                 return [row.name, row.category, hit.distance.map { String(format: "%.0f m", $0) } ?? "", String(format: "%.6f", row.lat), String(format: "%.6f", row.lon), row.id]
             }))
-            if let next = page.next { Swift.print("next: \(next)") }
+            let json = try? JSONSerialization.jsonObject(with: Data(encoded(page))) as? [String: Any]
+            if let next = json?["next"] as? String { Swift.print("next: \(next)") }
         } else {
-            Swift.print(String(decoding: try encoder().page(page), as: UTF8.self))
+            Swift.print(String(decoding: encoded(page), as: UTF8.self))
         }
         if page.results.isEmpty { throw CLIError.failure("no results") }
     }
@@ -98,7 +101,7 @@ struct HitRow {
     let lon: Double
     let id: String
 
-    init(_ hit: Hit, coordsys: CoordSys) {
+    init(_ hit: Hit, coordsys: CRS.Geographic) {
         switch hit.record {
         case .poi(let poi):
             let p = coordsys.fromWGS84(latitude: poi.lat, longitude: poi.lon)
@@ -107,6 +110,15 @@ struct HitRow {
             let p = coordsys.fromWGS84(latitude: pin.lat, longitude: pin.lon)
             (name, category, lat, lon, id) = ("\(pin.firstName) \(pin.lastName)", "pin", p.latitude, p.longitude, pin.id)
         }
+    }
+}
+
+/// Parses a command's parameters with the wire layer's rules: a refused one is a usage error naming the option.
+func validated<T>(options: [String: String] = [:], _ body: () throws(ParameterError) -> T) throws -> T {
+    do throws(ParameterError) {
+        return try body()
+    } catch {
+        throw CLIError.usage(error, options: options)
     }
 }
 

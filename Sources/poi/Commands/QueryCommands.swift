@@ -1,3 +1,4 @@
+import API
 import ArgumentParser
 import Foundation
 import GeoCore
@@ -17,21 +18,19 @@ struct NearbyCommand: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
+    /// The request's parameters, the same whether sent to a server or parsed here.
+    var parameters: QueryItems {
+        [("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }), ("q", q), ("category", category), ("kind", kind),
+         ("limit", String(limit)), ("cursor", cursor)] + output.parameters
+    }
+
     func run() throws {
         if let server = output.server {
-            let items: [(String, String?)] = [("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }), ("q", q),
-                ("category", category), ("kind", kind), ("limit", String(limit)), ("cursor", cursor)]
-            return try ServerClient.printList(try ServerClient.get(server, "/v1/nearby", items + output.commonQuery), format: output.format)
+            return try ServerClient.printList(try ServerClient.get(server, "/v1/nearby", parameters), format: output.format)
         }
-        let coordsys = try output.coordinateSystem()
-        let query = try runQuery {
-            let origin = try QueryValidation.origin(lat: lat, lon: lon, required: true)!
-            return try NearbyQuery(
-                origin: coordsys.toWGS84(origin), radius: radius, text: q, category: category, kind: try KindFilter(parsing: kind), limit: limit, cursor: cursor
-            )
-        }
+        let request = try validated { () throws(ParameterError) in try NearbyRequest(RequestParameters(parameters)) }
         let engine = try database.openEngine()
-        try output.print(try runQuery { try engine.nearby(query) })
+        try output.print(engine.nearby(request.query), encoded: request.encode)
     }
 }
 
@@ -48,26 +47,22 @@ struct SearchCommand: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
+    func parameters() throws -> QueryItems {
+        let near = try self.near.map { try parseLatLon($0, option: "--near") }
+        return [("q", text), ("lat", near.map { String($0.latitude) }), ("lon", near.map { String($0.longitude) }), ("bbox", bbox),
+                ("category", category), ("kind", kind), ("limit", String(limit)), ("offset", String(offset))] + output.parameters
+    }
+
     func run() throws {
+        let parameters = try parameters()
         if let server = output.server {
-            let near = try self.near.map { try parseLatLon($0, option: "--near") }
-            let items: [(String, String?)] = [("q", text), ("lat", near.map { String($0.latitude) }), ("lon", near.map { String($0.longitude) }),
-                ("bbox", bbox), ("category", category), ("kind", kind), ("limit", String(limit)), ("offset", String(offset))]
-            return try ServerClient.printList(try ServerClient.get(server, "/v1/search", items + output.commonQuery), format: output.format)
+            return try ServerClient.printList(try ServerClient.get(server, "/v1/search", parameters), format: output.format)
         }
-        let coordsys = try output.coordinateSystem()
-        let origin = try near.map { coordsys.toWGS84(try parseLatLon($0, option: "--near")) }
-        let box = try bbox.map { text -> BoundingBox in
-            switch Result(catching: { () throws(GeoError) in try BoundingBox(parsing: text) }) {
-            case .success(let parsed): return coordsys.toWGS84(parsed)
-            case .failure(let error): throw CLIError.usage("--bbox: \(error.description)")
-            }
-        }
-        let query = try runQuery {
-            try SearchQuery(text: text, origin: origin, bbox: box, category: category, kind: try KindFilter(parsing: kind), limit: limit, offset: offset)
+        let request = try validated(options: ["q": "the keywords", "lat": "--near", "lon": "--near"]) { () throws(ParameterError) in
+            try SearchRequest(RequestParameters(parameters))
         }
         let engine = try database.openEngine()
-        try output.print(try runQuery { try engine.search(query) })
+        try output.print(try runQuery { try engine.search(request.query) }, encoded: request.encode)
     }
 }
 
@@ -88,30 +83,18 @@ struct WithinCommand: ParsableCommand {
         guard (bbox == nil) != (polygon == nil) else { throw ValidationError("give exactly one of --bbox and --polygon") }
     }
 
-    func run() throws {
-        if let server = output.server {
-            let items: [(String, String?)] = [("bbox", bbox), ("polygon", polygon), ("q", q), ("category", category), ("kind", kind),
-                ("limit", String(limit)), ("cursor", cursor)]
-            return try ServerClient.printList(try ServerClient.get(server, "/v1/within", items + output.commonQuery), format: output.format)
-        }
-        let coordsys = try output.coordinateSystem()
-        let area = try parseArea(coordsys)
-        let query = try runQuery { try WithinQuery(area: area, text: q, category: category, kind: try KindFilter(parsing: kind), limit: limit, cursor: cursor) }
-        let engine = try database.openEngine()
-        try output.print(try runQuery { try engine.within(query) })
+    var parameters: QueryItems {
+        [("bbox", bbox), ("polygon", polygon), ("q", q), ("category", category), ("kind", kind), ("limit", String(limit)), ("cursor", cursor)]
+            + output.parameters
     }
 
-    private func parseArea(_ coordsys: CoordSys) throws -> WithinQuery.Area {
-        let parsed: Result<WithinQuery.Area, GeoError>
-        if let bbox {
-            parsed = Result { () throws(GeoError) in .box(coordsys.toWGS84(try BoundingBox(parsing: bbox))) }
-        } else {
-            parsed = Result { () throws(GeoError) in .polygon(coordsys.toWGS84(try Polygon(parsing: polygon ?? ""))) }
+    func run() throws {
+        if let server = output.server {
+            return try ServerClient.printList(try ServerClient.get(server, "/v1/within", parameters), format: output.format)
         }
-        switch parsed {
-        case .success(let area): return area
-        case .failure(let error): throw CLIError.usage(error.description)
-        }
+        let request = try validated { () throws(ParameterError) in try WithinRequest(RequestParameters(parameters)) }
+        let engine = try database.openEngine()
+        try output.print(engine.within(request.query), encoded: request.encode)
     }
 }
 
@@ -126,10 +109,13 @@ struct ClustersCommand: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
+    var parameters: QueryItems {
+        [("bbox", bbox), ("precision", String(precision)), ("q", q), ("category", category), ("kind", kind)] + output.parameters
+    }
+
     func run() throws {
         if let server = output.server {
-            let items: [(String, String?)] = [("bbox", bbox), ("precision", String(precision)), ("q", q), ("category", category), ("kind", kind)]
-            let bytes = try ServerClient.get(server, "/v1/clusters", items + output.commonQuery)
+            let bytes = try ServerClient.get(server, "/v1/clusters", parameters)
             guard output.format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
             let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
             let cells = object?["results"] as? [[String: Any]] ?? []
@@ -139,22 +125,17 @@ struct ClustersCommand: ParsableCommand {
             if cells.isEmpty { throw CLIError.failure("no results") }
             return
         }
-        let coordsys = try output.coordinateSystem()
-        let box: BoundingBox
-        switch Result(catching: { () throws(GeoError) in try BoundingBox(parsing: bbox) }) {
-        case .success(let parsed): box = coordsys.toWGS84(parsed)
-        case .failure(let error): throw CLIError.usage(error.description)
-        }
-        let query = try runQuery { try ClusterQuery(bbox: box, precision: precision, text: q, category: category, kind: try KindFilter(parsing: kind)) }
+        let request = try validated { () throws(ParameterError) in try ClustersRequest(RequestParameters(parameters)) }
+        let coordsys = request.encoder.coordsys
         let engine = try database.openEngine()
-        let clusters = try runQuery { try engine.clusters(query) }
+        let clusters = try runQuery { try engine.clusters(request.query) }
         if output.format == .table {
             print(Table.render(header: ["geohash", "count", "lat", "lon"], rows: clusters.map { c in
                 let p = coordsys.fromWGS84(latitude: c.latitude, longitude: c.longitude)
                 return [c.geohash.string, String(c.count), String(format: "%.6f", p.latitude), String(format: "%.6f", p.longitude)]
             }))
         } else {
-            print(String(decoding: try output.encoder().clusters(clusters), as: UTF8.self))
+            print(String(decoding: request.encode(clusters), as: UTF8.self))
         }
         if clusters.isEmpty { throw CLIError.failure("no results") }
     }

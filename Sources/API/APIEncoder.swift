@@ -1,84 +1,27 @@
 import BundledData
 import Catalog
 import GeoCore
+import SearchEngine
 import SpatialIndex
-
-/// The coordinate system of a request's input and output (`coordsys`).
-public enum CoordSys: String, Sendable, CaseIterable {
-    case wgs84, gcj02, bd09
-
-    public init(parsing text: String?) throws(SearchError) {
-        guard let text else {
-            self = .wgs84
-            return
-        }
-        guard let value = CoordSys(rawValue: text.lowercased()) else { throw .invalid(parameter: "coordsys", rule: "must be wgs84, gcj02 or bd09") }
-        self = value
-    }
-
-    /// A position given in this system, in WGS-84.
-    public func toWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
-        switch self {
-        case .wgs84: return (latitude, longitude)
-        case .gcj02: return ChinaDatum.gcj02ToWGS84(latitude: latitude, longitude: longitude)
-        case .bd09: return ChinaDatum.bd09ToWGS84(latitude: latitude, longitude: longitude)
-        }
-    }
-
-    /// A WGS-84 position in this system.
-    public func fromWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
-        switch self {
-        case .wgs84: return (latitude, longitude)
-        case .gcj02: return ChinaDatum.wgs84ToGCJ02(latitude: latitude, longitude: longitude)
-        case .bd09: return ChinaDatum.wgs84ToBD09(latitude: latitude, longitude: longitude)
-        }
-    }
-
-    public func toWGS84(_ c: Coordinate) -> Coordinate {
-        let w = toWGS84(latitude: c.latitude, longitude: c.longitude)
-        return Coordinate(uncheckedLatitude: w.latitude, longitude: w.longitude)
-    }
-
-    /// A box given in this system, in WGS-84 (corners converted; exact away from the China boundary).
-    public func toWGS84(_ box: BoundingBox) -> BoundingBox {
-        guard self != .wgs84 else { return box }
-        let sw = toWGS84(latitude: box.south, longitude: box.west)
-        let ne = toWGS84(latitude: box.north, longitude: box.east)
-        return BoundingBox(uncheckedWest: sw.longitude, south: min(sw.latitude, ne.latitude), east: ne.longitude, north: max(sw.latitude, ne.latitude))
-    }
-
-    public func toWGS84(_ polygon: Polygon) -> Polygon {
-        guard self != .wgs84 else { return polygon }
-        return (try? Polygon(vertices: polygon.vertices.map { toWGS84($0) })) ?? polygon
-    }
-}
 
 /// Response bodies of the v1 API (also printed by the CLI's `--format json`): JSON or GeoJSON, in the request's
 /// coordinate system. Numbers are written in their shortest round-trip form; positions keep full precision.
 public struct APIEncoder: Sendable {
     public enum Format: String, Sendable, CaseIterable {
         case json, geojson
-
-        public init(parsing text: String?) throws(SearchError) {
-            guard let text else {
-                self = .json
-                return
-            }
-            guard let value = Format(rawValue: text.lowercased()) else { throw .invalid(parameter: "format", rule: "must be json or geojson") }
-            self = value
-        }
     }
 
-    public let coordsys: CoordSys
+    public let coordsys: CRS.Geographic
     public let format: Format
 
-    public init(coordsys: CoordSys = .wgs84, format: Format = .json) {
+    public init(coordsys: CRS.Geographic = .wgs84, format: Format = .json) {
         self.coordsys = coordsys
         self.format = format
     }
 
-    /// `{"results": [...], "next": ...}` (+ `"total"`), or a FeatureCollection with `next`/`total` members.
-    public func page(_ page: Page) -> [UInt8] {
+    /// `{"results": [...], "next": ...}` (+ `"total"`), or a FeatureCollection with `next`/`total` members. `next` is
+    /// the cursor of the following page (made by the request, which knows its query).
+    public func page(_ page: Page, next: String?) -> [UInt8] {
         var json = JSONWriter()
         json.buffer.reserveCapacity(256 + 320 * page.results.count)
         beginList(&json)
@@ -90,7 +33,7 @@ public struct APIEncoder: Sendable {
         }
         json.endArray()
         json.key("next")
-        if let next = page.next { json.string(next) } else { json.null() }
+        if let next { json.string(next) } else { json.null() }
         if let total = page.total {
             json.key("total")
             json.number(total)
@@ -168,18 +111,6 @@ public struct APIEncoder: Sendable {
         json.beginObject()
     }
 
-    /// A POI's tags as a JSON object, keys sorted. The record store keeps tags in exactly this form, so answers
-    /// written from its bytes match answers written from records.
-    static func writeTags(_ tags: [String: String], to json: inout JSONWriter) {
-        json.beginObject()
-        if tags.count == 1, let (key, value) = tags.first {
-            json.field(key, value)
-        } else if !tags.isEmpty {
-            for key in tags.keys.sorted() { json.field(key, tags[key]!) }
-        }
-        json.endObject()
-    }
-
     private func writeGeometry(_ p: (latitude: Double, longitude: Double), to json: inout JSONWriter) {
         json.key("geometry")
         json.beginObject()
@@ -194,7 +125,7 @@ public struct APIEncoder: Sendable {
     }
 
     /// A POI from the record store, written from its bytes: the same output as `write(.poi(poi.record), ...)`.
-    func write(_ poi: PackedPOI, distance: Double?, score: Double?, to json: inout JSONWriter) {
+    public func write(_ poi: PackedPOI, distance: Double?, score: Double?, to json: inout JSONWriter) {
         let p = coordsys.fromWGS84(latitude: poi.latitude, longitude: poi.longitude)
         beginItem(at: p, to: &json)
         poi.bytes.withUnsafeBufferPointer { bytes in
@@ -215,7 +146,7 @@ public struct APIEncoder: Sendable {
             json.key("lon")
             json.number(p.longitude)
             json.key("tags")
-            // The store keeps tags as writeTags wrote them.
+            // The store keeps tags as TagsJSON.write wrote them.
             if poi.tagsRange.isEmpty {
                 json.beginObject()
                 json.endObject()
@@ -226,8 +157,8 @@ public struct APIEncoder: Sendable {
         writeTail(distance: distance, score: score, to: &json)
     }
 
-    func write(_ record: Hit.Record, distance: Double?, score: Double?, to json: inout JSONWriter) {
-        let position = EngineState.position(record)
+    public func write(_ record: Hit.Record, distance: Double?, score: Double?, to json: inout JSONWriter) {
+        let position = record.position
         let p = coordsys.fromWGS84(latitude: position.latitude, longitude: position.longitude)
         beginItem(at: p, to: &json)
         switch record {
@@ -244,7 +175,7 @@ public struct APIEncoder: Sendable {
             json.key("lon")
             json.number(p.longitude)
             json.key("tags")
-            APIEncoder.writeTags(poi.tags, to: &json)
+            TagsJSON.write(poi.tags, to: &json)
         case .pin(let pin):
             json.field("id", pin.id)
             json.field("kind", "pin")
@@ -264,14 +195,15 @@ public struct APIEncoder: Sendable {
     }
 
     /// distance and score, then the record's (and feature's) end.
+    /// Distances are written to 0.1 m and scores to 0.001: finer digits are noise to a client.
     private func writeTail(distance: Double?, score: Double?, to json: inout JSONWriter) {
         if let distance {
             json.key("distance")
-            json.number(distance)
+            json.number((distance * 10).rounded() / 10)
         }
         if let score {
             json.key("score")
-            json.number(score)
+            json.number((score * 1000).rounded() / 1000)
         }
         json.endObject()
         if format == .geojson { json.endObject() }

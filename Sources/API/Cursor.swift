@@ -1,4 +1,5 @@
 import Foundation
+import SearchEngine
 import SpatialIndex
 
 /// Opaque page cursors: base64url of a small versioned text. Nearby pages resume after (distance key, record
@@ -6,15 +7,15 @@ import SpatialIndex
 /// radius, area, q, category, kind — everything but `limit`), so a cursor replayed with another query is refused
 /// instead of answering a page of the other query that starts somewhere arbitrary. The digest is FNV-1a, stable
 /// across processes and replicas (Swift's `Hasher` is seeded per process). Anything else is malformed.
-enum Cursor {
-    static func nearby(_ position: NearestCursor, query: NearbyQuery) -> String {
+public enum PageCursor {
+    public static func nearby(_ position: NearestCursor, query: NearbyQuery) -> String {
         encode("n2:\(digest(query)):\(String(position.key.bitPattern, radix: 16)):\(position.id)")
     }
 
-    static func within(after record: UInt32, query: WithinQuery) -> String { encode("w2:\(digest(query)):\(record)") }
+    public static func within(_ record: UInt32, query: WithinQuery) -> String { encode("w2:\(digest(query)):\(record)") }
 
-    static func parseNearby(_ query: NearbyQuery) throws(SearchError) -> NearestCursor? {
-        guard let text = query.cursor else { return nil }
+    /// The position a nearby cursor continues after, checked against the query it is sent with.
+    public static func nearby(_ text: String, query: NearbyQuery) throws(ParameterError) -> NearestCursor {
         let parts = try decode(text).split(separator: ":")
         guard parts.count == 4, parts[0] == "n2", let bits = UInt64(parts[2], radix: 16), let id = UInt32(parts[3]) else { throw malformed }
         guard parts[1] == digest(query) else { throw otherQuery("lat, lon, radius, q, category and kind") }
@@ -23,18 +24,18 @@ enum Cursor {
         return NearestCursor(key: key, id: id)
     }
 
-    static func parseWithin(_ query: WithinQuery) throws(SearchError) -> UInt32? {
-        guard let text = query.cursor else { return nil }
+    /// The record a within cursor continues after, checked against the query it is sent with.
+    public static func within(_ text: String, query: WithinQuery) throws(ParameterError) -> UInt32 {
         let parts = try decode(text).split(separator: ":")
         guard parts.count == 3, parts[0] == "w2", let record = UInt32(parts[2]) else { throw malformed }
         guard parts[1] == digest(query) else { throw otherQuery("bbox or polygon, q, category and kind") }
         return record
     }
 
-    static let malformed = SearchError.invalid(parameter: "cursor", rule: "is malformed: pass the next value of a previous page unchanged")
+    static let malformed = ParameterError("cursor", "is malformed: pass the next value of a previous page unchanged")
 
-    private static func otherQuery(_ parameters: String) -> SearchError {
-        .invalid(parameter: "cursor", rule: "belongs to another query: send it with the same \(parameters) as the page that gave it")
+    private static func otherQuery(_ parameters: String) -> ParameterError {
+        ParameterError("cursor", "belongs to another query: send it with the same \(parameters) as the page that gave it")
     }
 
     static func digest(_ query: NearbyQuery) -> String {
@@ -95,7 +96,7 @@ enum Cursor {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    private static func decode(_ text: String) throws(SearchError) -> String {
+    private static func decode(_ text: String) throws(ParameterError) -> String {
         guard text.count <= 200 else { throw malformed }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }

@@ -47,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "API",
-            dependencies: ["GeoCore", "SpatialIndex", "Catalog", "SearchEngine", "BundledData"],
+            dependencies: ["GeoCore", "SpatialIndex", "Catalog", "SearchEngine", "Gazetteer", "BundledData"],
             resources: [.copy("OpenAPI")],
             swiftSettings: swiftSettings
         ),
@@ -96,7 +96,7 @@ let package = Package(
             dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex"], swiftSettings: swiftSettings),
+        .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [

@@ -467,10 +467,10 @@ struct AMapAdapter {
         guard points.count <= 20 else { throw AMapError.invalid("location takes at most 20 points") }
         let radius = try Self.integer(p, "radius", default: 1_000, range: 0...3_000)
         let all = (p.string("extensions") ?? "base").lowercased() == "all"
-        let answers = try points.map { point -> (ReverseResult, Divisions, [Hit]) in
+        let answers = points.map { point -> (ReverseResult, Divisions, [Hit]) in
             let reverse = gazetteer.reverse(point)
             let d = divisions(latitude: point.latitude, longitude: point.longitude, city: reverse.city ?? reverse.place?.name)
-            let nearby = all && radius > 0 ? try engine.nearby(NearbyQuery(origin: point, radius: Double(max(radius, 1)), limit: 20)).results : []
+            let nearby = all && radius > 0 ? engine.nearby(NearbyQuery(origin: point, radius: Double(max(radius, 1)), limit: 20)).results : []
             return (reverse, d, nearby)
         }
         return { json in

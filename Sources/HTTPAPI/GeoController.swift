@@ -24,57 +24,18 @@ struct GeoController {
     }
 
     func geocode(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
-        let coordsys = try p.coordsys()
-        let near = try p.origin(required: false, coordsys: coordsys)
-        let query = try GeocodeQuery(
-            text: try p.required("q"), limit: try p.int("limit", rule: "must be an integer between 1 and 100") ?? 10,
-            country: p.string("country"), language: p.string("lang"), near: near
-        )
-        let results = try requireGazetteer().geocode(query)
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("results")
-        json.beginArray()
-        for result in results { result.converted(to: coordsys).write(to: &json) }
-        json.endArray()
-        json.key("next")
-        json.null()
-        json.endObject()
-        return JSONResponse.body(json.buffer)
+        let parsed = try GeocodeRequest(RequestParameters(request))
+        return JSONResponse.body(parsed.encode(try requireGazetteer().geocode(parsed.query)))
     }
 
     func reverse(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
-        let coordsys = try p.coordsys()
-        let point = try p.origin(required: true, coordsys: coordsys)!
-        var result = try requireGazetteer().reverse(point)
-        if let place = result.place { result = result.replacingPlace(place.converted(to: coordsys)) }
-        var json = JSONWriter()
-        result.write(to: &json)
-        return JSONResponse.body(json.buffer)
+        let parsed = try ReverseRequest(RequestParameters(request))
+        return JSONResponse.body(parsed.encode(try requireGazetteer().reverse(parsed.point)))
     }
 
     func convert(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
-        let from = try CRS(parsing: try p.required("from"))
-        let to = try CRS(parsing: try p.required("to"))
-        guard let lat = try p.double("lat", rule: "must be a number (latitude or northing)") else { throw Problem.badRequest("lat is required") }
-        guard let lon = try p.double("lon", rule: "must be a number (longitude or easting)") else { throw Problem.badRequest("lon is required") }
-        let point = try convertPoints([XY(x: lon, y: lat)], from: from, to: to)[0]
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("from")
-        json.string(from.description)
-        json.key("to")
-        json.string(to.description)
-        json.key("point")
-        json.beginArray()
-        json.number(point.x)
-        json.number(point.y)
-        json.endArray()
-        json.endObject()
-        return JSONResponse.body(json.buffer)
+        let parsed = try ConvertRequest(RequestParameters(request))
+        return JSONResponse.body(parsed.encode(try convertPoints([parsed.point], from: parsed.from, to: parsed.to)[0]))
     }
 
     func convertBatch(_ request: Request) async throws -> Response {
@@ -122,22 +83,5 @@ struct GeoController {
             throw Problem.badRequest(error.description)
         }
         return points
-    }
-}
-
-extension GeocodeResult {
-    func converted(to coordsys: CRS.Geographic) -> GeocodeResult {
-        guard coordsys != .wgs84 else { return self }
-        let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
-        return GeocodeResult(
-            id: id, name: name, displayName: displayName, latitude: p.latitude, longitude: p.longitude, country: country, admin1: admin1,
-            admin2: admin2, population: population, type: type, score: score, adcode: adcode, unresolved: unresolved, distance: distance
-        )
-    }
-}
-
-extension ReverseResult {
-    func replacingPlace(_ place: GeocodeResult) -> ReverseResult {
-        ReverseResult(place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, city: city, division: division)
     }
 }

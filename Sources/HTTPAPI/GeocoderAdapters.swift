@@ -156,8 +156,9 @@ struct GeocoderAdapters {
             .map { .place($0) }
         // POIs whose words match come after a place named as typed, and before a weak match (a prefix or a typo of
         // some place's name).
-        if let search = try? SearchQuery(text: text, origin: near, bbox: box, limit: min(100, limit * 2)) {
-            let pois: [Candidate] = try engine.search(search).results.compactMap { hit in
+        // (A text without letters or digits finds no POI: then only places answer.)
+        if let found = try? engine.search(SearchQuery(text: text, origin: near, bbox: box, limit: min(100, limit * 2))) {
+            let pois: [Candidate] = found.results.compactMap { hit in
                 guard case .poi(let poi) = hit.record, countries?.contains(poi.country ?? "") ?? true else { return nil }
                 return .poi(poi, distance: hit.distance)
             }
@@ -271,7 +272,7 @@ struct GeocoderAdapters {
 
     /// The POI at the point (within `poiRadius` metres), else the place it is in; nil at sea.
     func reverseCandidate(_ point: Coordinate, poiRadius: Double?) throws -> Candidate? {
-        if let poiRadius, let hit = try engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first, case .poi(let poi) = hit.record {
+        if let poiRadius, let hit = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first, case .poi(let poi) = hit.record {
             return .poi(poi, distance: hit.distance)
         }
         let answer = try requireGazetteer().reverse(point)
@@ -492,7 +493,7 @@ struct GeocoderAdapters {
             return radius
         } ?? 1
         let point = Coordinate(uncheckedLatitude: lat, longitude: lon)
-        var found: [Candidate] = try engine.nearby(NearbyQuery(origin: point, radius: radius * 1_000, limit: min(limit, 100))).results.compactMap { hit in
+        var found: [Candidate] = engine.nearby(NearbyQuery(origin: point, radius: radius * 1_000, limit: min(limit, 100))).results.compactMap { hit in
             guard case .poi(let poi) = hit.record else { return nil }
             return .poi(poi, distance: hit.distance)
         }

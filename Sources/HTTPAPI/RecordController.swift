@@ -99,7 +99,7 @@ struct RecordController {
         } else {
             order = .updatedAtDescending
         }
-        let (pins, total) = try engine.pins(limit: limit, skip: skip, order: order, uniqueKey: uniqueKey)
+        let (pins, total) = engine.pins(limit: limit, skip: skip, order: order, uniqueKey: uniqueKey)
         let encoder = try encoder(request)
         return answer(encoder, encoder.pins(pins, total: total, next: skip + pins.count < total ? String(skip + pins.count) : nil))
     }

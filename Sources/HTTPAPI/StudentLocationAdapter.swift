@@ -101,7 +101,7 @@ struct StudentLocationAdapter {
         var all: [PinRecord] = []
         var offset = 0
         while true {
-            let page = try engine.pins(limit: 100, skip: offset, order: order, uniqueKey: uniqueKey)
+            let page = engine.pins(limit: 100, skip: offset, order: order, uniqueKey: uniqueKey)
             all += page.results
             offset += page.results.count
             if page.results.isEmpty || offset >= page.total { break }

@@ -142,7 +142,7 @@ func json(_ response: TestResponse) throws -> [String: Any] {
         ("/v1/within?bbox=0,0,1,1&polygon=0,0;1,0;1,1", "bbox and polygon must not both be given"),
         ("/v1/clusters?bbox=0,0,1,1", "precision is required"),
         ("/v1/clusters?bbox=0,0,1,1&precision=13", "precision must be an integer between 1 and 12"),
-        ("/v1/convert?from=mars&to=wgs84&lat=1&lon=2", "unknown coordinate system \\\"mars\\\""),
+        ("/v1/convert?from=mars&to=wgs84&lat=1&lon=2", "from must be wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ (got \\\"mars\\\")"),
         ("/v1/convert?from=wgs84&to=EPSG:99999&lat=1&lon=2", "unknown coordinate system \\\"EPSG:99999\\\""),
         ("/v1/convert?from=wgs84&to=gcj02&lat=91&lon=2", "latitude (y) must be between -90 and 90"),
         ("/v1/pins?limit=0", "limit must be an integer between 1 and 100"),

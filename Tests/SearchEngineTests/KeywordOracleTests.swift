@@ -177,7 +177,7 @@ import TextIndex
         }
         let origin = random.next() % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
         let category = random.next() % 5 == 0 ? "food" : nil
-        return try SearchQuery(text: words.joined(separator: " "), origin: origin, category: category, limit: 1 + Int(random.next() % 30))
+        return SearchQuery(text: words.joined(separator: " "), origin: origin, category: category, limit: 1 + Int(random.next() % 30))
     }
 
     @Test func topKEqualsTheExhaustiveScorer() throws {
@@ -220,7 +220,7 @@ import TextIndex
             corpus.records[i] = updated
         }
         for word in ["cafe", "java", "bar", "caf", "kahvila", "sushi pizza", "north cafe"] {
-            let query = try SearchQuery(text: word, limit: 20, offset: 40)
+            let query = SearchQuery(text: word, limit: 20, offset: 40)
             let expected = Oracle(records: corpus.records, query: query).ranking()
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
             let oracle = Oracle(records: corpus.records, query: query)

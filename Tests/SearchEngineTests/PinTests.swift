@@ -19,13 +19,13 @@ import Testing
         // Updating moves a pin to the front of "newest first".
         let updated = try engine.updatePin(id: created[3].id, input("u1", "Ada3b", lat: 60.17, lon: 24.94))
         #expect(updated.createdAt == created[3].createdAt && updated.updatedAt > created[3].updatedAt)
-        let all = try engine.pins(limit: 100, skip: 0)
+        let all = engine.pins(limit: 100, skip: 0)
         #expect(all.total == 12)
         #expect(all.results.first?.id == created[3].id)
         #expect(zip(all.results, all.results.dropFirst()).allSatisfy { $0.updatedAt >= $1.updatedAt })
         // Pages of 5 concatenate to the whole list.
         var paged: [String] = []
-        for skip in stride(from: 0, to: 12, by: 5) { paged += try engine.pins(limit: 5, skip: skip).results.map(\.id) }
+        for skip in stride(from: 0, to: 12, by: 5) { paged += engine.pins(limit: 5, skip: skip).results.map(\.id) }
         #expect(paged == all.results.map(\.id))
         #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").results.allSatisfy { $0.uniqueKey == "u1" })
         #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").total == 4)

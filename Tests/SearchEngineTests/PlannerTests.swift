@@ -23,8 +23,8 @@ import Testing
                 category: round % 4 == 0 ? "food" : nil,
                 limit: 1 + Int(random.next() % 30)
             )
-            let a = try spatial.nearby(query)
-            let b = try text.nearby(query)
+            let a = spatial.nearby(query)
+            let b = text.nearby(query)
             #expect(a.results.map(\.id) == b.results.map(\.id), "round \(round): \(query.text ?? "")")
             #expect(a.next == b.next)
         }
@@ -39,7 +39,7 @@ import Testing
             let o = pois[Int(random.next() % UInt64(pois.count))]
             let origin = try Coordinate(latitude: o.lat, longitude: o.lon)
             let category: String? = random.nextUnit() < 0.5 ? "food" : nil
-            let page = try engine.nearby(NearbyQuery(origin: origin, category: category, limit: 25))
+            let page = engine.nearby(NearbyQuery(origin: origin, category: category, limit: 25))
             var ranked: [(index: Int, key: Double)] = []
             for (index, p) in pois.enumerated() where category == nil || p.category.hasPrefix("food.") {
                 ranked.append((index, ChordDistance.key(latitude1: o.lat, longitude1: o.lon, latitude2: p.lat, longitude2: p.lon)))
@@ -57,7 +57,7 @@ import Testing
         let pois = randomPOIs(2_000, &random)
         let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
         let origin = try Coordinate(latitude: 60.17, longitude: 24.94)
-        let long = try engine.nearby(NearbyQuery(origin: origin, limit: 100)).results.map(\.id)
+        let long = engine.nearby(NearbyQuery(origin: origin, limit: 100)).results.map(\.id)
         var paged: [String] = []
         var after: Page.Position?
         for page in 0..<10 {

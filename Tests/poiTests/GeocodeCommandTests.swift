@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (["geocode", ""], "q must not be empty"),
+        (["geocode", ""], "the text must not be empty"),
         (["geocode", "x", "--limit", "0"], "limit must be an integer between 1 and 100"),
         (["geocode", "x", "--country", "Finland"], "country must be an ISO 3166-1 alpha-2 code"),
         (["geocode", "x", "--near", "91,0"], "--near: lat must be a number between -90 and 90"),

@@ -78,6 +78,18 @@ extension LiveTests {
                 #expect(local.status == 0 && remote.status == 0, "\(arguments): \(remote.stderr)")
                 #expect(local.stdout == remote.stdout, "\(arguments)")
             }
+            // The gazetteer's commands too (they take no --db).
+            for arguments in [
+                ["geocode", "Helsinki", "--limit", "2", "--format", "json"],
+                ["geocode", "1600 Amphitheatre Parkway, Mountain View", "--near", "37.4,-122.1", "--format", "json"],
+                ["geocode", "Helsinki", "--limit", "2"],
+                ["reverse", "--lat", "60.17", "--lon", "24.94", "--format", "json"],
+            ] {
+                let local = try CLI.run(arguments)
+                let remote = try CLI.run(arguments + ["--server", server.base])
+                #expect(local.status == 0 && remote.status == 0, "\(arguments): \(local.stderr) \(remote.stderr)")
+                #expect(local.stdout == remote.stdout, "\(arguments)")
+            }
             let bad = try CLI.run(["nearby", "--lat", "95", "--lon", "0", "--server", server.base])
             #expect(bad.status == 2 && bad.stderr.contains("lat must be a number between -90 and 90"))
         }

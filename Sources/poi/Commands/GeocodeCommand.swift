@@ -1,3 +1,4 @@
+import API
 import ArgumentParser
 import BundledData
 import Foundation
@@ -39,53 +40,31 @@ struct GeocodeCommand: ParsableCommand {
     @Option(help: "Ask a running poi server instead of loading the gazetteer.")
     var server: String?
 
-    func run() throws {
+    /// The request's parameters, the same whether sent to a server or parsed here.
+    func parameters() throws -> QueryItems {
         let origin = try near.map { try parseLatLon($0, option: "--near") }
+        return [("q", text), ("limit", String(limit)), ("country", country), ("lang", lang),
+                ("lat", origin.map { String($0.latitude) }), ("lon", origin.map { String($0.longitude) })]
+    }
+
+    func run() throws {
+        let parameters = try parameters()
+        let options = ["q": "the text", "lat": "--near", "lon": "--near"]
+        let bytes: [UInt8]
         if let server {
-            let bytes = try ServerClient.get(server, "/v1/geocode", [
-                ("q", text), ("limit", String(limit)), ("country", country), ("lang", lang),
-                ("lat", origin.map { String($0.latitude) }), ("lon", origin.map { String($0.longitude) }),
-            ])
-            guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
-            let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
-            if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
-            print(Table.render(header: ["name", "display name", "lat", "lon", "type", "population", "score"], rows: results.map { r in
-                [r["name"] as? String ?? "", r["displayName"] as? String ?? "", String(format: "%.5f", r["lat"] as? Double ?? 0),
-                 String(format: "%.5f", r["lon"] as? Double ?? 0), r["type"] as? String ?? "", (r["population"] as? Int).map(String.init) ?? "",
-                 String(r["score"] as? Double ?? 0)]
-            }))
-            if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
-            return
+            bytes = try ServerClient.get(server, "/v1/geocode", parameters)
+        } else {
+            let request = try validated(options: options) { () throws(ParameterError) in try GeocodeRequest(RequestParameters(parameters)) }
+            bytes = request.encode(try loadGazetteer(dataDir).geocode(request.query))
         }
-        let query: GeocodeQuery
-        do {
-            query = try GeocodeQuery(text: text, limit: limit, country: country, language: lang, near: origin)
-        } catch {
-            throw CLIError.usage(error.description)
-        }
-        let gazetteer = try loadGazetteer(dataDir)
-        let results = gazetteer.geocode(query)
-        switch format {
-        case .json:
-            var json = JSONWriter()
-            json.beginObject()
-            json.key("results")
-            json.beginArray()
-            for result in results { result.write(to: &json) }
-            json.endArray()
-            json.endObject()
-            print(String(decoding: json.buffer, as: UTF8.self))
-        case .table:
-            if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
-            print(Table.render(
-                header: ["name", "display name", "lat", "lon", "type", "population", "score"],
-                rows: results.map {
-                    [$0.name, $0.displayName + ($0.unresolved.map { " [+\($0)]" } ?? ""), String(format: "%.5f", $0.latitude),
-                     String(format: "%.5f", $0.longitude), $0.type, $0.population.map(String.init) ?? "", String($0.score)]
-                }
-            ))
-        }
+        guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
+        let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
         if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
+        print(Table.render(header: ["name", "display name", "lat", "lon", "type", "population", "score"], rows: results.map { r in
+            [r["name"] as? String ?? "", (r["displayName"] as? String ?? "") + ((r["unresolved"] as? String).map { " [+\($0)]" } ?? ""),
+             String(format: "%.5f", r["lat"] as? Double ?? 0), String(format: "%.5f", r["lon"] as? Double ?? 0), r["type"] as? String ?? "",
+             (r["population"] as? Int).map(String.init) ?? "", String(r["score"] as? Double ?? 0)]
+        }))
     }
 }
 
@@ -111,18 +90,16 @@ struct ReverseCommand: ParsableCommand {
     var server: String?
 
     func run() throws {
+        let parameters: QueryItems = [("lat", String(lat)), ("lon", String(lon))]
         if let server {
-            let bytes = try ServerClient.get(server, "/v1/reverse", [("lat", String(lat)), ("lon", String(lon))])
+            let bytes = try ServerClient.get(server, "/v1/reverse", parameters)
             return print(String(decoding: bytes, as: UTF8.self))
         }
-        let point: Coordinate
-        do { point = try Coordinate(latitude: lat, longitude: lon) } catch { throw CLIError.usage(error.description) }
-        let result = try loadGazetteer(dataDir).reverse(point)
+        let request = try validated { () throws(ParameterError) in try ReverseRequest(RequestParameters(parameters)) }
+        let result = try loadGazetteer(dataDir).reverse(request.point)
         switch format {
         case .json:
-            var json = JSONWriter()
-            result.write(to: &json)
-            print(String(decoding: json.buffer, as: UTF8.self))
+            print(String(decoding: request.encode(result), as: UTF8.self))
         case .table:
             guard let place = result.place else { throw CLIError.failure("no place found") }
             let distance = place.distance ?? 0

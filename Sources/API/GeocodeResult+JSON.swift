@@ -1,4 +1,5 @@
 import BundledData
+import Gazetteer
 
 extension GeocodeResult {
     /// The result as the HTTP API and `--format json` print it.

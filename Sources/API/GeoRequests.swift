@@ -1,0 +1,124 @@
+import BundledData
+import GeoCore
+import Gazetteer
+
+// geocode, reverse and convert as typed requests, parsed once for the HTTP server and the CLI (`poi geocode` and
+// `poi reverse` send the same parameters with --server as they parse locally), each with the encoder of its answer.
+
+extension ParameterError {
+    /// The gazetteer's query rules name their parameter first ("q must not be empty").
+    static func from(_ error: GazetteerError) -> ParameterError {
+        let text = error.description
+        let parts = text.split(separator: " ", maxSplits: 1)
+        return ParameterError(String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+    }
+}
+
+/// GET /v1/geocode.
+public struct GeocodeRequest: Sendable {
+    public var query: GeocodeQuery
+    /// The system of `lat`/`lon` in and of the answer's positions.
+    public var coordsys: CRS.Geographic
+
+    public init<S>(_ p: RequestParameters<S>) throws(ParameterError) {
+        coordsys = try p.coordsys()
+        let text = try p.required("q")
+        let limit = try p.int("limit", rule: "must be an integer between 1 and 100") ?? 10
+        let near = try p.origin(required: false, coordsys: coordsys)
+        do throws(GazetteerError) {
+            query = try GeocodeQuery(text: text, limit: limit, country: p.string("country"), language: p.string("lang"), near: near)
+        } catch {
+            throw ParameterError.from(error)
+        }
+    }
+
+    /// `{"results": [...], "next": null}`.
+    public func encode(_ results: [GeocodeResult]) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("results")
+        json.beginArray()
+        for result in results { result.converted(to: coordsys).write(to: &json) }
+        json.endArray()
+        json.key("next")
+        json.null()
+        json.endObject()
+        return json.buffer
+    }
+}
+
+/// GET /v1/reverse.
+public struct ReverseRequest: Sendable {
+    public var point: Coordinate
+    public var coordsys: CRS.Geographic
+
+    public init<S>(_ p: RequestParameters<S>) throws(ParameterError) {
+        coordsys = try p.coordsys()
+        point = try p.origin(required: true, coordsys: coordsys)!
+    }
+
+    public func encode(_ result: ReverseResult) -> [UInt8] {
+        var result = result
+        if let place = result.place { result = result.replacingPlace(place.converted(to: coordsys)) }
+        var json = JSONWriter()
+        result.write(to: &json)
+        return json.buffer
+    }
+}
+
+/// GET /v1/convert: one position between any two systems.
+public struct ConvertRequest: Sendable {
+    public var from: CRS
+    public var to: CRS
+    public var point: XY
+
+    public init<S>(_ p: RequestParameters<S>) throws(ParameterError) {
+        from = try Self.crs(p, "from")
+        to = try Self.crs(p, "to")
+        guard let lat = try p.double("lat", rule: "must be a number (latitude or northing)") else { throw ParameterError("lat", "is required") }
+        guard let lon = try p.double("lon", rule: "must be a number (longitude or easting)") else { throw ParameterError("lon", "is required") }
+        point = XY(x: lon, y: lat)
+    }
+
+    static func crs<S>(_ p: RequestParameters<S>, _ name: String) throws(ParameterError) -> CRS {
+        let text = try p.required(name)
+        do throws(GeoError) {
+            return try CRS(parsing: text)
+        } catch {
+            throw ParameterError(name, "must be wgs84, gcj02, bd09 or EPSG:<code> of a CRS known to PROJ (got \"\(text.prefix(40))\")")
+        }
+    }
+
+    /// `{"from", "to", "point": [x, y]}`.
+    public func encode(_ converted: XY) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("from", from.description)
+        json.field("to", to.description)
+        json.key("point")
+        json.beginArray()
+        json.number(converted.x)
+        json.number(converted.y)
+        json.endArray()
+        json.endObject()
+        return json.buffer
+    }
+}
+
+extension GeocodeResult {
+    /// The result with its position in `coordsys`.
+    public func converted(to coordsys: CRS.Geographic) -> GeocodeResult {
+        guard coordsys != .wgs84 else { return self }
+        let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
+        return GeocodeResult(
+            id: id, name: name, displayName: displayName, latitude: p.latitude, longitude: p.longitude, country: country, admin1: admin1,
+            admin2: admin2, population: population, type: type, score: score, adcode: adcode, unresolved: unresolved, distance: distance
+        )
+    }
+}
+
+extension ReverseResult {
+    public func replacingPlace(_ place: GeocodeResult) -> ReverseResult {
+        ReverseResult(place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, city: city, division: division)
+    }
+}

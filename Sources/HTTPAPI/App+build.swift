@@ -21,12 +21,16 @@ public func buildApplication(
     logger: Logger = Logger(label: "poi"),
     onServerRunning: @escaping @Sendable (_ address: String) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    let router = buildRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics)
+    let endpointMetrics = metrics.map { _ in EndpointMetrics() }
+    let (router, reads) = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics)
     let limits = configuration.limits
     let connections = ConnectionCounter(maximum: limits.maximumConnections)
+    // The fast lane answers read routes below the router; with CORS on, the middleware's headers need the router.
+    let lane = configuration.fastLane && configuration.corsOrigin == nil
+        ? FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: logger) : nil
     return Application(
         router: HeadAsGet(router: router),
-        server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections) },
+        server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, lane: lane) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
         onServerRunning: { channel in
             let address = channel.localAddress.map { address in
@@ -45,10 +49,23 @@ public func buildRouter(
     gazetteer: Gazetteer?,
     metrics: PrometheusCollectorRegistry? = nil
 ) -> Router<BasicRequestContext> {
+    makeRouter(
+        configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: metrics.map { _ in EndpointMetrics() }
+    ).router
+}
+
+/// The router, and its read operations for the fast lane.
+func makeRouter(
+    configuration: ServerConfiguration,
+    engine: SearchEngine,
+    gazetteer: Gazetteer?,
+    metrics: PrometheusCollectorRegistry?,
+    endpointMetrics: EndpointMetrics?
+) -> (router: Router<BasicRequestContext>, reads: ReadRoutes) {
     let router = Router(context: BasicRequestContext.self)
     let routes = RouteRegistrar(router: router)
-    if let metrics {
-        router.add(middleware: RequestMetricsMiddleware())
+    if let metrics, let endpointMetrics {
+        router.add(middleware: RequestMetricsMiddleware(cache: endpointMetrics))
         let records = MetricNameDescriptor(namespace: "poi", metricName: "records", unitName: "", helpText: "Records held in memory, by kind.")
         let pois = metrics.makeGauge(descriptor: records, labels: [("kind", "poi")])
         let pins = metrics.makeGauge(descriptor: records, labels: [("kind", "pin")])
@@ -81,9 +98,9 @@ public func buildRouter(
     QueryController(engine: engine).register(on: routes)
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     GeoController(gazetteer: gazetteer, maximumBodySize: configuration.maximumBodySize).register(on: routes)
-    routes.on("health") { _, _ -> Response in
+    routes.read("health") { _ in
         let counts = engine.counts
-        return JSONResponse.body(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
+        return .json(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
     }
     ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)
@@ -94,7 +111,7 @@ public func buildRouter(
     MapPageController(configuration: configuration.mapPage).register(on: routes)
     routes.on("openapi") { _, _ -> Response in JSONResponse.body(OpenAPIDocument.json) }
     routes.finish()
-    return router
+    return (router, routes.reads)
 }
 
 /// Building JSON responses.

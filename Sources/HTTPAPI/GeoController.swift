@@ -12,9 +12,9 @@ struct GeoController {
     let maximumBodySize: Int
 
     func register(on routes: RouteRegistrar) {
-        routes.on("geocode") { request, _ in try geocode(request) }
-        routes.on("reverse") { request, _ in try reverse(request) }
-        routes.on("convert") { request, _ in try convert(request) }
+        routes.read("geocode") { input in try geocode(input) }
+        routes.read("reverse") { input in try reverse(input) }
+        routes.read("convert") { input in try convert(input) }
         routes.on("convertBatch") { request, _ in try await convertBatch(request) }
     }
 
@@ -23,19 +23,19 @@ struct GeoController {
         return gazetteer
     }
 
-    func geocode(_ request: Request) throws -> Response {
-        let parsed = try GeocodeRequest(RequestParameters(request))
-        return JSONResponse.body(parsed.encode(try requireGazetteer().geocode(parsed.query)))
+    func geocode(_ input: ReadInput) throws -> ReadAnswer {
+        let parsed = try GeocodeRequest(input.parameters)
+        return .json(parsed.encode(try requireGazetteer().geocode(parsed.query)))
     }
 
-    func reverse(_ request: Request) throws -> Response {
-        let parsed = try ReverseRequest(RequestParameters(request))
-        return JSONResponse.body(parsed.encode(try requireGazetteer().reverse(parsed.point)))
+    func reverse(_ input: ReadInput) throws -> ReadAnswer {
+        let parsed = try ReverseRequest(input.parameters)
+        return .json(parsed.encode(try requireGazetteer().reverse(parsed.point)))
     }
 
-    func convert(_ request: Request) throws -> Response {
-        let parsed = try ConvertRequest(RequestParameters(request))
-        return JSONResponse.body(parsed.encode(try convertPoints([parsed.point], from: parsed.from, to: parsed.to)[0]))
+    func convert(_ input: ReadInput) throws -> ReadAnswer {
+        let parsed = try ConvertRequest(input.parameters)
+        return .json(parsed.encode(try convertPoints([parsed.point], from: parsed.from, to: parsed.to)[0]))
     }
 
     func convertBatch(_ request: Request) async throws -> Response {

@@ -29,6 +29,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let responder: HTTPChannelHandler.Responder
     let limits: ConnectionLimits
     let connections: ConnectionCounter
+    /// The fast lane for read routes, or nil to send every request through the router.
+    var lane: FastLane? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -55,6 +57,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.addHandler(HTTPGuard(timers: timers, limits: limits))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: .init(limits.idleTimeout), logger: logger))
+            if let lane { try pipeline.addHandler(FastLaneHandler(lane: lane)) }
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
     }

@@ -59,6 +59,26 @@ public struct Problem: Error, Sendable {
     }
 }
 
+extension Problem {
+    /// The problem a typed error of the core modules answers (the fast lane and the middleware both ask here);
+    /// nil for anything else. A storage failure is a 500 whose cause the caller logs.
+    static func of(_ error: any Error) -> Problem? {
+        switch error {
+        case let problem as Problem: return problem
+        case let error as ParameterError: return Problem(.badRequest, error.description)
+        case let error as SearchError:
+            switch error {
+            case .invalid: return Problem(.badRequest, error.description)
+            case .notFound: return Problem(.notFound, error.description)
+            case .storage: return Problem(.internalServerError, "the request could not be completed")
+            }
+        case let error as GeoError: return Problem(.badRequest, error.description)
+        case let error as GazetteerError: return Problem(.badRequest, error.description)
+        default: return nil
+        }
+    }
+}
+
 /// Maps every error to problem+json in one place: typed errors of the core modules become 4xx with their own
 /// message; anything unexpected is logged at error level with the request id and answered 500. Every response
 /// carries an `X-Request-Id`.
@@ -69,22 +89,12 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             var response = try await next(request, context)
             response.headers[RequestID.header] = requestID
             return response
-        } catch let problem as Problem {
-            return problem.response(requestID: requestID)
-        } catch let error as ParameterError {
-            return Problem(.badRequest, error.description).response(requestID: requestID)
-        } catch let error as SearchError {
-            switch error {
-            case .invalid: return Problem(.badRequest, error.description).response(requestID: requestID)
-            case .notFound: return Problem(.notFound, error.description).response(requestID: requestID)
-            case .storage:
+        } catch let error where Problem.of(error) != nil {
+            let problem = Problem.of(error)!
+            if problem.status == .internalServerError {
                 context.logger.error("storage failure", metadata: ["request": "\(requestID)", "error": "\(error)"])
-                return Problem(.internalServerError, "the request could not be completed").response(requestID: requestID)
             }
-        } catch let error as GeoError {
-            return Problem(.badRequest, error.description).response(requestID: requestID)
-        } catch let error as GazetteerError {
-            return Problem(.badRequest, error.description).response(requestID: requestID)
+            return problem.response(requestID: requestID)
         } catch let error as HTTPError {
             let detail: String
             if error.status == .notFound, let routed = RouteTable.methods(for: request.uri.path), !routed.contains(where: { $0.rawValue == request.method.rawValue }) {

@@ -7,21 +7,21 @@ struct QueryController {
     let engine: SearchEngine
 
     func register(on routes: RouteRegistrar) {
-        routes.on("nearby") { request, _ in
-            let parsed = try NearbyRequest(RequestParameters(request))
-            return answer(parsed.encoder, parsed.encode(engine.nearby(parsed.query)))
+        routes.read("nearby") { input in
+            let parsed = try NearbyRequest(input.parameters)
+            return .encoded(parsed.encoder, parsed.encode(engine.nearby(parsed.query)))
         }
-        routes.on("search") { request, _ in
-            let parsed = try SearchRequest(RequestParameters(request))
-            return answer(parsed.encoder, parsed.encode(try engine.search(parsed.query)))
+        routes.read("search") { input in
+            let parsed = try SearchRequest(input.parameters)
+            return .encoded(parsed.encoder, parsed.encode(try engine.search(parsed.query)))
         }
-        routes.on("within") { request, _ in
-            let parsed = try WithinRequest(RequestParameters(request))
-            return answer(parsed.encoder, parsed.encode(engine.within(parsed.query)))
+        routes.read("within") { input in
+            let parsed = try WithinRequest(input.parameters)
+            return .encoded(parsed.encoder, parsed.encode(engine.within(parsed.query)))
         }
-        routes.on("clusters") { request, _ in
-            let parsed = try ClustersRequest(RequestParameters(request))
-            return answer(parsed.encoder, parsed.encode(try engine.clusters(parsed.query)))
+        routes.read("clusters") { input in
+            let parsed = try ClustersRequest(input.parameters)
+            return .encoded(parsed.encoder, parsed.encode(try engine.clusters(parsed.query)))
         }
     }
 }

@@ -13,12 +13,12 @@ struct RecordController {
     let maximumBodySize: Int
 
     func register(on routes: RouteRegistrar) {
-        routes.on("getPOI") { request, context in try getPOI(request, context) }
+        routes.read("getPOI") { input in try getPOI(input) }
         routes.on("putPOI") { request, context in try await putPOI(request, context) }
         routes.on("deletePOI") { request, context in try deletePOI(request, context) }
         routes.on("listPins") { request, _ in try listPins(request) }
         routes.on("createPin") { request, _ in try await createPin(request) }
-        routes.on("getPin") { request, context in try getPin(request, context) }
+        routes.read("getPin") { input in try getPin(input) }
         routes.on("updatePin") { request, context in try await updatePin(request, context) }
         routes.on("deletePin") { request, context in try deletePin(request, context) }
     }
@@ -36,7 +36,11 @@ struct RecordController {
     /// The record id of the path, percent-decoded (`/v1/pois/caf%C3%A9-1` is the id `café-1`; `%2F` is a `/`
     /// inside the id).
     private func id(_ context: BasicRequestContext) throws(Problem) -> String {
-        guard let raw = context.parameters.get("id") else { throw .badRequest("id must be 1 to 200 characters") }
+        try Self.id(context.parameters.get("id")?[...])
+    }
+
+    static func id(_ raw: Substring?) throws(Problem) -> String {
+        guard let raw else { throw .badRequest("id must be 1 to 200 characters") }
         guard let id = raw.removingPercentEncoding else { throw .badRequest("id must be valid percent-encoded UTF-8") }
         guard !id.isEmpty, id.unicodeScalars.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
         guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -45,11 +49,11 @@ struct RecordController {
         return id
     }
 
-    func getPOI(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        let id = try id(context)
+    func getPOI(_ input: ReadInput) throws -> ReadAnswer {
+        let id = try Self.id(input.pathParameter)
         guard let poi = engine.poi(id: id) else { throw SearchError.notFound(kind: "poi", id: id) }
-        let encoder = try encoder(request)
-        return answer(encoder, encoder.record(.poi(poi)))
+        let encoder = try input.parameters.encoder()
+        return .encoded(encoder, encoder.record(.poi(poi)))
     }
 
     func putPOI(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -112,11 +116,11 @@ struct RecordController {
         return answer(encoder, encoder.record(.pin(pin)), status: .created)
     }
 
-    func getPin(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        let id = try id(context)
+    func getPin(_ input: ReadInput) throws -> ReadAnswer {
+        let id = try Self.id(input.pathParameter)
         guard let pin = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
-        let encoder = try encoder(request)
-        return answer(encoder, encoder.record(.pin(pin)))
+        let encoder = try input.parameters.encoder()
+        return .encoded(encoder, encoder.record(.pin(pin)))
     }
 
     func updatePin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

@@ -10,7 +10,7 @@ import Synchronization
 /// which turns a one-buffer response into a streamed one; under wrk that cost a third of the server's throughput
 /// (RESULTS.md). Here the handler's time is recorded when the response is ready and the body stays a plain buffer.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
-    private let cache = EndpointMetrics()
+    let cache: EndpointMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -27,8 +27,8 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// The counter and timer of each (route, method, status), made once: the metrics factory's lookup by labels is
-/// not free.
-private final class EndpointMetrics: Sendable {
+/// not free. One per server, shared by the middleware and the fast lane.
+final class EndpointMetrics: Sendable {
     private struct Key: Hashable {
         let route: String
         let method: HTTPRequest.Method

@@ -8,13 +8,15 @@ final class RouteRegistrar {
 
     let router: Router<BasicRequestContext>
     private var registered: Set<String> = []
+    /// The read operations registered with `read`, for the fast lane.
+    private(set) var reads = ReadRoutes()
 
     init(router: Router<BasicRequestContext>) { self.router = router }
 
     func on(_ operationId: String, _ handler: @escaping Handler) {
         guard let route = RouteTable.route(operationId) else { preconditionFailure("no route \(operationId) in RouteTable") }
         guard registered.insert(operationId).inserted else { preconditionFailure("\(operationId) registered twice") }
-        let path = RouterPath("/" + route.segments.map { $0.hasPrefix("{") ? ":" + $0.dropFirst().dropLast() : $0 }.joined(separator: "/"))
+        let path = RouterPath(Self.pattern(route))
         let method: HTTPRequest.Method
         switch route.method {
         case .get: method = .get
@@ -23,6 +25,25 @@ final class RouteRegistrar {
         case .delete: method = .delete
         }
         router.on(path, method: method, use: handler)
+    }
+
+    /// Registers a read operation: a synchronous function of the query string and path parameter, served by the
+    /// router and by the fast lane alike.
+    func read(_ operationId: String, _ handler: @escaping ReadHandler) {
+        guard let route = RouteTable.route(operationId), route.method == .get else { preconditionFailure("\(operationId) is not a GET route") }
+        let name = route.segments.last.flatMap { $0.hasPrefix("{") ? String($0.dropFirst().dropLast()) : nil }
+        on(operationId) { request, context in
+            let answer = try handler(ReadInput(query: FormQuery(request.uri.query), pathParameter: name.flatMap { context.parameters.get($0)?[...] }))
+            return Response(
+                status: answer.status, headers: [.contentType: answer.contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+            )
+        }
+        reads.add(route, pattern: Self.pattern(route), handler: handler)
+    }
+
+    /// The route's path in Hummingbird's form: `{id}` as `:id`.
+    static func pattern(_ route: Route) -> String {
+        "/" + route.segments.map { $0.hasPrefix("{") ? ":" + $0.dropFirst().dropLast() : $0 }.joined(separator: "/")
     }
 
     /// Every operation of the table has a handler.

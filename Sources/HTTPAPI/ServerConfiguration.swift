@@ -18,6 +18,9 @@ public struct ServerConfiguration: Sendable {
     public var mapPage: MapPageConfiguration
     /// The bundled data directory (categories.json for the AMap adapter's POI classes); nil: `DataDirectory.resolve()`.
     public var dataDirectory: String?
+    /// Whether GET/HEAD of read routes are answered on the event loop, below the router (`FastLaneHandler`); on by
+    /// default, `--no-fast-lane` turns it off (the same answers, through Hummingbird's router). Off with CORS.
+    public var fastLane = true
 
     /// Largest accepted request body.
     public var maximumBodySize: Int { limits.maximumBodySize }

@@ -9,10 +9,10 @@
 #   benchmarks/http/run-load.sh DATA.jsonl ORIGINS.jsonl KEYWORDS.jsonl DB.sqlite OUTDIR [SECONDS] [CONNECTIONS] [SYSTEMS]
 #
 # DB.sqlite must hold DATA (`poi import DATA --db DB`); KEYWORDS is `poi bench keyword-nearby --dump-queries`
-# output. SYSTEMS is a comma list of poi,redis,postgis (default all). Progress goes to standard error.
+# output. SYSTEMS is a comma list of poi,poi-router,redis,postgis (default all). Progress goes to standard error.
 set -euo pipefail
 DATA="$1"; ORIGINS="$2"; KEYWORDS="$3"; DB="$4"; OUT="$5"; SECONDS_RUN="${6:-15}"; CONNECTIONS="${7:-64}"
-SYSTEMS="${8:-poi,redis,postgis}"
+SYSTEMS="${8:-poi,poi-router,redis,postgis}"
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -40,26 +40,31 @@ trap cleanup EXIT
 N=$(wc -l < "$DATA")
 
 # ---------------------------------------------------------------------------------------------------------- poi
-if [[ ",$SYSTEMS," == *",poi,"* ]]; then
+# poi serve as shipped (read routes on the fast lane), and with --no-fast-lane (every request through Hummingbird's
+# router) as "poi-router", to measure what the fast lane gains in the same run.
+run_poi() { # system-label serve-arguments...
+  local system="$1"; shift
   install wrk wrk
   python3 benchmarks/http/make_requests.py "$ORIGINS" "$KEYWORDS" benchmarks/geocode_queries.txt "$OUT"
   PORT=$(free_port)
-  .build/release/poi serve --port "$PORT" --db "$DB" >"$OUT/poi-serve.log" 2>&1 &
+  .build/release/poi serve --port "$PORT" --db "$DB" "$@" >"$OUT/$system-serve.log" 2>&1 &
   SERVER=$!; PIDS+=("$SERVER")
   for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/poi-serve.log" >&2; exit 1; }
+  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/$system-serve.log" >&2; exit 1; }
   for scenario in nearby keyword-nearby search within geocode; do
-    echo "== poi serve: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
+    echo "== $system: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
     PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" >/dev/null
     before=$(cpu_seconds "$SERVER")
     line=$(PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_RUN}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" | tail -1)
     after=$(cpu_seconds "$SERVER")
-    line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system="poi", scenario=sys.argv[2], connections=int(sys.argv[3]), client="wrk -t2"); print(json.dumps(d))' \
-      "$line" "$scenario" "$CONNECTIONS")
+    line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system=sys.argv[4], scenario=sys.argv[2], connections=int(sys.argv[3]), client="wrk -t2"); print(json.dumps(d))' \
+      "$line" "$scenario" "$CONNECTIONS" "$system")
     with_cpu "$line" "$before" "$after"
   done
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
-fi
+}
+if [[ ",$SYSTEMS," == *",poi,"* ]]; then run_poi poi; fi
+if [[ ",$SYSTEMS," == *",poi-router,"* ]]; then run_poi poi-router --no-fast-lane; fi
 
 # -------------------------------------------------------------------------------------------------------- Redis
 if [[ ",$SYSTEMS," == *",redis,"* ]]; then

@@ -21,6 +21,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Tile server URL template for the map page, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (default: bundled country outlines).")
     var tiles: String?
     @Option(help: "Attribution shown with --tiles, e.g. \"© OpenStreetMap contributors\".") var tilesAttribution: String = ""
+    @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo, help: "Answer GET/HEAD of read routes on the event loop, below the router (the same answers; --no-fast-lane sends them through the router).")
+    var fastLane = true
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
@@ -31,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
             requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1_000)),
             maximumConnections: maxConnections
         )
-        let configuration = ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits, corsOrigin: cors,
             mapPage: MapPageConfiguration(
                 tilesURL: tiles, tilesAttribution: tilesAttribution,
@@ -39,6 +41,7 @@ struct ServeCommand: AsyncParsableCommand {
             ),
             dataDirectory: DataDirectory.resolve(database.dataDir)
         )
+        configuration.fastLane = fastLane
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
         let engine = try database.openEngine()

@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// What the fast lane needs: the read operations, the request metrics and the `Server` header.
+struct FastLane: Sendable {
+    let reads: ReadRoutes
+    let metrics: EndpointMetrics?
+    let serverName: String
+    let logger: Logger
+}
+
+/// The fast lane for read operations (DESIGN.md §4, issue 17): a GET or HEAD of a read route is answered right here
+/// on the connection's event loop — the request parsed, the engine asked synchronously and the answer written in
+/// one flush — instead of crossing into a Swift task and Hummingbird's router and middleware and back. The answer
+/// is made by the same `ReadHandler` the router calls, with the same headers (Content-Type, Content-Length,
+/// X-Request-Id, Date, Server), problem+json for errors and the same metrics; the identity tests compare the two
+/// paths byte for byte.
+///
+/// Everything else — writes, other routes, a read that arrives while an earlier request of the connection is still
+/// being answered by Hummingbird (so that pipelined answers keep their order) — is passed on unchanged. The
+/// handler sits after Hummingbird's connection-state handler, so keep-alive, `Connection: close` and the idle
+/// timeout see the fast answers as they see any other, and the connection guards (timeouts, limits) stay in front.
+final class FastLaneHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let lane: FastLane
+    /// Requests passed on to Hummingbird whose answers have not ended yet.
+    private var passedOn = 0
+    /// The request being answered here, from its head to its end.
+    private var current: HTTPRequest?
+    /// Whether a request part was kept from the next handler since the last read completed.
+    private var swallowed = false
+    private var forwarded = false
+
+    init(lane: FastLane) { self.lane = lane }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch part {
+        case .head(let head):
+            if passedOn == 0, head.method == .get || head.method == .head, let path = head.path, lane.reads.match(Self.pathOnly(path)) != nil {
+                current = head
+                swallowed = true
+                return
+            }
+            passedOn += 1
+        case .body:
+            if current != nil {
+                swallowed = true
+                return
+            }
+        case .end:
+            if let head = current {
+                current = nil
+                swallowed = true
+                answer(head, context: context)
+                return
+            }
+        }
+        forwarded = true
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // A read whose every part was answered here gave the next handler nothing: ask for more on its behalf.
+        if swallowed && !forwarded { context.read() }
+        swallowed = false
+        forwarded = false
+        context.fireChannelReadComplete()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), passedOn > 0 { passedOn -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    private static func pathOnly(_ path: String) -> Substring {
+        path.firstIndex(of: "?").map { path[..<$0] } ?? path[...]
+    }
+
+    private func answer(_ head: HTTPRequest, context: ChannelHandlerContext) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let path = head.path ?? "/"
+        let query = path.firstIndex(of: "?").map { String(path[path.index(after: $0)...]) }
+        let requestID = head.headerFields[RequestID.header].flatMap { $0.count <= 64 ? $0 : nil } ?? RequestID.next()
+        guard let (entry, parameter) = lane.reads.match(Self.pathOnly(path)) else { return }
+
+        var fields = HTTPFields()
+        let status: HTTPResponse.Status
+        let body: [UInt8]
+        do {
+            let answer = try entry.handler(ReadInput(query: FormQuery(query), pathParameter: parameter))
+            status = answer.status
+            body = answer.body
+            fields[.contentType] = answer.contentType
+            fields[.contentLength] = String(body.count)
+            fields[RequestID.header] = requestID
+        } catch {
+            let problem: Problem
+            if let known = Problem.of(error) {
+                problem = known
+                if problem.status == .internalServerError {
+                    lane.logger.error("storage failure", metadata: ["request": "\(requestID)", "error": "\(error)"])
+                }
+            } else {
+                lane.logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(Self.pathOnly(path))", "error": "\(error)"])
+                problem = Problem(.internalServerError, "the request could not be completed")
+            }
+            status = problem.status
+            body = problem.json(requestID: requestID)
+            fields[.contentType] = "application/problem+json"
+            fields[RequestID.header] = requestID
+            if status == .unauthorized { fields[.wwwAuthenticate] = "Bearer" }
+            fields[.contentLength] = String(body.count)
+        }
+        fields[.date] = HTTPDate.now()
+        fields[.server] = lane.serverName
+        lane.metrics?.record(route: entry.pattern, method: .get, status: status, since: start)
+
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
+        if head.method != .head {
+            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
+
+/// The `Date` header's value (RFC 9110 §5.6.7), made once a second.
+enum HTTPDate {
+    private static let cache = Mutex<(second: Int, text: String)>((0, ""))
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func now() -> String {
+        var now = time(nil)
+        let second = Int(now)
+        return cache.withLock { cached in
+            if cached.second == second { return cached.text }
+            var parts = tm()
+            gmtime_r(&now, &parts)
+            func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+            let text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
+                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+            cached = (second, text)
+            return text
+        }
+    }
+}

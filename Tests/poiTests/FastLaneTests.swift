@@ -1,0 +1,109 @@
+import Foundation
+import GeoCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The fast lane answers exactly as the router does: two servers on copies of one database, one with the fast lane
+/// (the default) and one with `--no-fast-lane`, asked the same seeded corpus of read requests — good and bad input,
+/// GET and HEAD, JSON and GeoJSON, other coordinate systems, cursors, ids — must give byte-identical answers but for
+/// the Date header. Replay a failure with SEED=<printed seed>.
+extension LiveTests {
+    @Suite struct FastLaneTests {
+        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+        /// Two copies of a database of the bundled Helsinki POIs.
+        func databases() throws -> (String, String) {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-lane-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let first = directory.appendingPathComponent("a.sqlite").path
+            let second = directory.appendingPathComponent("b.sqlite").path
+            let data = Self.root.appendingPathComponent("data/helsinki_pois.jsonl.gz").path
+            for db in [first, second] {
+                let imported = try CLI.run(["import", data, "--db", db])
+                try #require(imported.status == 0, "\(imported.stderr)")
+            }
+            return (first, second)
+        }
+
+        /// The answer without its Date header.
+        func normalized(_ reply: RawHTTP.Reply) -> String {
+            reply.text.split(separator: "\r\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("Date: ") }.joined(separator: "\r\n")
+        }
+
+        static func corpus(_ random: inout SplitMix64, count: Int) -> [String] {
+            func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
+            func number(_ range: ClosedRange<Double>) -> String {
+                String(range.lowerBound + Double(random.next() % 1_000_000) / 1_000_000 * (range.upperBound - range.lowerBound))
+            }
+            var targets: [String] = []
+            for _ in 0..<count {
+                let lat = pick([number(60.1...60.3), number(-90...90), "95", "0x10", "", "nan"])
+                let lon = pick([number(24.8...25.1), number(-180...180), "abc"])
+                let common = pick(["", "&format=geojson", "&coordsys=gcj02", "&coordsys=bd09&format=GeoJSON", "&format=xml", "&kind=all", "&kind=pin"])
+                let text = pick(["", "&q=kahvila", "&q=bar", "&q=rautatie", "&q=%20", "&q=caf%C3%A9", "&q=New+York", "&category=food", "&category=food..x"])
+                let limit = pick(["", "&limit=1", "&limit=5", "&limit=0", "&limit=101", "&limit=2.5"])
+                let target: String
+                switch random.next() % 11 {
+                case 0: target = "/v1/nearby?lat=\(lat)&lon=\(lon)\(pick(["", "&radius=500", "&radius=-1", "&radius=2e6"]))\(text)\(limit)\(common)"
+                case 1: target = "/v1/search?q=\(pick(["kahvila", "museo", "hotelli+helsinki", "ravintola", "xyzzy", "%21%21"]))\(pick(["", "&lat=60.17&lon=24.94"]))\(pick(["", "&offset=3", "&offset=-1"]))\(limit)\(common)"
+                case 2: target = "/v1/within?\(pick(["bbox=24.9,60.15,25.0,60.2", "bbox=25,60,24,61", "polygon=24.9,60.15;25.0,60.15;24.95,60.2", "bbox=1,2,3", ""]))\(text)\(limit)\(common)"
+                case 3: target = "/v1/clusters?bbox=24.8,60.1,25.1,60.3&precision=\(pick(["3", "5", "7", "13", ""]))\(text)\(common)"
+                case 4: target = "/v1/geocode?q=\(pick(["Helsinki", "Helsinky", "New+York", "%E5%8C%97%E4%BA%AC", "1600+Amphitheatre+Parkway%2C+Mountain+View", "%20"]))\(pick(["", "&limit=3", "&country=FI", "&lang=zh", "&lat=60&lon=25"]))\(pick(["", "&coordsys=gcj02"]))"
+                case 5: target = "/v1/reverse?lat=\(lat)&lon=\(lon)\(pick(["", "&coordsys=gcj02"]))"
+                case 6: target = "/v1/convert?from=\(pick(["wgs84", "gcj02", "EPSG:3857", "mars"]))&to=\(pick(["wgs84", "bd09", "EPSG:3067", "EPSG:99999"]))&lat=\(lat)&lon=\(lon)"
+                case 7: target = "/v1/pois/\(pick(["osm-n2225393043", "nope", "caf%C3%A9-1", "%FF"]))\(pick(["", "?format=geojson", "?coordsys=gcj02"]))"
+                case 8: target = "/v1/pins/\(pick(["nope", "x%2Fy"]))"
+                case 9: target = "/health"
+                default: target = "/v1/nearby?lat=60.17&lon=24.94&cursor=\(pick(["bogus", "bjI6YjVhMmQ3Y2E1NGNhYThhZTozZDgzMjk2OGUxNGIwOTUwOjU1OA"]))"
+                }
+                targets.append(target)
+            }
+            return targets
+        }
+
+        @Test func fastLaneAnswersAsTheRouterDoes() throws {
+            let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+            print("fastLaneAnswersAsTheRouterDoes: SEED=\(seed)")
+            var random = SplitMix64(seed: seed)
+            let (first, second) = try databases()
+            let fast = try LiveServer(arguments: ["--db", first])
+            defer { fast.stop() }
+            let routed = try LiveServer(arguments: ["--db", second, "--no-fast-lane"])
+            defer { routed.stop() }
+            for (index, target) in Self.corpus(&random, count: 300).enumerated() {
+                let method = index % 7 == 0 ? "HEAD" : "GET"
+                let request = "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: corpus-\(index)\r\nConnection: close\r\n\r\n"
+                let a = try RawHTTP.exchange(port: fast.port, request)
+                let b = try RawHTTP.exchange(port: routed.port, request)
+                #expect(a.status != nil && a.status! < 500, "\(method) \(target): \(a.text.prefix(300))\nstderr:\n\(fast.stderr)")
+                #expect(normalized(a) == normalized(b), "SEED=\(seed) \(method) \(target)\nfast lane:\n\(a.text.prefix(600))\nrouter:\n\(b.text.prefix(600))")
+            }
+            // The request metrics count the fast lane's answers under the same route labels.
+            let metrics = try RawHTTP.exchange(port: fast.port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(metrics.text.contains("poi_http_requests_total{route=\"/v1/nearby\",method=\"GET\",status=\"200\"}"), "\(metrics.text.prefix(2000))")
+        }
+
+        /// Pipelined requests on one keep-alive connection are answered in order, whichever path answers each: a
+        /// write (the router) between fast reads, and a read that arrives while the write is still being answered.
+        @Test func pipelinedAnswersKeepTheirOrder() throws {
+            let (first, _) = try databases()
+            let server = try LiveServer(arguments: ["--db", first])
+            defer { server.stop() }
+            let body = #"{"from":"wgs84","to":"gcj02","points":[[116.4,39.9]]}"#
+            var pipeline = ""
+            for i in 0..<5 {
+                pipeline += "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
+                pipeline += "POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\(i)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                pipeline += "GET /v1/nearby?lat=60.17&lon=24.94&limit=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: n\(i)\r\n\r\n"
+            }
+            pipeline += "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: last\r\nConnection: close\r\n\r\n"
+            let reply = try RawHTTP.exchange(port: server.port, pipeline)
+            let ids = reply.text.split(separator: "\r\n").filter { $0.hasPrefix("X-Request-Id: ") }.map { $0.dropFirst(14) }
+            let expected = (0..<5).flatMap { ["h\($0)", "c\($0)", "n\($0)"] } + ["last"]
+            #expect(ids.map(String.init) == expected, "\(reply.text.prefix(3000))\nstderr:\n\(server.stderr)")
+            #expect(reply.closed)
+        }
+    }
+}

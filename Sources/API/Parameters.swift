@@ -79,23 +79,25 @@ public struct RequestParameters<Source: ParameterSource> {
         return value
     }
 
-    public func double(_ name: String, rule: String) throws(ParameterError) -> Double? {
+    // (Rules are autoclosures: made only when a value breaks them, not on every request.)
+
+    public func double(_ name: String, rule: @autoclosure () -> String) throws(ParameterError) -> Double? {
         guard let text = source.lastValue(of: name) else { return nil }
-        guard let value = DecimalNumber.parse(Self.trimmed(text)) else { throw ParameterError(name, rule) }
+        guard let value = DecimalNumber.parse(Self.trimmed(text)) else { throw ParameterError(name, rule()) }
         return value
     }
 
-    public func int(_ name: String, rule: String) throws(ParameterError) -> Int? {
+    public func int(_ name: String, rule: @autoclosure () -> String) throws(ParameterError) -> Int? {
         guard let text = source.lastValue(of: name) else { return nil }
-        guard let value = DecimalNumber.parseInteger(Self.trimmed(text)) else { throw ParameterError(name, rule) }
+        guard let value = DecimalNumber.parseInteger(Self.trimmed(text)) else { throw ParameterError(name, rule()) }
         return value
     }
 
     /// An integer in `range`, or `defaultValue` when absent.
     public func int(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws(ParameterError) -> Int {
-        let rule = "must be an integer between \(range.lowerBound) and \(range.upperBound)"
-        let value = try int(name, rule: rule) ?? defaultValue
-        guard range.contains(value) else { throw ParameterError(name, rule) }
+        let rule = { "must be an integer between \(range.lowerBound) and \(range.upperBound)" }
+        let value = try int(name, rule: rule()) ?? defaultValue
+        guard range.contains(value) else { throw ParameterError(name, rule()) }
         return value
     }
 

@@ -32,8 +32,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
-        .target(name: "SpatialIndex", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
-        .target(name: "TextIndex", swiftSettings: swiftSettings),
+        .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
+        .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
         .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData"], swiftSettings: swiftSettings),
         .target(
             name: "Catalog",
@@ -42,7 +43,7 @@ let package = Package(
         ),
         .target(
             name: "SearchEngine",
-            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData"],
+            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData", "SnapshotFile"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -93,7 +94,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
-            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex"],
+            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"], swiftSettings: swiftSettings),

@@ -76,6 +76,10 @@ public final class CatalogStore: Sendable {
                     """
             )
         }
+        migrator.registerMigration("v2: change sequence") { db in
+            try db.execute(sql: "CREATE TABLE store_state (id INTEGER PRIMARY KEY CHECK (id = 1), identity TEXT NOT NULL, sequence INTEGER NOT NULL)")
+            try db.execute(sql: "INSERT INTO store_state (id, identity, sequence) VALUES (1, ?, 0)", arguments: [UUID().uuidString])
+        }
         return migrator
     }
 
@@ -106,9 +110,12 @@ public final class CatalogStore: Sendable {
         }
     }
 
-    /// Every POI in insertion order, handed over `size` at a time, so a loader never holds them all at once.
-    public func forEachPOIBlock(size: Int, _ body: ([POIRecord]) -> Void) throws(CatalogError) {
+    /// Every record and the change sequence they stand at, read in one transaction (a consistent view even while
+    /// another process writes): POIs in insertion order, handed over `size` at a time, so a loader never holds them
+    /// all at once; then all pins.
+    public func loadAll(blockSize size: Int, pois body: ([POIRecord]) -> Void) throws(CatalogError) -> (pins: [PinRecord], sequence: ChangeSequence) {
         try read { db in
+            let sequence = try CatalogStore.changeSequence(db)
             var block: [POIRecord] = []
             block.reserveCapacity(size)
             let cursor = try Row.fetchCursor(db, sql: "SELECT id, name, category, address, city, country, lat, lon, tags FROM poi ORDER BY rowid")
@@ -120,6 +127,9 @@ public final class CatalogStore: Sendable {
                 }
             }
             if !block.isEmpty { body(block) }
+            let pins = try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt FROM pin ORDER BY rowid")
+                .map(CatalogStore.pin)
+            return (pins, sequence)
         }
     }
 
@@ -183,10 +193,51 @@ public final class CatalogStore: Sendable {
 
     // MARK: Transactions
 
-    /// Runs `body` in one write transaction (committed and fsynced when this returns).
+    /// Where the store's content stands: a random identity made with the database, and the number of write
+    /// transactions committed to it. Snapshots of the in-memory indexes carry both and are trusted only while they
+    /// match (DESIGN.md §6).
+    public struct ChangeSequence: Sendable, Equatable, CustomStringConvertible {
+        public var identity: String
+        public var sequence: UInt64
+
+        public init(identity: String, sequence: UInt64) {
+            self.identity = identity
+            self.sequence = sequence
+        }
+
+        public var description: String { "\(identity)#\(sequence)" }
+    }
+
+    /// The store's identity and change sequence now.
+    public func changeSequence() throws(CatalogError) -> ChangeSequence {
+        try read { db in try CatalogStore.changeSequence(db) }
+    }
+
+    static func changeSequence(_ db: Database) throws -> ChangeSequence {
+        guard let row = try Row.fetchOne(db, sql: "SELECT identity, sequence FROM store_state WHERE id = 1") else {
+            throw CatalogError.storage("store_state has no row")
+        }
+        return ChangeSequence(identity: row[0], sequence: UInt64(row[1] as Int64))
+    }
+
+    /// Runs `body` in one write transaction (committed and fsynced when this returns), counted in the change
+    /// sequence.
     public func write<T>(_ body: (Database) throws -> T) throws(CatalogError) -> T {
+        try sequencedWrite(body).value
+    }
+
+    /// `write`, also answering the change sequence just before and just after this transaction: when `before` is
+    /// what a reader of the store last saw, nobody else wrote in between.
+    public func sequencedWrite<T>(_ body: (Database) throws -> T) throws(CatalogError) -> (value: T, before: ChangeSequence, after: ChangeSequence) {
         do {
-            return try pool.write(body)
+            return try pool.write { db in
+                let before = try CatalogStore.changeSequence(db)
+                let value = try body(db)
+                try db.execute(sql: "UPDATE store_state SET sequence = sequence + 1 WHERE id = 1")
+                var after = before
+                after.sequence += 1
+                return (value, before, after)
+            }
         } catch let error as CatalogError {
             throw error
         } catch {

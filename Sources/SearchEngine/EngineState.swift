@@ -24,6 +24,9 @@ struct EngineState {
     var text = InvertedIndex()
     /// Record numbers by exact category (POIs), sorted, for category-label matches.
     var categoryMembers: [String: [UInt32]] = [:]
+    /// The store's change sequence this state reflects, or nil when unknown (no store, or another process wrote to
+    /// the store behind this state's back): a snapshot is written only of a state that knows it.
+    var sequence: CatalogStore.ChangeSequence?
 
     func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
 

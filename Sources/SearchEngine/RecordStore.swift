@@ -1,5 +1,6 @@
 import BundledData
 import Catalog
+import SnapshotFile
 
 /// The records by number, packed: every POI's strings (id, name, address, tags as JSON) live in one shared byte
 /// buffer, categories, cities and countries are interned, and a record becomes a `Hit.Record` only when it is read
@@ -125,7 +126,15 @@ struct RecordStore: Sendable {
 /// Each distinct string once, by number.
 private struct Interner: Sendable {
     private var codes: [String: UInt32] = [:]
-    private var strings: [String] = []
+    private(set) var strings: [String] = []
+
+    init() {}
+
+    init(strings: [String]) {
+        self.strings = strings
+        codes.reserveCapacity(strings.count)
+        for (code, string) in strings.enumerated() { codes[string] = UInt32(code) }
+    }
 
     mutating func code(_ text: String) -> UInt32 {
         if let code = codes[text] { return code }
@@ -136,4 +145,54 @@ private struct Interner: Sendable {
     }
 
     func string(_ code: UInt32) -> String { strings[Int(code)] }
+}
+
+extension RecordStore {
+    func write(to snapshot: SnapshotWriter) throws(SnapshotError) {
+        snapshot.mark()
+        try snapshot.write(slots)
+        try snapshot.write(bytes)
+        try snapshot.write(categories.strings)
+        try snapshot.write(cities.strings)
+        try snapshot.write(countries.strings)
+        let numbers = pins.keys.sorted()
+        let list = numbers.map { pins[$0]! }
+        try snapshot.write(numbers)
+        for column in [\PinRecord.id, \.uniqueKey, \.firstName, \.lastName, \.mapString, \.mediaURL, \.createdAt, \.updatedAt] {
+            try snapshot.write(list.map { $0[keyPath: column] })
+        }
+        try snapshot.write(list.map(\.lat))
+        try snapshot.write(list.map(\.lon))
+    }
+
+    init(snapshot: SnapshotReader) throws(SnapshotError) {
+        self.init()
+        slots = try snapshot.read()
+        bytes = try snapshot.read()
+        categories = Interner(strings: try snapshot.readStrings())
+        cities = Interner(strings: try snapshot.readStrings())
+        countries = Interner(strings: try snapshot.readStrings())
+        let numbers: [UInt32] = try snapshot.read()
+        var columns: [[String]] = []
+        for _ in 0..<8 { columns.append(try snapshot.readStrings()) }
+        let latitudes: [Double] = try snapshot.read()
+        let longitudes: [Double] = try snapshot.read()
+        guard columns.allSatisfy({ $0.count == numbers.count }), latitudes.count == numbers.count, longitudes.count == numbers.count else {
+            throw .corrupt(path: snapshot.path, reason: "pin columns of different lengths")
+        }
+        for (i, number) in numbers.enumerated() {
+            guard Int(number) < slots.count, slots[Int(number)].kind == .pin else { throw .corrupt(path: snapshot.path, reason: "a pin without its slot") }
+            pins[number] = PinRecord(
+                id: columns[0][i], uniqueKey: columns[1][i], firstName: columns[2][i], lastName: columns[3][i], mapString: columns[4][i],
+                mediaURL: columns[5][i], lat: latitudes[i], lon: longitudes[i], createdAt: columns[6][i], updatedAt: columns[7][i]
+            )
+        }
+        for slot in slots where slot.kind == .poi {
+            let address = slot.addressLength == Slot.none ? 0 : Int(slot.addressLength)
+            let end = slot.offset + Int(slot.idLength) + Int(slot.nameLength) + address + Int(slot.tagsLength)
+            guard slot.offset >= 0, end <= bytes.count, Int(slot.category) < categories.strings.count,
+                slot.city == Slot.none || Int(slot.city) < cities.strings.count, slot.country == Slot.none || Int(slot.country) < countries.strings.count
+            else { throw .corrupt(path: snapshot.path, reason: "a record outside the packed bytes") }
+        }
+    }
 }

@@ -63,15 +63,41 @@ extension SearchEngine {
         return try body()
     }
 
+    /// Commits a write to the store (when there is one), then applies it to the in-memory state. The state keeps the
+    /// store's change sequence it stands at while every change reached it through this engine: when another process
+    /// wrote to the store between two of ours, the sequence becomes unknown and no snapshot is written from this
+    /// state (a snapshot must never claim changes it lacks).
+    func commit(_ storeWrite: (CatalogStore) throws -> Void, then change: (inout EngineState) -> Void) throws(SearchError) {
+        var sequences: (before: CatalogStore.ChangeSequence, after: CatalogStore.ChangeSequence)?
+        if let store {
+            do {
+                let before = try store.changeSequence()
+                try storeWrite(store)
+                sequences = (before, try store.changeSequence())
+            } catch let error as SearchError {
+                throw error
+            } catch {
+                throw .storage(String(describing: error))
+            }
+        }
+        afterCommit?()
+        write { state in
+            change(&state)
+            if let sequences {
+                let ours = state.sequence == sequences.before && sequences.after.sequence == sequences.before.sequence + 1
+                state.sequence = ours ? sequences.after : nil
+            }
+        }
+        snapshotIfDue()
+    }
+
     /// Creates or replaces a POI: durable in SQLite first, then visible to queries.
     @discardableResult
     public func upsertPOI(_ poi: POIRecord) throws(SearchError) -> (record: POIRecord, created: Bool) {
         try SearchEngine.validate(poi)
         return try ordered { () throws(SearchError) in
             let created = self.poi(id: poi.id) == nil
-            do { try store?.upsert(poi) } catch { throw .storage(String(describing: error)) }
-            afterCommit?()
-            _ = write { $0.put(.poi(poi)) }
+            try commit({ try $0.upsert(poi) }) { _ = $0.put(.poi(poi)) }
             return (poi, created)
         }
     }
@@ -80,11 +106,7 @@ extension SearchEngine {
     /// order of all writes. Rows were validated by the importer's parser, as for `poi import`.
     public func applyImported(_ rows: [ImportedRecord]) throws(SearchError) {
         try ordered { () throws(SearchError) in
-            if let store {
-                do { try RecordImporter.write(rows, to: store) } catch { throw .storage(String(describing: error)) }
-            }
-            afterCommit?()
-            write { state in
+            try commit({ try RecordImporter.write(rows, to: $0) }) { state in
                 for row in rows {
                     switch row {
                     case .poi(let poi): _ = state.put(.poi(poi))
@@ -99,9 +121,7 @@ extension SearchEngine {
     public func deletePOI(id: String) throws(SearchError) {
         try ordered { () throws(SearchError) in
             guard poi(id: id) != nil else { throw .notFound(kind: "poi", id: id) }
-            do { try store?.deletePOI(id: id) } catch { throw .storage(String(describing: error)) }
-            afterCommit?()
-            _ = write { $0.delete(.poi, id: id) }
+            try commit({ _ = try $0.deletePOI(id: id) }) { _ = $0.delete(.poi, id: id) }
         }
     }
 
@@ -136,9 +156,7 @@ extension SearchEngine {
                 id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
                 mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now
             )
-            do { try store?.upsert(pin) } catch { throw .storage(String(describing: error)) }
-            afterCommit?()
-            _ = write { $0.put(.pin(pin)) }
+            try commit({ try $0.upsert(pin) }) { _ = $0.put(.pin(pin)) }
             return pin
         }
     }
@@ -153,9 +171,7 @@ extension SearchEngine {
                 id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
                 mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
             )
-            do { try store?.upsert(pin) } catch { throw .storage(String(describing: error)) }
-            afterCommit?()
-            _ = write { $0.put(.pin(pin)) }
+            try commit({ try $0.upsert(pin) }) { _ = $0.put(.pin(pin)) }
             return pin
         }
     }
@@ -163,8 +179,7 @@ extension SearchEngine {
     public func deletePin(id: String) throws(SearchError) {
         try ordered { () throws(SearchError) in
             guard self.pin(id: id) != nil else { throw .notFound(kind: "pin", id: id) }
-            do { try store?.deletePin(id: id) } catch { throw .storage(String(describing: error)) }
-            _ = write { $0.delete(.pin, id: id) }
+            try commit({ _ = try $0.deletePin(id: id) }) { _ = $0.delete(.pin, id: id) }
         }
     }
 

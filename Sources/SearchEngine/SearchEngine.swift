@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Synchronization
 import GeoCore
+import SnapshotFile
 import SpatialIndex
 import TextIndex
 
@@ -36,17 +37,76 @@ public final class SearchEngine: @unchecked Sendable {
 
     public enum Route: Sendable { case spatialFirst, textFirst }
 
-    /// Opens the engine over a store, loading every record.
-    public init(store: CatalogStore, taxonomy: CategoryTaxonomy) throws(SearchError) {
+    /// Where the engine keeps its snapshot and when it writes one.
+    public struct SnapshotPolicy: Sendable {
+        public var path: String
+        /// Write a new snapshot in the background once the store has moved this many write transactions past the last
+        /// one (0: only when `writeSnapshot()` is called).
+        public var every: Int
+
+        public init(path: String, every: Int = 10_000) {
+            self.path = path
+            self.every = every
+        }
+
+        /// The snapshot beside a database file.
+        public static func beside(database path: String, every: Int = 10_000) -> SnapshotPolicy {
+            SnapshotPolicy(path: path + ".snapshot", every: every)
+        }
+    }
+
+    /// How the in-memory state was made at start-up.
+    public enum Startup: Sendable, Equatable, CustomStringConvertible {
+        /// Read from the snapshot file.
+        case snapshot
+        /// Built from the store's records; `reason` says why the snapshot was not used (nil: no snapshot policy).
+        case rebuilt(reason: String?)
+
+        public var description: String {
+            switch self {
+            case .snapshot: return "read from the snapshot"
+            case .rebuilt(nil): return "built from the database"
+            case .rebuilt(let reason?): return "built from the database (\(reason))"
+            }
+        }
+    }
+
+    public let snapshotPolicy: SnapshotPolicy?
+    public let startup: Startup
+    /// The sequence of the last snapshot written or read, and whether a background write is running.
+    let snapshotStatus = Mutex<(written: CatalogStore.ChangeSequence?, running: Bool)>((nil, false))
+
+    /// Opens the engine over a store: from the snapshot when the policy names one that matches the store, else by
+    /// loading every record (the caller may then `writeSnapshot()`).
+    public init(store: CatalogStore, taxonomy: CategoryTaxonomy, snapshot policy: SnapshotPolicy? = nil) throws(SearchError) {
         self.store = store
         self.taxonomy = taxonomy
+        snapshotPolicy = policy
+        var reason: String?
+        if let policy {
+            do {
+                let sequence = try store.changeSequence()
+                do {
+                    state = try EngineState.readSnapshot(from: policy.path, expecting: sequence)
+                    startup = .snapshot
+                    snapshotStatus.withLock { $0.written = sequence }
+                    return
+                } catch {
+                    reason = error.description
+                }
+            } catch {
+                throw .storage(error.description)
+            }
+        }
         do {
             var loader = EngineState.Loader(expected: try store.poiCount())
-            try store.forEachPOIBlock(size: EngineState.Loader.blockSize) { loader.add($0[...]) }
-            state = loader.finish(pins: try store.allPins())
+            let rest = try store.loadAll(blockSize: EngineState.Loader.blockSize) { loader.add($0[...]) }
+            state = loader.finish(pins: rest.pins)
+            state.sequence = rest.sequence
         } catch {
             throw .storage(error.description)
         }
+        startup = .rebuilt(reason: reason)
         SearchEngine.returnFreedMemory()
     }
 
@@ -67,7 +127,18 @@ public final class SearchEngine: @unchecked Sendable {
     public init(pois: [POIRecord], pins: [PinRecord] = [], taxonomy: CategoryTaxonomy) {
         self.store = nil
         self.taxonomy = taxonomy
+        snapshotPolicy = nil
+        startup = .rebuilt(reason: nil)
         state = EngineState(pois: pois, pins: pins)
+    }
+
+    /// An engine over a given state, without a store (tests of the snapshot).
+    init(state: EngineState, taxonomy: CategoryTaxonomy) {
+        store = nil
+        self.taxonomy = taxonomy
+        snapshotPolicy = nil
+        startup = .snapshot
+        self.state = state
     }
 
     func read<T, E: Error>(_ body: (EngineState) throws(E) -> T) throws(E) -> T {

@@ -6,8 +6,8 @@ import GeoCore
 /// A value type: copies are independent snapshots (arrays are copy-on-write). Not safe for concurrent mutation on
 /// its own; `SharedSpatialIndex` adds the locking.
 public struct SpatialIndex: Sendable {
-    public private(set) var tree: RTree
-    public private(set) var grid: GeohashGrid
+    public internal(set) var tree: RTree
+    public internal(set) var grid: GeohashGrid
 
     public init() {
         tree = RTree()

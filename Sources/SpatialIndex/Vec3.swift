@@ -8,7 +8,7 @@ import GeoCore
 /// distance, and the Euclidean distance from a query to a 3-D box is a true lower bound for every point inside.
 /// Poles and the antimeridian need no special cases.
 @usableFromInline
-struct Vec3: Sendable, Equatable {
+struct Vec3: Sendable, Equatable, BitwiseCopyable {
     @usableFromInline var x: Double
     @usableFromInline var y: Double
     @usableFromInline var z: Double
@@ -64,7 +64,7 @@ public enum ChordDistance {
 
 /// An axis-aligned 3-D box. An empty box has min > max.
 @usableFromInline
-struct Box3: Sendable, Equatable {
+struct Box3: Sendable, Equatable, BitwiseCopyable {
     @usableFromInline var minX, minY, minZ, maxX, maxY, maxZ: Double
 
     @usableFromInline
@@ -189,7 +189,7 @@ struct Box3: Sendable, Equatable {
 
 /// A record's position as given, kept beside its unit vector for exact lon/lat tests.
 @usableFromInline
-struct LatLon: Sendable, Equatable {
+struct LatLon: Sendable, Equatable, BitwiseCopyable {
     @usableFromInline var latitude: Double
     @usableFromInline var longitude: Double
 

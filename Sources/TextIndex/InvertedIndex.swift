@@ -11,7 +11,7 @@
 /// list longer than `blockSize` has one bound per block of `blockSize` postings, and each bound is at least the
 /// largest frequency and at most the smallest document length of its block's postings of each field kind.
 public struct InvertedIndex: Sendable {
-    public struct Posting: Sendable, Equatable {
+    public struct Posting: Sendable, Equatable, BitwiseCopyable {
         public let doc: UInt32
         public let frequency: UInt16
         /// `Posting.inName` and `Posting.inOther` bits.
@@ -47,7 +47,7 @@ public struct InvertedIndex: Sendable {
 
     /// Score bounds of one block of a posting list, per field kind: the largest frequency and the smallest
     /// document length among its postings of that kind (frequency 0: none in this block).
-    public struct BlockBound: Sendable, Equatable {
+    public struct BlockBound: Sendable, Equatable, BitwiseCopyable {
         public var nameFrequency: UInt16 = 0
         public var nameLength: UInt16 = .max
         public var otherFrequency: UInt16 = 0
@@ -75,20 +75,20 @@ public struct InvertedIndex: Sendable {
     /// Prefix completions considered for the last word of a query: the most frequent ones.
     public static let maxCompletions = 64
 
-    private var termIDs: [String: Int32] = [:]
-    public private(set) var terms: [String] = []
-    private var postings: [[Posting]] = []
-    private var bounds: [[BlockBound]] = []
+    var termIDs: [String: Int32] = [:]
+    public internal(set) var terms: [String] = []
+    var postings: [[Posting]] = []
+    var bounds: [[BlockBound]] = []
     /// Per term, the documents whose whole name normalizes to that term (sorted), for the exactness rule.
-    private var wholeNames: [Int32: [UInt32]] = [:]
-    private var documentLength: [UInt16] = []
-    private var totalLength = 0
-    public private(set) var documentCount = 0
+    var wholeNames: [Int32: [UInt32]] = [:]
+    var documentLength: [UInt16] = []
+    var totalLength = 0
+    public internal(set) var documentCount = 0
     /// Terms sorted (by Unicode scalar, which is also UTF-8 byte order), as flat scalar keys for prefix ranges and
     /// the typo automaton; terms added since are in `unsortedTerms`.
-    private var sortedTerms: [Int32] = []
-    private var sortedKeys = ScalarKeys()
-    private var unsortedTerms: [Int32] = []
+    var sortedTerms: [Int32] = []
+    var sortedKeys = ScalarKeys()
+    var unsortedTerms: [Int32] = []
 
     public init() {}
 
@@ -424,8 +424,8 @@ extension InvertedIndex.BlockBound {
 
 /// Strings as Unicode scalar values in one flat buffer, in the order given (the caller sorts them).
 struct ScalarKeys: Sendable {
-    private var storage = FrozenBuffer<UInt32>([])
-    private var offsets: [Int32] = [0]
+    var storage = FrozenBuffer<UInt32>([])
+    var offsets: [Int32] = [0]
 
     init() {}
 

@@ -14,8 +14,20 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
-    /// Opens the engine over the named database, or the default one (creating it from the bundled data).
-    func openEngine() throws -> SearchEngine {
+    @Flag(help: "Neither read nor write the index snapshot beside the database (DB.snapshot): build the indexes from the records.")
+    var noSnapshot = false
+
+    /// What to do after building the indexes from the records because no usable snapshot was there.
+    enum SnapshotAfterRebuild {
+        /// Write it before answering (a CLI command: the next one starts from it).
+        case now
+        /// Write it on a background thread (the server answers meanwhile), then every `every` write transactions.
+        case background(every: Int)
+    }
+
+    /// Opens the engine over the named database, or the default one (creating it from the bundled data); from the
+    /// snapshot beside the database when it matches the database, else from the records (then writes the snapshot).
+    func openEngine(snapshot: SnapshotAfterRebuild = .now) throws -> SearchEngine {
         let directory = DataDirectory.resolve(dataDir)
         let path: String
         if let db {
@@ -37,8 +49,24 @@ struct DatabaseOptions: ParsableArguments {
         }
         do {
             let taxonomy = try CategoryTaxonomy.load(directory: directory)
-            let engine = try SearchEngine(store: try CatalogStore(path: path), taxonomy: taxonomy)
+            var policy: SearchEngine.SnapshotPolicy?
+            if !noSnapshot {
+                if case .background(let every) = snapshot {
+                    policy = .beside(database: path, every: every)
+                } else {
+                    policy = .beside(database: path, every: 0)
+                }
+            }
+            let engine = try SearchEngine(store: try CatalogStore(path: path), taxonomy: taxonomy, snapshot: policy)
             keptUntilExit.append(engine)
+            if case .rebuilt = engine.startup, policy != nil {
+                switch snapshot {
+                case .now:
+                    do { try engine.writeSnapshot() } catch { FileHandle.standardError.write(Data("poi: note: \(error.description)\n".utf8)) }
+                case .background:
+                    engine.writeSnapshotInBackground()
+                }
+            }
             return engine
         } catch let error as SearchError {
             throw CLIError.failure(error.description)

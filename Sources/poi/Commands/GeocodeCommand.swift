@@ -126,11 +126,11 @@ struct ReverseCommand: ParsableCommand {
 /// would take longer than the query (the process ends right after).
 nonisolated(unsafe) var keptUntilExit: [AnyObject] = []
 
-func loadGazetteer(_ dataDir: String?) throws -> Gazetteer {
+func loadGazetteer(_ dataDir: String?, retained: Bool = true) throws -> Gazetteer {
     let directory = DataDirectory.resolve(dataDir)
     do {
         let gazetteer = try Gazetteer.load(directory: directory)
-        keptUntilExit.append(gazetteer)
+        if retained { keptUntilExit.append(gazetteer) }
         return gazetteer
     } catch let error as DataFileError {
         throw CLIError.failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")

@@ -16,6 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "API key for writes (or env POI_API_KEY); required to listen on a non-loopback address.") var apiKey: String?
     @Option(help: "Seconds a request may take to arrive in full, head and body (408 after).") var requestTimeout: Double = 10
     @Option(help: "Seconds an idle keep-alive connection stays open.") var idleTimeout: Double = 60
+    @Option(help: "Write a new index snapshot in the background after this many write transactions (0: only at shutdown).")
+    var snapshotEvery = 10_000
     @Option(help: "Open connections at most; more are answered 503.") var maxConnections: Int = 4_096
     @Option(help: "Allow browser calls from this origin (CORS), e.g. https://maps.example.org; * for any.") var cors: String?
     @Option(help: "Tile server URL template for the map page, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (default: bundled country outlines).")
@@ -43,11 +45,18 @@ struct ServeCommand: AsyncParsableCommand {
         )
         configuration.fastLane = fastLane
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
+        guard snapshotEvery >= 0 else { throw CLIError.usage("--snapshot-every must be 0 or a positive number of write transactions") }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
-        let engine = try database.openEngine()
-        let gazetteer = try loadGazetteer(database.dataDir)
+        // The gazetteer loads on another thread while the engine opens: start-up is the longer of the two.
+        let dataDir = database.dataDir
+        let gazetteerLoad = Task.detached { () throws -> Gazetteer in try loadGazetteer(dataDir, retained: false) }
+        let started = ContinuousClock.now
+        let engine = try database.openEngine(snapshot: .background(every: snapshotEvery))
+        let gazetteer = try await gazetteerLoad.value
+        keptUntilExit.append(gazetteer)
         var logger = Logger(label: "poi")
         logger.logLevel = .info
+        logger.info("indexes \(engine.startup), gazetteer loaded: ready in \(ContinuousClock.now - started)")
         let counts = engine.counts
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -57,6 +66,13 @@ struct ServeCommand: AsyncParsableCommand {
         }
         do {
             try await app.runService()
+            // Graceful shutdown: the next start reads the indexes instead of building them.
+            engine.waitForSnapshot()
+            do {
+                if try engine.writeSnapshot() { logger.info("wrote the index snapshot for the next start") }
+            } catch {
+                logger.warning("\(error.description)")
+            }
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw CLIError.failure("cannot listen on \(host):\(port): the address is already in use (another server running? choose --port)")
         } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL || error.errnoCode == EACCES {

@@ -1,0 +1,83 @@
+import Catalog
+import SnapshotFile
+import SpatialIndex
+import TextIndex
+
+/// The engine's state as one snapshot file: every built structure written as it lies in memory, read back with
+/// copies instead of analysis, sorting and tree building. The file names the store it was made from (identity and
+/// change sequence) and is used only when both match the store at start-up.
+extension EngineState {
+    /// Bumped whenever the layout of any structure below changes.
+    static let snapshotFormat: UInt32 = 1
+
+    /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
+    @discardableResult
+    func writeSnapshot(to path: String) throws(SnapshotError) -> [Int] {
+        guard let sequence else { throw .cannotWrite(path: path, reason: "the in-memory state's store sequence is unknown") }
+        let file = try SnapshotWriter(path: path, formatVersion: EngineState.snapshotFormat)
+        try file.write(sequence.identity)
+        try file.write(sequence.sequence)
+        try file.write(records.count)
+        try records.write(to: file)
+        file.mark()
+        try file.write(meta)
+        try file.write(categoryNames)
+        for numbers in [poiNumbers, pinNumbers] {
+            let ids = numbers.keys.sorted()
+            try file.write(ids)
+            try file.write(ids.map { numbers[$0]! })
+        }
+        try poiSpatial.write(to: file)
+        try pinSpatial.write(to: file)
+        try text.write(to: file)
+        file.mark()
+        let categories = categoryMembers.keys.sorted()
+        try file.write(categories)
+        try file.write(nested: categories.map { categoryMembers[$0]! })
+        try file.commit()
+        return file.regions
+    }
+
+    /// Reads a snapshot made from the store at `sequence`. - Throws: `.stale` when it was made from another store
+    /// or at another point of its history; any other `SnapshotError` when it cannot be trusted.
+    static func readSnapshot(from path: String, expecting sequence: CatalogStore.ChangeSequence) throws(SnapshotError) -> EngineState {
+        let file = try SnapshotReader(path: path, formatVersion: snapshotFormat)
+        let found = CatalogStore.ChangeSequence(identity: try file.readString(), sequence: try file.readUInt64())
+        guard found == sequence else {
+            let reason =
+                found.identity != sequence.identity
+                ? "it was made from another database" : "it stands at change \(found.sequence), the database at \(sequence.sequence)"
+            throw .stale(path: path, reason: reason)
+        }
+        var state = EngineState()
+        state.sequence = found
+        let count = try file.readInt()
+        state.records = try RecordStore(snapshot: file)
+        state.meta = try file.read()
+        state.categoryNames = try file.readStrings()
+        for kind in [RecordKind.poi, .pin] {
+            let ids = try file.readStrings()
+            let numbers: [UInt32] = try file.read()
+            guard ids.count == numbers.count, numbers.allSatisfy({ Int($0) < count }) else {
+                throw .corrupt(path: path, reason: "record numbers out of range")
+            }
+            var map: [String: UInt32] = [:]
+            map.reserveCapacity(ids.count)
+            for (id, number) in zip(ids, numbers) { map[id] = number }
+            if kind == .poi { state.poiNumbers = map } else { state.pinNumbers = map }
+        }
+        state.poiSpatial = try SpatialIndex(snapshot: file)
+        state.pinSpatial = try SpatialIndex(snapshot: file)
+        state.text = try InvertedIndex(snapshot: file)
+        let categories = try file.readStrings()
+        let members: [[UInt32]] = try file.readNested()
+        guard categories.count == members.count, file.isAtEnd, state.records.count == count, state.meta.count <= count,
+            state.categoryNames.count < Int(UInt16.max)
+        else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }
+        state.categoryMembers.reserveCapacity(categories.count)
+        for (category, list) in zip(categories, members) { state.categoryMembers[category] = list }
+        state.categoryCodes.reserveCapacity(state.categoryNames.count)
+        for (code, name) in state.categoryNames.enumerated() { state.categoryCodes[name] = UInt16(code) }
+        return state
+    }
+}

@@ -1,0 +1,60 @@
+import Catalog
+import Foundation
+import SnapshotFile
+
+extension SearchEngine {
+    /// Writes the current state to the policy's snapshot file (atomically) unless the file already holds it.
+    /// Answers whether a file was written. Queries and writes go on meanwhile: the state is copied under the read
+    /// lock (arrays are copy-on-write, so the copy is cheap until a write touches them) and written from the copy.
+    /// - Throws: when the file cannot be written; nothing is written, without error, for a state whose store
+    ///   sequence is unknown (another process wrote to the store behind it).
+    @discardableResult
+    public func writeSnapshot() throws(SnapshotError) -> Bool {
+        guard let policy = snapshotPolicy else { return false }
+        let copy = read { $0 }
+        guard let sequence = copy.sequence, snapshotStatus.withLock({ $0.written }) != sequence else { return false }
+        try copy.writeSnapshot(to: policy.path)
+        snapshotStatus.withLock { status in
+            if status.written.map({ $0.identity != sequence.identity || $0.sequence < sequence.sequence }) ?? true { status.written = sequence }
+        }
+        return true
+    }
+
+    /// Writes a snapshot on a background thread unless one is being written; `done` gets the outcome.
+    public func writeSnapshotInBackground(_ done: @escaping @Sendable (Result<Bool, SnapshotError>) -> Void = { _ in }) {
+        let started = snapshotStatus.withLock { status -> Bool in
+            if status.running { return false }
+            status.running = true
+            return true
+        }
+        guard started else { return }
+        let thread = Thread { [self] in
+            let result = Result { () throws(SnapshotError) in try writeSnapshot() }
+            snapshotStatus.withLock { $0.running = false }
+            done(result)
+        }
+        thread.name = "poi-snapshot"
+        thread.start()
+    }
+
+    /// After a write: starts a background snapshot once the store has moved `policy.every` transactions past the
+    /// last snapshot.
+    func snapshotIfDue() {
+        guard let policy = snapshotPolicy, policy.every > 0 else { return }
+        guard let current = read({ $0.sequence }) else { return }
+        let due = snapshotStatus.withLock { status in
+            guard !status.running else { return false }
+            guard let written = status.written, written.identity == current.identity else { return true }
+            return current.sequence >= written.sequence + UInt64(policy.every)
+        }
+        if due { writeSnapshotInBackground() }
+    }
+
+    /// Waits until no background snapshot is being written (tests, shutdown).
+    public func waitForSnapshot() {
+        while snapshotStatus.withLock({ $0.running }) { usleep(2_000) }
+    }
+
+    /// The store sequence of the state in memory (nil: unknown), for `/health` and tests.
+    public var storeSequence: CatalogStore.ChangeSequence? { read { $0.sequence } }
+}

@@ -1,0 +1,379 @@
+import CZlib
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a snapshot cannot be used. Every case means "rebuild from the store", never "serve what is there".
+public enum SnapshotError: Error, Equatable, CustomStringConvertible {
+    case missing(path: String)
+    case unreadable(path: String, reason: String)
+    case wrongFormat(path: String, reason: String)
+    case corrupt(path: String, reason: String)
+    case stale(path: String, reason: String)
+    case cannotWrite(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let path): return "no snapshot at \(path)"
+        case .unreadable(let path, let reason): return "cannot read the snapshot \(path): \(reason)"
+        case .wrongFormat(let path, let reason): return "the snapshot \(path) is of another format: \(reason)"
+        case .corrupt(let path, let reason): return "the snapshot \(path) is damaged: \(reason)"
+        case .stale(let path, let reason): return "the snapshot \(path) is out of date: \(reason)"
+        case .cannotWrite(let path, let reason): return "cannot write the snapshot \(path): \(reason)"
+        }
+    }
+}
+
+/// The file layout shared by `SnapshotWriter` and `SnapshotReader`.
+///
+/// A 32-byte header — magic `POISNAP\0`, format version (UInt32), reserved (UInt32), payload length (UInt64),
+/// CRC-32 of the payload (UInt32), reserved (UInt32) — then the payload: a sequence of values, each 8-byte
+/// aligned. Scalars are 8 bytes; an array is its element count (UInt64) then its elements' bytes as they lie in
+/// memory, padded to 8; strings are UTF-8 arrays. All integers little-endian (the file is a cache for this machine,
+/// rebuilt on any mismatch, not an interchange format).
+public enum SnapshotLayout {
+    public static let magic: [UInt8] = Array("POISNAP\0".utf8)
+    public static let headerSize = 32
+    static let alignment = 8
+
+    static func padding(_ length: Int) -> Int { (alignment - length % alignment) % alignment }
+
+    static func crc(_ crc: UInt, _ bytes: UnsafeRawBufferPointer) -> UInt {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
+        return UInt(crc32_z(uLong(crc), base.assumingMemoryBound(to: UInt8.self), bytes.count))
+    }
+}
+
+/// Writes a snapshot atomically: into a temporary file beside the target, fsynced, then renamed over the target
+/// (and the directory fsynced), so a reader sees the old file or the whole new one — never a half-written one. A
+/// process killed mid-write leaves only its temporary file, which the next writer of the same target removes.
+public final class SnapshotWriter {
+    public let path: String
+    let temporaryPath: String
+    private var descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var crc: UInt = 0
+    private var length = 0
+    /// Payload offsets at which each `mark()`ed region starts (tests truncate a file at each of them).
+    public private(set) var regions: [Int] = []
+    private var committed = false
+
+    public init(path: String, formatVersion: UInt32) throws(SnapshotError) {
+        self.path = path
+        temporaryPath = "\(path).tmp-\(getpid())"
+        SnapshotWriter.removeLeftovers(of: path)
+        descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .cannotWrite(path: temporaryPath, reason: String(cString: strerror(errno))) }
+        self.formatVersion = formatVersion
+        buffer.reserveCapacity(SnapshotWriter.bufferSize)
+        // The header is written last, once the payload's length and checksum are known.
+        let header = [UInt8](repeating: 0, count: SnapshotLayout.headerSize)
+        header.withUnsafeBytes { writeAll($0) }
+        try check()
+    }
+
+    /// The first failed write; once set, nothing more is written and every call throws it.
+    private var failure: SnapshotError?
+
+    private func check() throws(SnapshotError) {
+        if let failure { throw failure }
+    }
+
+    private let formatVersion: UInt32
+    static let bufferSize = 1 << 20
+
+    deinit {
+        if !committed {
+            close(descriptor)
+            unlink(temporaryPath)
+        }
+    }
+
+    /// Temporary files of writers that died (any process id).
+    static func removeLeftovers(of path: String) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let prefix = url.lastPathComponent + ".tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let pid = Int32(name.dropFirst(prefix.count)) ?? 0
+            // A writer still running (another process writing the same snapshot) keeps its file.
+            if pid > 0 && pid != getpid() && kill(pid, 0) == 0 { continue }
+            unlink(directory + "/" + name)
+        }
+    }
+
+    /// Notes that a region (a section of the payload) starts here.
+    public func mark() { regions.append(length) }
+
+    public func write(_ value: UInt64) throws(SnapshotError) {
+        var v = value.littleEndian
+        withUnsafeBytes(of: &v) { append($0) }
+        try check()
+    }
+
+    public func write(_ value: Int) throws(SnapshotError) { try write(UInt64(bitPattern: Int64(value))) }
+
+    public func write(_ value: Double) throws(SnapshotError) { try write(value.bitPattern) }
+
+    /// An array of plain values, as they lie in memory.
+    public func write<T: BitwiseCopyable>(_ array: [T]) throws(SnapshotError) {
+        try write(array.count)
+        array.withUnsafeBytes { raw in
+            append(raw)
+            pad(raw.count)
+        }
+        try check()
+    }
+
+    /// Plain values from a buffer, read back as an array.
+    public func write<T: BitwiseCopyable>(_ buffer: UnsafeBufferPointer<T>) throws(SnapshotError) {
+        try write(buffer.count)
+        append(UnsafeRawBufferPointer(buffer))
+        pad(buffer.count * MemoryLayout<T>.stride)
+        try check()
+    }
+
+    public func write(_ string: String) throws(SnapshotError) {
+        var copy = string
+        let count = copy.utf8.count
+        try write(count)
+        copy.withUTF8 { bytes in
+            append(UnsafeRawBufferPointer(bytes))
+            pad(bytes.count)
+        }
+        try check()
+    }
+
+    /// Strings as one UTF-8 blob and their end offsets.
+    public func write(_ strings: [String]) throws(SnapshotError) {
+        var blob: [UInt8] = []
+        var ends: [UInt64] = []
+        ends.reserveCapacity(strings.count)
+        for string in strings {
+            blob.append(contentsOf: string.utf8)
+            ends.append(UInt64(blob.count))
+        }
+        try write(ends)
+        try write(blob)
+    }
+
+    /// Arrays of plain values as their lengths and one flat array.
+    public func write<T: BitwiseCopyable>(nested arrays: [[T]]) throws(SnapshotError) {
+        try write(arrays.map { UInt32($0.count) })
+        try write(arrays.reduce(into: 0) { $0 += $1.count })
+        for array in arrays {
+            array.withUnsafeBytes { append($0) }
+        }
+        pad(arrays.reduce(into: 0) { $0 += $1.count } * MemoryLayout<T>.stride)
+        try check()
+    }
+
+    private func pad(_ count: Int) {
+        let n = SnapshotLayout.padding(count)
+        if n > 0 {
+            let zeros: UInt64 = 0
+            withUnsafeBytes(of: zeros) { append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        crc = SnapshotLayout.crc(crc, bytes)
+        length += bytes.count
+        if buffer.count + bytes.count <= SnapshotWriter.bufferSize {
+            buffer.append(contentsOf: bytes)
+            return
+        }
+        flush()
+        if bytes.count >= SnapshotWriter.bufferSize {
+            writeAll(bytes)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    private func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { writeAll($0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count && failure == nil {
+            let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = .cannotWrite(path: temporaryPath, reason: String(cString: strerror(errno)))
+                return
+            }
+            offset += n
+        }
+    }
+
+    /// Writes the header, makes the file durable and puts it in place of the target.
+    public func commit() throws(SnapshotError) {
+        flush()
+        try check()
+        var header = SnapshotLayout.magic
+        withUnsafeBytes(of: formatVersion.littleEndian) { header.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(0)) { header.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt64(length).littleEndian) { header.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: crc).littleEndian) { header.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(0)) { header.append(contentsOf: $0) }
+        let written = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        guard written == SnapshotLayout.headerSize else { throw .cannotWrite(path: temporaryPath, reason: String(cString: strerror(errno))) }
+        guard fsync(descriptor) == 0 else { throw .cannotWrite(path: temporaryPath, reason: "fsync: \(String(cString: strerror(errno)))") }
+        close(descriptor)
+        committed = true
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporaryPath)
+            throw .cannotWrite(path: path, reason: reason)
+        }
+        // The rename is durable once the directory is.
+        let directory = open(URL(fileURLWithPath: path).deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+}
+
+/// Reads a snapshot: maps the file read-only, checks its header and checksum, then hands out its values in the order
+/// they were written. Every read is bounds-checked, so even a file that passes the checksum cannot make a read
+/// leave the mapping.
+public final class SnapshotReader {
+    public let path: String
+    private let base: UnsafeRawPointer
+    private let mappedLength: Int
+    private var offset = SnapshotLayout.headerSize
+    private let end: Int
+
+    public init(path: String, formatVersion: UInt32) throws(SnapshotError) {
+        self.path = path
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { throw .missing(path: path) }
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        let size = Int(status.st_size)
+        guard size >= SnapshotLayout.headerSize else { throw .corrupt(path: path, reason: "\(size) bytes is shorter than the header") }
+        guard let mapping = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapping != MAP_FAILED else {
+            throw .unreadable(path: path, reason: "mmap: \(String(cString: strerror(errno)))")
+        }
+        base = UnsafeRawPointer(mapping)
+        mappedLength = size
+        _ = madvise(mapping, size, MADV_SEQUENTIAL)
+        let header = UnsafeRawBufferPointer(start: base, count: SnapshotLayout.headerSize)
+        guard Array(header[0..<8]) == SnapshotLayout.magic else {
+            munmap(mapping, size)
+            throw .wrongFormat(path: path, reason: "not a snapshot file (bad magic)")
+        }
+        let version = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        guard version == formatVersion else {
+            munmap(mapping, size)
+            throw .wrongFormat(path: path, reason: "format version \(version), this program reads \(formatVersion)")
+        }
+        let length = Int(UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
+        guard length == size - SnapshotLayout.headerSize else {
+            munmap(mapping, size)
+            throw .corrupt(path: path, reason: "the header says \(length) payload bytes, the file has \(size - SnapshotLayout.headerSize)")
+        }
+        let expected = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
+        let actual = UInt32(truncatingIfNeeded: SnapshotLayout.crc(0, UnsafeRawBufferPointer(start: base + SnapshotLayout.headerSize, count: length)))
+        guard actual == expected else {
+            munmap(mapping, size)
+            throw .corrupt(path: path, reason: "checksum mismatch")
+        }
+        end = size
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: base), mappedLength) }
+
+    /// Whether every value has been read.
+    public var isAtEnd: Bool { offset == end }
+
+    private func take(_ count: Int, what: StaticString) throws(SnapshotError) -> UnsafeRawPointer {
+        guard count >= 0, count <= end - offset else {
+            throw .corrupt(path: path, reason: "\(what) of \(count) bytes runs past the end at offset \(offset)")
+        }
+        let start = base + offset
+        offset += count + SnapshotLayout.padding(count)
+        if offset > end { offset = end }
+        return start
+    }
+
+    public func readUInt64() throws(SnapshotError) -> UInt64 {
+        UInt64(littleEndian: try take(8, what: "an integer").loadUnaligned(as: UInt64.self))
+    }
+
+    public func readInt() throws(SnapshotError) -> Int { Int(Int64(bitPattern: try readUInt64())) }
+
+    public func readDouble() throws(SnapshotError) -> Double { Double(bitPattern: try readUInt64()) }
+
+    private func readCount(of stride: Int) throws(SnapshotError) -> Int {
+        let count = try readInt()
+        guard count >= 0, count <= (end - offset) / max(stride, 1) else {
+            throw .corrupt(path: path, reason: "an array of \(count) elements does not fit in the file at offset \(offset)")
+        }
+        return count
+    }
+
+    public func read<T: BitwiseCopyable>(_ type: [T].Type = [T].self) throws(SnapshotError) -> [T] {
+        let count = try readCount(of: MemoryLayout<T>.stride)
+        let source = try take(count * MemoryLayout<T>.stride, what: "an array")
+        return SnapshotReader.copy(source, count: count)
+    }
+
+    static func copy<T: BitwiseCopyable>(_ source: UnsafeRawPointer, count: Int) -> [T] {
+        [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: count * MemoryLayout<T>.stride) }
+            initialized = count
+        }
+    }
+
+    public func readString() throws(SnapshotError) -> String {
+        let count = try readCount(of: 1)
+        let source = try take(count, what: "a string")
+        return String(decoding: UnsafeRawBufferPointer(start: source, count: count), as: UTF8.self)
+    }
+
+    public func readStrings() throws(SnapshotError) -> [String] {
+        let ends: [UInt64] = try read()
+        let count = try readCount(of: 1)
+        let blob = try take(count, what: "strings")
+        var strings: [String] = []
+        strings.reserveCapacity(ends.count)
+        var start = 0
+        for end in ends {
+            let stop = Int(end)
+            guard stop >= start, stop <= count else { throw .corrupt(path: path, reason: "string offsets out of order") }
+            strings.append(String(decoding: UnsafeRawBufferPointer(start: blob + start, count: stop - start), as: UTF8.self))
+            start = stop
+        }
+        return strings
+    }
+
+    public func readNested<T: BitwiseCopyable>(_ type: [[T]].Type = [[T]].self) throws(SnapshotError) -> [[T]] {
+        let counts: [UInt32] = try read()
+        let total = try readCount(of: MemoryLayout<T>.stride)
+        guard counts.reduce(into: 0, { $0 += Int($1) }) == total else { throw .corrupt(path: path, reason: "nested array lengths do not add up") }
+        let stride = MemoryLayout<T>.stride
+        let flat = try take(total * stride, what: "nested arrays")
+        var arrays: [[T]] = []
+        arrays.reserveCapacity(counts.count)
+        var position = 0
+        for count in counts {
+            arrays.append(SnapshotReader.copy(flat + position * stride, count: Int(count)))
+            position += Int(count)
+        }
+        return arrays
+    }
+}

@@ -1,0 +1,60 @@
+import SnapshotFile
+
+extension InvertedIndex {
+    /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
+    /// is rebuilt, not read.
+    public static let snapshotVersion: UInt64 = 1
+
+    /// Writes the index as it is (dictionary, postings with their block bounds, document lengths, sorted keys), for
+    /// `init(snapshot:)` to restore without analyzing any text.
+    public func write(to snapshot: SnapshotWriter) throws(SnapshotError) {
+        snapshot.mark()
+        try snapshot.write(InvertedIndex.snapshotVersion)
+        try snapshot.write(terms)
+        snapshot.mark()
+        try snapshot.write(nested: postings)
+        try snapshot.write(nested: bounds)
+        let wholeNameTerms = wholeNames.keys.sorted()
+        try snapshot.write(wholeNameTerms)
+        try snapshot.write(nested: wholeNameTerms.map { wholeNames[$0]! })
+        try snapshot.write(documentLength)
+        try snapshot.write(totalLength)
+        try snapshot.write(documentCount)
+        try snapshot.write(sortedTerms)
+        // The buffer of an empty key set still holds one (unused) element: write the keys' scalars only.
+        try snapshot.write(UnsafeBufferPointer(rebasing: sortedKeys.storage.buffer[0..<Int(sortedKeys.offsets.last ?? 0)]))
+        try snapshot.write(sortedKeys.offsets)
+        try snapshot.write(unsortedTerms)
+    }
+
+    public init(snapshot: SnapshotReader) throws(SnapshotError) {
+        self.init()
+        let version = try snapshot.readUInt64()
+        guard version == InvertedIndex.snapshotVersion else {
+            throw .wrongFormat(path: snapshot.path, reason: "text index version \(version), this program writes \(InvertedIndex.snapshotVersion)")
+        }
+        terms = try snapshot.readStrings()
+        postings = try snapshot.readNested()
+        bounds = try snapshot.readNested()
+        let wholeNameTerms: [Int32] = try snapshot.read()
+        let wholeNameLists: [[UInt32]] = try snapshot.readNested()
+        documentLength = try snapshot.read()
+        totalLength = try snapshot.readInt()
+        documentCount = try snapshot.readInt()
+        sortedTerms = try snapshot.read()
+        let keyStorage: [UInt32] = try snapshot.read()
+        let keyOffsets: [Int32] = try snapshot.read()
+        unsortedTerms = try snapshot.read()
+        guard postings.count == terms.count, bounds.count == terms.count, wholeNameTerms.count == wholeNameLists.count,
+            sortedTerms.count + unsortedTerms.count == terms.count, keyOffsets.count == sortedTerms.count + 1,
+            keyOffsets.last.map({ Int($0) == keyStorage.count }) ?? false,
+            (sortedTerms + unsortedTerms + wholeNameTerms).allSatisfy({ $0 >= 0 && Int($0) < terms.count })
+        else { throw .corrupt(path: snapshot.path, reason: "text index arrays of inconsistent sizes") }
+        sortedKeys.storage = FrozenBuffer(keyStorage)
+        sortedKeys.offsets = keyOffsets
+        termIDs.reserveCapacity(terms.count)
+        for (id, term) in terms.enumerated() { termIDs[term] = Int32(id) }
+        wholeNames.reserveCapacity(wholeNameTerms.count)
+        for (term, list) in zip(wholeNameTerms, wholeNameLists) { wholeNames[term] = list }
+    }
+}

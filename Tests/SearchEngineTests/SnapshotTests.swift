@@ -1,0 +1,221 @@
+import API
+import Catalog
+import Foundation
+import GeoCore
+import SnapshotFile
+import Testing
+
+@testable import SearchEngine
+
+/// The index snapshot: an engine read from it answers exactly as the engine it was taken from (and as a fresh build
+/// from the store), and a snapshot that is missing, damaged, of another format, or behind the store is rebuilt
+/// from the store, never served.
+@Suite struct SnapshotTests {
+    /// Every kind of query, drawn from `seed`, answered and encoded as the API would: equal arrays mean
+    /// byte-identical answers.
+    static func answers(_ engine: SearchEngine, seed: UInt64, ids: [String]) throws -> [String] {
+        var random = SplitMix64(seed: seed)
+        let encoder = APIEncoder()
+        let words = ["cafe", "java", "kahv", "pizza bar", "咖啡", "中关村", "coffee", "sushii", "harbour market", "university", "星巴克咖啡", "bus stop"]
+        let centres = [(60.17, 24.94), (39.98, 116.31), (0.0, 179.99), (-33.87, 151.2)]
+        var out: [String] = []
+        func text(_ page: Page) -> String { String(decoding: encoder.page(page, next: page.next.map { "\($0)" }), as: UTF8.self) }
+        for round in 0..<120 {
+            let c = centres[Int(random.next() % UInt64(centres.count))]
+            let origin = try Coordinate(latitude: c.0 + random.uniform(-0.1...0.1), longitude: min(180, c.1 + random.uniform(-0.1...0.1)))
+            let word = words[Int(random.next() % UInt64(words.count))]
+            let kind: KindFilter = [.poi, .pin, .all][round % 3]
+            out.append(text(engine.nearby(NearbyQuery(origin: origin, radius: round % 2 == 0 ? 5_000 : nil, kind: kind, limit: 15))))
+            out.append(text(engine.nearby(NearbyQuery(origin: origin, text: word, category: round % 4 == 0 ? "food" : nil, kind: kind, limit: 10))))
+            out.append(text(try engine.search(SearchQuery(text: word, origin: round % 2 == 0 ? origin : nil, kind: kind, limit: 20))))
+            let box = try BoundingBox(
+                west: max(-180, origin.longitude - 0.2), south: origin.latitude - 0.1, east: min(180, origin.longitude + 0.2), north: origin.latitude + 0.1
+            )
+            out.append(text(engine.within(WithinQuery(area: .box(box), text: round % 3 == 0 ? word : nil, kind: kind, limit: 25))))
+            out.append(String(decoding: encoder.clusters(try engine.clusters(ClusterQuery(bbox: box, precision: 4 + round % 4, kind: kind))), as: UTF8.self))
+            let id = ids[Int(random.next() % UInt64(ids.count))]
+            out.append("\(String(describing: engine.poi(id: id))) \(String(describing: engine.pin(id: id)))")
+        }
+        out.append("\(engine.counts)")
+        return out
+    }
+
+    /// Random writes of every kind (creates, moves, renames, deletes of POIs and pins), the same for a given seed.
+    static func write(_ engine: SearchEngine, seed: UInt64, count: Int, pins: inout [String]) throws {
+        var random = SplitMix64(seed: seed)
+        let fresh = randomPOIs(count, &random)
+        for (i, p) in fresh.enumerated() {
+            switch random.next() % 6 {
+            case 0: try? engine.deletePOI(id: "t\(random.next() % 2_000)")
+            case 1:
+                // Through the import path, so that ids and timestamps are the same for the same seed.
+                let pin = PinRecord(
+                    id: "pin-\(seed % 1_000)-\(i)", uniqueKey: "u\(i % 7)", firstName: "Kahvila", lastName: "\(i)", mapString: "Helsinki", mediaURL: "",
+                    lat: p.lat, lon: p.lon, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z"
+                )
+                try engine.applyImported([.pin(pin)])
+                pins.append(pin.id)
+            case 2 where !pins.isEmpty:
+                try? engine.deletePin(id: pins.removeFirst())
+            default:
+                var moved = p
+                moved.id = "t\(random.next() % 2_500)"
+                try engine.upsertPOI(moved)
+            }
+        }
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-snapshot-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test func aRestoredStateAnswersAndChangesLikeTheOriginal() throws {
+        var random = testRandom("aRestoredStateAnswersAndChangesLikeTheOriginal")
+        let seed = random.next()
+        let original = SearchEngine(pois: randomPOIs(2_000, &random), taxonomy: testTaxonomy)
+        var pins: [String] = []
+        // Live writes first, so the snapshot holds deltas too: unsorted terms, moved and removed grid entries,
+        // freed R-tree slots, pins.
+        try SnapshotTests.write(original, seed: seed, count: 600, pins: &pins)
+        let directory = try SnapshotTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("s.snapshot").path
+        let sequence = CatalogStore.ChangeSequence(identity: "test", sequence: 7)
+        var state = original.read { $0 }
+        state.sequence = sequence
+        try state.writeSnapshot(to: path)
+        let restored = SearchEngine(state: try EngineState.readSnapshot(from: path, expecting: sequence), taxonomy: testTaxonomy)
+        let restoredState = restored.read { $0 }
+        try restoredState.poiSpatial.tree.checkInvariants()
+        try restoredState.pinSpatial.tree.checkInvariants()
+        #expect(restoredState.text.checkInvariants())
+        let ids = (0..<2_600).map { "t\($0)" } + pins
+        #expect(try SnapshotTests.answers(restored, seed: seed, ids: ids) == SnapshotTests.answers(original, seed: seed, ids: ids), "SEED=\(seed)")
+        // The same writes to both: the restored dictionaries and deltas must take them as the original does.
+        var pinsA = pins
+        var pinsB = pins
+        try SnapshotTests.write(original, seed: seed &+ 1, count: 400, pins: &pinsA)
+        try SnapshotTests.write(restored, seed: seed &+ 1, count: 400, pins: &pinsB)
+        let after = ids + pinsA
+        #expect(try SnapshotTests.answers(restored, seed: seed &+ 2, ids: after) == SnapshotTests.answers(original, seed: seed &+ 2, ids: after), "SEED=\(seed)")
+    }
+
+    @Test func startUpUsesTheSnapshotOnlyWhileItMatchesTheStore() throws {
+        var random = testRandom("startUpUsesTheSnapshotOnlyWhileItMatchesTheStore")
+        let seed = random.next()
+        let directory = try SnapshotTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("s.sqlite").path
+        let store = try CatalogStore(path: database)
+        let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)
+        let first = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(first.startup == .rebuilt(reason: "no snapshot at \(policy.path)"))
+        try first.applyImported(randomPOIs(1_500, &random).map { .poi($0) })
+        var pins: [String] = []
+        try SnapshotTests.write(first, seed: seed, count: 300, pins: &pins)
+        #expect(first.storeSequence == (try store.changeSequence()))
+        #expect(try first.writeSnapshot())
+        #expect(try first.writeSnapshot() == false, "an unchanged state is not written again")
+
+        let fromSnapshot = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(fromSnapshot.startup == .snapshot)
+        let ids = (0..<2_600).map { "t\($0)" } + pins
+        #expect(try SnapshotTests.answers(fromSnapshot, seed: seed, ids: ids) == SnapshotTests.answers(first, seed: seed, ids: ids), "SEED=\(seed)")
+
+        // A fresh build from the store, and a snapshot of that build: byte-identical answers.
+        let fresh = try SearchEngine(store: store, taxonomy: testTaxonomy)
+        #expect(fresh.startup == .rebuilt(reason: nil))
+        let freshPolicy = SearchEngine.SnapshotPolicy(path: directory.appendingPathComponent("fresh.snapshot").path, every: 0)
+        let rebuilt = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: freshPolicy)
+        #expect(try rebuilt.writeSnapshot())
+        let reread = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: freshPolicy)
+        #expect(reread.startup == .snapshot)
+        #expect(try SnapshotTests.answers(reread, seed: seed, ids: ids) == SnapshotTests.answers(fresh, seed: seed, ids: ids), "SEED=\(seed)")
+
+        // One more write through an engine: the old snapshot is behind the store and is not used.
+        try fromSnapshot.upsertPOI(poi("late", "Late Cafe", "food.cafe", 60.2, 24.9))
+        let behind = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        guard case .rebuilt(let reason?) = behind.startup else { Issue.record("a stale snapshot was read: \(behind.startup)"); return }
+        #expect(reason.contains("out of date"), "\(reason)")
+        #expect(behind.poi(id: "late") != nil)
+
+        // A write by someone else (another process's import): the engine no longer knows where it stands and writes
+        // no snapshot that would claim it.
+        try store.upsert(poi("behind-its-back", "Other", "food.cafe", 61, 25))
+        try behind.upsertPOI(poi("own", "Own", "food.cafe", 60.3, 24.9))
+        #expect(behind.storeSequence == nil)
+        #expect(try behind.writeSnapshot() == false)
+
+        // Background writes after `every` transactions.
+        let eager = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: .beside(database: database, every: 3))
+        #expect(try eager.writeSnapshot())
+        for i in 0..<2 { try eager.upsertPOI(poi("bg\(i)", "Background \(i)", "food.cafe", 60.1, 24.8)) }
+        eager.waitForSnapshot()
+        #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).startup != .snapshot, "written before 3 writes")
+        try eager.upsertPOI(poi("bg2", "Background 2", "food.cafe", 60.1, 24.8))
+        eager.waitForSnapshot()
+        let next = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(next.startup == .snapshot)
+        #expect(next.poi(id: "bg2") != nil && next.poi(id: "behind-its-back") != nil)
+    }
+
+    @Test func damagedOrForeignSnapshotsAreRebuiltNotServed() throws {
+        var random = testRandom("damagedOrForeignSnapshotsAreRebuiltNotServed")
+        let directory = try SnapshotTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("d.sqlite").path
+        let store = try CatalogStore(path: database)
+        let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)
+        let engine = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        try engine.applyImported(randomPOIs(800, &random).map { .poi($0) })
+        _ = try engine.createPin(PinInput(uniqueKey: "u", firstName: "A", lastName: "B", mapString: "", mediaURL: "", latitude: 1, longitude: 2))
+        var state = engine.read { $0 }
+        let regions = try state.writeSnapshot(to: policy.path)
+        let good = try Data(contentsOf: URL(fileURLWithPath: policy.path))
+        let expected = try SnapshotTests.answers(engine, seed: 1, ids: ["t1", "t2"])
+
+        func opensRebuilt(_ bytes: Data, _ what: String, because phrase: String) throws {
+            try bytes.write(to: URL(fileURLWithPath: policy.path))
+            let opened = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+            guard case .rebuilt(let reason?) = opened.startup else {
+                Issue.record("\(what): the snapshot was read (\(opened.startup))")
+                return
+            }
+            #expect(reason.contains(phrase), "\(what): \(reason)")
+            #expect(try SnapshotTests.answers(opened, seed: 1, ids: ["t1", "t2"]) == expected, "\(what)")
+        }
+
+        // Cut at every region boundary (and inside the header, and one byte short).
+        let header = SnapshotLayout.headerSize
+        for cut in [0, 8, header - 1, good.count - 1] + regions.map({ header + $0 }) + regions.map({ header + $0 + 5 }) where cut < good.count {
+            try opensRebuilt(good.prefix(cut), "truncated to \(cut) bytes", because: cut < header ? "shorter than the header" : "payload bytes")
+        }
+        var flipped = good
+        flipped[header + regions[regions.count / 2] + 3] ^= 0x40
+        try opensRebuilt(flipped, "one byte flipped", because: "checksum")
+        var magic = good
+        magic[0] = UInt8(ascii: "X")
+        try opensRebuilt(magic, "bad magic", because: "another format")
+        var version = good
+        version[8] &+= 1
+        try opensRebuilt(version, "another format version", because: "format version")
+
+        // A snapshot of another database with the same change count.
+        state.sequence = CatalogStore.ChangeSequence(identity: "someone-else", sequence: state.sequence!.sequence)
+        try state.writeSnapshot(to: policy.path)
+        try opensRebuilt(try Data(contentsOf: URL(fileURLWithPath: policy.path)), "another database", because: "another database")
+
+        // A writer killed before its rename leaves only its temporary file: the target is missing (rebuild), and the
+        // next writer removes the leftover.
+        try? FileManager.default.removeItem(atPath: policy.path)
+        let leftover = policy.path + ".tmp-999999"
+        try good.prefix(good.count / 2).write(to: URL(fileURLWithPath: leftover))
+        let afterCrash = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(afterCrash.startup == .rebuilt(reason: "no snapshot at \(policy.path)"))
+        #expect(try afterCrash.writeSnapshot())
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).startup == .snapshot)
+    }
+}

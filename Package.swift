@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
-        .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData"], swiftSettings: swiftSettings),
+        .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
         .target(
             name: "Catalog",
             dependencies: ["GeoCore", "Gazetteer", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
-        .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData"], swiftSettings: swiftSettings),
+        .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",

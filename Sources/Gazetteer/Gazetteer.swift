@@ -44,9 +44,16 @@ public final class Gazetteer: Sendable {
         return Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
     }
 
+    /// The name index and the two R-trees: what building takes time for, and what a snapshot holds.
+    struct Built {
+        var names: NameIndex
+        var placeTree: RTree
+        var districtTree: RTree
+    }
+
     init(
         places: [Place], divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)],
-        outlines: CountryOutlines? = nil
+        outlines: CountryOutlines? = nil, built: Built? = nil
     ) {
         self.places = places
         self.outlines = outlines
@@ -76,44 +83,54 @@ public final class Gazetteer: Sendable {
         }
         self.capitals = capitals
 
-        // Normalizing ~800 000 names is most of the load time: do it on every core, then index in order.
-        let keysPerPlace = Gazetteer.normalizedNames(places)
-        var index = NameIndex()
-        for (i, keys) in keysPerPlace.enumerated() {
-            for (key, kind) in keys { index.add(key, target: Int32(i), kind: kind) }
-        }
         var byAdcode: [Int: Int] = [:]
         var chinese: [String: [Int]] = [:]
         for (j, division) in divisions.enumerated() {
             byAdcode[division.adcode] = j
             guard !division.isPlaceholder else { continue }
-            let entity = Int32(places.count + j)
-            index.add(TextNormalizer.normalize(division.name), target: entity, kind: .primary)
-            if division.shortName != division.name {
-                index.add(TextNormalizer.normalize(division.shortName), target: entity, kind: .alternate)
-            }
-            index.add(TextNormalizer.normalize(division.pinyin), target: entity, kind: .transliteration)
             chinese[division.name, default: []].append(j)
             if division.shortName != division.name { chinese[division.shortName, default: []].append(j) }
         }
         self.divisionIndexByAdcode = byAdcode
         self.chineseNames = chinese
         self.longestChineseName = chinese.keys.map(\.count).max() ?? 0
+        let built = built ?? Gazetteer.build(places: places, divisions: divisions, capitals: capitals)
+        names = built.names
+        placeTree = built.placeTree
+        districtTree = built.districtTree
+    }
+
+    /// Builds the name index and the trees from the places and divisions.
+    static func build(places: [Place], divisions: [Division], capitals: Set<Int>) -> Built {
+        // Normalizing ~800 000 names is most of the build: do it on every core, then index in order.
+        let keysPerPlace = Gazetteer.normalizedNames(places)
+        var index = NameIndex()
+        for (i, keys) in keysPerPlace.enumerated() {
+            for (key, kind) in keys { index.add(key, target: Int32(i), kind: kind) }
+        }
+        for (j, division) in divisions.enumerated() where !division.isPlaceholder {
+            let entity = Int32(places.count + j)
+            index.add(TextNormalizer.normalize(division.name), target: entity, kind: .primary)
+            if division.shortName != division.name {
+                index.add(TextNormalizer.normalize(division.shortName), target: entity, kind: .alternate)
+            }
+            index.add(TextNormalizer.normalize(division.pinyin), target: entity, kind: .transliteration)
+        }
         let placeCount = places.count
         let divisionImportance = divisions.map { Gazetteer.importance(of: $0) }
         let placeImportance = places.indices.map { Gazetteer.importance(population: places[$0].population, capital: capitals.contains($0)) }
         index.finish { entity in
             Int(entity) < placeCount ? placeImportance[Int(entity)] : divisionImportance[Int(entity) - placeCount]
         }
-        self.names = index
-        self.placeTree = RTree(
+        let placeTree = RTree(
             bulkLoading: places.enumerated().map { IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude) }
         )
-        self.districtTree = RTree(
+        let districtTree = RTree(
             bulkLoading: divisions.enumerated().filter { $0.element.level == .district && !$0.element.isPlaceholder }.map {
                 IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude)
             }
         )
+        return Built(names: index, placeTree: placeTree, districtTree: districtTree)
     }
 
     /// Each place's distinct normalized names with their kind, computed in parallel.

@@ -18,19 +18,19 @@ struct NameIndex: Sendable {
 
     private var bytes: [UInt8] = []
     /// `bytes`, frozen by `finish()` into memory that lives as long as the index.
-    private var storage = FrozenBuffer<UInt8>([])
-    private(set) var offsets: [Int32] = [0]
-    private(set) var targets: [Int32] = []
-    private(set) var kinds: [Kind] = []
-    private(set) var sorted: [Int32] = []
+    var storage = FrozenBuffer<UInt8>([])
+    var offsets: [Int32] = [0]
+    var targets: [Int32] = []
+    var kinds: [Kind] = []
+    var sorted: [Int32] = []
     /// Key numbers by key length in bytes (index = length), for typo scans.
-    private(set) var byLength: [[Int32]] = []
+    var byLength: [[Int32]] = []
     /// For each 1- and 2-byte prefix, the best key numbers by importance, so short autocomplete prefixes are
     /// answered without scanning tens of thousands of keys.
-    private(set) var shortPrefixTop: [UInt32: [Int32]] = [:]
+    var shortPrefixTop: [UInt32: [Int32]] = [:]
     /// Per key, the set of letters it contains (bit 0–25 a–z, 26 digits, 27 anything else): an edit changes at most
     /// two bits, so keys whose sets differ in more than 2 × edits bits are skipped without computing a distance.
-    private(set) var letterMasks: [UInt32] = []
+    var letterMasks: [UInt32] = []
 
     static func letterMask<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
         var mask: UInt32 = 0

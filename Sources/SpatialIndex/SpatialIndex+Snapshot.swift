@@ -16,7 +16,7 @@ extension SpatialIndex {
 }
 
 extension RTree {
-    func write(to snapshot: SnapshotWriter) throws(SnapshotError) {
+    public func write(to snapshot: SnapshotWriter) throws(SnapshotError) {
         snapshot.mark()
         try snapshot.write(leafVectors)
         try snapshot.write(leafCoords)
@@ -35,7 +35,7 @@ extension RTree {
         try snapshot.write(count)
     }
 
-    init(snapshot: SnapshotReader) throws(SnapshotError) {
+    public init(snapshot: SnapshotReader) throws(SnapshotError) {
         self.init()
         leafVectors = try snapshot.read()
         leafCoords = try snapshot.read()

@@ -45,7 +45,7 @@ SERVER=""; REDIS=""
 cleanup() { for p in $SERVER $REDIS; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-start_poi() { # db port -> seconds to ready
+start_poi() { # db port; sets SERVER and READY (seconds from exec to the first 200 from /health)
   local start; start=$(now)
   $POI serve --db "$1" --port "$2" >"$OUT/serve.log" 2>&1 &
   SERVER=$!
@@ -53,7 +53,7 @@ start_poi() { # db port -> seconds to ready
     kill -0 "$SERVER" 2>/dev/null || { echo "poi serve exited; see $OUT/serve.log" >&2; cat "$OUT/serve.log" >&2; exit 1; }
     sleep 0.005
   done
-  python3 -c "print($(now) - $start)"
+  READY=$(python3 -c "print($(now) - $start)")
 }
 
 stop_poi() {
@@ -72,13 +72,13 @@ for n in "${sizes[@]}"; do
   rm -f "$db.snapshot"
   port=$(free_port)
   echo "== poi, n=$n: first start (no snapshot)" >&2
-  seconds=$(start_poi "$db" "$port"); sleep 1
-  emit poi "$n" first-start "$seconds" "$SERVER" "$db"
+  start_poi "$db" "$port"; sleep 1
+  emit poi "$n" first-start "$READY" "$SERVER" "$db"
   stop_poi   # the shutdown writes the snapshot if the background writer has not yet
   for i in $(seq 1 "$RESTARTS"); do
     echo "== poi, n=$n: restart $i (from the snapshot)" >&2
-    seconds=$(start_poi "$db" "$port"); sleep 1
-    emit poi "$n" restart "$seconds" "$SERVER" "$db.snapshot"
+    start_poi "$db" "$port"; sleep 1
+    emit poi "$n" restart "$READY" "$SERVER" "$db.snapshot"
     grep -q "read from the snapshot" "$OUT/serve.log" || { echo "restart $i did not read the snapshot:" >&2; cat "$OUT/serve.log" >&2; exit 1; }
     stop_poi
   done

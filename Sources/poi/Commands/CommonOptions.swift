@@ -17,6 +17,9 @@ struct DatabaseOptions: ParsableArguments {
     @Flag(help: "Neither read nor write the index snapshot beside the database (DB.snapshot): build the indexes from the records.")
     var noSnapshot = false
 
+    /// The database file: --db, or the default one.
+    var path: String { db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve(dataDir)) }
+
     /// What to do after building the indexes from the records because no usable snapshot was there.
     enum SnapshotAfterRebuild {
         /// Write it before answering (a CLI command: the next one starts from it).
@@ -29,14 +32,12 @@ struct DatabaseOptions: ParsableArguments {
     /// snapshot beside the database when it matches the database, else from the records (then writes the snapshot).
     func openEngine(snapshot: SnapshotAfterRebuild = .now) throws -> SearchEngine {
         let directory = DataDirectory.resolve(dataDir)
-        let path: String
+        let path = self.path
         if let db {
             guard FileManager.default.fileExists(atPath: db) else {
                 throw CLIError.failure("database \(db) does not exist (create it with: poi import FILE --db \(db))")
             }
-            path = db
         } else {
-            path = BundledDatabase.defaultPath(dataDirectory: directory)
             if !FileManager.default.fileExists(atPath: path) {
                 let bar = ProgressBar(label: "creating \(path) from the bundled data")
                 do {

@@ -126,12 +126,18 @@ struct ReverseCommand: ParsableCommand {
 /// would take longer than the query (the process ends right after).
 nonisolated(unsafe) var keptUntilExit: [AnyObject] = []
 
-func loadGazetteer(_ dataDir: String?, retained: Bool = true) throws -> Gazetteer {
+func loadGazetteer(_ dataDir: String?) throws -> Gazetteer {
+    let gazetteer = try loadGazetteer(dataDir, snapshot: nil).gazetteer
+    keptUntilExit.append(gazetteer)
+    return gazetteer
+}
+
+/// Loads the gazetteer, through its snapshot at `snapshot` when given; answers it and how it was made.
+func loadGazetteer(_ dataDir: String?, snapshot: String?) throws -> (gazetteer: Gazetteer, source: String) {
     let directory = DataDirectory.resolve(dataDir)
     do {
-        let gazetteer = try Gazetteer.load(directory: directory)
-        if retained { keptUntilExit.append(gazetteer) }
-        return gazetteer
+        if let snapshot { return try Gazetteer.load(directory: directory, snapshot: snapshot) }
+        return (try Gazetteer.load(directory: directory), "built from the data files")
     } catch let error as DataFileError {
         throw CLIError.failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")
     }

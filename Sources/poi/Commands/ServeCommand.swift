@@ -48,15 +48,17 @@ struct ServeCommand: AsyncParsableCommand {
         guard snapshotEvery >= 0 else { throw CLIError.usage("--snapshot-every must be 0 or a positive number of write transactions") }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
         // The gazetteer loads on another thread while the engine opens: start-up is the longer of the two.
+        // Its snapshot sits beside the database's unless snapshots are off.
         let dataDir = database.dataDir
-        let gazetteerLoad = Task.detached { () throws -> Gazetteer in try loadGazetteer(dataDir, retained: false) }
+        let gazetteerSnapshot = database.noSnapshot ? nil : database.path + ".gazetteer"
+        let gazetteerLoad = Task.detached { () throws -> (Gazetteer, String) in try loadGazetteer(dataDir, snapshot: gazetteerSnapshot) }
         let started = ContinuousClock.now
         let engine = try database.openEngine(snapshot: .background(every: snapshotEvery))
-        let gazetteer = try await gazetteerLoad.value
+        let (gazetteer, gazetteerSource) = try await gazetteerLoad.value
         keptUntilExit.append(gazetteer)
         var logger = Logger(label: "poi")
         logger.logLevel = .info
-        logger.info("indexes \(engine.startup), gazetteer loaded: ready in \(ContinuousClock.now - started)")
+        logger.info("indexes \(engine.startup); gazetteer \(gazetteerSource); ready in \(ContinuousClock.now - started)")
         let counts = engine.counts
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))

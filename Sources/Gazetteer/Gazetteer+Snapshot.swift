@@ -1,0 +1,158 @@
+import BundledData
+import Foundation
+import SnapshotFile
+import SpatialIndex
+import TextIndex
+
+/// The gazetteer's snapshot: places, the name index and the R-trees as flat arrays, so that a start reads them
+/// instead of parsing 170 000 rows and normalizing 700 000 names. It records the size and modification time of each
+/// bundled file it was built from (and the text analyzer's version), and is used only while all of them match.
+extension Gazetteer {
+    static let snapshotFormat: UInt32 = 0x4741_5A01  // "GAZ", 1
+
+    /// What the snapshot must have been built from: each source file's name, size and modification time.
+    static func sourceKey(directory: String) -> String {
+        let files = [PlaceFile.placesFile, "china_divisions.tsv.gz", "countries.tsv.gz", "admin1.tsv.gz", "countries.geojson.gz"]
+        var parts = ["analyzer \(InvertedIndex.snapshotVersion)"]
+        for file in files {
+            var status = stat()
+            if stat(directory + "/" + file, &status) == 0 {
+                parts.append("\(file) \(status.st_size) \(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)")
+            } else {
+                parts.append("\(file) absent")
+            }
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// Loads the bundled files, taking the built structures from the snapshot at `snapshotPath` when it was made from
+    /// these same files, else building them and writing the snapshot (failures to write are reported, not thrown).
+    /// - Returns: the gazetteer, and how its structures were made.
+    public static func load(directory: String, snapshot snapshotPath: String) throws -> (gazetteer: Gazetteer, source: String) {
+        let key = sourceKey(directory: directory)
+        let divisions = try GazetteerFiles.loadDivisions(directory: directory)
+        let countries = try GazetteerFiles.loadCountries(directory: directory)
+        let admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
+        let outlinesPath = directory + "/countries.geojson.gz"
+        let outlines = FileManager.default.fileExists(atPath: outlinesPath) ? try CountryOutlines.load(path: outlinesPath) : nil
+        let reason: String
+        do {
+            let (places, built) = try readSnapshot(snapshotPath, key: key)
+            let gazetteer = Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines, built: built)
+            return (gazetteer, "read from the snapshot")
+        } catch {
+            reason = error.description
+        }
+        let places = try PlaceFile.loadPlaces(directory: directory)
+        let gazetteer = Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
+        do {
+            try gazetteer.writeSnapshot(snapshotPath, key: key)
+            return (gazetteer, "built (\(reason)); snapshot written")
+        } catch {
+            return (gazetteer, "built (\(reason)); \(error.description)")
+        }
+    }
+
+    func writeSnapshot(_ path: String, key: String) throws(SnapshotError) {
+        let file = try SnapshotWriter(path: path, formatVersion: Gazetteer.snapshotFormat)
+        try file.write(key)
+        file.mark()
+        try file.write(places.map(\.id))
+        for column in [\Place.name, \.asciiName, \.country, \.admin1, \.admin2] { try file.write(places.map { $0[keyPath: column] }) }
+        try file.write(places.map { UInt32($0.alternateNames.count) })
+        try file.write(places.flatMap(\.alternateNames))
+        try file.write(places.map(\.latitude))
+        try file.write(places.map(\.longitude))
+        try file.write(places.map(\.population))
+        try file.write(places.map(\.kind.rawValue))
+        file.mark()
+        try names.write(to: file)
+        file.mark()
+        try placeTree.write(to: file)
+        try districtTree.write(to: file)
+        try file.commit()
+    }
+
+    static func readSnapshot(_ path: String, key: String) throws(SnapshotError) -> ([Place], Built) {
+        let file = try SnapshotReader(path: path, formatVersion: snapshotFormat)
+        let found = try file.readString()
+        guard found == key else { throw .stale(path: path, reason: "it was built from other data files") }
+        let ids: [Int] = try file.read()
+        var columns: [[String]] = []
+        for _ in 0..<5 { columns.append(try file.readStrings()) }
+        let alternateCounts: [UInt32] = try file.read()
+        let alternates = try file.readStrings()
+        let latitudes: [Double] = try file.read()
+        let longitudes: [Double] = try file.read()
+        let populations: [Int] = try file.read()
+        let kinds = try file.readStrings()
+        let n = ids.count
+        guard columns.allSatisfy({ $0.count == n }), alternateCounts.count == n, latitudes.count == n, longitudes.count == n,
+            populations.count == n, kinds.count == n, alternateCounts.reduce(0, { $0 + Int($1) }) == alternates.count
+        else { throw .corrupt(path: path, reason: "place columns of different lengths") }
+        var places: [Place] = []
+        places.reserveCapacity(n)
+        var next = 0
+        for i in 0..<n {
+            guard let kind = Place.Kind(rawValue: kinds[i]) else { throw .corrupt(path: path, reason: "unknown place kind \(kinds[i])") }
+            let count = Int(alternateCounts[i])
+            places.append(
+                Place(
+                    id: ids[i], name: columns[0][i], asciiName: columns[1][i], alternateNames: Array(alternates[next..<next + count]),
+                    latitude: latitudes[i], longitude: longitudes[i], country: columns[2][i], admin1: columns[3][i], admin2: columns[4][i],
+                    population: populations[i], kind: kind
+                )
+            )
+            next += count
+        }
+        let names = try NameIndex(snapshot: file)
+        let placeTree = try RTree(snapshot: file)
+        let districtTree = try RTree(snapshot: file)
+        guard file.isAtEnd, placeTree.count == n else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }
+        return (places, Built(names: names, placeTree: placeTree, districtTree: districtTree))
+    }
+}
+
+extension NameIndex {
+    func write(to file: SnapshotWriter) throws(SnapshotError) {
+        try file.write(UnsafeBufferPointer(rebasing: storage.buffer[0..<Int(offsets.last ?? 0)]))
+        try file.write(offsets)
+        try file.write(targets)
+        try file.write(kinds.map(\.rawValue))
+        try file.write(sorted)
+        try file.write(nested: byLength)
+        let codes = shortPrefixTop.keys.sorted()
+        try file.write(codes)
+        try file.write(nested: codes.map { shortPrefixTop[$0]! })
+        try file.write(letterMasks)
+    }
+
+    init(snapshot file: SnapshotReader) throws(SnapshotError) {
+        self.init()
+        let bytes: [UInt8] = try file.read()
+        offsets = try file.read()
+        targets = try file.read()
+        let kindValues: [UInt8] = try file.read()
+        sorted = try file.read()
+        byLength = try file.readNested()
+        let codes: [UInt32] = try file.read()
+        let tops: [[Int32]] = try file.readNested()
+        letterMasks = try file.read()
+        let n = targets.count
+        guard offsets.count == n + 1, kindValues.count == n, sorted.count == n, letterMasks.count == n, codes.count == tops.count,
+            Int(offsets.last ?? -1) == bytes.count, zip(offsets, offsets.dropFirst()).allSatisfy({ $0 <= $1 }),
+            sorted.allSatisfy({ $0 >= 0 && Int($0) < n }), byLength.allSatisfy({ $0.allSatisfy { $0 >= 0 && Int($0) < n } }),
+            tops.allSatisfy({ $0.allSatisfy { $0 >= 0 && Int($0) < n } })
+        else { throw .corrupt(path: file.path, reason: "name index arrays of inconsistent sizes") }
+        var decoded: [Kind] = []
+        decoded.reserveCapacity(n)
+        for value in kindValues {
+            guard let kind = Kind(rawValue: value) else { throw .corrupt(path: file.path, reason: "unknown name kind \(value)") }
+            decoded.append(kind)
+        }
+        kinds = decoded
+        storage = FrozenBuffer(bytes)
+        shortPrefixTop.reserveCapacity(codes.count)
+        for (code, top) in zip(codes, tops) { shortPrefixTop[code] = top }
+    }
+}

@@ -195,7 +195,7 @@ public final class CatalogStore: Sendable {
 
     /// Where the store's content stands: a random identity made with the database, and the number of write
     /// transactions committed to it. Snapshots of the in-memory indexes carry both and are trusted only while they
-    /// match (DESIGN.md §6).
+    /// match.
     public struct ChangeSequence: Sendable, Equatable, CustomStringConvertible {
         public var identity: String
         public var sequence: UInt64

@@ -76,14 +76,7 @@ if [[ ",$SYSTEMS," == *",redis,"* ]]; then
   echo "== Redis: GEOADD $N points" >&2
   # Members are the records' line numbers as 12 digits, the form redis-benchmark's __rand_int__ takes, so each
   # request starts from a different record (FROMMEMBER): origins near the data, as poi's are.
-  python3 - "$DATA" <<'PY' | redis-cli -p "$RPORT" --pipe >/dev/null
-import sys, orjson
-out = sys.stdout.buffer
-for i, line in enumerate(open(sys.argv[1], "rb")):
-    r = orjson.loads(line)
-    parts = [b"GEOADD", b"pois", repr(r["lon"]).encode(), repr(r["lat"]).encode(), b"%012d" % i]
-    out.write(b"*5\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
-PY
+  python3 benchmarks/peers/redis_geoadd.py "$DATA" | redis-cli -p "$RPORT" --pipe >/dev/null
   loaded=$(redis-cli -p "$RPORT" ZCARD pois)
   [ "$loaded" = "$N" ] || { echo "Redis holds $loaded points, expected $N" >&2; exit 1; }
   VERSION=$(redis-server --version | grep -o 'v=[0-9.]*' | cut -d= -f2)

@@ -89,14 +89,7 @@ for n in "${sizes[@]}"; do
   redis-server --port "$rport" --bind 127.0.0.1 --dir "$dir" --dbfilename dump.rdb --save "" --appendonly no >"$dir/log" 2>&1 &
   REDIS=$!
   until redis-cli -p "$rport" ping 2>/dev/null | grep -q PONG; do sleep 0.05; done
-  python3 - "$data" <<'PY' | redis-cli -p "$rport" --pipe >/dev/null
-import sys, orjson
-out = sys.stdout.buffer
-for i, line in enumerate(open(sys.argv[1], "rb")):
-    r = orjson.loads(line)
-    parts = [b"GEOADD", b"pois", repr(r["lon"]).encode(), repr(r["lat"]).encode(), b"%012d" % i]
-    out.write(b"*5\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
-PY
+  python3 benchmarks/peers/redis_geoadd.py "$data" | redis-cli -p "$rport" --pipe >/dev/null
   [ "$(redis-cli -p "$rport" ZCARD pois)" = "$n" ] || { echo "Redis did not load $n points" >&2; exit 1; }
   redis-cli -p "$rport" SAVE >/dev/null
   redis-cli -p "$rport" SHUTDOWN NOSAVE >/dev/null 2>&1 || true; wait "$REDIS" 2>/dev/null || true

@@ -441,13 +441,7 @@ struct AMapAdapter {
                 json.field("city", d.cityname)
                 json.field("district", d.adname)
                 json.field("township", "")
-                for key in ["neighborhood", "building"] {
-                    json.key(key)
-                    json.beginObject()
-                    json.field("name", "")
-                    json.field("type", "")
-                    json.endObject()
-                }
+                Self.writeEmptyNeighborhoodAndBuilding(to: &json)
                 json.field("adcode", d.adcode)
                 json.field("street", "")
                 json.field("number", "")
@@ -456,6 +450,18 @@ struct AMapAdapter {
                 json.endObject()
             }
             json.endArray()
+        }
+    }
+
+    /// AMap's `neighborhood` and `building` objects, which the bundled data cannot fill: present, with empty fields,
+    /// as clients read them.
+    static func writeEmptyNeighborhoodAndBuilding(to json: inout JSONWriter) {
+        for key in ["neighborhood", "building"] {
+            json.key(key)
+            json.beginObject()
+            json.field("name", "")
+            json.field("type", "")
+            json.endObject()
         }
     }
 
@@ -491,13 +497,7 @@ struct AMapAdapter {
                 json.field("adcode", d.adcode)
                 json.field("township", "")
                 json.field("towncode", "")
-                for key in ["neighborhood", "building"] {
-                    json.key(key)
-                    json.beginObject()
-                    json.field("name", "")
-                    json.field("type", "")
-                    json.endObject()
-                }
+                Self.writeEmptyNeighborhoodAndBuilding(to: &json)
                 json.key("streetNumber")
                 json.beginObject()
                 for key in ["street", "number", "location", "direction", "distance"] { json.field(key, "") }

@@ -17,7 +17,7 @@ release: setup
 
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	scripts/postgres/with-server $(SWIFT) test
 	scripts/contract/run .build/debug/poi
 	scripts/browser/run .build/debug/poi
 	scripts/compat/run .build/debug/poi

@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +41,17 @@ let package = Package(
         .target(
             name: "Catalog",
             dependencies: ["GeoCore", "Gazetteer", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "Catalog",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -80,6 +93,7 @@ let package = Package(
                 "API",
                 "HTTPAPI",
                 "BundledData",
+                "PostgresStore",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -94,7 +108,7 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
-            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile"],
+            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"], swiftSettings: swiftSettings),

@@ -33,7 +33,7 @@ public enum BundledDatabase {
             var done = 0
             for batch in stride(from: 0, to: rows.count, by: 500) {
                 let slice = Array(rows[batch..<min(batch + 500, rows.count)])
-                try store.write { db in try RecordImporter.insert(slice, db) }
+                try RecordImporter.write(slice, to: store)
                 done += slice.count
                 progress?(done, rows.count)
             }

@@ -5,11 +5,18 @@ import GRDB
 public enum CatalogError: Error, Equatable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     case storage(String)
+    /// The store cannot be reached now (a shared store that is down or restarting); worth retrying.
+    case unavailable(String)
+    /// The change log no longer holds the changes after `after`: it is trimmed through `trimmedThrough`.
+    case changesTrimmed(after: UInt64, trimmedThrough: UInt64)
 
     public var description: String {
         switch self {
         case .cannotOpen(let path, let reason): return "cannot open database \(path): \(reason)"
         case .storage(let reason): return "database error: \(reason)"
+        case .unavailable(let reason): return "database unavailable: \(reason)"
+        case .changesTrimmed(let after, let trimmed):
+            return "the change log is trimmed through \(trimmed), so the changes after \(after) are gone"
         }
     }
 }
@@ -21,8 +28,11 @@ public enum CatalogError: Error, Equatable, CustomStringConvertible {
 /// too — the WAL is in the OS cache — but not a power cut, and writes here are small and rare enough that the extra
 /// fsync costs nothing that matters.) Every write is one transaction, and untrusted text reaches SQL only as bound
 /// arguments.
-public final class CatalogStore: Sendable {
+public final class CatalogStore: StoreOfRecord {
     public let path: String
+    public var location: String { path }
+    /// One process owns the file: there is no feed to follow.
+    public var feed: (any ChangeFeed)? { nil }
     let pool: DatabasePool
 
     public init(path: String) throws(CatalogError) {
@@ -92,22 +102,17 @@ public final class CatalogStore: Sendable {
         """
 
     static func arguments(_ poi: POIRecord) -> StatementArguments {
-        let tags = (try? JSONSerialization.data(withJSONObject: poi.tags, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        return [poi.id, poi.name, poi.category, poi.address, poi.city, poi.country, poi.lat, poi.lon, tags]
+        [poi.id, poi.name, poi.category, poi.address, poi.city, poi.country, poi.lat, poi.lon, TagsJSON.encode(poi.tags)]
     }
 
     /// Inserts or replaces one POI in its own transaction; durable when it returns.
     public func upsert(_ poi: POIRecord) throws(CatalogError) {
-        try write { db in try db.execute(sql: CatalogStore.upsertPOI, arguments: CatalogStore.arguments(poi)) }
+        try commit([.put(.poi(poi))])
     }
 
-    /// Deletes a POI; returns whether it existed.
-    @discardableResult
-    public func deletePOI(id: String) throws(CatalogError) -> Bool {
-        try write { db in
-            try db.execute(sql: "DELETE FROM poi WHERE id = ?", arguments: [id])
-            return db.changesCount > 0
-        }
+    /// Deletes a POI in its own transaction.
+    public func deletePOI(id: String) throws(CatalogError) {
+        try commit([.delete(.poi, id: id)])
     }
 
     /// Every record and the change sequence they stand at, read in one transaction (a consistent view even while
@@ -166,15 +171,7 @@ public final class CatalogStore: Sendable {
 
     /// Inserts or replaces one pin in its own transaction; durable when it returns.
     public func upsert(_ pin: PinRecord) throws(CatalogError) {
-        try write { db in try db.execute(sql: CatalogStore.upsertPin, arguments: CatalogStore.arguments(pin)) }
-    }
-
-    @discardableResult
-    public func deletePin(id: String) throws(CatalogError) -> Bool {
-        try write { db in
-            try db.execute(sql: "DELETE FROM pin WHERE id = ?", arguments: [id])
-            return db.changesCount > 0
-        }
+        try commit([.put(.pin(pin))])
     }
 
     public func allPins() throws(CatalogError) -> [PinRecord] {
@@ -193,21 +190,6 @@ public final class CatalogStore: Sendable {
 
     // MARK: Transactions
 
-    /// Where the store's content stands: a random identity made with the database, and the number of write
-    /// transactions committed to it. Snapshots of the in-memory indexes carry both and are trusted only while they
-    /// match.
-    public struct ChangeSequence: Sendable, Equatable, CustomStringConvertible {
-        public var identity: String
-        public var sequence: UInt64
-
-        public init(identity: String, sequence: UInt64) {
-            self.identity = identity
-            self.sequence = sequence
-        }
-
-        public var description: String { "\(identity)#\(sequence)" }
-    }
-
     /// The store's identity and change sequence now.
     public func changeSequence() throws(CatalogError) -> ChangeSequence {
         try read { db in try CatalogStore.changeSequence(db) }
@@ -220,15 +202,32 @@ public final class CatalogStore: Sendable {
         return ChangeSequence(identity: row[0], sequence: UInt64(row[1] as Int64))
     }
 
+    /// Commits the changes in one write transaction (fsynced when this returns), counted in the change sequence.
+    @discardableResult
+    public func commit(_ changes: [StoreChange]) throws(CatalogError) -> (before: ChangeSequence, after: ChangeSequence) {
+        let result = try sequencedWrite { db in
+            let poiStatement = try db.cachedStatement(sql: CatalogStore.upsertPOI)
+            let pinStatement = try db.cachedStatement(sql: CatalogStore.upsertPin)
+            for change in changes {
+                switch change {
+                case .put(.poi(let poi)): try poiStatement.execute(arguments: CatalogStore.arguments(poi))
+                case .put(.pin(let pin)): try pinStatement.execute(arguments: CatalogStore.arguments(pin))
+                case .delete(let kind, let id): try db.execute(sql: "DELETE FROM \(kind == .poi ? "poi" : "pin") WHERE id = ?", arguments: [id])
+                }
+            }
+        }
+        return (result.before, result.after)
+    }
+
     /// Runs `body` in one write transaction (committed and fsynced when this returns), counted in the change
     /// sequence.
-    public func write<T>(_ body: (Database) throws -> T) throws(CatalogError) -> T {
+    func write<T>(_ body: (Database) throws -> T) throws(CatalogError) -> T {
         try sequencedWrite(body).value
     }
 
     /// `write`, also answering the change sequence just before and just after this transaction: when `before` is
     /// what a reader of the store last saw, nobody else wrote in between.
-    public func sequencedWrite<T>(_ body: (Database) throws -> T) throws(CatalogError) -> (value: T, before: ChangeSequence, after: ChangeSequence) {
+    func sequencedWrite<T>(_ body: (Database) throws -> T) throws(CatalogError) -> (value: T, before: ChangeSequence, after: ChangeSequence) {
         do {
             return try pool.write { db in
                 let before = try CatalogStore.changeSequence(db)

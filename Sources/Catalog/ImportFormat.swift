@@ -32,7 +32,7 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A row of an import, parsed and validated.
-public enum ImportedRecord: Sendable {
+public enum ImportedRecord: Sendable, Equatable {
     case poi(POIRecord)
     case pin(PinRecord)
 

@@ -1,6 +1,5 @@
 import Foundation
 import BundledData
-import GRDB
 import GeoCore
 
 /// Streams records from JSONL, GeoJSON or CSV files into the store.
@@ -29,7 +28,7 @@ public final class RecordImporter {
     /// Called now and then with (records imported so far, bytes read, total bytes).
     public typealias Progress = (Int, Int, Int) -> Void
 
-    let store: CatalogStore?
+    let store: (any StoreOfRecord)?
     let options: Options
     public var progress: Progress?
     /// Where each batch goes. By default straight into the store (`RecordImporter.write`); a running server passes
@@ -38,7 +37,7 @@ public final class RecordImporter {
     /// Ids met so far in this import, with where: (file, line).
     private var seen: [String: (file: String, line: Int)] = [:]
 
-    public init(store: CatalogStore, options: Options, progress: Progress? = nil) {
+    public init(store: any StoreOfRecord, options: Options, progress: Progress? = nil) {
         self.store = store
         self.options = options
         self.progress = progress
@@ -128,20 +127,7 @@ public final class RecordImporter {
     }
 
     /// Writes `rows` in one transaction (created or replaced by id).
-    public static func write(_ rows: [ImportedRecord], to store: CatalogStore) throws(CatalogError) {
-        try store.write { db in try RecordImporter.insert(rows, db) }
-    }
-
-    static func insert(_ rows: [RecordParser.Parsed], _ db: Database) throws {
-        let poiStatement = try db.cachedStatement(sql: CatalogStore.upsertPOI)
-        let pinStatement = try db.cachedStatement(sql: CatalogStore.upsertPin)
-        for row in rows {
-            switch row {
-            case .poi(let poi):
-                try poiStatement.execute(arguments: CatalogStore.arguments(poi))
-            case .pin(let pin):
-                try pinStatement.execute(arguments: CatalogStore.arguments(pin))
-            }
-        }
+    public static func write(_ rows: [ImportedRecord], to store: any StoreOfRecord) throws(CatalogError) {
+        try store.commit(rows.map { .put($0) })
     }
 }

@@ -17,6 +17,11 @@ public enum TagsJSON {
         json.endObject()
     }
 
+    /// The tags as the stores keep them: a JSON object with sorted keys.
+    public static func encode(_ tags: [String: String]) -> String {
+        (try? JSONSerialization.data(withJSONObject: tags, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
     public static func decode(_ text: String) -> [String: String] {
         if text == "{}" { return [:] }
         var text = text

@@ -100,7 +100,15 @@ func makeRouter(
     GeoController(gazetteer: gazetteer, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     routes.read("health") { _ in
         let counts = engine.counts
-        return .json(Array("{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)}".utf8))
+        var body = "{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)"
+        if let replication = engine.replicationStatus {
+            // A replica of a shared store: the change it has applied, whether it reaches the store, and how long ago
+            // it last knew it had every committed change (at most the poll interval while all is well).
+            let lag = max(0, Date().timeIntervalSince(replication.caughtUpAt))
+            body += ",\"store\":{\"sequence\":\(replication.applied),\"connected\":\(replication.connected),"
+            body += "\"lagSeconds\":\((lag * 1000).rounded() / 1000),\"reloads\":\(replication.reloads)}"
+        }
+        return .json(Array((body + "}").utf8))
     }
     ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)

@@ -71,6 +71,7 @@ extension Problem {
             case .invalid: return Problem(.badRequest, error.description)
             case .notFound: return Problem(.notFound, error.description)
             case .storage: return Problem(.internalServerError, "the request could not be completed")
+            case .unavailable: return Problem(.serviceUnavailable, "the store of record cannot be reached now; nothing was written, retry shortly")
             }
         case let error as GeoError: return Problem(.badRequest, error.description)
         case let error as GazetteerError: return Problem(.badRequest, error.description)

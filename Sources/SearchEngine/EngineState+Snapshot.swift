@@ -40,15 +40,24 @@ extension EngineState {
 
     /// Reads a snapshot made from the store at `sequence`. - Throws: `.stale` when it was made from another store
     /// or at another point of its history; any other `SnapshotError` when it cannot be trusted.
-    static func readSnapshot(from path: String, expecting sequence: CatalogStore.ChangeSequence) throws(SnapshotError) -> EngineState {
+    static func readSnapshot(from path: String, expecting sequence: ChangeSequence) throws(SnapshotError) -> EngineState {
+        try readSnapshot(from: path) { staleness(of: $0, store: sequence, followingChanges: false) }
+    }
+
+    /// Why a snapshot made at `found` cannot stand for a store now at `store` (nil: it can). Without a change feed
+    /// it must match exactly; with one it may be behind (the feed supplies the rest), never ahead.
+    static func staleness(of found: ChangeSequence, store: ChangeSequence, followingChanges: Bool) -> String? {
+        if found.identity != store.identity { return "it was made from another database" }
+        if found.sequence == store.sequence || (followingChanges && found.sequence < store.sequence) { return nil }
+        return "it stands at change \(found.sequence), the database at \(store.sequence)"
+    }
+
+    /// Reads a snapshot whose sequence `staleness` accepts (answers nil for). - Throws: `.stale` with the reason
+    /// `staleness` gives; any other `SnapshotError` when it cannot be trusted.
+    static func readSnapshot(from path: String, staleness: (ChangeSequence) -> String?) throws(SnapshotError) -> EngineState {
         let file = try SnapshotReader(path: path, formatVersion: snapshotFormat)
-        let found = CatalogStore.ChangeSequence(identity: try file.readString(), sequence: try file.readUInt64())
-        guard found == sequence else {
-            let reason =
-                found.identity != sequence.identity
-                ? "it was made from another database" : "it stands at change \(found.sequence), the database at \(sequence.sequence)"
-            throw .stale(path: path, reason: reason)
-        }
+        let found = ChangeSequence(identity: try file.readString(), sequence: try file.readUInt64())
+        if let reason = staleness(found) { throw .stale(path: path, reason: reason) }
         var state = EngineState()
         state.sequence = found
         let count = try file.readInt()

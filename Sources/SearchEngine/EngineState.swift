@@ -26,7 +26,7 @@ struct EngineState {
     var categoryMembers: [String: [UInt32]] = [:]
     /// The store's change sequence this state reflects, or nil when unknown (no store, or another process wrote to
     /// the store behind this state's back): a snapshot is written only of a state that knows it.
-    var sequence: CatalogStore.ChangeSequence?
+    var sequence: ChangeSequence?
 
     func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
 

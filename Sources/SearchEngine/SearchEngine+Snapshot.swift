@@ -56,5 +56,5 @@ extension SearchEngine {
     }
 
     /// The store sequence of the state in memory (nil: unknown), for `/health` and tests.
-    public var storeSequence: CatalogStore.ChangeSequence? { read { $0.sequence } }
+    public var storeSequence: ChangeSequence? { read { $0.sequence } }
 }

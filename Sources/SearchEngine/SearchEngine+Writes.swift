@@ -63,27 +63,35 @@ extension SearchEngine {
         return try body()
     }
 
-    /// Commits a write to the store (when there is one), then applies it to the in-memory state. The state keeps the
-    /// store's change sequence it stands at while every change reached it through this engine: when another process
-    /// wrote to the store between two of ours, the sequence becomes unknown and no snapshot is written from this
-    /// state (a snapshot must never claim changes it lacks).
-    func commit(_ storeWrite: (CatalogStore) throws -> Void, then change: (inout EngineState) -> Void) throws(SearchError) {
-        var sequences: (before: CatalogStore.ChangeSequence, after: CatalogStore.ChangeSequence)?
+    /// Commits a write to the store (when there is one), then applies it to the in-memory state.
+    ///
+    /// A store owned by this process (SQLite): the state keeps the store's change sequence it stands at while every
+    /// change reached it through this engine; when another process wrote to the store between two of ours, the
+    /// sequence becomes unknown and no snapshot is written from this state (a snapshot must never claim changes it
+    /// lacks). A shared store with a change feed (PostgreSQL): the write is applied at once (a client reads its own
+    /// write) but the state's sequence stays where the feed left it; the follower, woken by the store, then applies
+    /// every change up to and past this one as the store has it. Both happen under `writer`, so the follower never
+    /// applies a value older than this write after it.
+    func commit(_ changes: [StoreChange]) throws(SearchError) {
+        var sequences: (before: ChangeSequence, after: ChangeSequence)?
         if let store {
             do {
-                let before = try store.changeSequence()
-                try storeWrite(store)
-                sequences = (before, try store.changeSequence())
-            } catch let error as SearchError {
-                throw error
+                sequences = try store.commit(changes)
             } catch {
-                throw .storage(String(describing: error))
+                throw SearchError.from(error)
             }
         }
         afterCommit?()
+        let followed = store?.feed != nil
         write { state in
-            change(&state)
-            if let sequences {
+            for change in changes {
+                switch change {
+                case .put(.poi(let poi)): _ = state.put(.poi(poi))
+                case .put(.pin(let pin)): _ = state.put(.pin(pin))
+                case .delete(let kind, let id): _ = state.delete(kind, id: id)
+                }
+            }
+            if let sequences, !followed {
                 let ours = state.sequence == sequences.before && sequences.after.sequence == sequences.before.sequence + 1
                 state.sequence = ours ? sequences.after : nil
             }
@@ -91,13 +99,13 @@ extension SearchEngine {
         snapshotIfDue()
     }
 
-    /// Creates or replaces a POI: durable in SQLite first, then visible to queries.
+    /// Creates or replaces a POI: durable in the store first, then visible to queries.
     @discardableResult
     public func upsertPOI(_ poi: POIRecord) throws(SearchError) -> (record: POIRecord, created: Bool) {
         try SearchEngine.validate(poi)
         return try ordered { () throws(SearchError) in
             let created = self.poi(id: poi.id) == nil
-            try commit({ try $0.upsert(poi) }) { _ = $0.put(.poi(poi)) }
+            try commit([.put(.poi(poi))])
             return (poi, created)
         }
     }
@@ -105,23 +113,14 @@ extension SearchEngine {
     /// A batch of a live import: durable in the store first (one transaction), then visible to queries — in the one
     /// order of all writes. Rows were validated by the importer's parser, as for `poi import`.
     public func applyImported(_ rows: [ImportedRecord]) throws(SearchError) {
-        try ordered { () throws(SearchError) in
-            try commit({ try RecordImporter.write(rows, to: $0) }) { state in
-                for row in rows {
-                    switch row {
-                    case .poi(let poi): _ = state.put(.poi(poi))
-                    case .pin(let pin): _ = state.put(.pin(pin))
-                    }
-                }
-            }
-        }
+        try ordered { () throws(SearchError) in try commit(rows.map { .put($0) }) }
     }
 
     /// Deletes a POI. - Throws: `.notFound` when there is none.
     public func deletePOI(id: String) throws(SearchError) {
         try ordered { () throws(SearchError) in
             guard poi(id: id) != nil else { throw .notFound(kind: "poi", id: id) }
-            try commit({ _ = try $0.deletePOI(id: id) }) { _ = $0.delete(.poi, id: id) }
+            try commit([.delete(.poi, id: id)])
         }
     }
 
@@ -156,7 +155,7 @@ extension SearchEngine {
                 id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
                 mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now
             )
-            try commit({ try $0.upsert(pin) }) { _ = $0.put(.pin(pin)) }
+            try commit([.put(.pin(pin))])
             return pin
         }
     }
@@ -171,7 +170,7 @@ extension SearchEngine {
                 id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
                 mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
             )
-            try commit({ try $0.upsert(pin) }) { _ = $0.put(.pin(pin)) }
+            try commit([.put(.pin(pin))])
             return pin
         }
     }
@@ -179,7 +178,7 @@ extension SearchEngine {
     public func deletePin(id: String) throws(SearchError) {
         try ordered { () throws(SearchError) in
             guard self.pin(id: id) != nil else { throw .notFound(kind: "pin", id: id) }
-            try commit({ _ = try $0.deletePin(id: id) }) { _ = $0.delete(.pin, id: id) }
+            try commit([.delete(.pin, id: id)])
         }
     }
 

@@ -24,7 +24,9 @@ public final class SearchEngine: @unchecked Sendable {
     var state: EngineState
     let lock = ReadWriteLock()
     let writer = NSLock()
-    let store: CatalogStore?
+    let store: (any StoreOfRecord)?
+    /// The follower of a shared store's change feed (nil for a store this process owns).
+    let replication: Replication?
     let taxonomy: CategoryTaxonomy
     /// Reusable per-query visit marks for keyword search.
     let scratchPool = Mutex<[VisitMarks]>([])
@@ -59,12 +61,15 @@ public final class SearchEngine: @unchecked Sendable {
     public enum Startup: Sendable, Equatable, CustomStringConvertible {
         /// Read from the snapshot file.
         case snapshot
+        /// Read from the snapshot file, then brought up to date from the store's change feed (`changes` records).
+        case snapshotAndChanges(Int)
         /// Built from the store's records; `reason` says why the snapshot was not used (nil: no snapshot policy).
         case rebuilt(reason: String?)
 
         public var description: String {
             switch self {
             case .snapshot: return "read from the snapshot"
+            case .snapshotAndChanges(let count): return "read from the snapshot and \(count) changed records from the store's change feed"
             case .rebuilt(nil): return "built from the database"
             case .rebuilt(let reason?): return "built from the database (\(reason))"
             }
@@ -74,40 +79,62 @@ public final class SearchEngine: @unchecked Sendable {
     public let snapshotPolicy: SnapshotPolicy?
     public let startup: Startup
     /// The sequence of the last snapshot written or read, and whether a background write is running.
-    let snapshotStatus = Mutex<(written: CatalogStore.ChangeSequence?, running: Bool)>((nil, false))
+    let snapshotStatus = Mutex<(written: ChangeSequence?, running: Bool)>((nil, false))
 
     /// Opens the engine over a store: from the snapshot when the policy names one that matches the store, else by
-    /// loading every record (the caller may then `writeSnapshot()`).
-    public init(store: CatalogStore, taxonomy: CategoryTaxonomy, snapshot policy: SnapshotPolicy? = nil) throws(SearchError) {
+    /// loading every record (the caller may then `writeSnapshot()`). With a shared store (a change feed), a snapshot
+    /// made from the same store at an earlier sequence is used too, brought up to date with the changes after it —
+    /// unless the log no longer reaches back that far.
+    public init(store: any StoreOfRecord, taxonomy: CategoryTaxonomy, snapshot policy: SnapshotPolicy? = nil) throws(SearchError) {
         self.store = store
         self.taxonomy = taxonomy
         snapshotPolicy = policy
+        replication = store.feed.map { Replication(feed: $0) }
         var reason: String?
         if let policy {
+            let current: ChangeSequence
+            do { current = try store.changeSequence() } catch { throw SearchError.from(error) }
             do {
-                let sequence = try store.changeSequence()
-                do {
-                    state = try EngineState.readSnapshot(from: policy.path, expecting: sequence)
-                    startup = .snapshot
-                    snapshotStatus.withLock { $0.written = sequence }
-                    return
-                } catch {
-                    reason = error.description
+                var restored = try EngineState.readSnapshot(from: policy.path) { found in
+                    EngineState.staleness(of: found, store: current, followingChanges: store.feed != nil)
                 }
+                let snapshotSequence = restored.sequence!
+                if let feed = store.feed {
+                    let changes = try feed.changes(after: snapshotSequence.sequence)
+                    restored.apply(changes)
+                    startup = .snapshotAndChanges(changes.records.count + changes.deleted.count)
+                } else {
+                    startup = .snapshot
+                }
+                state = restored
+                snapshotStatus.withLock { $0.written = snapshotSequence }
+                replication?.caughtUp(at: restored.sequence!.sequence)
+                return
+            } catch let error as SnapshotError {
+                reason = error.description
+            } catch let error as CatalogError {
+                if case .changesTrimmed = error { reason = error.description } else { throw SearchError.from(error) }
             } catch {
-                throw .storage(error.description)
+                throw .storage("\(error)")
             }
         }
-        do {
-            var loader = EngineState.Loader(expected: try store.poiCount())
-            let rest = try store.loadAll(blockSize: EngineState.Loader.blockSize) { loader.add($0[...]) }
-            state = loader.finish(pins: rest.pins)
-            state.sequence = rest.sequence
+        do throws(CatalogError) {
+            state = try SearchEngine.load(store)
         } catch {
-            throw .storage(error.description)
+            throw SearchError.from(error)
         }
+        replication?.caughtUp(at: state.sequence!.sequence)
         startup = .rebuilt(reason: reason)
         SearchEngine.returnFreedMemory()
+    }
+
+    /// Every record of the store, indexed.
+    static func load(_ store: any StoreOfRecord) throws(CatalogError) -> EngineState {
+        var loader = EngineState.Loader(expected: try store.poiCount())
+        let rest = try store.loadAll(blockSize: EngineState.Loader.blockSize) { loader.add($0[...]) }
+        var state = loader.finish(pins: rest.pins)
+        state.sequence = rest.sequence
+        return state
     }
 
     /// Gives the loading's freed heap (rows and strings read from SQLite) back to the system, so the resident size
@@ -128,6 +155,7 @@ public final class SearchEngine: @unchecked Sendable {
         self.store = nil
         self.taxonomy = taxonomy
         snapshotPolicy = nil
+        replication = nil
         startup = .rebuilt(reason: nil)
         state = EngineState(pois: pois, pins: pins)
     }
@@ -137,6 +165,7 @@ public final class SearchEngine: @unchecked Sendable {
         store = nil
         self.taxonomy = taxonomy
         snapshotPolicy = nil
+        replication = nil
         startup = .snapshot
         self.state = state
     }

@@ -7,13 +7,21 @@ public enum SearchError: Error, Equatable, CustomStringConvertible {
     case invalid(parameter: String, rule: String)
     case notFound(kind: String, id: String)
     case storage(String)
+    /// The store cannot be reached now (a shared store restarting); the client may retry.
+    case unavailable(String)
 
     public var description: String {
         switch self {
         case .invalid(let parameter, let rule): return "\(parameter) \(rule)"
         case .notFound(let kind, let id): return "no \(kind) with id \"\(id)\""
         case .storage(let reason): return reason
+        case .unavailable(let reason): return reason
         }
+    }
+
+    static func from(_ error: CatalogError) -> SearchError {
+        if case .unavailable = error { return .unavailable(error.description) }
+        return .storage(error.description)
     }
 
     static func from(_ error: GeoError, parameter: String? = nil) -> SearchError {

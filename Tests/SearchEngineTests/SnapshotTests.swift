@@ -82,7 +82,7 @@ import Testing
         let directory = try SnapshotTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("s.snapshot").path
-        let sequence = CatalogStore.ChangeSequence(identity: "test", sequence: 7)
+        let sequence = ChangeSequence(identity: "test", sequence: 7)
         var state = original.read { $0 }
         state.sequence = sequence
         try state.writeSnapshot(to: path)
@@ -203,7 +203,7 @@ import Testing
         try opensRebuilt(version, "another format version", because: "format version")
 
         // A snapshot of another database with the same change count.
-        state.sequence = CatalogStore.ChangeSequence(identity: "someone-else", sequence: state.sequence!.sequence)
+        state.sequence = ChangeSequence(identity: "someone-else", sequence: state.sequence!.sequence)
         try state.writeSnapshot(to: policy.path)
         try opensRebuilt(try Data(contentsOf: URL(fileURLWithPath: policy.path)), "another database", because: "another database")
 

@@ -4,6 +4,7 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import PostgresStore
 import SearchEngine
 
 /// Where records and bundled data come from.
@@ -14,11 +15,44 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
-    @Flag(help: "Neither read nor write the index snapshot beside the database (DB.snapshot): build the indexes from the records.")
+    @Option(help: "PostgreSQL store shared by several servers, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env).")
+    var store: String?
+
+    @Option(help: "Index snapshot file (default: beside the SQLite database, DB.snapshot; with --store, none unless given).")
+    var snapshotFile: String?
+
+    @Flag(help: "Neither read nor write the index snapshot: build the indexes from the records.")
     var noSnapshot = false
 
     /// The database file: --db, or the default one.
     var path: String { db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve(dataDir)) }
+
+    /// The PostgreSQL URL in use: --store, else POI_STORE unless --db is given.
+    var storeURL: String? {
+        if let store { return store }
+        if db != nil { return nil }
+        return ProcessInfo.processInfo.environment["POI_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Where the index snapshot lives (nil: none).
+    var snapshotPath: String? {
+        if noSnapshot { return nil }
+        if let snapshotFile { return snapshotFile }
+        return storeURL == nil ? path + ".snapshot" : nil
+    }
+
+    /// Where the gazetteer's snapshot lives: beside the index snapshot (nil: none).
+    var gazetteerSnapshotPath: String? {
+        guard let snapshotPath else { return nil }
+        return storeURL == nil ? path + ".gazetteer" : snapshotPath + ".gazetteer"
+    }
+
+    /// Opens the PostgreSQL store when one is named (--store or POI_STORE).
+    func openSharedStore() throws -> PostgresStore? {
+        guard let url = storeURL else { return nil }
+        if store != nil && db != nil { throw CLIError.usage("give --db or --store, not both") }
+        do { return try PostgresStore(url: url) } catch { throw CLIError.failure(error.description) }
+    }
 
     /// What to do after building the indexes from the records because no usable snapshot was there.
     enum SnapshotAfterRebuild {
@@ -33,7 +67,10 @@ struct DatabaseOptions: ParsableArguments {
     func openEngine(snapshot: SnapshotAfterRebuild = .now) throws -> SearchEngine {
         let directory = DataDirectory.resolve(dataDir)
         let path = self.path
-        if let db {
+        let shared = try openSharedStore()
+        if shared != nil {
+            // The records are in PostgreSQL (imported with poi import --store).
+        } else if let db {
             guard FileManager.default.fileExists(atPath: db) else {
                 throw CLIError.failure("database \(db) does not exist (create it with: poi import FILE --db \(db))")
             }
@@ -51,14 +88,15 @@ struct DatabaseOptions: ParsableArguments {
         do {
             let taxonomy = try CategoryTaxonomy.load(directory: directory)
             var policy: SearchEngine.SnapshotPolicy?
-            if !noSnapshot {
+            if let snapshotPath {
                 if case .background(let every) = snapshot {
-                    policy = .beside(database: path, every: every)
+                    policy = SearchEngine.SnapshotPolicy(path: snapshotPath, every: every)
                 } else {
-                    policy = .beside(database: path, every: 0)
+                    policy = SearchEngine.SnapshotPolicy(path: snapshotPath, every: 0)
                 }
             }
-            let engine = try SearchEngine(store: try CatalogStore(path: path), taxonomy: taxonomy, snapshot: policy)
+            let store: any StoreOfRecord = try shared ?? CatalogStore(path: path)
+            let engine = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy)
             keptUntilExit.append(engine)
             if case .rebuilt = engine.startup, policy != nil {
                 switch snapshot {

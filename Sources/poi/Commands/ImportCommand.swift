@@ -6,6 +6,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import GeoCore
+import PostgresStore
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,6 +21,8 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "poi or pin.") var kind: String = "poi"
     @Flag(help: "Stop at the first bad row and import nothing from that file.") var strict = false
     @Option(help: "Database to import into (created if missing; default var/poi.sqlite).") var db: String?
+    @Option(help: "Import into a PostgreSQL store instead, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env). Its replicas apply the records from the change feed.")
+    var store: String?
     @Option(help: "Import into a running server (POST /v1/import) instead of a database; it sees the records at once.")
     var server: String?
     @Option(help: "API key for --server writes (or env POI_API_KEY).") var apiKey: String?
@@ -33,8 +36,9 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let source: CRS
         do { source = try CRS(parsing: crs) } catch { throw CLIError.usage("--crs: \(error.description)") }
+        if store != nil && db != nil { throw CLIError.usage("give --db or --store, not both") }
         if let server {
-            guard db == nil else { throw CLIError.usage("give --db or --server, not both") }
+            guard db == nil, store == nil else { throw CLIError.usage("give --db, --store or --server, not more than one") }
             return try importThrough(server)
         }
         // A code PROJ does not know is bad usage, found before any file is read (not an error on every row).
@@ -43,8 +47,15 @@ struct ImportCommand: ParsableCommand {
         for file in files where !FileManager.default.isReadableFile(atPath: file) {
             throw CLIError.failure("cannot read \(file)")
         }
-        let store: CatalogStore
-        do { store = try CatalogStore(path: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())) } catch { throw CLIError.failure(error.description) }
+        let storeURL = store ?? (db == nil ? ProcessInfo.processInfo.environment["POI_STORE"].flatMap { $0.isEmpty ? nil : $0 } : nil)
+        let store: any StoreOfRecord
+        do {
+            if let storeURL {
+                store = try PostgresStore(url: storeURL)
+            } else {
+                store = try CatalogStore(path: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve()))
+            }
+        } catch { throw CLIError.failure(error.description) }
         let options = RecordImporter.Options(format: format.flatMap(ImportFormat.init(rawValue:)), crs: source, kind: RecordKind(rawValue: kind)!, strict: strict)
         // One importer for all files, so that an id repeated across files is one record (the later row wins).
         let importer = RecordImporter(store: store, options: options)

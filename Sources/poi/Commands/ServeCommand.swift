@@ -23,6 +23,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Tile server URL template for the map page, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (default: bundled country outlines).")
     var tiles: String?
     @Option(help: "Attribution shown with --tiles, e.g. \"© OpenStreetMap contributors\".") var tilesAttribution: String = ""
+    @Option(help: "This server's name among the replicas of a --store (default: HOSTNAME:PORT); the store keeps its change log until every named replica has applied it.")
+    var replicaName: String?
     @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo, help: "Answer GET/HEAD of read routes on the event loop, below the router (the same answers; --no-fast-lane sends them through the router).")
     var fastLane = true
     @OptionGroup var database: DatabaseOptions
@@ -50,7 +52,7 @@ struct ServeCommand: AsyncParsableCommand {
         // The gazetteer loads on another thread while the engine opens: start-up is the longer of the two.
         // Its snapshot sits beside the database's unless snapshots are off.
         let dataDir = database.dataDir
-        let gazetteerSnapshot = database.noSnapshot ? nil : database.path + ".gazetteer"
+        let gazetteerSnapshot = database.gazetteerSnapshotPath
         let gazetteerLoad = Task.detached { () throws -> (Gazetteer, String) in try loadGazetteer(dataDir, snapshot: gazetteerSnapshot) }
         let started = ContinuousClock.now
         let engine = try database.openEngine(snapshot: .background(every: snapshotEvery))
@@ -59,6 +61,11 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         logger.info("indexes \(engine.startup); gazetteer \(gazetteerSource); ready in \(ContinuousClock.now - started)")
+        if engine.followsStore {
+            let name = replicaName ?? "\(ProcessInfo.processInfo.hostName):\(port)"
+            logger.info("replica \(name) following the store's change feed from change \(engine.storeSequence?.sequence ?? 0)")
+            engine.startFollowing(as: name) { [logger] line in logger.info("\(line)") }
+        }
         let counts = engine.counts
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
@@ -69,6 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await app.runService()
             // Graceful shutdown: the next start reads the indexes instead of building them.
+            engine.stopFollowing()
             engine.waitForSnapshot()
             do {
                 if try engine.writeSnapshot() { logger.info("wrote the index snapshot for the next start") }

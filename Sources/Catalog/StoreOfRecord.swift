@@ -1,0 +1,90 @@
+/// Where a store's content stands: a random identity made with the store, and the number of write transactions
+/// committed to it. Snapshots of the in-memory indexes carry both; a replica following a change feed keeps the
+/// sequence it has applied.
+public struct ChangeSequence: Sendable, Equatable, CustomStringConvertible {
+    public var identity: String
+    public var sequence: UInt64
+
+    public init(identity: String, sequence: UInt64) {
+        self.identity = identity
+        self.sequence = sequence
+    }
+
+    public var description: String { "\(identity)#\(sequence)" }
+}
+
+/// One change of a write transaction.
+public enum StoreChange: Sendable {
+    /// Create or replace a record by id.
+    case put(ImportedRecord)
+    /// Delete a record by id (nothing when there is none).
+    case delete(RecordKind, id: String)
+}
+
+/// The store of record: the durable home of POIs and pins that the in-memory engine is built from. Two
+/// implementations: `CatalogStore` (an embedded SQLite file, owned by one process) and `PostgresStore` (PostgreSQL,
+/// shared by several servers, each following its change feed).
+///
+/// Every method blocks until the store answers; writes are durable when `commit` returns.
+public protocol StoreOfRecord: AnyObject, Sendable {
+    /// The store for messages: a file path, or a URL without its password.
+    var location: String { get }
+
+    /// The store's identity and change sequence now.
+    func changeSequence() throws(CatalogError) -> ChangeSequence
+
+    func poiCount() throws(CatalogError) -> Int
+
+    /// Every record and the change sequence they stand at, read in one transaction (a consistent view while others
+    /// write): POIs handed over `blockSize` at a time, so a loader never holds them all at once; then all pins.
+    func loadAll(blockSize: Int, pois: ([POIRecord]) -> Void) throws(CatalogError) -> (pins: [PinRecord], sequence: ChangeSequence)
+
+    /// Commits `changes` in one transaction, counted as one step of the change sequence; answers the sequence just
+    /// before and just after it (when `before` is what a reader last saw, nobody else wrote in between).
+    @discardableResult
+    func commit(_ changes: [StoreChange]) throws(CatalogError) -> (before: ChangeSequence, after: ChangeSequence)
+
+    /// The change feed that servers sharing this store follow; nil when one process owns the store.
+    var feed: (any ChangeFeed)? { get }
+}
+
+/// The records changed since a sequence number, as they are now.
+public struct ChangeSet: Sendable {
+    /// The store's sequence the records stand at.
+    public var sequence: ChangeSequence
+    /// Records created or replaced since.
+    public var records: [ImportedRecord]
+    /// Records deleted since (and not created again).
+    public var deleted: [(kind: RecordKind, id: String)]
+
+    public init(sequence: ChangeSequence, records: [ImportedRecord] = [], deleted: [(kind: RecordKind, id: String)] = []) {
+        self.sequence = sequence
+        self.records = records
+        self.deleted = deleted
+    }
+
+    public var isEmpty: Bool { records.isEmpty && deleted.isEmpty }
+}
+
+/// A numbered change log that servers sharing one store follow (PostgreSQL). Every write transaction adds its
+/// changed ids under its sequence number; a follower asks for what changed after the last number it applied and
+/// gets the current records (so applying a change set twice, or out of a snapshot taken mid-way, converges).
+public protocol ChangeFeed: AnyObject, Sendable {
+    /// What changed after `sequence`, read in one transaction.
+    /// - Throws: `.changesTrimmed` when the log no longer reaches back to `sequence` (rebuild from the tables).
+    func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet
+
+    /// Blocks until the store may have committed a change after `sequence` (a wake-up from the store), or until
+    /// `timeout` seconds have passed. Answers whether a wake-up came.
+    @discardableResult
+    func waitForChange(after sequence: UInt64, timeout: Double) -> Bool
+
+    /// Records where the replica named `replica` stands (its applied sequence and that of its last snapshot), so
+    /// that the log is trimmed only behind every live replica.
+    func report(replica: String, applied: UInt64, snapshot: UInt64?) throws(CatalogError)
+
+    /// Deletes changes that every replica seen within `retention` seconds has applied and snapshotted, and any older
+    /// than `retention`; answers the sequence the log is now trimmed through.
+    @discardableResult
+    func trim(retention: Double) throws(CatalogError) -> UInt64
+}

@@ -1,0 +1,403 @@
+import Catalog
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Synchronization
+
+/// The store of record in PostgreSQL, shared by several `poi serve` replicas (DESIGN.md §8).
+///
+/// Tables `poi` and `pin` hold the records; every write transaction takes the next number of `store_state.sequence`
+/// (its row lock orders writers, so numbers commit in order), writes the records, adds one `change` row per changed id
+/// under that number, and wakes every follower with `NOTIFY poi_changes`. A follower reads the ids changed after the
+/// number it applied, joined to their current rows, in one repeatable-read transaction: the records as the store has
+/// them at that transaction's sequence. The wake-up only saves waiting for the next poll: the number is what says what
+/// to read, so a dropped connection, a restarted replica or a restarted PostgreSQL loses nothing.
+///
+/// Two connections: one for reads and writes (one at a time), one for the feed (it LISTENs). Either is reopened on the
+/// next call after it is lost; while PostgreSQL is away, calls fail with `CatalogError.unavailable`. Every value
+/// reaches SQL as a bound parameter. Calls block their thread until PostgreSQL answers; they must not run on a
+/// SwiftNIO event loop (the engine calls them from request tasks and its own threads).
+public final class PostgresStore: StoreOfRecord, ChangeFeed {
+    public let location: String
+    let configuration: PostgresConnection.Configuration
+    let logger: Logger
+    let main: Session
+    let follower: Session
+    /// The highest sequence announced by a NOTIFY, and the condition its waiters sleep on.
+    let announced = NSCondition()
+    nonisolated(unsafe) var announcedSequence: UInt64 = 0  // SAFETY: only read and written under `announced`.
+    static let channel = "poi_changes"
+
+    /// Connects to `url` (`postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE`) and brings its schema up to date.
+    public init(url: String, logger: Logger = Logger(label: "poi.postgres")) throws(CatalogError) {
+        let parsed = try PostgresStore.parse(url)
+        configuration = parsed.configuration
+        location = parsed.location
+        var quieter = logger
+        quieter.logLevel = .critical
+        let quiet = quieter
+        self.logger = quiet
+        main = Session(configuration: configuration, logger: quiet, name: "main")
+        follower = Session(configuration: configuration, logger: quiet, name: "feed")
+        follower.onConnect = { [weak self] connection in
+            connection.addListener(channel: PostgresStore.channel) { _, notification in
+                self?.announce(UInt64(notification.payload) ?? 0)
+            }
+            _ = try connection.query("LISTEN poi_changes", logger: quiet).wait()
+        }
+        do {
+            try main.run { connection in try PostgresSchema.migrate(connection, logger: quiet) }
+        } catch {
+            throw .cannotOpen(path: location, reason: error.description)
+        }
+    }
+
+    private func announce(_ sequence: UInt64) {
+        announced.lock()
+        if sequence > announcedSequence { announcedSequence = sequence }
+        announced.broadcast()
+        announced.unlock()
+    }
+
+    /// Closes both connections.
+    public func close() {
+        main.close()
+        follower.close()
+    }
+
+    deinit { close() }
+
+    // MARK: Parsing the URL
+
+    static func parse(_ url: String) throws(CatalogError) -> (configuration: PostgresConnection.Configuration, location: String) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme.lowercased()) else {
+            throw .cannotOpen(path: url, reason: "not a postgresql://USER@HOST:PORT/DATABASE URL")
+        }
+        guard let host = components.host, !host.isEmpty else { throw .cannotOpen(path: url, reason: "the URL names no host") }
+        guard let user = components.user, !user.isEmpty else { throw .cannotOpen(path: url, reason: "the URL names no user") }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty, !database.contains("/") else { throw .cannotOpen(path: url, reason: "the URL names no database") }
+        let port = components.port ?? 5432
+        guard (1...65535).contains(port) else { throw .cannotOpen(path: url, reason: "the port must be between 1 and 65535") }
+        for item in components.queryItems ?? [] {
+            guard item.name == "sslmode", item.value == "disable" else {
+                throw .cannotOpen(path: url, reason: "unsupported URL parameter \(item.name) (only sslmode=disable: connections are not encrypted)")
+            }
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: user.removingPercentEncoding ?? user,
+            password: components.password?.removingPercentEncoding, database: database.removingPercentEncoding ?? database, tls: .disable
+        )
+        configuration.options.connectTimeout = .seconds(5)
+        return (configuration, "postgresql://\(user)@\(host):\(port)/\(database)")
+    }
+
+    // MARK: StoreOfRecord
+
+    public var feed: (any ChangeFeed)? { self }
+
+    public func changeSequence() throws(CatalogError) -> ChangeSequence {
+        try main.run { connection in try PostgresStore.sequence(connection, logger: logger) }
+    }
+
+    static func sequence(_ connection: PostgresConnection, logger: Logger) throws -> ChangeSequence {
+        let rows = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).wait()
+        guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
+        let (identity, sequence, _) = try row.decode((String, Int64, Int64).self)
+        return ChangeSequence(identity: identity, sequence: UInt64(sequence))
+    }
+
+    public func poiCount() throws(CatalogError) -> Int {
+        try main.run { connection in
+            let rows = try connection.query("SELECT count(*) FROM poi", logger: logger).wait()
+            return Int(try rows.first?.decode(Int64.self) ?? 0)
+        }
+    }
+
+    static let poiColumns = "id, name, category, address, city, country, lat, lon, tags"
+    static let pinColumns = "id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at"
+
+    public func loadAll(blockSize: Int, pois body: ([POIRecord]) -> Void) throws(CatalogError) -> (pins: [PinRecord], sequence: ChangeSequence) {
+        try main.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
+                let sequence = try PostgresStore.sequence(connection, logger: logger)
+                _ = try connection.query(PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"), logger: logger).wait()
+                let fetch = PostgresQuery(unsafeSQL: "FETCH FORWARD \(max(1, blockSize)) FROM every_poi")
+                while true {
+                    let rows = try connection.query(fetch, logger: logger).wait()
+                    let block = try rows.map(PostgresStore.poi)
+                    if block.isEmpty { break }
+                    body(block)
+                }
+                _ = try connection.query("CLOSE every_poi", logger: logger).wait()
+                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger).wait()
+                    .map(PostgresStore.pin)
+                return (pins, sequence)
+            }
+        }
+    }
+
+    static func poi(_ row: PostgresRow) throws -> POIRecord {
+        let (id, name, category, address, city, country, lat, lon, tags) = try row.decode(
+            (String, String, String, String?, String?, String?, Double, Double, String).self
+        )
+        return POIRecord(id: id, name: name, category: category, address: address, city: city, country: country, lat: lat, lon: lon, tags: TagsJSON.decode(tags))
+    }
+
+    static func pin(_ row: PostgresRow) throws -> PinRecord {
+        let (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt) = try row.decode(
+            (String, String, String, String, String, String, Double, Double, String, String).self
+        )
+        return PinRecord(
+            id: id, uniqueKey: uniqueKey, firstName: firstName, lastName: lastName, mapString: mapString, mediaURL: mediaURL,
+            lat: lat, lon: lon, createdAt: createdAt, updatedAt: updatedAt
+        )
+    }
+
+    /// The record with this id, as the store has it now (tests and checks).
+    public func record(_ kind: RecordKind, id: String) throws(CatalogError) -> ImportedRecord? {
+        try main.run { connection in
+            if kind == .poi {
+                let rows = try connection.query("SELECT id, name, category, address, city, country, lat, lon, tags FROM poi WHERE id = \(id)", logger: logger).wait()
+                return try rows.first.map { .poi(try PostgresStore.poi($0)) }
+            }
+            let rows = try connection.query(
+                "SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at FROM pin WHERE id = \(id)",
+                logger: logger
+            ).wait()
+            return try rows.first.map { .pin(try PostgresStore.pin($0)) }
+        }
+    }
+
+    @discardableResult
+    public func commit(_ changes: [StoreChange]) throws(CatalogError) -> (before: ChangeSequence, after: ChangeSequence) {
+        let final = PostgresStore.lastChangePerRecord(changes)
+        return try main.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
+                // The row lock on store_state orders writers: sequence numbers commit in the order they are taken.
+                let rows = try connection.query("UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence", logger: logger).wait()
+                guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
+                let (identity, number) = try row.decode((String, Int64).self)
+                let after = ChangeSequence(identity: identity, sequence: UInt64(number))
+                let before = ChangeSequence(identity: identity, sequence: after.sequence - 1)
+                try PostgresStore.write(final, sequence: number, connection: connection, logger: logger)
+                _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).wait()
+                return (before, after)
+            }
+        }
+    }
+
+    /// One change per record, the last one given for it, in the order of those last changes.
+    static func lastChangePerRecord(_ changes: [StoreChange]) -> [StoreChange] {
+        var last: [String: Int] = [:]
+        for (index, change) in changes.enumerated() {
+            switch change {
+            case .put(let record): last[key(record.kind, record.id)] = index
+            case .delete(let kind, let id): last[key(kind, id)] = index
+            }
+        }
+        return changes.indices.filter { index in
+            switch changes[index] {
+            case .put(let record): return last[key(record.kind, record.id)] == index
+            case .delete(let kind, let id): return last[key(kind, id)] == index
+            }
+        }.map { changes[$0] }
+    }
+
+    static func key(_ kind: RecordKind, _ id: String) -> String { "\(kind.rawValue)\u{0}\(id)" }
+
+    static func write(_ changes: [StoreChange], sequence: Int64, connection: PostgresConnection, logger: Logger) throws {
+        var pois: [POIRow] = []
+        var pins: [PinRow] = []
+        var deleted: [RecordKind: [String]] = [:]
+        for change in changes {
+            switch change {
+            case .put(.poi(let poi)): pois.append(POIRow(poi))
+            case .put(.pin(let pin)): pins.append(PinRow(pin))
+            case .delete(let kind, let id): deleted[kind, default: []].append(id)
+            }
+        }
+        let encoder = JSONEncoder()
+        if !pois.isEmpty {
+            let json = String(decoding: try encoder.encode(pois), as: UTF8.self)
+            _ = try connection.query(
+                """
+                INSERT INTO poi (id, name, category, address, city, country, lat, lon, tags)
+                SELECT id, name, category, address, city, country, lat, lon, tags
+                FROM jsonb_to_recordset(\(json)::jsonb) AS r(id text, name text, category text, address text, city text,
+                    country text, lat float8, lon float8, tags text)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, category = excluded.category, address = excluded.address,
+                    city = excluded.city, country = excluded.country, lat = excluded.lat, lon = excluded.lon, tags = excluded.tags
+                """,
+                logger: logger
+            ).wait()
+        }
+        if !pins.isEmpty {
+            let json = String(decoding: try encoder.encode(pins), as: UTF8.self)
+            _ = try connection.query(
+                """
+                INSERT INTO pin (id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at)
+                SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at
+                FROM jsonb_to_recordset(\(json)::jsonb) AS r(id text, unique_key text, first_name text, last_name text,
+                    map_string text, media_url text, lat float8, lon float8, created_at text, updated_at text)
+                ON CONFLICT (id) DO UPDATE SET unique_key = excluded.unique_key, first_name = excluded.first_name,
+                    last_name = excluded.last_name, map_string = excluded.map_string, media_url = excluded.media_url,
+                    lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at
+                """,
+                logger: logger
+            ).wait()
+        }
+        if let ids = deleted[.poi] { _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).wait() }
+        if let ids = deleted[.pin] { _ = try connection.query("DELETE FROM pin WHERE id = ANY(\(ids))", logger: logger).wait() }
+        let poiIDs = pois.map(\.id) + (deleted[.poi] ?? [])
+        let pinIDs = pins.map(\.id) + (deleted[.pin] ?? [])
+        for (kind, ids) in [("poi", poiIDs), ("pin", pinIDs)] where !ids.isEmpty {
+            _ = try connection.query(
+                "INSERT INTO change (seq, kind, id) SELECT \(sequence), \(kind), unnest(\(ids)::text[]) ON CONFLICT DO NOTHING",
+                logger: logger
+            ).wait()
+        }
+    }
+
+    struct POIRow: Encodable {
+        var id, name, category: String
+        var address, city, country: String?
+        var lat, lon: Double
+        var tags: String
+
+        init(_ poi: POIRecord) {
+            (id, name, category, address, city, country, lat, lon) = (poi.id, poi.name, poi.category, poi.address, poi.city, poi.country, poi.lat, poi.lon)
+            tags = TagsJSON.encode(poi.tags)
+        }
+    }
+
+    struct PinRow: Encodable {
+        var id, unique_key, first_name, last_name, map_string, media_url: String
+        var lat, lon: Double
+        var created_at, updated_at: String
+
+        init(_ pin: PinRecord) {
+            (id, unique_key, first_name, last_name, map_string, media_url) = (pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL)
+            (lat, lon, created_at, updated_at) = (pin.lat, pin.lon, pin.createdAt, pin.updatedAt)
+        }
+    }
+
+    /// Runs `body` between `begin` and COMMIT, rolling back when it throws.
+    static func transaction<T>(_ connection: PostgresConnection, _ begin: String, logger: Logger, _ body: () throws -> T) throws -> T {
+        _ = try connection.query(PostgresQuery(unsafeSQL: begin), logger: logger).wait()
+        do {
+            let value = try body()
+            _ = try connection.query("COMMIT", logger: logger).wait()
+            return value
+        } catch {
+            _ = try? connection.query("ROLLBACK", logger: logger).wait()
+            throw error
+        }
+    }
+
+    // MARK: ChangeFeed
+
+    public func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet {
+        try follower.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
+                let state = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).wait()
+                guard let row = state.first else { throw CatalogError.storage("store_state has no row") }
+                let (identity, current, trimmed) = try row.decode((String, Int64, Int64).self)
+                let now = ChangeSequence(identity: identity, sequence: UInt64(current))
+                if sequence < UInt64(trimmed) { throw CatalogError.changesTrimmed(after: sequence, trimmedThrough: UInt64(trimmed)) }
+                guard now.sequence > sequence else { return ChangeSet(sequence: now) }
+                let after = Int64(sequence)
+                var set = ChangeSet(sequence: now)
+                let pois = try connection.query(
+                    """
+                    SELECT c.id, p.name, p.category, p.address, p.city, p.country, p.lat, p.lon, p.tags
+                    FROM (SELECT DISTINCT id FROM change WHERE seq > \(after) AND kind = 'poi') c LEFT JOIN poi p ON p.id = c.id
+                    ORDER BY p.ord NULLS LAST
+                    """,
+                    logger: logger
+                ).wait()
+                for row in pois {
+                    let (id, name) = try row.decode((String, String?).self)
+                    if name == nil { set.deleted.append((.poi, id)) } else { set.records.append(.poi(try PostgresStore.poi(row))) }
+                }
+                let pins = try connection.query(
+                    """
+                    SELECT c.id, p.unique_key, p.first_name, p.last_name, p.map_string, p.media_url, p.lat, p.lon, p.created_at, p.updated_at
+                    FROM (SELECT DISTINCT id FROM change WHERE seq > \(after) AND kind = 'pin') c LEFT JOIN pin p ON p.id = c.id
+                    ORDER BY p.ord NULLS LAST
+                    """,
+                    logger: logger
+                ).wait()
+                for row in pins {
+                    let (id, key) = try row.decode((String, String?).self)
+                    if key == nil { set.deleted.append((.pin, id)) } else { set.records.append(.pin(try PostgresStore.pin(row))) }
+                }
+                return set
+            }
+        }
+    }
+
+    @discardableResult
+    public func waitForChange(after sequence: UInt64, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        announced.lock()
+        defer { announced.unlock() }
+        while announcedSequence <= sequence {
+            if !announced.wait(until: deadline) { return announcedSequence > sequence }
+        }
+        return true
+    }
+
+    public func report(replica: String, applied: UInt64, snapshot: UInt64?) throws(CatalogError) {
+        try main.run { connection in
+            let snapshotValue = snapshot.map { Int64($0) }
+            _ = try connection.query(
+                """
+                INSERT INTO replica (name, applied, snapshot, seen_at) VALUES (\(replica), \(Int64(applied)), \(snapshotValue), now())
+                ON CONFLICT (name) DO UPDATE SET applied = excluded.applied, snapshot = excluded.snapshot, seen_at = now()
+                """,
+                logger: logger
+            ).wait()
+        }
+    }
+
+    @discardableResult
+    public func trim(retention: Double) throws(CatalogError) -> UInt64 {
+        try main.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
+                let seconds = max(0, retention)
+                // Behind every replica seen within the retention window: what each has applied and, for one that
+                // restarts from a snapshot, what its snapshot holds. Past the window, changes go whatever replicas say
+                // (a replica older than that rebuilds from the tables).
+                let rows = try connection.query(
+                    """
+                    SELECT
+                      (SELECT min(least(applied, coalesce(snapshot, applied))) FROM replica
+                       WHERE seen_at > now() - make_interval(secs => \(seconds))),
+                      (SELECT max(seq) FROM change WHERE at < now() - make_interval(secs => \(seconds))),
+                      (SELECT trimmed_through FROM store_state WHERE id = 1)
+                    """,
+                    logger: logger
+                ).wait()
+                guard let row = rows.first else { return 0 }
+                let (behindReplicas, expired, trimmed) = try row.decode((Int64?, Int64?, Int64).self)
+                let through = max(trimmed, behindReplicas ?? 0, expired ?? 0)
+                if through > trimmed {
+                    _ = try connection.query("DELETE FROM change WHERE seq <= \(through)", logger: logger).wait()
+                    _ = try connection.query("UPDATE store_state SET trimmed_through = \(through) WHERE id = 1", logger: logger).wait()
+                    _ = try connection.query("DELETE FROM replica WHERE seen_at < now() - make_interval(secs => \(seconds))", logger: logger).wait()
+                }
+                return UInt64(through)
+            }
+        }
+    }
+}
+
+extension ImportedRecord {
+    var kind: RecordKind {
+        if case .pin = self { return .pin }
+        return .poi
+    }
+}

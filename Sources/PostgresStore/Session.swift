@@ -1,0 +1,170 @@
+import Catalog
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// One PostgreSQL connection used by one caller at a time, opened on first use and reopened on the next call after
+/// it is lost. Errors become `CatalogError`: `.unavailable` when PostgreSQL cannot be reached or went away (the
+/// connection is dropped, to be reopened next time), `.storage` when it refused a statement.
+final class Session: @unchecked Sendable {
+    // SAFETY: @unchecked Sendable because `connection` and `onConnect` are only touched under `lock`
+    // (`onConnect` is set once, before the first `run`).
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let name: String
+    private static let counter = NSLock()
+    nonisolated(unsafe) private static var nextID = 0  // SAFETY: only touched under `counter`.
+    /// Runs on every new connection before its first use (the feed's LISTEN).
+    var onConnect: (@Sendable (PostgresConnection) throws -> Void)?
+
+    init(configuration: PostgresConnection.Configuration, logger: Logger, name: String) {
+        self.configuration = configuration
+        self.logger = logger
+        self.name = name
+    }
+
+    func run<T>(_ body: (PostgresConnection) throws -> T) throws(CatalogError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            let connection = try open()
+            return try body(connection)
+        } catch {
+            let failure = Session.classify(error)
+            if case .unavailable = failure {
+                try? connection?.close().wait()
+                connection = nil
+            }
+            throw failure
+        }
+    }
+
+    private func open() throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        connection = nil
+        let id = Session.counter.withLock { () -> Int in
+            Session.nextID += 1
+            return Session.nextID
+        }
+        let opened = try PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id, logger: logger
+        ).wait()
+        do {
+            try onConnect?(opened)
+        } catch {
+            try? opened.close().wait()
+            throw error
+        }
+        connection = opened
+        return opened
+    }
+
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? connection?.close().wait()
+        connection = nil
+    }
+
+    /// Connection trouble (refused, reset, closed, PostgreSQL shutting down: SQLSTATE classes 08 and 57) is
+    /// `.unavailable`; a statement PostgreSQL refused is `.storage` with its message.
+    static func classify(_ error: any Error) -> CatalogError {
+        if let error = error as? CatalogError { return error }
+        if let error = error as? PSQLError {
+            if let info = error.serverInfo {
+                let state = info[.sqlState] ?? ""
+                let message = info[.message] ?? "error \(state)"
+                if state.hasPrefix("08") || state.hasPrefix("57") { return .unavailable("PostgreSQL: \(message)") }
+                return .storage("PostgreSQL: \(message) (SQLSTATE \(state))")
+            }
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+                return .unavailable("PostgreSQL connection: \(error.code)\(error.underlying.map { " (\($0))" } ?? "")")
+            default:
+                return .storage("PostgreSQL: \(String(reflecting: error))")
+            }
+        }
+        if error is PostgresDecodingError { return .storage("PostgreSQL: unexpected column type (\(error))") }
+        // Refused and reset connections surface as NIO's socket errors.
+        return .unavailable("PostgreSQL connection: \(error)")
+    }
+}
+
+/// The schema, brought up to date by numbered migrations in one transaction under an advisory lock (so replicas
+/// starting together migrate once).
+enum PostgresSchema {
+    static let migrations: [String] = [
+        """
+        CREATE TABLE poi (
+            ord bigint GENERATED ALWAYS AS IDENTITY,
+            id text PRIMARY KEY,
+            name text NOT NULL,
+            category text NOT NULL,
+            address text,
+            city text,
+            country text,
+            lat double precision NOT NULL,
+            lon double precision NOT NULL,
+            tags text NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX poi_ord ON poi (ord);
+        CREATE TABLE pin (
+            ord bigint GENERATED ALWAYS AS IDENTITY,
+            id text PRIMARY KEY,
+            unique_key text NOT NULL,
+            first_name text NOT NULL,
+            last_name text NOT NULL,
+            map_string text NOT NULL,
+            media_url text NOT NULL,
+            lat double precision NOT NULL,
+            lon double precision NOT NULL,
+            created_at text NOT NULL,
+            updated_at text NOT NULL
+        );
+        CREATE INDEX pin_ord ON pin (ord);
+        CREATE TABLE store_state (
+            id integer PRIMARY KEY CHECK (id = 1),
+            identity text NOT NULL,
+            sequence bigint NOT NULL,
+            trimmed_through bigint NOT NULL
+        );
+        INSERT INTO store_state (id, identity, sequence, trimmed_through) VALUES (1, gen_random_uuid()::text, 0, 0);
+        CREATE TABLE change (
+            seq bigint NOT NULL,
+            kind text NOT NULL CHECK (kind IN ('poi', 'pin')),
+            id text NOT NULL,
+            at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (seq, kind, id)
+        );
+        CREATE TABLE replica (
+            name text PRIMARY KEY,
+            applied bigint NOT NULL,
+            snapshot bigint,
+            seen_at timestamptz NOT NULL
+        );
+        """
+    ]
+
+    static func migrate(_ connection: PostgresConnection, logger: Logger) throws {
+        try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
+            _ = try connection.query("SELECT pg_advisory_xact_lock(7402311)", logger: logger).wait()
+            _ = try connection.query(
+                "CREATE TABLE IF NOT EXISTS poi_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger
+            ).wait()
+            for (index, script) in migrations.enumerated() {
+                let version = index + 1
+                let done = try connection.query("SELECT 1 FROM poi_schema WHERE version = \(version)", logger: logger).wait()
+                guard done.first == nil else { continue }
+                // One statement per query (the extended protocol takes one at a time).
+                for statement in script.split(separator: ";\n") where !statement.allSatisfy(\.isWhitespace) {
+                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).wait()
+                }
+                _ = try connection.query("INSERT INTO poi_schema (version) VALUES (\(version))", logger: logger).wait()
+            }
+        }
+    }
+}

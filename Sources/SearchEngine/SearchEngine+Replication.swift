@@ -1,0 +1,169 @@
+import Catalog
+import Foundation
+import Synchronization
+
+/// Keeps an engine over a shared store (PostgreSQL) up to date with the writes other servers commit: a thread that
+/// waits for the store's wake-up (LISTEN/NOTIFY) or one poll interval, then reads what changed after the sequence
+/// it has applied and applies it under the engine's `writer` lock. Nothing is missed across a dropped connection or
+/// a restart of either side, because the sequence number, not the wake-up, says what to read.
+public final class Replication: Sendable {
+    /// Where the follower stands, for `/health` and tests.
+    public struct Status: Sendable, Equatable {
+        /// The store sequence the in-memory state has applied.
+        public var applied: UInt64 = 0
+        /// Whether the last attempt to read the feed reached the store.
+        public var connected = true
+        /// Why the last attempt failed.
+        public var lastError: String?
+        /// When the state was last known to be caught up with the store.
+        public var caughtUpAt = Date()
+        /// Full reloads because the log was trimmed past this replica.
+        public var reloads = 0
+    }
+
+    let feed: any ChangeFeed
+    let status = Mutex(Status())
+    let control = Mutex<(running: Bool, stop: Bool)>((false, false))
+
+    init(feed: any ChangeFeed) { self.feed = feed }
+
+    public var current: Status { status.withLock { $0 } }
+
+    func caughtUp(at sequence: UInt64) {
+        status.withLock { status in
+            status.applied = sequence
+            status.connected = true
+            status.lastError = nil
+            status.caughtUpAt = Date()
+        }
+    }
+
+    func failed(_ error: CatalogError) {
+        status.withLock { status in
+            status.connected = false
+            status.lastError = error.description
+        }
+    }
+
+    var stopping: Bool { control.withLock { $0.stop } }
+}
+
+extension SearchEngine {
+    /// Whether the store is shared and this engine follows its change feed.
+    public var followsStore: Bool { replication != nil }
+
+    /// Where the follower stands (nil: the store is not shared).
+    public var replicationStatus: Replication.Status? { replication?.current }
+
+    /// How often the follower polls when no wake-up comes, how often it reports where it stands (so the store trims
+    /// the change log behind every live replica), and how long unreported replicas and old changes are kept.
+    public struct FollowerTiming: Sendable {
+        public var poll: Double = 1
+        public var report: Double = 10
+        public var retention: Double = 7 * 24 * 3600
+
+        public init(poll: Double = 1, report: Double = 10, retention: Double = 7 * 24 * 3600) {
+            self.poll = poll
+            self.report = report
+            self.retention = retention
+        }
+    }
+
+    /// Starts following the store's change feed on a thread of its own, under the replica name `name` (unique per
+    /// server: the store trims its log behind every name it has seen lately). Does nothing for a store without a feed
+    /// or when already following.
+    public func startFollowing(as name: String, timing: FollowerTiming = FollowerTiming(), log: @escaping @Sendable (String) -> Void = { _ in }) {
+        guard let replication else { return }
+        let start = replication.control.withLock { control -> Bool in
+            if control.running { return false }
+            control = (true, false)
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in
+            var lastReport = Date.distantPast
+            var wasConnected = true
+            while !replication.stopping {
+                let applied = replication.current.applied
+                replication.feed.waitForChange(after: applied, timeout: timing.poll)
+                if replication.stopping { break }
+                catchUp(log: log)
+                let now = replication.current
+                if now.connected != wasConnected {
+                    log(now.connected ? "store reachable again; caught up at change \(now.applied)" : "store unreachable: \(now.lastError ?? "")")
+                    wasConnected = now.connected
+                }
+                if now.connected && Date().timeIntervalSince(lastReport) >= timing.report {
+                    lastReport = Date()
+                    let snapshot = snapshotStatus.withLock { $0.written?.sequence }
+                    do throws(CatalogError) {
+                        try replication.feed.report(replica: name, applied: now.applied, snapshot: snapshotPolicy == nil ? nil : snapshot ?? 0)
+                        try replication.feed.trim(retention: timing.retention)
+                    } catch {
+                        replication.failed(error)
+                    }
+                }
+            }
+            replication.control.withLock { $0.running = false }
+        }
+        thread.name = "poi-follower"
+        thread.start()
+    }
+
+    /// Stops the follower thread and waits for it (graceful shutdown, tests).
+    public func stopFollowing() {
+        guard let replication else { return }
+        replication.control.withLock { $0.stop = true }
+        while replication.control.withLock({ $0.running }) { usleep(2_000) }
+        replication.control.withLock { $0.stop = false }
+    }
+
+    /// Applies every change the store committed after the state's sequence (or reloads everything when the log no
+    /// longer reaches back that far). Runs under `writer`, so local writes and applied changes keep one order.
+    public func catchUp(log: (String) -> Void = { _ in }) {
+        guard let replication, let store else { return }
+        writer.lock()
+        defer { writer.unlock() }
+        guard let applied = read({ $0.sequence }) else { return }
+        do throws(CatalogError) {
+            do {
+                let changes = try replication.feed.changes(after: applied.sequence)
+                if changes.sequence != applied || !changes.isEmpty {
+                    write { $0.apply(changes) }
+                }
+                replication.caughtUp(at: changes.sequence.sequence)
+            } catch {
+                guard case .changesTrimmed = error else { throw error }
+                log("\(error.description): reloading every record from the store")
+                let fresh = try SearchEngine.load(store)
+                write { $0 = fresh }
+                replication.status.withLock { $0.reloads += 1 }
+                replication.caughtUp(at: fresh.sequence!.sequence)
+                SearchEngine.returnFreedMemory()
+            }
+        } catch {
+            replication.failed(error)
+            return
+        }
+        snapshotIfDue()
+    }
+}
+
+extension EngineState {
+    /// Brings the state to the change set's sequence: every changed record as the store has it now, every deleted
+    /// one gone. Records already as the store has them (this server's own writes) are left alone.
+    mutating func apply(_ changes: ChangeSet) {
+        for record in changes.records {
+            switch record {
+            case .poi(let poi):
+                if let number = poiNumbers[poi.id], case .poi(let old)? = records[Int(number)], old == poi { continue }
+                _ = put(.poi(poi))
+            case .pin(let pin):
+                if let number = pinNumbers[pin.id], case .pin(let old)? = records[Int(number)], old == pin { continue }
+                _ = put(.pin(pin))
+            }
+        }
+        for (kind, id) in changes.deleted { _ = delete(kind, id: id) }
+        sequence = changes.sequence
+    }
+}

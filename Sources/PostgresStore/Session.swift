@@ -36,7 +36,7 @@ final class Session: @unchecked Sendable {
         } catch {
             let failure = Session.classify(error)
             if case .unavailable = failure {
-                try? connection?.close().wait()
+                try? connection?.close().answer(within: 5)
                 connection = nil
             }
             throw failure
@@ -52,11 +52,11 @@ final class Session: @unchecked Sendable {
         }
         let opened = try PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id, logger: logger
-        ).wait()
+        ).answer()
         do {
             try onConnect?(opened)
         } catch {
-            try? opened.close().wait()
+            try? opened.close().answer(within: 5)
             throw error
         }
         connection = opened
@@ -66,7 +66,7 @@ final class Session: @unchecked Sendable {
     func close() {
         lock.lock()
         defer { lock.unlock() }
-        try? connection?.close().wait()
+        try? connection?.close().answer(within: 5)
         connection = nil
     }
 
@@ -91,6 +91,21 @@ final class Session: @unchecked Sendable {
         if error is PostgresDecodingError { return .storage("PostgreSQL: unexpected column type (\(error))") }
         // Refused and reset connections surface as NIO's socket errors.
         return .unavailable("PostgreSQL connection: \(error)")
+    }
+}
+
+extension EventLoopFuture where Value: Sendable {
+    /// Blocks until the future completes or `seconds` pass. A query on a connection that broke may never be
+    /// answered; past the deadline it counts as unreachable (the session then drops the connection), so no caller
+    /// waits forever. Never called on an event loop.
+    func answer(within seconds: Int64 = 30) throws -> Value {
+        let promise = eventLoop.makePromise(of: Value.self)
+        let deadline = eventLoop.scheduleTask(in: .seconds(seconds)) {
+            promise.fail(CatalogError.unavailable("PostgreSQL did not answer within \(seconds) s"))
+        }
+        cascade(to: promise)
+        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        return try promise.futureResult.wait()
     }
 }
 
@@ -151,19 +166,19 @@ enum PostgresSchema {
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {
         try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
-            _ = try connection.query("SELECT pg_advisory_xact_lock(7402311)", logger: logger).wait()
+            _ = try connection.query("SELECT pg_advisory_xact_lock(7402311)", logger: logger).answer()
             _ = try connection.query(
                 "CREATE TABLE IF NOT EXISTS poi_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger
-            ).wait()
+            ).answer()
             for (index, script) in migrations.enumerated() {
                 let version = index + 1
-                let done = try connection.query("SELECT 1 FROM poi_schema WHERE version = \(version)", logger: logger).wait()
+                let done = try connection.query("SELECT 1 FROM poi_schema WHERE version = \(version)", logger: logger).answer()
                 guard done.first == nil else { continue }
                 // One statement per query (the extended protocol takes one at a time).
                 for statement in script.split(separator: ";\n") where !statement.allSatisfy(\.isWhitespace) {
-                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).wait()
+                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).answer()
                 }
-                _ = try connection.query("INSERT INTO poi_schema (version) VALUES (\(version))", logger: logger).wait()
+                _ = try connection.query("INSERT INTO poi_schema (version) VALUES (\(version))", logger: logger).answer()
             }
         }
     }

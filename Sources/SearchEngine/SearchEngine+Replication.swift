@@ -121,9 +121,14 @@ extension SearchEngine {
     /// Applies every change the store committed after the state's sequence (or reloads everything when the log no
     /// longer reaches back that far). Runs under `writer`, so local writes and applied changes keep one order.
     public func catchUp(log: (String) -> Void = { _ in }) {
-        guard let replication, let store else { return }
         writer.lock()
         defer { writer.unlock() }
+        catchUpHoldingWriter(log: log)
+    }
+
+    /// `catchUp` for a caller that holds `writer`.
+    func catchUpHoldingWriter(log: (String) -> Void = { _ in }) {
+        guard let replication, let store else { return }
         guard let applied = read({ $0.sequence }) else { return }
         do throws(CatalogError) {
             do {

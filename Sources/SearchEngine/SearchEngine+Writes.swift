@@ -56,10 +56,14 @@ public enum PinOrder: String, Sendable, CaseIterable {
 }
 
 extension SearchEngine {
-    /// One write at a time, from its checks to its index update (see the type's comment).
+    /// One write at a time, from its checks to its index update (see the type's comment). Over a shared store the
+    /// state first catches up with the store, so that a write's checks (does this pin exist, was this POI created)
+    /// see what other replicas committed — a client whose requests a load balancer spreads over replicas can
+    /// create a record through one and delete it through another.
     func ordered<T>(_ body: () throws(SearchError) -> T) throws(SearchError) -> T {
         writer.lock()
         defer { writer.unlock() }
+        if replication != nil { catchUpHoldingWriter() }
         return try body()
     }
 

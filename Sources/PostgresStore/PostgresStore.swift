@@ -41,6 +41,10 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         self.logger = quiet
         main = Session(configuration: configuration, logger: quiet, name: "main")
         follower = Session(configuration: configuration, logger: quiet, name: "feed")
+        // When one connection finds PostgreSQL gone, the other is not trusted either: PostgreSQL ends every
+        // session when it stops, and a statement sent on a connection it ended may go unanswered.
+        main.onUnreachable = { [weak follower] in follower?.distrust() }
+        follower.onUnreachable = { [weak main] in main?.distrust() }
         follower.onConnect = { [weak self] connection in
             connection.addListener(channel: PostgresStore.channel) { _, notification in
                 self?.announce(UInt64(notification.payload) ?? 0)
@@ -126,13 +130,13 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 _ = try connection.query(PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"), logger: logger).answer()
                 let fetch = PostgresQuery(unsafeSQL: "FETCH FORWARD \(max(1, blockSize)) FROM every_poi")
                 while true {
-                    let rows = try connection.query(fetch, logger: logger).answer()
+                    let rows = try connection.query(fetch, logger: logger).answer(within: 600)
                     let block = try rows.map(PostgresStore.poi)
                     if block.isEmpty { break }
                     body(block)
                 }
                 _ = try connection.query("CLOSE every_poi", logger: logger).answer()
-                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger).answer()
+                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger).answer(within: 600)
                     .map(PostgresStore.pin)
                 return (pins, sequence)
             }
@@ -232,7 +236,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     city = excluded.city, country = excluded.country, lat = excluded.lat, lon = excluded.lon, tags = excluded.tags
                 """,
                 logger: logger
-            ).answer()
+            ).answer(within: 60)
         }
         if !pins.isEmpty {
             let json = String(decoding: try encoder.encode(pins), as: UTF8.self)
@@ -247,7 +251,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at
                 """,
                 logger: logger
-            ).answer()
+            ).answer(within: 60)
         }
         if let ids = deleted[.poi] { _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).answer() }
         if let ids = deleted[.pin] { _ = try connection.query("DELETE FROM pin WHERE id = ANY(\(ids))", logger: logger).answer() }
@@ -321,7 +325,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     ORDER BY p.ord NULLS LAST
                     """,
                     logger: logger
-                ).answer()
+                ).answer(within: 600)
                 for row in pois {
                     let (id, name) = try row.decode((String, String?).self)
                     if name == nil { set.deleted.append((.poi, id)) } else { set.records.append(.poi(try PostgresStore.poi(row))) }
@@ -333,7 +337,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     ORDER BY p.ord NULLS LAST
                     """,
                     logger: logger
-                ).answer()
+                ).answer(within: 600)
                 for row in pins {
                     let (id, key) = try row.decode((String, String?).self)
                     if key == nil { set.deleted.append((.pin, id)) } else { set.records.append(.pin(try PostgresStore.pin(row))) }
@@ -389,7 +393,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 let (behindReplicas, expired, trimmed) = try row.decode((Int64?, Int64?, Int64).self)
                 let through = max(trimmed, behindReplicas ?? 0, expired ?? 0)
                 if through > trimmed {
-                    _ = try connection.query("DELETE FROM change WHERE seq <= \(through)", logger: logger).answer()
+                    _ = try connection.query("DELETE FROM change WHERE seq <= \(through)", logger: logger).answer(within: 600)
                     _ = try connection.query("UPDATE store_state SET trimmed_through = \(through) WHERE id = 1", logger: logger).answer()
                     _ = try connection.query("DELETE FROM replica WHERE seen_at < now() - make_interval(secs => \(seconds))", logger: logger).answer()
                 }

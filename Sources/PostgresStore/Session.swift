@@ -4,13 +4,14 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// One PostgreSQL connection used by one caller at a time, opened on first use and reopened on the next call after
 /// it is lost. Errors become `CatalogError`: `.unavailable` when PostgreSQL cannot be reached or went away (the
 /// connection is dropped, to be reopened next time), `.storage` when it refused a statement.
 final class Session: @unchecked Sendable {
-    // SAFETY: @unchecked Sendable because `connection` and `onConnect` are only touched under `lock`
-    // (`onConnect` is set once, before the first `run`).
+    // SAFETY: @unchecked Sendable because `connection` is only touched under `lock`, and `onConnect` and
+    // `onUnreachable` are set once, before the first `run`.
     private let lock = NSLock()
     private var connection: PostgresConnection?
     private let configuration: PostgresConnection.Configuration
@@ -20,6 +21,10 @@ final class Session: @unchecked Sendable {
     nonisolated(unsafe) private static var nextID = 0  // SAFETY: only touched under `counter`.
     /// Runs on every new connection before its first use (the feed's LISTEN).
     var onConnect: (@Sendable (PostgresConnection) throws -> Void)?
+    /// Runs when this session finds PostgreSQL unreachable (set once, before the first `run`).
+    var onUnreachable: (@Sendable () -> Void)?
+    /// Set by `distrust()`: the next `run` opens a new connection instead of using the current one.
+    private let distrusted = Mutex(false)
 
     init(configuration: PostgresConnection.Configuration, logger: Logger, name: String) {
         self.configuration = configuration
@@ -38,12 +43,23 @@ final class Session: @unchecked Sendable {
             if case .unavailable = failure {
                 try? connection?.close().answer(within: 5)
                 connection = nil
+                onUnreachable?()
             }
             throw failure
         }
     }
 
+    /// Makes the next `run` reconnect first (another session found PostgreSQL gone: this connection may be dead
+    /// without knowing it yet).
+    func distrust() {
+        distrusted.withLock { $0 = true }
+    }
+
     private func open() throws -> PostgresConnection {
+        if distrusted.withLock({ flag in defer { flag = false }; return flag }), let stale = connection {
+            try? stale.close().answer(within: 5)
+            connection = nil
+        }
         if let connection, !connection.isClosed { return connection }
         connection = nil
         let id = Session.counter.withLock { () -> Int in
@@ -98,7 +114,7 @@ extension EventLoopFuture where Value: Sendable {
     /// Blocks until the future completes or `seconds` pass. A query on a connection that broke may never be
     /// answered; past the deadline it counts as unreachable (the session then drops the connection), so no caller
     /// waits forever. Never called on an event loop.
-    func answer(within seconds: Int64 = 30) throws -> Value {
+    func answer(within seconds: Int64 = 10) throws -> Value {
         let promise = eventLoop.makePromise(of: Value.self)
         let deadline = eventLoop.scheduleTask(in: .seconds(seconds)) {
             promise.fail(CatalogError.unavailable("PostgreSQL did not answer within \(seconds) s"))

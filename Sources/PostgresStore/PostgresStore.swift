@@ -49,7 +49,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
             connection.addListener(channel: PostgresStore.channel) { _, notification in
                 self?.announce(UInt64(notification.payload) ?? 0)
             }
-            _ = try connection.query("LISTEN poi_changes", logger: quiet).answer()
+            _ = try connection.query("LISTEN poi_changes", logger: quiet).answer(on: connection)
         }
         do {
             try main.run { connection in try PostgresSchema.migrate(connection, logger: quiet) }
@@ -107,7 +107,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     }
 
     static func sequence(_ connection: PostgresConnection, logger: Logger) throws -> ChangeSequence {
-        let rows = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer()
+        let rows = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer(on: connection)
         guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
         let (identity, sequence, _) = try row.decode((String, Int64, Int64).self)
         return ChangeSequence(identity: identity, sequence: UInt64(sequence))
@@ -115,7 +115,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     public func poiCount() throws(CatalogError) -> Int {
         try main.run { connection in
-            let rows = try connection.query("SELECT count(*) FROM poi", logger: logger).answer()
+            let rows = try connection.query("SELECT count(*) FROM poi", logger: logger).answer(on: connection)
             return Int(try rows.first?.decode(Int64.self) ?? 0)
         }
     }
@@ -127,16 +127,16 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
                 let sequence = try PostgresStore.sequence(connection, logger: logger)
-                _ = try connection.query(PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"), logger: logger).answer()
+                _ = try connection.query(PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"), logger: logger).answer(on: connection)
                 let fetch = PostgresQuery(unsafeSQL: "FETCH FORWARD \(max(1, blockSize)) FROM every_poi")
                 while true {
-                    let rows = try connection.query(fetch, logger: logger).answer(within: 600)
+                    let rows = try connection.query(fetch, logger: logger).answer(on: connection, within: 600)
                     let block = try rows.map(PostgresStore.poi)
                     if block.isEmpty { break }
                     body(block)
                 }
-                _ = try connection.query("CLOSE every_poi", logger: logger).answer()
-                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger).answer(within: 600)
+                _ = try connection.query("CLOSE every_poi", logger: logger).answer(on: connection)
+                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger).answer(on: connection, within: 600)
                     .map(PostgresStore.pin)
                 return (pins, sequence)
             }
@@ -164,13 +164,13 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public func record(_ kind: RecordKind, id: String) throws(CatalogError) -> ImportedRecord? {
         try main.run { connection in
             if kind == .poi {
-                let rows = try connection.query("SELECT id, name, category, address, city, country, lat, lon, tags FROM poi WHERE id = \(id)", logger: logger).answer()
+                let rows = try connection.query("SELECT id, name, category, address, city, country, lat, lon, tags FROM poi WHERE id = \(id)", logger: logger).answer(on: connection)
                 return try rows.first.map { .poi(try PostgresStore.poi($0)) }
             }
             let rows = try connection.query(
                 "SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at FROM pin WHERE id = \(id)",
                 logger: logger
-            ).answer()
+            ).answer(on: connection)
             return try rows.first.map { .pin(try PostgresStore.pin($0)) }
         }
     }
@@ -181,13 +181,13 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         return try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
                 // The row lock on store_state orders writers: sequence numbers commit in the order they are taken.
-                let rows = try connection.query("UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence", logger: logger).answer()
+                let rows = try connection.query("UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence", logger: logger).answer(on: connection)
                 guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
                 let (identity, number) = try row.decode((String, Int64).self)
                 let after = ChangeSequence(identity: identity, sequence: UInt64(number))
                 let before = ChangeSequence(identity: identity, sequence: after.sequence - 1)
                 try PostgresStore.write(final, sequence: number, connection: connection, logger: logger)
-                _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).answer()
+                _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).answer(on: connection)
                 return (before, after)
             }
         }
@@ -236,7 +236,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     city = excluded.city, country = excluded.country, lat = excluded.lat, lon = excluded.lon, tags = excluded.tags
                 """,
                 logger: logger
-            ).answer(within: 60)
+            ).answer(on: connection, within: 60)
         }
         if !pins.isEmpty {
             let json = String(decoding: try encoder.encode(pins), as: UTF8.self)
@@ -251,17 +251,17 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at
                 """,
                 logger: logger
-            ).answer(within: 60)
+            ).answer(on: connection, within: 60)
         }
-        if let ids = deleted[.poi] { _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).answer() }
-        if let ids = deleted[.pin] { _ = try connection.query("DELETE FROM pin WHERE id = ANY(\(ids))", logger: logger).answer() }
+        if let ids = deleted[.poi] { _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).answer(on: connection) }
+        if let ids = deleted[.pin] { _ = try connection.query("DELETE FROM pin WHERE id = ANY(\(ids))", logger: logger).answer(on: connection) }
         let poiIDs = pois.map(\.id) + (deleted[.poi] ?? [])
         let pinIDs = pins.map(\.id) + (deleted[.pin] ?? [])
         for (kind, ids) in [("poi", poiIDs), ("pin", pinIDs)] where !ids.isEmpty {
             _ = try connection.query(
                 "INSERT INTO change (seq, kind, id) SELECT \(sequence), \(kind), unnest(\(ids)::text[]) ON CONFLICT DO NOTHING",
                 logger: logger
-            ).answer()
+            ).answer(on: connection)
         }
     }
 
@@ -292,14 +292,14 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     /// then PostgreSQL ends the transaction, and the session drops the connection (a statement sent on a broken
     /// connection may never be answered).
     static func transaction<T>(_ connection: PostgresConnection, _ begin: String, logger: Logger, _ body: () throws -> T) throws -> T {
-        _ = try connection.query(PostgresQuery(unsafeSQL: begin), logger: logger).answer()
+        _ = try connection.query(PostgresQuery(unsafeSQL: begin), logger: logger).answer(on: connection)
         do {
             let value = try body()
-            _ = try connection.query("COMMIT", logger: logger).answer()
+            _ = try connection.query("COMMIT", logger: logger).answer(on: connection)
             return value
         } catch {
             if case .storage = Session.classify(error) {
-                _ = try? connection.query("ROLLBACK", logger: logger).answer()
+                _ = try? connection.query("ROLLBACK", logger: logger).answer(on: connection)
             }
             throw error
         }
@@ -310,7 +310,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet {
         try follower.run { connection in
             try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
-                let state = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer()
+                let state = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer(on: connection)
                 guard let row = state.first else { throw CatalogError.storage("store_state has no row") }
                 let (identity, current, trimmed) = try row.decode((String, Int64, Int64).self)
                 let now = ChangeSequence(identity: identity, sequence: UInt64(current))
@@ -325,7 +325,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     ORDER BY p.ord NULLS LAST
                     """,
                     logger: logger
-                ).answer(within: 600)
+                ).answer(on: connection, within: 600)
                 for row in pois {
                     let (id, name) = try row.decode((String, String?).self)
                     if name == nil { set.deleted.append((.poi, id)) } else { set.records.append(.poi(try PostgresStore.poi(row))) }
@@ -337,7 +337,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     ORDER BY p.ord NULLS LAST
                     """,
                     logger: logger
-                ).answer(within: 600)
+                ).answer(on: connection, within: 600)
                 for row in pins {
                     let (id, key) = try row.decode((String, String?).self)
                     if key == nil { set.deleted.append((.pin, id)) } else { set.records.append(.pin(try PostgresStore.pin(row))) }
@@ -367,7 +367,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 ON CONFLICT (name) DO UPDATE SET applied = excluded.applied, snapshot = excluded.snapshot, seen_at = now()
                 """,
                 logger: logger
-            ).answer()
+            ).answer(on: connection)
         }
     }
 
@@ -388,14 +388,14 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                       (SELECT trimmed_through FROM store_state WHERE id = 1)
                     """,
                     logger: logger
-                ).answer()
+                ).answer(on: connection)
                 guard let row = rows.first else { return 0 }
                 let (behindReplicas, expired, trimmed) = try row.decode((Int64?, Int64?, Int64).self)
                 let through = max(trimmed, behindReplicas ?? 0, expired ?? 0)
                 if through > trimmed {
-                    _ = try connection.query("DELETE FROM change WHERE seq <= \(through)", logger: logger).answer(within: 600)
-                    _ = try connection.query("UPDATE store_state SET trimmed_through = \(through) WHERE id = 1", logger: logger).answer()
-                    _ = try connection.query("DELETE FROM replica WHERE seen_at < now() - make_interval(secs => \(seconds))", logger: logger).answer()
+                    _ = try connection.query("DELETE FROM change WHERE seq <= \(through)", logger: logger).answer(on: connection, within: 600)
+                    _ = try connection.query("UPDATE store_state SET trimmed_through = \(through) WHERE id = 1", logger: logger).answer(on: connection)
+                    _ = try connection.query("DELETE FROM replica WHERE seen_at < now() - make_interval(secs => \(seconds))", logger: logger).answer(on: connection)
                 }
                 return UInt64(through)
             }

@@ -115,12 +115,29 @@ extension EventLoopFuture where Value: Sendable {
     /// answered; past the deadline it counts as unreachable (the session then drops the connection), so no caller
     /// waits forever. Never called on an event loop.
     func answer(within seconds: Int64 = 10) throws -> Value {
+        try answer(closing: nil, within: seconds)
+    }
+
+
+    /// `answer`, also failing within 50 ms once `connection` is closed: a statement sent on a connection PostgreSQL
+    /// is ending (a restart) may otherwise stay unanswered until the deadline. (Polled, not a callback on the
+    /// connection's close future, which would keep one closure per statement for the connection's whole life.)
+    func answer(on connection: PostgresConnection, within seconds: Int64 = 10) throws -> Value {
+        try answer(closing: connection, within: seconds)
+    }
+
+    private func answer(closing connection: PostgresConnection?, within seconds: Int64) throws -> Value {
         let promise = eventLoop.makePromise(of: Value.self)
-        let deadline = eventLoop.scheduleTask(in: .seconds(seconds)) {
-            promise.fail(CatalogError.unavailable("PostgreSQL did not answer within \(seconds) s"))
+        let deadline = NIODeadline.now() + .seconds(seconds)
+        let watch = eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(50), delay: .milliseconds(50)) { _ in
+            if connection?.isClosed == true {
+                promise.fail(CatalogError.unavailable("PostgreSQL closed the connection"))
+            } else if NIODeadline.now() >= deadline {
+                promise.fail(CatalogError.unavailable("PostgreSQL did not answer within \(seconds) s"))
+            }
         }
         cascade(to: promise)
-        promise.futureResult.whenComplete { _ in deadline.cancel() }
+        promise.futureResult.whenComplete { _ in watch.cancel() }
         return try promise.futureResult.wait()
     }
 }
@@ -182,19 +199,19 @@ enum PostgresSchema {
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {
         try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
-            _ = try connection.query("SELECT pg_advisory_xact_lock(7402311)", logger: logger).answer()
+            _ = try connection.query("SELECT pg_advisory_xact_lock(7402311)", logger: logger).answer(on: connection)
             _ = try connection.query(
                 "CREATE TABLE IF NOT EXISTS poi_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger
-            ).answer()
+            ).answer(on: connection)
             for (index, script) in migrations.enumerated() {
                 let version = index + 1
-                let done = try connection.query("SELECT 1 FROM poi_schema WHERE version = \(version)", logger: logger).answer()
+                let done = try connection.query("SELECT 1 FROM poi_schema WHERE version = \(version)", logger: logger).answer(on: connection)
                 guard done.first == nil else { continue }
                 // One statement per query (the extended protocol takes one at a time).
                 for statement in script.split(separator: ";\n") where !statement.allSatisfy(\.isWhitespace) {
-                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).answer()
+                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).answer(on: connection)
                 }
-                _ = try connection.query("INSERT INTO poi_schema (version) VALUES (\(version))", logger: logger).answer()
+                _ = try connection.query("INSERT INTO poi_schema (version) VALUES (\(version))", logger: logger).answer(on: connection)
             }
         }
     }

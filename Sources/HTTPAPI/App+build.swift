@@ -69,10 +69,23 @@ func makeRouter(
         let records = MetricNameDescriptor(namespace: "poi", metricName: "records", unitName: "", helpText: "Records held in memory, by kind.")
         let pois = metrics.makeGauge(descriptor: records, labels: [("kind", "poi")])
         let pins = metrics.makeGauge(descriptor: records, labels: [("kind", "pin")])
+        // A replica of a shared store also reports where it stands in the store's change feed.
+        let replica = engine.followsStore
+            ? (
+                sequence: metrics.makeGauge(name: "poi_store_sequence", help: "The store's change sequence this replica has applied."),
+                connected: metrics.makeGauge(name: "poi_store_connected", help: "1 when this replica reached the store on its last attempt, else 0."),
+                lag: metrics.makeGauge(name: "poi_store_lag_seconds", help: "Seconds since this replica last knew it had every committed change.")
+            )
+            : nil
         routes.on("metrics") { _, _ -> Response in
             let counts = engine.counts
             pois.set(to: Double(counts.pois))
             pins.set(to: Double(counts.pins))
+            if let replica, let status = engine.replicationStatus {
+                replica.sequence.set(to: Double(status.applied))
+                replica.connected.set(to: status.connected ? 1 : 0)
+                replica.lag.set(to: max(0, Date().timeIntervalSince(status.caughtUpAt)))
+            }
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

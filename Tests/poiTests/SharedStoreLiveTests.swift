@@ -81,6 +81,10 @@ extension LiveTests {
             #expect(try curl(["-X", "DELETE", "\(b.base)/v1/pois/live-shared-1"]).status == 204)
             try waitFor(a, "/v1/pois/live-shared-1", status: 404, what: "the delete on replica b, read on replica a")
             #expect(try !curl(["\(a.base)/v1/nearby?lat=60.1699&lon=24.9384&radius=50&limit=50"]).body.contains("live-shared-1"))
+            let metrics = try curl(["\(a.base)/metrics"]).body
+            for gauge in ["poi_store_sequence ", "poi_store_connected 1", "poi_store_lag_seconds "] {
+                #expect(metrics.contains("\n\(gauge)"), "\(gauge) in /metrics")
+            }
         }
     }
 }

@@ -74,6 +74,9 @@ public protocol ChangeFeed: AnyObject, Sendable {
     /// - Throws: `.changesTrimmed` when the log no longer reaches back to `sequence` (rebuild from the tables).
     func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet
 
+    /// How many records changed after `sequence` (each counted once however often it changed).
+    func changedRecordCount(after sequence: UInt64) throws(CatalogError) -> Int
+
     /// Blocks until the store may have committed a change after `sequence` (a wake-up from the store), or until
     /// `timeout` seconds have passed. Answers whether a wake-up came.
     @discardableResult

@@ -347,6 +347,15 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         }
     }
 
+    public func changedRecordCount(after sequence: UInt64) throws(CatalogError) -> Int {
+        try follower.run { connection in
+            let rows = try connection.query(
+                "SELECT count(*) FROM (SELECT DISTINCT kind, id FROM change WHERE seq > \(Int64(sequence))) c", logger: logger
+            ).answer(on: connection, within: 600)
+            return Int(try rows.first?.decode(Int64.self) ?? 0)
+        }
+    }
+
     @discardableResult
     public func waitForChange(after sequence: UInt64, timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: max(0, timeout))

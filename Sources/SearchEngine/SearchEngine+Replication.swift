@@ -83,10 +83,15 @@ extension SearchEngine {
         let thread = Thread { [self] in
             var lastReport = Date.distantPast
             var wasConnected = true
+            var first = true
             while !replication.stopping {
-                let applied = replication.current.applied
-                replication.feed.waitForChange(after: applied, timeout: timing.poll)
-                if replication.stopping { break }
+                // The first round reads the feed at once (which opens the listening connection), then each waits for
+                // a wake-up or the poll interval.
+                if !first {
+                    replication.feed.waitForChange(after: replication.current.applied, timeout: timing.poll)
+                    if replication.stopping { break }
+                }
+                first = false
                 catchUp(log: log)
                 let now = replication.current
                 if now.connected != wasConnected {

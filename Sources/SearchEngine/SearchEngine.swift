@@ -96,7 +96,8 @@ public final class SearchEngine: @unchecked Sendable {
             do { current = try store.changeSequence() } catch { throw SearchError.from(error) }
             do {
                 var restored = try EngineState.readSnapshot(from: policy.path) { found in
-                    EngineState.staleness(of: found, store: current, followingChanges: store.feed != nil)
+                    if let reason = EngineState.staleness(of: found, store: current, followingChanges: store.feed != nil) { return reason }
+                    return SearchEngine.tooManyChanges(store, after: found.sequence)
                 }
                 let snapshotSequence = restored.sequence!
                 if let feed = store.feed {
@@ -126,6 +127,15 @@ public final class SearchEngine: @unchecked Sendable {
         replication?.caughtUp(at: state.sequence!.sequence)
         startup = .rebuilt(reason: reason)
         SearchEngine.returnFreedMemory()
+    }
+
+    /// Why applying the changes after a snapshot would be slower than building from the store (nil: it would not):
+    /// records are applied one by one, so past a fifth of the store (and at least 50 000 records, e.g. a large import
+    /// while this server was down) a build from the tables wins. An error asking is left to reading the changes.
+    static func tooManyChanges(_ store: any StoreOfRecord, after sequence: UInt64) -> String? {
+        guard let feed = store.feed, let changed = try? feed.changedRecordCount(after: sequence), let total = try? store.poiCount() else { return nil }
+        let limit = max(50_000, total / 5)
+        return changed > limit ? "\(changed) records changed after it, more than \(limit): building from the store is faster" : nil
     }
 
     /// Every record of the store, indexed.

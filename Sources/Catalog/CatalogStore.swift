@@ -110,11 +110,6 @@ public final class CatalogStore: StoreOfRecord {
         try commit([.put(.poi(poi))])
     }
 
-    /// Deletes a POI in its own transaction.
-    public func deletePOI(id: String) throws(CatalogError) {
-        try commit([.delete(.poi, id: id)])
-    }
-
     /// Every record and the change sequence they stand at, read in one transaction (a consistent view even while
     /// another process writes): POIs in insertion order, handed over `size` at a time, so a loader never holds them
     /// all at once; then all pins.
@@ -167,11 +162,6 @@ public final class CatalogStore: StoreOfRecord {
 
     static func arguments(_ pin: PinRecord) -> StatementArguments {
         [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
-    }
-
-    /// Inserts or replaces one pin in its own transaction; durable when it returns.
-    public func upsert(_ pin: PinRecord) throws(CatalogError) {
-        try commit([.put(.pin(pin))])
     }
 
     public func allPins() throws(CatalogError) -> [PinRecord] {

@@ -75,6 +75,18 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     // MARK: Parsing the URL
 
+    /// What is wrong with `url` as a store URL (nil: nothing), without connecting: for a usage error that names
+    /// the option before anything is opened.
+    public static func problem(with url: String) -> String? {
+        do {
+            _ = try parse(url)
+            return nil
+        } catch {
+            if case .cannotOpen(_, let reason) = error { return reason }
+            return error.description
+        }
+    }
+
     static func parse(_ url: String) throws(CatalogError) -> (configuration: PostgresConnection.Configuration, location: String) {
         guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme.lowercased()) else {
             throw .cannotOpen(path: url, reason: "not a postgresql://USER@HOST:PORT/DATABASE URL")
@@ -107,9 +119,9 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     }
 
     static func sequence(_ connection: PostgresConnection, logger: Logger) throws -> ChangeSequence {
-        let rows = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer(on: connection)
+        let rows = try connection.query("SELECT identity, sequence FROM store_state WHERE id = 1", logger: logger).answer(on: connection)
         guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
-        let (identity, sequence, _) = try row.decode((String, Int64, Int64).self)
+        let (identity, sequence) = try row.decode((String, Int64).self)
         return ChangeSequence(identity: identity, sequence: UInt64(sequence))
     }
 
@@ -122,6 +134,13 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     static let poiColumns = "id, name, category, address, city, country, lat, lon, tags"
     static let pinColumns = "id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at"
+
+    /// The columns `poi(_:)` or `pin(_:)` decode, in their order (the table is named as the kind).
+    static func columns(_ kind: RecordKind) -> String { kind == .poi ? poiColumns : pinColumns }
+
+    static func record(_ kind: RecordKind, _ row: PostgresRow) throws -> ImportedRecord {
+        kind == .poi ? .poi(try poi(row)) : .pin(try pin(row))
+    }
 
     public func loadAll(blockSize: Int, pois body: ([POIRecord]) -> Void) throws(CatalogError) -> (pins: [PinRecord], sequence: ChangeSequence) {
         try main.run { connection in
@@ -163,15 +182,10 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     /// The record with this id, as the store has it now (tests and checks).
     public func record(_ kind: RecordKind, id: String) throws(CatalogError) -> ImportedRecord? {
         try main.run { connection in
-            if kind == .poi {
-                let rows = try connection.query("SELECT id, name, category, address, city, country, lat, lon, tags FROM poi WHERE id = \(id)", logger: logger).answer(on: connection)
-                return try rows.first.map { .poi(try PostgresStore.poi($0)) }
-            }
-            let rows = try connection.query(
-                "SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at FROM pin WHERE id = \(id)",
-                logger: logger
-            ).answer(on: connection)
-            return try rows.first.map { .pin(try PostgresStore.pin($0)) }
+            var binds = PostgresBindings()
+            binds.append(id)
+            let query = PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.columns(kind)) FROM \(kind.rawValue) WHERE id = $1", binds: binds)
+            return try connection.query(query, logger: logger).answer(on: connection).first.map { try PostgresStore.record(kind, $0) }
         }
     }
 
@@ -316,31 +330,26 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 let now = ChangeSequence(identity: identity, sequence: UInt64(current))
                 if sequence < UInt64(trimmed) { throw CatalogError.changesTrimmed(after: sequence, trimmedThrough: UInt64(trimmed)) }
                 guard now.sequence > sequence else { return ChangeSet(sequence: now) }
-                let after = Int64(sequence)
                 var set = ChangeSet(sequence: now)
-                let pois = try connection.query(
-                    """
-                    SELECT c.id, p.name, p.category, p.address, p.city, p.country, p.lat, p.lon, p.tags
-                    FROM (SELECT DISTINCT id FROM change WHERE seq > \(after) AND kind = 'poi') c LEFT JOIN poi p ON p.id = c.id
-                    ORDER BY p.ord NULLS LAST
-                    """,
-                    logger: logger
-                ).answer(on: connection, within: 600)
-                for row in pois {
-                    let (id, name) = try row.decode((String, String?).self)
-                    if name == nil { set.deleted.append((.poi, id)) } else { set.records.append(.poi(try PostgresStore.poi(row))) }
-                }
-                let pins = try connection.query(
-                    """
-                    SELECT c.id, p.unique_key, p.first_name, p.last_name, p.map_string, p.media_url, p.lat, p.lon, p.created_at, p.updated_at
-                    FROM (SELECT DISTINCT id FROM change WHERE seq > \(after) AND kind = 'pin') c LEFT JOIN pin p ON p.id = c.id
-                    ORDER BY p.ord NULLS LAST
-                    """,
-                    logger: logger
-                ).answer(on: connection, within: 600)
-                for row in pins {
-                    let (id, key) = try row.decode((String, String?).self)
-                    if key == nil { set.deleted.append((.pin, id)) } else { set.records.append(.pin(try PostgresStore.pin(row))) }
+                for kind in RecordKind.allCases {
+                    // Every id of this kind changed after `sequence`, once, joined to its row now (none: deleted).
+                    let columns = PostgresStore.columns(kind).split(separator: ",").dropFirst().map { "p.\($0.trimmingCharacters(in: .whitespaces))" }
+                    var binds = PostgresBindings()
+                    binds.append(Int64(sequence))
+                    binds.append(kind.rawValue)
+                    let query = PostgresQuery(
+                        unsafeSQL: """
+                            SELECT c.id, \(columns.joined(separator: ", "))
+                            FROM (SELECT DISTINCT id FROM change WHERE seq > $1 AND kind = $2) c LEFT JOIN \(kind.rawValue) p ON p.id = c.id
+                            ORDER BY p.ord NULLS LAST
+                            """,
+                        binds: binds
+                    )
+                    for row in try connection.query(query, logger: logger).answer(on: connection, within: 600) {
+                        // The second column is NOT NULL in the table: null here means no row.
+                        let (id, present) = try row.decode((String, String?).self)
+                        if present == nil { set.deleted.append((kind, id)) } else { set.records.append(try PostgresStore.record(kind, row)) }
+                    }
                 }
                 return set
             }

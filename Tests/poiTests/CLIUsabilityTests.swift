@@ -61,6 +61,21 @@ import Testing
         #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
     }
 
+    /// A store URL that is not a PostgreSQL URL, or --db beside --store, is bad usage (exit 2) named by its option,
+    /// before anything is opened; so is one from POI_STORE.
+    @Test(arguments: [
+        (["nearby", "--lat", "60", "--lon", "24", "--store", "mysql://u@h/db"], [:], "--store: not a postgresql://"),
+        (["search", "cafe", "--store", "postgresql://u@h:5432/"], [:], "--store: the URL names no database"),
+        (["nearby", "--lat", "60", "--lon", "24"], ["POI_STORE": "postgresql://h/db"], "POI_STORE: the URL names no user"),
+        (["nearby", "--lat", "60", "--lon", "24", "--store", "postgresql://u@h/db", "--db", "x.sqlite"], [:], "give --db or --store, not both"),
+        (["import", "README.md", "--store", "postgresql://u@h/db?sslmode=require"], [:], "--store: unsupported URL parameter sslmode"),
+    ] as [([String], [String: String], String)])
+    func badStoreURLsAreUsageErrors(_ arguments: [String], _ environment: [String: String], _ fragment: String) throws {
+        let result = try CLI.run(arguments, environment: environment, currentDirectory: URL(fileURLWithPath: #filePath).deletingLastPathComponent())
+        #expect(result.status == 2, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
+    }
+
     @Test func commandTyposGetASuggestion() throws {
         let typo = try CLI.run(["serach", "cafe"])
         #expect(typo.status == 2)

@@ -28,10 +28,22 @@ struct DatabaseOptions: ParsableArguments {
     var path: String { db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve(dataDir)) }
 
     /// The PostgreSQL URL in use: --store, else POI_STORE unless --db is given.
-    var storeURL: String? {
+    var storeURL: String? { DatabaseOptions.storeURL(store: store, db: db) }
+
+    /// The PostgreSQL URL a command with these --store and --db options uses (`poi import` has its own options).
+    static func storeURL(store: String?, db: String?) -> String? {
         if let store { return store }
         if db != nil { return nil }
         return ProcessInfo.processInfo.environment["POI_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `storeURL`, refusing --db beside --store and a URL that is not a PostgreSQL one (usage errors, exit 2, named
+    /// by the option or POI_STORE) before anything is opened.
+    static func checkedStoreURL(store: String?, db: String?) throws -> String? {
+        if store != nil && db != nil { throw CLIError.usage("give --db or --store, not both") }
+        guard let url = storeURL(store: store, db: db) else { return nil }
+        if let problem = PostgresStore.problem(with: url) { throw CLIError.usage("\(store != nil ? "--store" : "POI_STORE"): \(problem)") }
+        return url
     }
 
     /// Where the index snapshot lives (nil: none).
@@ -49,8 +61,7 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens the PostgreSQL store when one is named (--store or POI_STORE).
     func openSharedStore() throws -> PostgresStore? {
-        guard let url = storeURL else { return nil }
-        if store != nil && db != nil { throw CLIError.usage("give --db or --store, not both") }
+        guard let url = try DatabaseOptions.checkedStoreURL(store: store, db: db) else { return nil }
         do { return try PostgresStore(url: url) } catch { throw CLIError.failure(error.description) }
     }
 

@@ -36,18 +36,17 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let source: CRS
         do { source = try CRS(parsing: crs) } catch { throw CLIError.usage("--crs: \(error.description)") }
-        if store != nil && db != nil { throw CLIError.usage("give --db or --store, not both") }
         if let server {
             guard db == nil, store == nil else { throw CLIError.usage("give --db, --store or --server, not more than one") }
             return try importThrough(server)
         }
+        let storeURL = try DatabaseOptions.checkedStoreURL(store: store, db: db)
         // A code PROJ does not know is bad usage, found before any file is read (not an error on every row).
         var probe: [XY] = []
         do { try CoordinateConverter.shared.convert(&probe, from: source, to: .wgs84) } catch { throw CLIError.usage("--crs: \(error.description)") }
         for file in files where !FileManager.default.isReadableFile(atPath: file) {
             throw CLIError.failure("cannot read \(file)")
         }
-        let storeURL = store ?? (db == nil ? ProcessInfo.processInfo.environment["POI_STORE"].flatMap { $0.isEmpty ? nil : $0 } : nil)
         let store: any StoreOfRecord
         do {
             if let storeURL {

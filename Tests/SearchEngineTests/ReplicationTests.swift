@@ -215,22 +215,21 @@ enum TestPostgres {
         var random = SplitMix64(seed: 7)
         let poi = Self.poi("live", &random)
         try writer.upsertPOI(poi)
-        let started = Date()
-        while reader.poi(id: "live") != poi {
-            guard Date().timeIntervalSince(started) < 120 else {
-                Issue.record("the reader did not apply the write within 120 s; its status: \(String(describing: reader.replicationStatus))")
-                return
+        /// Waits until the reader holds `expected` as the POI "live"; false (recorded) after 120 s.
+        func readerHolds(_ expected: POIRecord?, after what: String) -> Bool {
+            let started = Date()
+            while reader.poi(id: "live") != expected {
+                guard Date().timeIntervalSince(started) < 120 else {
+                    Issue.record("the reader did not apply the \(what) within 120 s; its status: \(String(describing: reader.replicationStatus))")
+                    return false
+                }
+                usleep(10_000)
             }
-            usleep(10_000)
+            return true
         }
+        guard readerHolds(poi, after: "write") else { return }
         try writer.deletePOI(id: "live")
-        while reader.poi(id: "live") != nil {
-            guard Date().timeIntervalSince(started) < 120 else {
-                Issue.record("the reader did not apply the delete within 120 s; its status: \(String(describing: reader.replicationStatus))")
-                return
-            }
-            usleep(10_000)
-        }
+        guard readerHolds(nil, after: "delete") else { return }
         #expect(reader.nearby(NearbyQuery(origin: try Coordinate(latitude: poi.lat, longitude: poi.lon), radius: 10, kind: .poi)).results.isEmpty)
     }
 

@@ -156,3 +156,17 @@ enum RawHTTP {
         try exchange(port: port, Array(request.utf8), halfClose: halfClose, timeout: timeout)
     }
 }
+
+/// Runs curl (at most 120 s) with `arguments`; answers its exit status and standard output.
+func curl(_ arguments: [String]) throws -> CLIResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["--max-time", "120"] + arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CLIResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
+}

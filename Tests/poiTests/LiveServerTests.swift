@@ -14,19 +14,6 @@ extension LiveTests {
             try LiveServer(arguments: ["--db", db] + extra)
         }
 
-        func curl(_ arguments: [String]) throws -> CLIResult {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["--max-time", "120"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return CLIResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: "")
-        }
-
         func emptyDatabase() throws -> String {
             let db = directory.appendingPathComponent("live.sqlite").path
             let empty = directory.appendingPathComponent("empty.jsonl").path

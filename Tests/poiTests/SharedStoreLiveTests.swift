@@ -9,17 +9,9 @@ extension LiveTests {
     struct SharedStoreLiveTests {
         let server = ProcessInfo.processInfo.environment["POI_TEST_POSTGRES"] ?? ""
 
+        /// curl with the HTTP status appended: (status, body).
         func curl(_ arguments: [String]) throws -> (status: Int, body: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            process.arguments = ["--max-time", "120", "-s", "-w", "\n%{http_code}"] + arguments
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self)
+            let text = try poiTests.curl(["-s", "-w", "\n%{http_code}"] + arguments).stdout
             let split = text.range(of: "\n", options: .backwards)
             return (Int(text[(split?.upperBound ?? text.endIndex)...]) ?? 0, split.map { String(text[..<$0.lowerBound]) } ?? text)
         }

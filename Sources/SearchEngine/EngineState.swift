@@ -143,7 +143,7 @@ struct EngineState {
                 state.setMeta(number, .pin(pin))
                 state.pinNumbers[pin.id] = number
                 pinPoints.append(IndexedPoint(id: number, latitude: pin.lat, longitude: pin.lon))
-                state.text.add(document: number, fields: EngineState.fields(.pin(pin)))
+                state.text.add(document: number, fields: EngineState.fields(.pin(pin)), marked: true)
             }
             state.text.finishBulkLoad()
             state.poiSpatial = SpatialIndex(bulkLoading: poiPoints)
@@ -194,7 +194,8 @@ struct EngineState {
         } else {
             pinSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
         }
-        text.add(document: number, fields: EngineState.fields(record))
+        // Pins are marked, so that a keyword query tells a posting's kind without reading the record's facts.
+        text.add(document: number, fields: EngineState.fields(record), marked: kind == .pin)
         if let category = EngineState.category(record) { categoryMembers[category, default: []].insertSorted(number) }
         return number
     }

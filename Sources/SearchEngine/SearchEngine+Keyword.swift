@@ -72,6 +72,8 @@ struct KeywordRanker {
     let matcher: TextMatcher
     let query: SearchQuery
     let averageLength: Double
+    /// Tokens of the whole query, as a name that is the query has.
+    let queryTokens: Int
 
     init(engine: SearchEngine, state: EngineState, matcher: TextMatcher, query: SearchQuery) {
         self.engine = engine
@@ -79,6 +81,15 @@ struct KeywordRanker {
         self.matcher = matcher
         self.query = query
         averageLength = state.text.averageLength
+        queryTokens = Tokenizer.tokens(matcher.normalizedQuery).count
+    }
+
+    /// Whether the record of a posting passes the query's filters: without a category or box, the posting's mark
+    /// tells its kind (postings exist only for live records), and the record's facts are not read.
+    @inline(__always)
+    func accepts(_ posting: InvertedIndex.Posting) -> Bool {
+        guard query.category == nil && query.bbox == nil else { return accepts(posting.doc) }
+        return query.kind.includes(posting.isMarked ? .pin : .poi)
     }
 
     /// Whether a record passes the query's filters.
@@ -100,6 +111,20 @@ struct KeywordRanker {
         return RankBucket.decay(
             metres: GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
         )
+    }
+
+    /// The most a posting of a block can score: BM25 of its largest frequency and smallest length, per field kind
+    /// (with an origin, the other fields' weight applied).
+    func bound(_ block: InvertedIndex.BlockBound, idf: Double) -> Double {
+        var most = 0.0
+        if block.nameFrequency > 0 {
+            most = InvertedIndex.bm25(frequency: block.nameFrequency, length: block.nameLength, averageLength: averageLength, idf: idf)
+        }
+        if block.otherFrequency > 0 {
+            let weight = query.origin != nil ? RankBucket.weight(attribute: RankBucket.other) : 1
+            most = max(most, InvertedIndex.bm25(frequency: block.otherFrequency, length: block.otherLength, averageLength: averageLength, idf: idf) * weight)
+        }
+        return most
     }
 
     /// The best `k` records, best first.
@@ -202,8 +227,8 @@ struct KeywordRanker {
             let idf = s.text.idf(documentFrequency: s.text.documentFrequency(term))
             for doc in s.text.wholeNameDocuments(of: term) {
                 guard let posting = s.text.posting(term: term, document: doc) else { continue }
-                let score = InvertedIndex.bm25(frequency: posting.frequency, length: s.text.length(of: doc), averageLength: averageLength, idf: idf)
-                if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
+                let score = s.text.score(posting, idf: idf)
+                if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(posting) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
             }
         case .label(let lists, let score):
             for members in lists {
@@ -230,18 +255,20 @@ struct KeywordRanker {
                 score *= decay(posting.doc)
                 guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }
             }
-            if accepts(posting.doc) { heap.offer(.init(bucket: bucket, score: score, doc: posting.doc)) }
+            if accepts(posting) { heap.offer(.init(bucket: bucket, score: score, doc: posting.doc)) }
         }
     }
 
     // MARK: Several words
 
-    /// The best way a record matches one word: its rule class (typos, prefix, attribute) and score.
+    /// The best way a record matches one word: its rule class (typos, prefix, attribute) and score, and the posting
+    /// it matched through (none for a category label).
     struct WordMatch {
         var typos: Int
         var prefix: Int
         var attribute: Int
         var score: Double
+        var posting: InvertedIndex.Posting?
 
         /// Whether this match is better than `other` (by class, then score; with an origin the attribute is a weight).
         func isBetter(than other: WordMatch, weighted: Bool) -> Bool {
@@ -252,59 +279,156 @@ struct KeywordRanker {
         }
     }
 
-    func match(_ doc: UInt32, _ group: TextMatcher.Group, idfs: [Double], labelScore: Double, weighted: Bool) -> WordMatch? {
-        var best: WordMatch?
-        for (e, expansion) in group.expansions.enumerated() {
-            guard let posting = s.text.posting(term: expansion.term, document: doc) else { continue }
-            let attribute = posting.isInName ? RankBucket.name : RankBucket.other
-            var score = s.text.score(posting, idf: idfs[e])
-            if weighted { score *= RankBucket.weight(attribute: attribute) }
-            let candidate = WordMatch(typos: Int(expansion.typos), prefix: expansion.kind == .prefix ? 1 : 0, attribute: attribute, score: score)
-            if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
-        }
-        if !group.categories.isEmpty, let own = s.category(of: doc), group.categories.contains(where: { own.isCategory(under: $0) }) {
-            let candidate = WordMatch(typos: 0, prefix: 0, attribute: RankBucket.label, score: labelScore)
-            if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
-        }
-        return best
-    }
+    /// One query word's sources, read with cursors that only move forward: the posting lists of its expansions,
+    /// best rule class first (the word as typed, its completions, its typo neighbours by edits), and the categories it
+    /// labels. Records are met in increasing order, so each list is searched by galloping on from where the previous
+    /// record was found, and the posting found is scored where it lies.
+    struct WordCursor {
+        let terms: [Int32]
+        let lists: [[InvertedIndex.Posting]]
+        let typos: [Int]
+        let prefixes: [Int]
+        let idfs: [Double]
+        var positions: [Int]
+        let categories: [String]
+        /// Per category code (`RecordMeta.category`), whether it is under one of `categories`.
+        let labelled: [Bool]
+        let members: [[UInt32]]
+        let labelScore: Double
+        /// No match of this word scores more: the largest block bound of its lists (a list too short to have
+        /// bounds: idf · (k1 + 1), which BM25 stays below however large the frequency), or its label's score.
+        let maxScore: Double
 
-    func rankAllWords(_ groups: [TextMatcher.Group], dropped: Int, into heap: inout TopK) {
-        let weighted = query.origin != nil
-        let idfs = groups.map { group in group.expansions.map { s.text.idf(documentFrequency: s.text.documentFrequency($0.term)) } }
-        let members = groups.map { s.members(ofCategoriesUnder: $0.categories) }
-        let labelScores = members.map { lists in lists.isEmpty ? 0 : s.text.idf(documentFrequency: lists.reduce(0) { $0 + $1.count }) * 0.8 }
-        // First the records that match every word through a term (no category label): usually few, and when they
-        // fill the page with attribute buckets no label match can reach, the label members are never read.
-        let termCandidates = intersect(groups.map { group in group.expansions.map { DocList.postings(s.text.postings(of: $0.term)) } })
-        consider(termCandidates, groups: groups, dropped: dropped, idfs: idfs, labelScores: labelScores, into: &heap)
-        guard members.contains(where: { !$0.isEmpty }) else { return }
-        let bestWithLabel = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: weighted ? 0 : RankBucket.label, wholeName: true)
-        if heap.isFull, let worst = heap.worst, worst.bucket < bestWithLabel { return }
-        let all = intersect(groups.indices.map { g in groups[g].expansions.map { DocList.postings(s.text.postings(of: $0.term)) } + members[g].map(DocList.docs) })
-        consider(all, groups: groups, dropped: dropped, idfs: idfs, labelScores: labelScores, into: &heap)
-    }
-
-    /// Records in every group's union of sorted lists, in record order: the smallest union narrowed by each other
-    /// group in turn with galloping cursors (cost ~ candidates × log gap, not a binary search over whole lists).
-    func intersect(_ groups: [[DocList]]) -> [UInt32] {
-        let sizes = groups.map { $0.reduce(0) { $0 + $1.count } }
-        let order = groups.indices.sorted { sizes[$0] < sizes[$1] }
-        guard let driving = order.first, sizes[driving] > 0 else { return [] }
-        var candidates = groups[driving].map(\.documents).reduce([]) { Self.merge($0, $1) }
-        for g in order.dropFirst() where !candidates.isEmpty {
-            let sources = groups[g]
-            var cursors = [Int](repeating: 0, count: sources.count)
-            candidates = candidates.filter { doc in
-                var found = false
-                for l in sources.indices {
-                    cursors[l] = Self.gallop(sources[l], from: cursors[l], to: doc)
-                    if cursors[l] < sources[l].count && sources[l][cursors[l]] == doc { found = true }
-                }
-                return found
+        init(_ group: TextMatcher.Group, ranker: KeywordRanker) {
+            let s = ranker.s
+            let expansions = group.expansions.enumerated().sorted { a, b in
+                (a.element.typos, a.element.kind == .prefix ? 1 : 0, a.offset) < (b.element.typos, b.element.kind == .prefix ? 1 : 0, b.offset)
+            }.map(\.element)
+            terms = expansions.map(\.term)
+            lists = expansions.map { s.text.postings(of: $0.term) }
+            typos = expansions.map { Int($0.typos) }
+            prefixes = expansions.map { $0.kind == .prefix ? 1 : 0 }
+            idfs = lists.map { s.text.idf(documentFrequency: $0.count) }
+            positions = Array(repeating: 0, count: lists.count)
+            categories = group.categories
+            labelled = group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
+            members = s.members(ofCategoriesUnder: group.categories)
+            labelScore = members.isEmpty ? 0 : s.text.idf(documentFrequency: members.reduce(0) { $0 + $1.count }) * 0.8
+            var most = labelScore
+            for (term, idf) in zip(terms, idfs) {
+                let bounds = s.text.blockBounds(of: term)
+                most = max(most, bounds.isEmpty ? idf * (InvertedIndex.k1 + 1) : bounds.reduce(0) { max($0, ranker.bound($1, idf: idf)) })
             }
+            maxScore = most
         }
-        return candidates
+
+        var postingCount: Int { lists.reduce(0) { $0 + $1.count } }
+        var memberCount: Int { members.reduce(0) { $0 + $1.count } }
+
+        mutating func rewind() { positions = Array(repeating: 0, count: lists.count) }
+
+        /// How the record matches this word at best, or nil. A label alone satisfies the word only when `labels`.
+        mutating func match(_ doc: UInt32, labels: Bool, ranker: KeywordRanker) -> WordMatch? {
+            let weighted = ranker.query.origin != nil
+            var best: WordMatch?
+            for l in lists.indices {
+                // Lists are in class order: once a match is found, a list of a worse class cannot beat it.
+                if let b = best, typos[l] > b.typos || (typos[l] == b.typos && prefixes[l] > b.prefix) { break }
+                let p = KeywordRanker.gallop(lists[l], from: positions[l], to: doc)
+                positions[l] = p
+                guard p < lists[l].count, lists[l][p].doc == doc else { continue }
+                let posting = lists[l][p]
+                let attribute = posting.isInName ? RankBucket.name : RankBucket.other
+                var score = ranker.s.text.score(posting, idf: idfs[l])
+                if weighted { score *= RankBucket.weight(attribute: attribute) }
+                let candidate = WordMatch(typos: typos[l], prefix: prefixes[l], attribute: attribute, score: score, posting: posting)
+                if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
+            }
+            guard best != nil || labels else { return nil }
+            if labelled.isEmpty { return best }
+            if let b = best, b.typos == 0 && b.prefix == 0 && (weighted || b.attribute <= RankBucket.label) && (b.score >= labelScore || (!weighted && b.attribute < RankBucket.label)) {
+                return best  // a label match could not be better
+            }
+            let code = Int(ranker.s.meta[Int(doc)].category)
+            if code < labelled.count && labelled[code] {
+                let candidate = WordMatch(typos: 0, prefix: 0, attribute: RankBucket.label, score: labelScore, posting: nil)
+                if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
+            }
+            return best
+        }
+    }
+
+    /// Records matching every word: first those that match each word through a term (usually few; when they fill
+    /// the page with buckets no label match can reach, the label members are never read), then with labels too.
+    func rankAllWords(_ groups: [TextMatcher.Group], dropped: Int, into heap: inout TopK) {
+        var cursors = groups.map { WordCursor($0, ranker: self) }
+        rank(&cursors, dropped: dropped, labels: false, into: &heap)
+        guard cursors.contains(where: { !$0.members.isEmpty }) else { return }
+        let bestWithLabel = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: query.origin != nil ? 0 : RankBucket.label, wholeName: true)
+        if heap.isFull, let worst = heap.worst, worst.bucket < bestWithLabel { return }
+        for g in cursors.indices { cursors[g].rewind() }
+        rank(&cursors, dropped: dropped, labels: true, into: &heap)
+    }
+
+    /// One pass over the records of the word with the fewest (the driving word), in record order, each checked
+    /// against the other words from the smallest up. A record is dropped as soon as the words matched so far put it
+    /// in a bucket the page's worst entry beats, or their scores plus the others' bounds cannot beat it.
+    private func rank(_ cursors: inout [WordCursor], dropped: Int, labels: Bool, into heap: inout TopK) {
+        let weighted = query.origin != nil
+        let sizes = cursors.map { $0.postingCount + (labels ? $0.memberCount : 0) }
+        let order = cursors.indices.sorted { (sizes[$0], $0) < (sizes[$1], $1) }
+        let driving = order[0]
+        guard sizes[driving] > 0 else { return }
+        // remaining[i]: the most the words from order[i] on can still add (with a margin for summation order).
+        var remaining = [Double](repeating: 0, count: order.count + 1)
+        for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
+        var matches = [WordMatch](repeating: WordMatch(typos: 0, prefix: 0, attribute: 0, score: 0, posting: nil), count: cursors.count)
+
+        func visit(_ doc: UInt32) {
+            var typos = 0
+            var prefixes = 0
+            var attributes = 0
+            var partial = 0.0
+            for (i, g) in order.enumerated() {
+                if i > 0 && heap.isFull {
+                    let lowest = RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: weighted ? 0 : attributes, wholeName: true)
+                    guard heap.admits(bucket: lowest, scoreBound: partial + remaining[i], firstDoc: doc) else { return }
+                }
+                guard let m = cursors[g].match(doc, labels: labels, ranker: self) else { return }
+                matches[g] = m
+                typos += m.typos
+                prefixes += m.prefix
+                attributes += m.attribute
+                partial += m.score
+            }
+            if let posting = matches[driving].posting ?? matches.lazy.compactMap(\.posting).first {
+                guard accepts(posting) else { return }
+            } else {
+                guard accepts(doc) else { return }
+            }
+            // The score is summed in the words' order, whatever order they were checked in.
+            var score = matches.reduce(0.0) { $0 + $1.score }
+            var wholeName = false
+            if weighted {
+                attributes = 0
+                score *= decay(doc)
+            } else if dropped == 0 && typos == 0 && prefixes == 0 && attributes == 0, let posting = matches[driving].posting,
+                posting.nameTokens == min(queryTokens, InvertedIndex.Posting.manyNameTokens)
+            {
+                // Every word matched in the name: the name is the query only if it has as many tokens.
+                wholeName = hasWholeName(doc)
+            }
+            let bucket = RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: weighted || wholeName)
+            if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
+        }
+
+        let source = cursors[driving]
+        if !labels && source.lists.count == 1 {
+            for posting in source.lists[0] { visit(posting.doc) }
+        } else {
+            let lists = source.lists.map { $0.map(\.doc) } + (labels ? source.members : [])
+            for doc in lists.reduce([], Self.merge) { visit(doc) }
+        }
     }
 
     /// The union of two sorted duplicate-free lists, sorted and duplicate-free.
@@ -333,72 +457,13 @@ struct KeywordRanker {
         return out
     }
 
-    private func consider(_ candidates: [UInt32], groups: [TextMatcher.Group], dropped: Int, idfs: [[Double]], labelScores: [Double], into heap: inout TopK) {
-        let weighted = query.origin != nil
-        for doc in candidates {
-            guard accepts(doc) else { continue }
-            var typos = 0
-            var prefixes = 0
-            var attributes = 0
-            var score = 0.0
-            var matchedAll = true
-            for g in groups.indices {
-                guard let m = match(doc, groups[g], idfs: idfs[g], labelScore: labelScores[g], weighted: weighted) else {
-                    matchedAll = false
-                    break
-                }
-                typos += m.typos
-                prefixes += m.prefix
-                attributes += m.attribute
-                score += m.score
-            }
-            guard matchedAll else { continue }
-            var wholeName = false
-            if weighted {
-                attributes = 0
-                score *= decay(doc)
-            } else if dropped == 0 && typos == 0 && prefixes == 0 && attributes == 0 {
-                wholeName = hasWholeName(doc)
-            }
-            let bucket = RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: weighted || wholeName)
-            if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
-        }
-    }
-
-    /// A sorted list of record numbers: a posting list (read in place) or a category's members.
-    enum DocList {
-        case postings([InvertedIndex.Posting])
-        case docs([UInt32])
-
-        var count: Int {
-            switch self {
-            case .postings(let list): return list.count
-            case .docs(let list): return list.count
-            }
-        }
-
-        @inline(__always)
-        subscript(i: Int) -> UInt32 {
-            switch self {
-            case .postings(let list): return list[i].doc
-            case .docs(let list): return list[i]
-            }
-        }
-
-        var documents: [UInt32] {
-            switch self {
-            case .postings(let list): return list.map(\.doc)
-            case .docs(let list): return list
-            }
-        }
-    }
-
-    /// The first index at or after `start` whose element is at least `target`, by exponential then binary search.
-    static func gallop(_ list: DocList, from start: Int, to target: UInt32) -> Int {
+    /// The first index at or after `start` whose record is at least `target`, by exponential then binary search.
+    @inline(__always)
+    static func gallop(_ list: [InvertedIndex.Posting], from start: Int, to target: UInt32) -> Int {
         var low = start
         var step = 1
         var high = start
-        while high < list.count && list[high] < target {
+        while high < list.count && list[high].doc < target {
             low = high + 1
             high += step
             step *= 2
@@ -406,7 +471,7 @@ struct KeywordRanker {
         high = min(high, list.count)
         while low < high {
             let mid = (low + high) / 2
-            if list[mid] < target { low = mid + 1 } else { high = mid }
+            if list[mid].doc < target { low = mid + 1 } else { high = mid }
         }
         return low
     }

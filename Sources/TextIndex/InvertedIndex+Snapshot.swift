@@ -3,9 +3,9 @@ import SnapshotFile
 extension InvertedIndex {
     /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
     /// is rebuilt, not read.
-    public static let snapshotVersion: UInt64 = 1
+    public static let snapshotVersion: UInt64 = 2
 
-    /// Writes the index as it is (dictionary, postings with their block bounds, document lengths, sorted keys), for
+    /// Writes the index as it is (dictionary, postings with their block bounds, sorted keys), for
     /// `init(snapshot:)` to restore without analyzing any text.
     public func write(to snapshot: SnapshotWriter) throws(SnapshotError) {
         snapshot.mark()
@@ -17,7 +17,6 @@ extension InvertedIndex {
         let wholeNameTerms = wholeNames.keys.sorted()
         try snapshot.write(wholeNameTerms)
         try snapshot.write(nested: wholeNameTerms.map { wholeNames[$0]! })
-        try snapshot.write(documentLength)
         try snapshot.write(totalLength)
         try snapshot.write(documentCount)
         try snapshot.write(sortedTerms)
@@ -38,7 +37,6 @@ extension InvertedIndex {
         bounds = try snapshot.readNested()
         let wholeNameTerms: [Int32] = try snapshot.read()
         let wholeNameLists: [[UInt32]] = try snapshot.readNested()
-        documentLength = try snapshot.read()
         totalLength = try snapshot.readInt()
         documentCount = try snapshot.readInt()
         sortedTerms = try snapshot.read()

@@ -7,6 +7,11 @@
 /// the term frequency; each posting also says in which kind of field the term occurs (the name, or only other
 /// fields), for the "name before address" ranking rule.
 ///
+/// Each posting carries what ranking needs of its document, so that scoring a posting reads nothing else: the
+/// document's length as a one-byte norm (exact below 64, then four significant bits, as Lucene's and Tantivy's
+/// field norms; BM25 uses the norm's length), how many tokens its first name field has (capped at 15), and one bit
+/// the caller sets per document (the engine marks pins).
+///
 /// Invariants (`checkInvariants()`): each posting list is sorted by document and holds a document at most once; a
 /// list longer than `blockSize` has one bound per block of `blockSize` postings, and each bound is at least the
 /// largest frequency and at most the smallest document length of its block's postings of each field kind.
@@ -14,13 +19,32 @@ public struct InvertedIndex: Sendable {
     public struct Posting: Sendable, Equatable, BitwiseCopyable {
         public let doc: UInt32
         public let frequency: UInt16
-        /// `Posting.inName` and `Posting.inOther` bits.
+        /// `Posting.inName`, `Posting.inOther` and `Posting.marked` bits; the first name field's token count above.
         public let fields: UInt8
+        /// The document's length, `InvertedIndex.norm(length:)`.
+        public let norm: UInt8
 
         public static let inName: UInt8 = 1
         public static let inOther: UInt8 = 2
+        public static let marked: UInt8 = 4
+        /// `nameTokens` of a first name field of this many tokens or more.
+        public static let manyNameTokens = 15
 
-        public var isInName: Bool { fields & Posting.inName != 0 }
+        public init(doc: UInt32, frequency: UInt16, fields: UInt8, norm: UInt8) {
+            self.doc = doc
+            self.frequency = frequency
+            self.fields = fields
+            self.norm = norm
+        }
+
+        // Read in every query's inner loops, in other modules: inlinable.
+        @inlinable public var isInName: Bool { fields & Posting.inName != 0 }
+        /// Whether the caller marked the document (`add(document:fields:marked:)`).
+        @inlinable public var isMarked: Bool { fields & Posting.marked != 0 }
+        /// Tokens of the document's first name field, at most `manyNameTokens`.
+        @inlinable public var nameTokens: Int { Int(fields >> 4) }
+        /// The document length BM25 uses.
+        @inlinable public var length: UInt16 { InvertedIndex.length(norm: norm) }
     }
 
     /// One field of a document to index.
@@ -38,11 +62,13 @@ public struct InvertedIndex: Sendable {
     }
 
     /// A document analyzed by `terms(of:)`: distinct terms with weighted frequency and field bits, its weighted
-    /// length, and the terms its name fields normalize to whole (a name that is one term).
+    /// length, the terms its name fields normalize to whole (a name that is one term), and its first name field's
+    /// token count.
     public struct Analyzed: Sendable {
         public var terms: [(text: String, frequency: Int, fields: UInt8)]
         public var length: Int
         public var wholeNames: [String]
+        public var nameTokens = 0
     }
 
     /// Score bounds of one block of a posting list, per field kind: the largest frequency and the smallest
@@ -81,8 +107,7 @@ public struct InvertedIndex: Sendable {
     var bounds: [[BlockBound]] = []
     /// Per term, the documents whose whole name normalizes to that term (sorted), for the exactness rule.
     var wholeNames: [Int32: [UInt32]] = [:]
-    var documentLength: [UInt16] = []
-    var totalLength = 0
+    @usableFromInline var totalLength = 0
     public internal(set) var documentCount = 0
     /// Terms sorted (by Unicode scalar, which is also UTF-8 byte order), as flat scalar keys for prefix ranges and
     /// the typo automaton; terms added since are in `unsortedTerms`.
@@ -100,9 +125,11 @@ public struct InvertedIndex: Sendable {
         var frequencies: [(text: String, frequency: Int, fields: UInt8)] = []
         var length = 0
         var wholeNames: [String] = []
+        var nameTokens: Int?
         for field in fields {
             let tokens = Tokenizer.tokens(field.text)
             if field.isName {
+                if nameTokens == nil { nameTokens = tokens.count }
                 let normalized = TextNormalizer.normalize(field.text)
                 if tokens.contains(where: { $0.text == normalized }) && !wholeNames.contains(normalized) { wholeNames.append(normalized) }
             }
@@ -119,36 +146,36 @@ public struct InvertedIndex: Sendable {
                 length += field.weight
             }
         }
-        return Analyzed(terms: frequencies, length: length, wholeNames: wholeNames)
+        return Analyzed(terms: frequencies, length: length, wholeNames: wholeNames, nameTokens: nameTokens ?? 0)
     }
 
-    /// Adds a document's fields. A document already present must be removed first.
-    public mutating func add(document: UInt32, fields: [Field]) {
-        insert(document: document, InvertedIndex.terms(of: fields))
+    /// Adds a document's fields, `marked` or not (`Posting.isMarked`). A document already present must be removed
+    /// first.
+    public mutating func add(document: UInt32, fields: [Field], marked: Bool = false) {
+        insert(document: document, InvertedIndex.terms(of: fields), marked: marked)
     }
 
     /// Adds a document already analyzed by `terms(of:)` (bulk loads analyze on several threads, then add in order).
-    public mutating func add(document: UInt32, analyzed: Analyzed) {
-        insert(document: document, analyzed)
+    public mutating func add(document: UInt32, analyzed: Analyzed, marked: Bool = false) {
+        insert(document: document, analyzed, marked: marked)
     }
 
-    private mutating func insert(document: UInt32, _ analyzed: Analyzed) {
-        let doc = Int(document)
-        if documentLength.count <= doc { documentLength.append(contentsOf: repeatElement(0, count: doc + 1 - documentLength.count)) }
-        let length = UInt16(min(analyzed.length, Int(UInt16.max)))
-        documentLength[doc] = length
-        totalLength += Int(length)
+    private mutating func insert(document: UInt32, _ analyzed: Analyzed, marked: Bool) {
+        let length = min(analyzed.length, Int(UInt16.max))
+        let norm = InvertedIndex.norm(length: length)
+        totalLength += length
         documentCount += 1
+        let facts = UInt8(min(analyzed.nameTokens, Posting.manyNameTokens)) << 4 | (marked ? Posting.marked : 0)
         for (text, frequency, fields) in analyzed.terms {
             let term = Int(termID(text))
-            let posting = Posting(doc: document, frequency: UInt16(min(frequency, Int(UInt16.max))), fields: fields)
+            let posting = Posting(doc: document, frequency: UInt16(min(frequency, Int(UInt16.max))), fields: fields | facts, norm: norm)
             if let last = postings[term].last, last.doc > document {
                 let i = InvertedIndex.lowerBound(postings[term], document)
                 postings[term].insert(posting, at: i)
                 rebuildBounds(Int32(term), from: i / InvertedIndex.blockSize)
             } else {
                 postings[term].append(posting)
-                extendBounds(term, with: posting, length: length)
+                extendBounds(term, with: posting)
             }
         }
         for name in analyzed.wholeNames {
@@ -166,8 +193,11 @@ public struct InvertedIndex: Sendable {
     /// Removes a document, given the same fields it was added with.
     public mutating func remove(document: UInt32, fields: [Field]) {
         var seen = Set<String>()
+        var length = 0
         for field in fields {
-            for token in Tokenizer.tokens(field.text) where seen.insert(token.text).inserted {
+            for token in Tokenizer.tokens(field.text) {
+                length += field.weight
+                guard seen.insert(token.text).inserted else { continue }
                 guard let term = termIDs[token.text] else { continue }
                 let t = Int(term)
                 let i = InvertedIndex.lowerBound(postings[t], document)
@@ -184,11 +214,7 @@ public struct InvertedIndex: Sendable {
                 }
             }
         }
-        let doc = Int(document)
-        if doc < documentLength.count {
-            totalLength -= Int(documentLength[doc])
-            documentLength[doc] = 0
-        }
+        totalLength -= min(length, Int(UInt16.max))
         documentCount -= 1
     }
 
@@ -211,7 +237,7 @@ public struct InvertedIndex: Sendable {
     }
 
     /// Keeps the last block's bound up to date after an append (bulk loads append only).
-    private mutating func extendBounds(_ term: Int, with posting: Posting, length: UInt16) {
+    private mutating func extendBounds(_ term: Int, with posting: Posting) {
         let count = postings[term].count
         guard count > InvertedIndex.blockSize else { return }
         if bounds[term].isEmpty {
@@ -219,7 +245,7 @@ public struct InvertedIndex: Sendable {
             return
         }
         if (count - 1) % InvertedIndex.blockSize == 0 { bounds[term].append(BlockBound()) }
-        bounds[term][bounds[term].count - 1].include(posting, length: length)
+        bounds[term][bounds[term].count - 1].include(posting)
     }
 
     /// Recomputes the bounds of every block from `block` on (inserts and removes in the middle shift them).
@@ -236,7 +262,7 @@ public struct InvertedIndex: Sendable {
         for b in start..<blocks {
             var bound = BlockBound()
             for posting in list[(b * InvertedIndex.blockSize)..<min(list.count, (b + 1) * InvertedIndex.blockSize)] {
-                bound.include(posting, length: documentLength[Int(posting.doc)])
+                bound.include(posting)
             }
             bounds[t].append(bound)
         }
@@ -351,19 +377,35 @@ public struct InvertedIndex: Sendable {
         return log(1 + (n - Double(df) + 0.5) / (Double(df) + 0.5))
     }
 
-    public var averageLength: Double { Double(totalLength) / Double(max(documentCount, 1)) }
-
-    public func length(of document: UInt32) -> UInt16 { documentLength[Int(document)] }
+    @inlinable public var averageLength: Double { Double(totalLength) / Double(max(documentCount, 1)) }
 
     /// The BM25 contribution of one posting.
-    @inline(__always)
+    @inlinable
     public func score(_ posting: Posting, idf: Double) -> Double {
-        InvertedIndex.bm25(frequency: posting.frequency, length: documentLength[Int(posting.doc)], averageLength: averageLength, idf: idf)
+        InvertedIndex.bm25(frequency: posting.frequency, length: posting.length, averageLength: averageLength, idf: idf)
+    }
+
+    /// A document length in one byte: exact below 64, above that rounded down to four significant bits (a length of
+    /// 64 ≤ L < 65 536 is (8 + m) · 2^(e − 3) with 2^e ≤ L, m in 0..<8). Monotonic, so bounds on norms bound lengths.
+    public static func norm(length: Int) -> UInt8 {
+        let length = max(0, min(length, Int(UInt16.max)))
+        guard length >= 64 else { return UInt8(length) }
+        let exponent = Int.bitWidth - 1 - length.leadingZeroBitCount
+        let mantissa = (length >> (exponent - 3)) & 7
+        return UInt8(64 + (exponent - 6) * 8 + mantissa)
+    }
+
+    /// The length a norm stands for (the smallest length with that norm).
+    @inlinable
+    public static func length(norm: UInt8) -> UInt16 {
+        guard norm >= 64 else { return UInt16(norm) }
+        let k = Int(norm) - 64
+        return UInt16((8 + k & 7) << (k >> 3 + 3))
     }
 
     /// BM25's term weight: idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · length / average length)). It grows with
     /// tf and shrinks with length, so (largest tf, smallest length) of a block bounds every posting in it.
-    @inline(__always)
+    @inlinable
     public static func bm25(frequency: UInt16, length: UInt16, averageLength: Double, idf: Double) -> Double {
         let tf = Double(frequency)
         return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * Double(length) / max(averageLength, 1)))
@@ -397,7 +439,7 @@ public struct InvertedIndex: Sendable {
             guard bounds[t].count == expected else { return false }
             for (b, bound) in bounds[t].enumerated() {
                 for posting in list[(b * InvertedIndex.blockSize)..<min(list.count, (b + 1) * InvertedIndex.blockSize)] {
-                    let length = documentLength[Int(posting.doc)]
+                    let length = posting.length
                     if posting.isInName {
                         guard bound.nameFrequency >= posting.frequency, bound.nameLength <= length else { return false }
                     } else {
@@ -411,7 +453,8 @@ public struct InvertedIndex: Sendable {
 }
 
 extension InvertedIndex.BlockBound {
-    mutating func include(_ posting: InvertedIndex.Posting, length: UInt16) {
+    mutating func include(_ posting: InvertedIndex.Posting) {
+        let length = posting.length
         if posting.isInName {
             nameFrequency = max(nameFrequency, posting.frequency)
             nameLength = min(nameLength, length)

@@ -131,7 +131,9 @@ import TextIndex
                     for e in group.expansions {
                         guard let t = documentTerms[i][e.term] else { continue }
                         let tf = Double(t.frequency)
-                        var s = idf(df[e.term]!) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * Double(lengths[i]) / average))
+                        // BM25 with the length as its one-byte norm stands for it (exact below 64).
+                        let length = Double(InvertedIndex.length(norm: InvertedIndex.norm(length: lengths[i])))
+                        var s = idf(df[e.term]!) * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
                         let attribute = t.inName ? 0 : 2
                         if weighted && attribute == 2 { s *= 0.5 }
                         offer((e.typos, e.prefix, attribute, s))

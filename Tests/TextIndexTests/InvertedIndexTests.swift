@@ -48,10 +48,41 @@ struct TestRandom {
         #expect(analyzed.terms.first { $0.text == "helsinki" }?.fields == InvertedIndex.Posting.inOther)
         #expect(analyzed.length == 3 + 3 + 1 + 1 + 1 + 1)
         #expect(analyzed.wholeNames.isEmpty)
+        #expect(analyzed.nameTokens == 2)
+        // What ranking needs of the document travels in each of its postings.
+        var index = InvertedIndex()
+        index.add(document: 7, analyzed: analyzed, marked: true)
+        index.add(document: 8, fields: [.init("Java", weight: 3, isName: true)])
+        let postings = index.postings(of: index.term("java")!)
+        #expect(postings.map(\.isMarked) == [true, false])
+        #expect(postings.map(\.nameTokens) == [2, 1])
+        #expect(postings.map(\.length) == [10, 3])
         #expect(InvertedIndex.terms(of: [.init("Java!", weight: 3, isName: true)]).wholeNames == ["java"])
     }
 
-    /// BM25 of every posting against the textbook formula computed from the documents themselves.
+    /// The length a one-byte norm stands for, written from its definition: exact below 64, else the largest
+    /// (8 + m) · 2^(e − 3) not above it.
+    static func normLength(_ length: Int) -> Int {
+        guard length >= 64 else { return length }
+        var e = 0
+        while 1 << (e + 1) <= length { e += 1 }
+        return (8...15).map { $0 << (e - 3) }.last { $0 <= length }!
+    }
+
+    @Test func lengthNormsAreExactBelow64AndKeepFourSignificantBits() {
+        var previous: UInt8 = 0
+        for length in 0...Int(UInt16.max) {
+            let norm = InvertedIndex.norm(length: length)
+            #expect(Int(InvertedIndex.length(norm: norm)) == Self.normLength(length), "length \(length)")
+            #expect(norm >= previous, "norms grow with the length (\(length))")
+            previous = norm
+        }
+        #expect(InvertedIndex.norm(length: 1_000_000) == InvertedIndex.norm(length: Int(UInt16.max)))
+        #expect(InvertedIndex.length(norm: InvertedIndex.norm(length: 100)) == 96)
+    }
+
+    /// BM25 of every posting against the textbook formula computed from the documents themselves (the length being
+    /// what its norm stands for; long documents included, so that rounding shows).
     @Test func bm25MatchesTheFormula() {
         var random = TestRandom("bm25MatchesTheFormula")
         var index = InvertedIndex()
@@ -59,7 +90,7 @@ struct TestRandom {
         for doc in 0..<300 {
             let fields: [InvertedIndex.Field] = [
                 .init(Self.randomText(&random, words: 1 + random.below(3)), weight: 3, isName: true),
-                .init(Self.randomText(&random, words: random.below(4)), weight: 1, isName: false),
+                .init(Self.randomText(&random, words: doc % 10 == 0 ? 40 + random.below(200) : random.below(4)), weight: 1, isName: false),
             ]
             documents.append(fields)
             index.add(document: UInt32(doc), fields: fields)
@@ -77,7 +108,7 @@ struct TestRandom {
             let idf = log(1 + (n - df + 0.5) / (df + 0.5))
             for posting in index.postings(of: term) {
                 let tf = Double(tokens(documents[Int(posting.doc)]).filter { $0.0 == word }.reduce(0) { $0 + $1.1 })
-                let length = Double(lengths[Int(posting.doc)])
+                let length = Double(Self.normLength(lengths[Int(posting.doc)]))
                 let expected = idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
                 let got = index.score(posting, idf: index.idf(documentFrequency: index.documentFrequency(term)))
                 #expect(abs(got - expected) < 1e-9 * max(1, expected), "\(word) in \(posting.doc)")

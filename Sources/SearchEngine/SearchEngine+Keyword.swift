@@ -224,9 +224,14 @@ struct KeywordRanker {
                 }
             }
         case .wholeName(let term):
-            let idf = s.text.idf(documentFrequency: s.text.documentFrequency(term))
+            // The whole-name records are a sorted subset of the term's postings: one forward gallop finds them all.
+            let list = s.text.postings(of: term)
+            let idf = s.text.idf(documentFrequency: list.count)
+            var at = 0
             for doc in s.text.wholeNameDocuments(of: term) {
-                guard let posting = s.text.posting(term: term, document: doc) else { continue }
+                at = Self.gallop(list, from: at, to: doc)
+                guard at < list.count, list[at].doc == doc else { continue }
+                let posting = list[at]
                 let score = s.text.score(posting, idf: idf)
                 if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(posting) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
             }

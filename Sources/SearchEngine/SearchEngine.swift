@@ -198,17 +198,25 @@ public final class SearchEngine: @unchecked Sendable {
     // MARK: Filters
 
     /// The per-record test of a query's category and keyword filters (kind is handled by choosing the index).
+    ///
+    /// Compiled once per query: category tests become a lookup by the record's category code, and each query word
+    /// a binary search in its expansions' posting lists, so a record costs no string comparison.
     func filter(_ s: EngineState, category: String?, matcher: TextMatcher?) -> ((UInt32) -> Bool)? {
         if category == nil && matcher == nil { return nil }
+        let meta = s.meta
+        let allowed = category.map { c in s.categoryNames.map { $0.isCategory(under: c) } }
+        let words = (matcher?.groups ?? []).map { group in
+            WordFilter(
+                lists: group.expansions.map { s.text.postings(of: $0.term) },
+                labelled: group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
+            )
+        }
         return { number in
-            guard s.meta[Int(number)].live else { return false }
-            let own = s.category(of: number)
-            if let category {
-                guard let own, own.isCategory(under: category) else { return false }
-            }
-            if let matcher {
-                return matcher.contains(number, category: own, index: s.text)
-            }
+            let record = meta[Int(number)]
+            guard record.live else { return false }
+            let code = Int(record.category)
+            if let allowed, !(code < allowed.count && allowed[code]) { return false }
+            for word in words where !word.matches(number, category: code) { return false }
             return true
         }
     }
@@ -288,5 +296,21 @@ struct VisitMarks: Sendable {
     mutating func reset() {
         for doc in touched { marks[Int(doc)] = false }
         touched.removeAll(keepingCapacity: true)
+    }
+}
+
+/// One query word as a record test: its expansions' posting lists and, per category code, whether the word labels it.
+struct WordFilter {
+    let lists: [[InvertedIndex.Posting]]
+    let labelled: [Bool]
+
+    @inline(__always)
+    func matches(_ number: UInt32, category code: Int) -> Bool {
+        if code < labelled.count && labelled[code] { return true }
+        for list in lists {
+            let i = InvertedIndex.lowerBound(list, number)
+            if i < list.count && list[i].doc == number { return true }
+        }
+        return false
     }
 }

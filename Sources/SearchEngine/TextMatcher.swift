@@ -62,15 +62,6 @@ struct TextMatcher {
     }
 
     var isEmpty: Bool { groups.isEmpty }
-
-    /// Whether an indexed record satisfies every group: a binary search in each expansion's posting list (no
-    /// tokenizing), or its category.
-    func contains(_ record: UInt32, category: String?, index: InvertedIndex) -> Bool {
-        groups.allSatisfy { group in
-            if let category, group.categories.contains(where: { category.isCategory(under: $0) }) { return true }
-            return group.expansions.contains { index.contains(term: $0.term, document: record) }
-        }
-    }
 }
 
 extension EngineState {

@@ -411,7 +411,9 @@ public struct InvertedIndex: Sendable {
         return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * Double(length) / max(averageLength, 1)))
     }
 
-    static func lowerBound(_ postings: [Posting], _ doc: UInt32) -> Int {
+    /// The first index whose document is at least `doc` (binary search).
+    @inlinable
+    public static func lowerBound(_ postings: [Posting], _ doc: UInt32) -> Int {
         var low = 0
         var high = postings.count
         while low < high {

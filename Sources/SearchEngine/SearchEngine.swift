@@ -211,6 +211,11 @@ public final class SearchEngine: @unchecked Sendable {
                 labelled: group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
             )
         }
+        if allowed == nil && !words.isEmpty && words.allSatisfy({ $0.labelled.isEmpty }) {
+            // Postings hold live records only: a record in every word's postings is live, and its facts (a cache miss
+            // per visited record) are not read.
+            return { number in words.allSatisfy { $0.inPostings(number) } }
+        }
         return { number in
             let record = meta[Int(number)]
             guard record.live else { return false }
@@ -306,7 +311,11 @@ struct WordFilter {
 
     @inline(__always)
     func matches(_ number: UInt32, category code: Int) -> Bool {
-        if code < labelled.count && labelled[code] { return true }
+        (code < labelled.count && labelled[code]) || inPostings(number)
+    }
+
+    @inline(__always)
+    func inPostings(_ number: UInt32) -> Bool {
         for list in lists {
             let i = InvertedIndex.lowerBound(list, number)
             if i < list.count && list[i].doc == number { return true }

@@ -68,4 +68,28 @@ import Testing
         #expect(engine.poi(id: "x") == nil)
         #expect(try engine.search(SearchQuery(text: "cafe")).results.isEmpty)
     }
+
+    /// The keyword test of a nearby or within walk reads only postings when there is no category: a record moved or
+    /// deleted must answer by its current words and place through either planner route.
+    @Test(arguments: [SearchEngine.Route.spatialFirst, .textFirst])
+    func nearbyAndWithinKeywordsFollowWrites(route: SearchEngine.Route) throws {
+        let engine = SearchEngine(pois: [], taxonomy: testTaxonomy)
+        engine.forcedRoute = route
+        _ = try engine.upsertPOI(poi("a", "Cafe A", "food.cafe", 60.17, 24.94))
+        _ = try engine.upsertPOI(poi("b", "Cafe B", "food.cafe", 60.171, 24.941))
+        _ = try engine.upsertPOI(poi("c", "Bar C", "food.bar", 60.172, 24.942))
+        let origin = try Coordinate(latitude: 60.17, longitude: 24.94)
+        let box = WithinQuery.Area.box(try BoundingBox(west: 24.9, south: 60.1, east: 25, north: 60.2))
+        func nearby(_ text: String) -> [String] { engine.nearby(NearbyQuery(origin: origin, radius: 5_000, text: text)).results.map(\.id) }
+        func within(_ text: String) -> [String] { engine.within(WithinQuery(area: box, text: text)).results.map(\.id).sorted() }
+        #expect(nearby("cafe") == ["a", "b"])
+        #expect(within("cafe") == ["a", "b"])
+        _ = try engine.upsertPOI(poi("b", "Bar B", "food.bar", 60.171, 24.941))
+        _ = try engine.upsertPOI(poi("a", "Cafe A", "food.cafe", 61.5, 23.8))  // moved 150 km away
+        try engine.deletePOI(id: "c")
+        #expect(nearby("cafe").isEmpty)
+        #expect(within("cafe").isEmpty)
+        #expect(nearby("bar") == ["b"])
+        #expect(within("bar") == ["b"])
+    }
 }

@@ -210,7 +210,7 @@ public final class SearchEngine: @unchecked Sendable {
                 lists: group.expansions.map { s.text.postings(of: $0.term) },
                 labelled: group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
             )
-        }
+        }.sorted { $0.postingCount < $1.postingCount }  // the rarest word first: most records fail there
         if allowed == nil && !words.isEmpty && words.allSatisfy({ $0.labelled.isEmpty }) {
             // Postings hold live records only: a record in every word's postings is live, and its facts (a cache miss
             // per visited record) are not read.
@@ -226,37 +226,27 @@ public final class SearchEngine: @unchecked Sendable {
         }
     }
 
-    /// Records satisfying every group, in record order, without scoring: sorted posting lists merged per group and
-    /// intersected across groups.
+    /// Records satisfying every group, in record order, without scoring: the group with the fewest postings gives the
+    /// candidates (its sorted lists and label members merged), and each other group is tested per candidate — a binary
+    /// search in its lists or its label table — so a group with large lists (a one-letter word's completions) is
+    /// never merged.
     func matchingRecords(_ s: EngineState, _ matcher: TextMatcher) -> [UInt32] {
-        var result: [UInt32]?
-        for group in matcher.groups {
-            var lists: [[UInt32]] = group.expansions.map { s.text.postings(of: $0.term).map(\.doc) }
-            lists += s.members(ofCategoriesUnder: group.categories)
-            var union: [UInt32]
-            if lists.count == 1 {
-                union = lists[0]
-            } else {
-                union = Array(Set(lists.joined())).sorted()
-            }
-            if let current = result {
-                var merged: [UInt32] = []
-                var i = 0
-                var j = 0
-                while i < current.count && j < union.count {
-                    if current[i] == union[j] {
-                        merged.append(current[i])
-                        i += 1
-                        j += 1
-                    } else if current[i] < union[j] { i += 1 } else { j += 1 }
-                }
-                result = merged
-            } else {
-                result = union
-            }
-            if result?.isEmpty == true { break }
+        let groups = matcher.groups.map { group in
+            (lists: group.expansions.map { s.text.postings(of: $0.term) }, members: s.members(ofCategoriesUnder: group.categories), categories: group.categories)
         }
-        return result ?? []
+        func size(_ g: Int) -> Int { groups[g].lists.reduce(0) { $0 + $1.count } + groups[g].members.reduce(0) { $0 + $1.count } }
+        guard let first = groups.indices.min(by: { size($0) < size($1) }) else { return [] }
+        var candidates = (groups[first].lists.map { $0.map(\.doc) } + groups[first].members).reduce([], KeywordRanker.merge)
+        let others = groups.indices.filter { $0 != first }.map { g in
+            WordFilter(
+                lists: groups[g].lists,
+                labelled: groups[g].categories.isEmpty ? [] : s.categoryNames.map { name in groups[g].categories.contains { name.isCategory(under: $0) } }
+            )
+        }.sorted { $0.postingCount < $1.postingCount }
+        if !others.isEmpty {
+            candidates.removeAll { doc in !others.allSatisfy { $0.matches(doc, category: Int(s.meta[Int(doc)].category)) } }
+        }
+        return candidates
     }
 
     /// Estimated number of text candidates: the smallest group's posting and category sizes.
@@ -313,6 +303,8 @@ struct WordFilter {
     func matches(_ number: UInt32, category code: Int) -> Bool {
         (code < labelled.count && labelled[code]) || inPostings(number)
     }
+
+    var postingCount: Int { lists.reduce(0) { $0 + $1.count } }
 
     @inline(__always)
     func inPostings(_ number: UInt32) -> Bool {

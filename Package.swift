@@ -102,6 +102,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),

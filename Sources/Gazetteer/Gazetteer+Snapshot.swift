@@ -109,6 +109,7 @@ extension Gazetteer {
         let placeTree = try RTree(snapshot: file)
         let districtTree = try RTree(snapshot: file)
         guard file.isAtEnd, placeTree.count == n else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }
+        file.releaseResidentPages()
         return (places, Built(names: names, placeTree: placeTree, districtTree: districtTree))
     }
 }

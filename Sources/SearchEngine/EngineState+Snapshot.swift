@@ -8,7 +8,7 @@ import TextIndex
 /// change sequence) and is used only when both match the store at start-up.
 extension EngineState {
     /// Bumped whenever the layout of any structure below changes.
-    static let snapshotFormat: UInt32 = 1
+    static let snapshotFormat: UInt32 = 2
 
     /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
     @discardableResult
@@ -22,11 +22,11 @@ extension EngineState {
         file.mark()
         try file.write(meta)
         try file.write(categoryNames)
-        for numbers in [poiNumbers, pinNumbers] {
-            let ids = numbers.keys.sorted()
-            try file.write(ids)
-            try file.write(ids.map { numbers[$0]! })
-        }
+        try file.write(poiIDs.slots)
+        try file.write(poiIDs.count)
+        let pins = pinNumbers.keys.sorted()
+        try file.write(pins)
+        try file.write(pins.map { pinNumbers[$0]! })
         try poiSpatial.write(to: file)
         try pinSpatial.write(to: file)
         try text.write(to: file)
@@ -62,19 +62,20 @@ extension EngineState {
         state.sequence = found
         let count = try file.readInt()
         state.records = try RecordStore(snapshot: file)
-        state.meta = try file.read()
+        state.meta = try file.readFlat()
         state.categoryNames = try file.readStrings()
-        for kind in [RecordKind.poi, .pin] {
-            let ids = try file.readStrings()
-            let numbers: [UInt32] = try file.read()
-            guard ids.count == numbers.count, numbers.allSatisfy({ Int($0) < count }) else {
-                throw .corrupt(path: path, reason: "record numbers out of range")
-            }
-            var map: [String: UInt32] = [:]
-            map.reserveCapacity(ids.count)
-            for (id, number) in zip(ids, numbers) { map[id] = number }
-            if kind == .poi { state.poiNumbers = map } else { state.pinNumbers = map }
+        // Served from the mapping; its entries' numbers are checked against the records at each lookup.
+        guard let poiIDs = IDTable(slots: try file.readFlat(), count: try file.readInt()) else {
+            throw .corrupt(path: path, reason: "the id table's sizes are not a table's")
         }
+        state.poiIDs = poiIDs
+        let pinIDs = try file.readStrings()
+        let pinNumbers: [UInt32] = try file.read()
+        guard pinIDs.count == pinNumbers.count, pinNumbers.allSatisfy({ Int($0) < count }) else {
+            throw .corrupt(path: path, reason: "record numbers out of range")
+        }
+        state.pinNumbers.reserveCapacity(pinIDs.count)
+        for (id, number) in zip(pinIDs, pinNumbers) { state.pinNumbers[id] = number }
         state.poiSpatial = try SpatialIndex(snapshot: file)
         state.pinSpatial = try SpatialIndex(snapshot: file)
         state.text = try InvertedIndex(snapshot: file)
@@ -87,6 +88,7 @@ extension EngineState {
         for (category, list) in zip(categories, members) { state.categoryMembers[category] = list }
         state.categoryCodes.reserveCapacity(state.categoryNames.count)
         for (code, name) in state.categoryNames.enumerated() { state.categoryCodes[name] = UInt16(code) }
+        file.releaseResidentPages()
         return state
     }
 }

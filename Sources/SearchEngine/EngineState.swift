@@ -1,6 +1,7 @@
 import Catalog
 import Dispatch
 import Foundation
+import SnapshotFile
 import SpatialIndex
 import TextIndex
 
@@ -13,11 +14,12 @@ struct EngineState {
     var records = RecordStore()
     /// What filters and ranking need of each record, flat and small, so scanning thousands of candidates does not
     /// copy whole records.
-    var meta: [RecordMeta] = []
+    var meta = FlatArray<RecordMeta>()
     /// Interned categories (`RecordMeta.category` indexes this).
     var categoryNames: [String] = []
     var categoryCodes: [String: UInt16] = [:]
-    var poiNumbers: [String: UInt32] = [:]
+    /// POI record numbers by id (pins, few, in `pinNumbers`).
+    var poiIDs = IDTable()
     var pinNumbers: [String: UInt32] = [:]
     var poiSpatial = SpatialIndex()
     var pinSpatial = SpatialIndex()
@@ -117,7 +119,7 @@ struct EngineState {
         init(expected: Int) {
             poiPoints.reserveCapacity(expected)
             state.records.reserveCapacity(expected)
-            state.poiNumbers.reserveCapacity(expected)
+            state.poiIDs.reserveCapacity(expected)
         }
 
         /// Text analysis (normalizing and tokenizing) is most of the start-up work and independent per record: it
@@ -128,7 +130,9 @@ struct EngineState {
                 let number = UInt32(state.records.count)
                 state.records.append(.poi(poi))
                 state.setMeta(number, .poi(poi))
-                state.poiNumbers[poi.id] = number
+                // A later record of the same id takes the id, as a dictionary's assignment would.
+                state.poiIDs.remove(poi.id) { state.records.poi($0, hasID: poi.id) }
+                state.poiIDs.insert(poi.id, number: number)
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
                 state.text.add(document: number, analyzed: analyzed[offset])
                 state.categoryMembers[poi.category, default: []].append(number)
@@ -178,13 +182,13 @@ struct EngineState {
         case .pin(let pin): id = pin.id
         }
         let number: UInt32
-        if let existing = kind == .poi ? poiNumbers[id] : pinNumbers[id] {
+        if let existing = kind == .poi ? poiNumber(id) : pinNumbers[id] {
             number = existing
             if let old = records[Int(number)] { unindex(old, number) }
         } else {
             number = UInt32(records.count)
             records.append(nil)
-            if kind == .poi { poiNumbers[id] = number } else { pinNumbers[id] = number }
+            if kind == .poi { poiIDs.insert(id, number: number) } else { pinNumbers[id] = number }
         }
         records[Int(number)] = record
         setMeta(number, record)
@@ -200,9 +204,12 @@ struct EngineState {
         return number
     }
 
+    /// The record number of the POI `id`.
+    func poiNumber(_ id: String) -> UInt32? { poiIDs.number(of: id) { records.poi($0, hasID: id) } }
+
     /// Removes a record by kind and id; returns it.
     mutating func delete(_ kind: RecordKind, id: String) -> Hit.Record? {
-        guard let number = kind == .poi ? poiNumbers.removeValue(forKey: id) : pinNumbers.removeValue(forKey: id),
+        guard let number = kind == .poi ? poiIDs.remove(id, isRecord: { records.poi($0, hasID: id) }) : pinNumbers.removeValue(forKey: id),
             let old = records[Int(number)]
         else { return nil }
         unindex(old, number)

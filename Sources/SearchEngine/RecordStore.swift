@@ -10,8 +10,9 @@ import SnapshotFile
 /// Pins, written one at a time by users and few, are kept whole. Replacing a POI appends its new bytes and leaves
 /// the old ones unused until the engine is next loaded.
 struct RecordStore: Sendable {
-    private var slots: [Slot] = []
-    private var bytes: [UInt8] = []
+    // Served from the snapshot's mapping after a restart (`FlatArray`); copied to the heap by the first write.
+    private var slots = FlatArray<Slot>()
+    private var bytes = FlatArray<UInt8>()
     private var pins: [UInt32: PinRecord] = [:]
     private var categories = Interner()
     private var cities = Interner()
@@ -92,6 +93,20 @@ struct RecordStore: Sendable {
 
     private func poi(_ slot: Slot) -> POIRecord { packed(slot).record }
 
+    /// Whether record `number` is a POI whose id is `id` (compared as bytes, no string made).
+    func poi(_ number: UInt32, hasID id: String) -> Bool {
+        guard Int(number) < slots.count else { return false }
+        let slot = slots[Int(number)]
+        guard slot.kind == .poi else { return false }
+        var id = id
+        return id.withUTF8 { wanted in
+            wanted.count == Int(slot.idLength)
+                && bytes.withUnsafeBufferPointer { all in
+                    UnsafeBufferPointer(rebasing: all[slot.offset..<slot.offset + wanted.count]).elementsEqual(wanted)
+                }
+        }
+    }
+
     /// A POI's name alone (ranking compares names of many candidates; making whole records would dominate).
     func poiName(_ number: Int) -> String? {
         let slot = slots[number]
@@ -113,11 +128,14 @@ struct RecordStore: Sendable {
         let address = slot.addressLength == Slot.none ? nil : Int(slot.addressLength)
         let length = Int(slot.idLength) + Int(slot.nameLength) + (address ?? 0) + Int(slot.tagsLength)
         return PackedPOI(
-            bytes: Array(bytes[slot.offset..<slot.offset + length]), idLength: Int(slot.idLength), nameLength: Int(slot.nameLength),
+            bytes: bytes.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[slot.offset..<slot.offset + length])) }, idLength: Int(slot.idLength), nameLength: Int(slot.nameLength),
             addressLength: address, category: categories.string(slot.category), city: slot.city == Slot.none ? nil : cities.string(slot.city),
             country: slot.country == Slot.none ? nil : countries.string(slot.country), latitude: slot.latitude, longitude: slot.longitude
         )
     }
+
+    /// Whether the packed records are read from a mapped snapshot (not yet copied by a write).
+    var isMapped: Bool { slots.isMapped && bytes.isMapped }
 
     /// Approximate bytes held (slots, packed strings, interned strings; pins not counted).
     var memoryFootprint: Int { slots.capacity * MemoryLayout<Slot>.stride + bytes.capacity }
@@ -167,8 +185,8 @@ extension RecordStore {
 
     init(snapshot: SnapshotReader) throws(SnapshotError) {
         self.init()
-        slots = try snapshot.read()
-        bytes = try snapshot.read()
+        slots = try snapshot.readFlat()
+        bytes = try snapshot.readFlat()
         categories = Interner(strings: try snapshot.readStrings())
         cities = Interner(strings: try snapshot.readStrings())
         countries = Interner(strings: try snapshot.readStrings())

@@ -1,5 +1,6 @@
 import Catalog
 import GeoCore
+import SnapshotFile
 import TextIndex
 
 /// Keyword ranking as a list of rules applied in order (Meilisearch's ranking rules; DESIGN.md §4):
@@ -290,7 +291,7 @@ struct KeywordRanker {
     /// record was found, and the posting found is scored where it lies.
     struct WordCursor {
         let terms: [Int32]
-        let lists: [[InvertedIndex.Posting]]
+        let lists: [FlatArray<InvertedIndex.Posting>]
         let typos: [Int]
         let prefixes: [Int]
         let idfs: [Double]
@@ -464,7 +465,7 @@ struct KeywordRanker {
 
     /// The first index at or after `start` whose record is at least `target`, by exponential then binary search.
     @inline(__always)
-    static func gallop(_ list: [InvertedIndex.Posting], from start: Int, to target: UInt32) -> Int {
+    static func gallop(_ list: FlatArray<InvertedIndex.Posting>, from start: Int, to target: UInt32) -> Int {
         var low = start
         var step = 1
         var high = start
@@ -502,7 +503,7 @@ struct KeywordRanker {
         let members = s.members(ofCategoriesUnder: group.categories)
         let size = lists.reduce(0) { $0 + $1.count } + members.reduce(0) { $0 + $1.count }
         // Posting lists hold live records only: without a filter, one list's size is its exact count.
-        let otherKindExists = query.kind == .poi ? !s.pinNumbers.isEmpty : (query.kind == .pin ? !s.poiNumbers.isEmpty : false)
+        let otherKindExists = query.kind == .poi ? !s.pinNumbers.isEmpty : (query.kind == .pin ? s.poiIDs.count > 0 : false)
         if query.category == nil && query.bbox == nil && !otherKindExists && lists.count + members.count == 1 { return size }
         guard size <= SearchEngine.exactTotalLimit else { return max(found, size) }
         var marks = engine.scratchPool.withLock { $0.popLast() } ?? VisitMarks()

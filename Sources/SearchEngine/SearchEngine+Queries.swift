@@ -142,7 +142,7 @@ extension SearchEngine {
     /// One POI by id.
     public func poi(id: String) -> POIRecord? {
         read { s in
-            guard let number = s.poiNumbers[id], case .poi(let poi) = s.records[Int(number)] else { return nil }
+            guard let number = s.poiNumber(id), case .poi(let poi) = s.records[Int(number)] else { return nil }
             return poi
         }
     }

@@ -166,7 +166,7 @@ extension EngineState {
         for record in changes.records {
             switch record {
             case .poi(let poi):
-                if let number = poiNumbers[poi.id], case .poi(let old)? = records[Int(number)], old == poi { continue }
+                if let number = poiNumber(poi.id), case .poi(let old)? = records[Int(number)], old == poi { continue }
                 _ = put(.poi(poi))
             case .pin(let pin):
                 if let number = pinNumbers[pin.id], case .pin(let old)? = records[Int(number)], old == pin { continue }

@@ -193,7 +193,7 @@ public final class SearchEngine: @unchecked Sendable {
     }
 
     /// Record counts by kind.
-    public var counts: (pois: Int, pins: Int) { read { ($0.poiNumbers.count, $0.pinNumbers.count) } }
+    public var counts: (pois: Int, pins: Int) { read { ($0.poiIDs.count, $0.pinNumbers.count) } }
 
     // MARK: Filters
 
@@ -296,7 +296,7 @@ struct VisitMarks: Sendable {
 
 /// One query word as a record test: its expansions' posting lists and, per category code, whether the word labels it.
 struct WordFilter {
-    let lists: [[InvertedIndex.Posting]]
+    let lists: [FlatArray<InvertedIndex.Posting>]
     let labelled: [Bool]
 
     @inline(__always)

@@ -128,6 +128,23 @@ public final class SnapshotWriter {
         try check()
     }
 
+    /// An array of plain values, as they lie in memory (read back by `read()` or `readFlat()`).
+    public func write<T: BitwiseCopyable>(_ array: FlatArray<T>) throws(SnapshotError) {
+        try array.withUnsafeBufferPointer { (buffer) throws(SnapshotError) in try write(buffer) }
+    }
+
+    /// Arrays of plain values as their lengths and one flat array (read back by `readNested()` or `readNestedFlat()`).
+    public func write<T: BitwiseCopyable>(nested arrays: [FlatArray<T>]) throws(SnapshotError) {
+        try write(arrays.map { UInt32($0.count) })
+        let total = arrays.reduce(into: 0) { $0 += $1.count }
+        try write(total)
+        for array in arrays {
+            array.withUnsafeBytes { append($0) }
+        }
+        pad(total * MemoryLayout<T>.stride)
+        try check()
+    }
+
     /// Plain values from a buffer, read back as an array.
     public func write<T: BitwiseCopyable>(_ buffer: UnsafeBufferPointer<T>) throws(SnapshotError) {
         try write(buffer.count)
@@ -249,7 +266,8 @@ public final class SnapshotWriter {
 public final class SnapshotReader {
     public let path: String
     private let base: UnsafeRawPointer
-    private let mappedLength: Int
+    /// The mapping, kept alive by every `FlatArray` read from it after this reader is gone.
+    public let region: MappedRegion
     private var offset = SnapshotLayout.headerSize
     private let end: Int
 
@@ -269,33 +287,53 @@ public final class SnapshotReader {
             throw .unreadable(path: path, reason: "mmap: \(String(cString: strerror(errno)))")
         }
         base = UnsafeRawPointer(mapping)
-        mappedLength = size
-        _ = madvise(mapping, size, MADV_SEQUENTIAL)
+        region = MappedRegion(base: base, length: size)
         let header = UnsafeRawBufferPointer(start: base, count: SnapshotLayout.headerSize)
         guard Array(header[0..<8]) == SnapshotLayout.magic else {
-            munmap(mapping, size)
             throw .wrongFormat(path: path, reason: "not a snapshot file (bad magic)")
         }
         let version = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
         guard version == formatVersion else {
-            munmap(mapping, size)
             throw .wrongFormat(path: path, reason: "format version \(version), this program reads \(formatVersion)")
         }
         let length = Int(UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 16, as: UInt64.self)))
         guard length == size - SnapshotLayout.headerSize else {
-            munmap(mapping, size)
             throw .corrupt(path: path, reason: "the header says \(length) payload bytes, the file has \(size - SnapshotLayout.headerSize)")
         }
         let expected = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
-        let actual = UInt32(truncatingIfNeeded: SnapshotLayout.crc(0, UnsafeRawBufferPointer(start: base + SnapshotLayout.headerSize, count: length)))
+        // The checksum reads the file with pread, not through the mapping: the pages land in the (shared) page cache
+        // without being mapped into this process, whose resident set then holds only what queries touch.
+        let actual = try SnapshotReader.checksum(descriptor: descriptor, from: SnapshotLayout.headerSize, length: length, path: path)
         guard actual == expected else {
-            munmap(mapping, size)
             throw .corrupt(path: path, reason: "checksum mismatch")
         }
         end = size
     }
 
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), mappedLength) }
+    /// CRC-32 of `length` bytes of the file from `offset`, read in 1 MiB chunks.
+    static func checksum(descriptor: Int32, from offset: Int, length: Int, path: String) throws(SnapshotError) -> UInt32 {
+        _ = posix_fadvise(descriptor, off_t(offset), off_t(length), POSIX_FADV_SEQUENTIAL)
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var crc: UInt = 0
+        var position = 0
+        while position < length {
+            let n = pread(descriptor, buffer.baseAddress, min(chunk, length - position), off_t(offset + position))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw .unreadable(path: path, reason: n < 0 ? String(cString: strerror(errno)) : "the file shrank while being read") }
+            crc = SnapshotLayout.crc(crc, UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            position += n
+        }
+        return UInt32(truncatingIfNeeded: crc)
+    }
+
+    /// Drops the mapping's pages from this process's page tables once loading is done. Values copied out at load
+    /// (strings, dictionaries) and pages touched only to validate no longer count in the resident set; they stay in
+    /// the page cache, and what `FlatArray`s serve from the mapping faults back in as queries read it.
+    public func releaseResidentPages() {
+        _ = madvise(UnsafeMutableRawPointer(mutating: base), region.length, MADV_DONTNEED)
+    }
 
     /// Whether every value has been read.
     public var isAtEnd: Bool { offset == end }
@@ -337,6 +375,38 @@ public final class SnapshotReader {
             if count > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: source, byteCount: count * MemoryLayout<T>.stride) }
             initialized = count
         }
+    }
+
+    /// An array served in place from the mapping (see `FlatArray`), not copied.
+    public func readFlat<T: BitwiseCopyable>(_ type: FlatArray<T>.Type = FlatArray<T>.self) throws(SnapshotError) -> FlatArray<T> {
+        let count = try readCount(of: MemoryLayout<T>.stride)
+        let source = try take(count * MemoryLayout<T>.stride, what: "an array")
+        guard MemoryLayout<T>.alignment <= SnapshotLayout.alignment else { return FlatArray(SnapshotReader.copy(source, count: count)) }
+        return FlatArray(mapped: source, count: count, region: region)
+    }
+
+    /// Nested arrays served in place from the mapping, each a slice of one flat run.
+    public func readNestedFlat<T: BitwiseCopyable>(_ type: [FlatArray<T>].Type = [FlatArray<T>].self) throws(SnapshotError) -> [FlatArray<T>] {
+        let counts: [UInt32] = try read()
+        let total = try readCount(of: MemoryLayout<T>.stride)
+        guard counts.reduce(into: 0, { $0 += Int($1) }) == total else { throw .corrupt(path: path, reason: "nested array lengths do not add up") }
+        let stride = MemoryLayout<T>.stride
+        let flat = try take(total * stride, what: "nested arrays")
+        guard MemoryLayout<T>.alignment <= SnapshotLayout.alignment else {
+            var position = 0
+            return counts.map { count in
+                defer { position += Int(count) }
+                return FlatArray(SnapshotReader.copy(flat + position * stride, count: Int(count)))
+            }
+        }
+        var arrays: [FlatArray<T>] = []
+        arrays.reserveCapacity(counts.count)
+        var position = 0
+        for count in counts {
+            arrays.append(FlatArray(mapped: flat + position * stride, count: Int(count), region: region))
+            position += Int(count)
+        }
+        return arrays
     }
 
     public func readString() throws(SnapshotError) -> String {

@@ -1,3 +1,4 @@
+import SnapshotFile
 import GeoCore
 
 /// One cell of a clustering answer.
@@ -31,11 +32,11 @@ public struct Cluster: Sendable, Equatable {
 public struct GeohashGrid: Sendable {
     static let blockSize = 16
 
-    var baseHashes: [UInt64] = []
-    var baseIDs: [UInt32] = []
+    var baseHashes = FlatArray<UInt64>()
+    var baseIDs = FlatArray<UInt32>()
     /// Sums of decoded latitudes/longitudes of entries [0, b·blockSize).
-    var prefixLatitude: [Double] = [0]
-    var prefixLongitude: [Double] = [0]
+    var prefixLatitude: FlatArray<Double> = [0]
+    var prefixLongitude: FlatArray<Double> = [0]
 
     /// Base entries that were removed or moved, by record: their base hash.
     var removed: [UInt32: UInt64] = [:]
@@ -106,11 +107,11 @@ public struct GeohashGrid: Sendable {
     }
 
     private mutating func rebuildBase(_ sorted: [Entry]) {
-        baseHashes = sorted.map(\.hash)
-        baseIDs = sorted.map(\.id)
+        baseHashes = FlatArray(sorted.map(\.hash))
+        baseIDs = FlatArray(sorted.map(\.id))
         let blocks = sorted.count / GeohashGrid.blockSize
-        prefixLatitude = [Double](repeating: 0, count: blocks + 1)
-        prefixLongitude = [Double](repeating: 0, count: blocks + 1)
+        prefixLatitude = FlatArray(repeating: 0, count: blocks + 1)
+        prefixLongitude = FlatArray(repeating: 0, count: blocks + 1)
         var lat = 0.0
         var lon = 0.0
         for (i, hash) in baseHashes.enumerated() {
@@ -154,7 +155,7 @@ public struct GeohashGrid: Sendable {
     }
 
     /// First index in `hashes[from..<to]` whose hash is > `value`.
-    static func upperBound(_ hashes: [UInt64], _ value: UInt64, from: Int, to: Int) -> Int {
+    static func upperBound<C: RandomAccessCollection<UInt64>>(_ hashes: C, _ value: UInt64, from: Int, to: Int) -> Int where C.Index == Int {
         // Gallop first: cells are usually short compared with the range.
         var step = 1
         var low = from

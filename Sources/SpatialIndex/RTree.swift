@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import SnapshotFile
 
 /// A point to index: a record number and its WGS-84 position.
 public struct IndexedPoint: Sendable, Equatable {
@@ -38,19 +39,22 @@ public struct RTree: Sendable {
     public static let maxEntries = 32
     @usableFromInline static let m = maxEntries
 
+    // The pools are served from the snapshot's mapping after a restart (`FlatArray`); a pool is copied to the heap
+    // by its first write.
+
     // Leaf pool: `m` slots per leaf.
-    @usableFromInline var leafVectors: [Vec3] = []
-    @usableFromInline var leafCoords: [LatLon] = []
-    @usableFromInline var leafIDs: [UInt32] = []
-    @usableFromInline var leafCounts: [Int32] = []
-    var leafParents: [Int32] = []
+    @usableFromInline var leafVectors = FlatArray<Vec3>()
+    @usableFromInline var leafCoords = FlatArray<LatLon>()
+    @usableFromInline var leafIDs = FlatArray<UInt32>()
+    @usableFromInline var leafCounts = FlatArray<Int32>()
+    var leafParents = FlatArray<Int32>()
     var freeLeaves: [Int32] = []
 
     // Branch pool: `m` slots per branch.
-    @usableFromInline var branchBoxes: [Box3] = []
-    @usableFromInline var branchChildren: [Int32] = []
-    @usableFromInline var branchCounts: [Int32] = []
-    var branchParents: [Int32] = []
+    @usableFromInline var branchBoxes = FlatArray<Box3>()
+    @usableFromInline var branchChildren = FlatArray<Int32>()
+    @usableFromInline var branchCounts = FlatArray<Int32>()
+    var branchParents = FlatArray<Int32>()
     var freeBranches: [Int32] = []
 
     /// The root node (a leaf when `rootLevel == 0`), or -1 when empty.
@@ -58,7 +62,7 @@ public struct RTree: Sendable {
     @usableFromInline var rootLevel: Int = 0
 
     /// The leaf holding each record number, or -1.
-    var leafOf: [Int32] = []
+    var leafOf = FlatArray<Int32>()
 
     /// Number of points.
     public internal(set) var count: Int = 0
@@ -84,7 +88,7 @@ public struct RTree: Sendable {
         leafCoords.reserveCapacity(leafCount * m)
         leafIDs.reserveCapacity(leafCount * m)
         let maxID = Int(points.map(\.id).max()!)
-        leafOf = [Int32](repeating: -1, count: maxID + 1)
+        leafOf = FlatArray(repeating: -1, count: maxID + 1)
         var level: [(node: Int32, box: Box3)] = []
         level.reserveCapacity(leafCount)
         var start = 0

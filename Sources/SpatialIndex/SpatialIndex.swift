@@ -1,3 +1,4 @@
+import SnapshotFile
 import GeoCore
 
 /// The spatial indexes of one record set kept in step: the R-tree for nearest, radius, box and polygon queries and
@@ -67,7 +68,7 @@ public struct SpatialIndex: Sendable {
     public func checkInvariants() throws {
         try tree.checkInvariants()
         if grid.count != tree.count { throw InvariantViolation(description: "grid holds \(grid.count) records, tree \(tree.count)") }
-        func check(_ hashes: [UInt64], _ ids: [UInt32], skipRemoved: Bool) throws {
+        func check(_ hashes: FlatArray<UInt64>, _ ids: FlatArray<UInt32>, skipRemoved: Bool) throws {
             for k in hashes.indices {
                 if k > 0 && GeohashGrid.Entry(hash: hashes[k], id: ids[k]) < GeohashGrid.Entry(hash: hashes[k - 1], id: ids[k - 1]) {
                     throw InvariantViolation(description: "grid not sorted at \(k)")
@@ -82,7 +83,7 @@ public struct SpatialIndex: Sendable {
             }
         }
         try check(grid.baseHashes, grid.baseIDs, skipRemoved: true)
-        try check(grid.added.map(\.hash), grid.added.map(\.id), skipRemoved: false)
+        try check(FlatArray(grid.added.map(\.hash)), FlatArray(grid.added.map(\.id)), skipRemoved: false)
         if grid.removedSorted.count != grid.removed.count || grid.removedSorted != grid.removedSorted.sorted() {
             throw InvariantViolation(description: "grid removed set out of step")
         }

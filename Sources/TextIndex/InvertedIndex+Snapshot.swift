@@ -20,8 +20,7 @@ extension InvertedIndex {
         try snapshot.write(totalLength)
         try snapshot.write(documentCount)
         try snapshot.write(sortedTerms)
-        // The buffer of an empty key set still holds one (unused) element: write the keys' scalars only.
-        try snapshot.write(UnsafeBufferPointer(rebasing: sortedKeys.storage.buffer[0..<Int(sortedKeys.offsets.last ?? 0)]))
+        try snapshot.write(sortedKeys.storage)
         try snapshot.write(sortedKeys.offsets)
         try snapshot.write(unsortedTerms)
     }
@@ -33,22 +32,25 @@ extension InvertedIndex {
             throw .wrongFormat(path: snapshot.path, reason: "text index version \(version), this program writes \(InvertedIndex.snapshotVersion)")
         }
         terms = try snapshot.readStrings()
-        postings = try snapshot.readNested()
-        bounds = try snapshot.readNested()
+        postings = try snapshot.readNestedFlat()
+        bounds = try snapshot.readNestedFlat()
         let wholeNameTerms: [Int32] = try snapshot.read()
         let wholeNameLists: [[UInt32]] = try snapshot.readNested()
         totalLength = try snapshot.readInt()
         documentCount = try snapshot.readInt()
         sortedTerms = try snapshot.read()
-        let keyStorage: [UInt32] = try snapshot.read()
-        let keyOffsets: [Int32] = try snapshot.read()
+        let keyStorage: FlatArray<UInt32> = try snapshot.readFlat()
+        let keyOffsets: FlatArray<Int32> = try snapshot.readFlat()
         unsortedTerms = try snapshot.read()
         guard postings.count == terms.count, bounds.count == terms.count, wholeNameTerms.count == wholeNameLists.count,
             sortedTerms.count + unsortedTerms.count == terms.count, keyOffsets.count == sortedTerms.count + 1,
             keyOffsets.last.map({ Int($0) == keyStorage.count }) ?? false,
             (sortedTerms + unsortedTerms + wholeNameTerms).allSatisfy({ $0 >= 0 && Int($0) < terms.count })
         else { throw .corrupt(path: snapshot.path, reason: "text index arrays of inconsistent sizes") }
-        sortedKeys.storage = FrozenBuffer(keyStorage)
+        guard zip(keyOffsets, keyOffsets.dropFirst()).allSatisfy({ $0 <= $1 }), keyOffsets.first == 0 else {
+            throw .corrupt(path: snapshot.path, reason: "term keys out of order")
+        }
+        sortedKeys.storage = keyStorage
         sortedKeys.offsets = keyOffsets
         termIDs.reserveCapacity(terms.count)
         for (id, term) in terms.enumerated() { termIDs[term] = Int32(id) }

@@ -1,3 +1,4 @@
+import SnapshotFile
 /// An inverted index with BM25 scoring (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
 /// Beyond", 2009; k1 = 1.2, b = 0.75), incremental adds and removes, a term dictionary for prefix and typo
 /// expansion, and per-block score bounds for top-k evaluation that skips blocks (block-max WAND, Ding & Suel 2011;
@@ -103,8 +104,9 @@ public struct InvertedIndex: Sendable {
 
     var termIDs: [String: Int32] = [:]
     public internal(set) var terms: [String] = []
-    var postings: [[Posting]] = []
-    var bounds: [[BlockBound]] = []
+    /// Per term; served from the snapshot's mapping after a restart (`FlatArray`), a list copied by its first write.
+    var postings: [FlatArray<Posting>] = []
+    var bounds: [FlatArray<BlockBound>] = []
     /// Per term, the documents whose whole name normalizes to that term (sorted), for the exactness rule.
     var wholeNames: [Int32: [UInt32]] = [:]
     @usableFromInline var totalLength = 0
@@ -270,10 +272,10 @@ public struct InvertedIndex: Sendable {
 
     // MARK: Reading
 
-    public func postings(of term: Int32) -> [Posting] { postings[Int(term)] }
+    public func postings(of term: Int32) -> FlatArray<Posting> { postings[Int(term)] }
 
     /// Per-block bounds of a posting list; empty for lists of at most `blockSize` postings.
-    public func blockBounds(of term: Int32) -> [BlockBound] { bounds[Int(term)] }
+    public func blockBounds(of term: Int32) -> FlatArray<BlockBound> { bounds[Int(term)] }
 
     /// The documents whose whole name is this one term, sorted.
     public func wholeNameDocuments(of term: Int32) -> [UInt32] { wholeNames[term] ?? [] }
@@ -413,7 +415,7 @@ public struct InvertedIndex: Sendable {
 
     /// The first index whose document is at least `doc` (binary search).
     @inlinable
-    public static func lowerBound(_ postings: [Posting], _ doc: UInt32) -> Int {
+    public static func lowerBound<C: RandomAccessCollection<Posting>>(_ postings: C, _ doc: UInt32) -> Int where C.Index == Int {
         var low = 0
         var high = postings.count
         while low < high {
@@ -469,8 +471,8 @@ extension InvertedIndex.BlockBound {
 
 /// Strings as Unicode scalar values in one flat buffer, in the order given (the caller sorts them).
 struct ScalarKeys: Sendable {
-    var storage = FrozenBuffer<UInt32>([])
-    var offsets: [Int32] = [0]
+    var storage = FlatArray<UInt32>()
+    var offsets: FlatArray<Int32> = [0]
 
     init() {}
 
@@ -482,15 +484,18 @@ struct ScalarKeys: Sendable {
             for scalar in string.unicodeScalars { values.append(scalar.value) }
             offsets.append(Int32(values.count))
         }
-        storage = FrozenBuffer(values)
-        self.offsets = offsets
+        storage = FlatArray(values)
+        self.offsets = FlatArray(offsets)
     }
 
     var count: Int { offsets.count - 1 }
 
-    /// Key `i`, valid while this value is alive (the buffer is immutable and owned by it).
+    /// Key `i`, valid while this value is alive and not mutated (keys are only ever replaced whole).
     func key(_ i: Int) -> UnsafeBufferPointer<UInt32> {
-        UnsafeBufferPointer(rebasing: storage.buffer[Int(offsets[i])..<Int(offsets[i + 1])])
+        let start = Int(offsets[i])
+        let end = Int(offsets[i + 1])
+        precondition(start >= 0 && start <= end && end <= storage.count, "scalar key out of its buffer")
+        return UnsafeBufferPointer(start: storage.baseAddress.map { $0 + start }, count: end - start)
     }
 
     static func compare(_ a: UnsafeBufferPointer<UInt32>, _ b: UnsafeBufferPointer<UInt32>) -> Int {

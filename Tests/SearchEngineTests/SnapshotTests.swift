@@ -88,6 +88,9 @@ import Testing
         try state.writeSnapshot(to: path)
         let restored = SearchEngine(state: try EngineState.readSnapshot(from: path, expecting: sequence), taxonomy: testTaxonomy)
         let restoredState = restored.read { $0 }
+        // Served from the file's mapping, not copied (until a write copies what it changes).
+        #expect(restoredState.records.isMapped && restoredState.meta.isMapped)
+        #expect((0..<Int32(restoredState.text.terms.count)).contains { restoredState.text.postings(of: $0).isMapped })
         try restoredState.poiSpatial.tree.checkInvariants()
         try restoredState.pinSpatial.tree.checkInvariants()
         #expect(restoredState.text.checkInvariants())

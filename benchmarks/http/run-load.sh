@@ -11,6 +11,7 @@
 # DB.sqlite must hold DATA (`poi import DATA --db DB`); KEYWORDS is `poi bench keyword-nearby --dump-queries`
 # output. SYSTEMS is a comma list of poi,poi-router,redis,postgis (default all). Progress goes to standard error.
 set -euo pipefail
+POI="${POI:-.build/release/poi}"   # another binary to compare: POI=/path/to/poi
 DATA="$1"; ORIGINS="$2"; KEYWORDS="$3"; DB="$4"; OUT="$5"; SECONDS_RUN="${6:-15}"; CONNECTIONS="${7:-64}"
 SYSTEMS="${8:-poi,poi-router,redis,postgis}"
 cd "$(dirname "$0")/../.."
@@ -47,7 +48,7 @@ run_poi() { # system-label serve-arguments...
   install wrk wrk
   python3 benchmarks/http/make_requests.py "$ORIGINS" "$KEYWORDS" benchmarks/geocode_queries.txt "$OUT"
   PORT=$(free_port)
-  .build/release/poi serve --port "$PORT" --db "$DB" "$@" >"$OUT/$system-serve.log" 2>&1 &
+  "$POI" serve --port "$PORT" --db "$DB" "$@" >"$OUT/$system-serve.log" 2>&1 &
   SERVER=$!; PIDS+=("$SERVER")
   for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/$system-serve.log" >&2; exit 1; }
@@ -61,6 +62,11 @@ run_poi() { # system-label serve-arguments...
       "$line" "$scenario" "$CONNECTIONS" "$system")
     with_cpu "$line" "$before" "$after"
   done
+  # Memory once every scenario has run: the anonymous part is the process's own; the file part is the mapped
+  # snapshots' pages the queries touched (shared page cache) and the binaries.
+  awk -v label="$system" '/^VmRSS/{r=$2} /^RssAnon/{a=$2} /^RssFile/{f=$2}
+    END{printf "{\"system\": \"%s\", \"scenario\": \"memory after the scenarios\", \"rss_kb\": %d, \"rss_anon_kb\": %d, \"rss_file_kb\": %d}\n", label, r, a, f}' \
+    "/proc/$SERVER/status"
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 }
 if [[ ",$SYSTEMS," == *",poi,"* ]]; then run_poi poi; fi

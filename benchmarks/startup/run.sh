@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SIZES="${1:-100000,1000000}"
 RESTARTS="${2:-3}"
-POI=.build/release/poi
+POI="${POI:-.build/release/poi}"   # another binary to compare: POI=/path/to/poi
 OUT=benchmarks/out/startup
 mkdir -p "$OUT"
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -53,14 +53,25 @@ struct ServeCommand: AsyncParsableCommand {
         // Its snapshot sits beside the database's unless snapshots are off.
         let dataDir = database.dataDir
         let gazetteerSnapshot = database.gazetteerSnapshotPath
-        let gazetteerLoad = Task.detached { () throws -> (Gazetteer, String) in try loadGazetteer(dataDir, snapshot: gazetteerSnapshot) }
+        let gazetteerLoad = Task.detached { () throws -> (Gazetteer, String, Duration) in
+            let started = ContinuousClock.now
+            let (gazetteer, source) = try loadGazetteer(dataDir, snapshot: gazetteerSnapshot)
+            return (gazetteer, source, ContinuousClock.now - started)
+        }
         let started = ContinuousClock.now
         let engine = try database.openEngine(snapshot: .background(every: snapshotEvery))
-        let (gazetteer, gazetteerSource) = try await gazetteerLoad.value
+        let engineTime = ContinuousClock.now - started
+        let (gazetteer, gazetteerSource, gazetteerTime) = try await gazetteerLoad.value
         keptUntilExit.append(gazetteer)
         var logger = Logger(label: "poi")
         logger.logLevel = .info
-        logger.info("indexes \(engine.startup); gazetteer \(gazetteerSource); ready in \(ContinuousClock.now - started)")
+        func seconds(_ d: Duration) -> String {
+            let ms = (Double(d.components.seconds) * 1_000 + Double(d.components.attoseconds) / 1e15).rounded()
+            return "\(ms / 1_000) s"
+        }
+        logger.info(
+            "indexes \(engine.startup) in \(seconds(engineTime)); gazetteer \(gazetteerSource) in \(seconds(gazetteerTime)); ready in \(seconds(ContinuousClock.now - started))"
+        )
         if engine.followsStore {
             let name = replicaName ?? "\(ProcessInfo.processInfo.hostName):\(port)"
             logger.info("replica \(name) following the store's change feed from change \(engine.storeSequence?.sequence ?? 0)")

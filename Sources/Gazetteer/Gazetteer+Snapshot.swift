@@ -1,4 +1,5 @@
 import BundledData
+import Dispatch
 import Foundation
 import SnapshotFile
 import SpatialIndex
@@ -30,14 +31,21 @@ extension Gazetteer {
     /// - Returns: the gazetteer, and how its structures were made.
     public static func load(directory: String, snapshot snapshotPath: String) throws -> (gazetteer: Gazetteer, source: String) {
         let key = sourceKey(directory: directory)
-        let divisions = try GazetteerFiles.loadDivisions(directory: directory)
-        let countries = try GazetteerFiles.loadCountries(directory: directory)
-        let admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
-        let outlinesPath = directory + "/countries.geojson.gz"
-        let outlines = FileManager.default.fileExists(atPath: outlinesPath) ? try CountryOutlines.load(path: outlinesPath) : nil
+        // The snapshot and the small bundled files (divisions, countries, outlines) are independent: both at once.
+        let snapshot = ResultSlot<([Place], Built), SnapshotError>()
+        let files = ResultSlot<SideFiles, any Error>()
+        DispatchQueue.concurrentPerform(iterations: 2) { task in
+            if task == 0 {
+                snapshot.set(Result { () throws(SnapshotError) in try readSnapshot(snapshotPath, key: key) })
+            } else {
+                files.set(Result { try SideFiles(directory: directory) })
+            }
+        }
+        let side = try files.get()
+        let (divisions, countries, admin1, outlines) = (side.divisions, side.countries, side.admin1, side.outlines)
         let reason: String
         do {
-            let (places, built) = try readSnapshot(snapshotPath, key: key)
+            let (places, built) = try snapshot.get()
             let gazetteer = Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines, built: built)
             return (gazetteer, "read from the snapshot")
         } catch {
@@ -50,6 +58,22 @@ extension Gazetteer {
             return (gazetteer, "built (\(reason)); snapshot written")
         } catch {
             return (gazetteer, "built (\(reason)); \(error.description)")
+        }
+    }
+
+    /// The bundled files read at every start, snapshot or not.
+    private struct SideFiles {
+        let divisions: [Division]
+        let countries: [Country]
+        let admin1: [(country: String, name: String, code: String)]
+        let outlines: CountryOutlines?
+
+        init(directory: String) throws {
+            divisions = try GazetteerFiles.loadDivisions(directory: directory)
+            countries = try GazetteerFiles.loadCountries(directory: directory)
+            admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
+            let outlinesPath = directory + "/countries.geojson.gz"
+            outlines = FileManager.default.fileExists(atPath: outlinesPath) ? try CountryOutlines.load(path: outlinesPath) : nil
         }
     }
 
@@ -116,7 +140,7 @@ extension Gazetteer {
 
 extension NameIndex {
     func write(to file: SnapshotWriter) throws(SnapshotError) {
-        try file.write(UnsafeBufferPointer(rebasing: storage.buffer[0..<Int(offsets.last ?? 0)]))
+        try file.write(storage)
         try file.write(offsets)
         try file.write(targets)
         try file.write(kinds.map(\.rawValue))
@@ -130,15 +154,15 @@ extension NameIndex {
 
     init(snapshot file: SnapshotReader) throws(SnapshotError) {
         self.init()
-        let bytes: [UInt8] = try file.read()
-        offsets = try file.read()
-        targets = try file.read()
+        let bytes: FlatArray<UInt8> = try file.readFlat()
+        offsets = try file.readFlat()
+        targets = try file.readFlat()
         let kindValues: [UInt8] = try file.read()
-        sorted = try file.read()
-        byLength = try file.readNested()
+        sorted = try file.readFlat()
+        byLength = try file.readNestedFlat()
         let codes: [UInt32] = try file.read()
         let tops: [[Int32]] = try file.readNested()
-        letterMasks = try file.read()
+        letterMasks = try file.readFlat()
         let n = targets.count
         guard offsets.count == n + 1, kindValues.count == n, sorted.count == n, letterMasks.count == n, codes.count == tops.count,
             Int(offsets.last ?? -1) == bytes.count, zip(offsets, offsets.dropFirst()).allSatisfy({ $0 <= $1 }),
@@ -152,8 +176,19 @@ extension NameIndex {
             decoded.append(kind)
         }
         kinds = decoded
-        storage = FrozenBuffer(bytes)
+        storage = bytes
         shortPrefixTop.reserveCapacity(codes.count)
         for (code, top) in zip(codes, tops) { shortPrefixTop[code] = top }
     }
+}
+
+/// The result of work done on another thread of `concurrentPerform`, set once there and read after it returns.
+private final class ResultSlot<Success, Failure: Error>: @unchecked Sendable {
+    // SAFETY: @unchecked Sendable because `set` runs once, on one thread, before `concurrentPerform` returns, and
+    // `get` only after.
+    private var result: Result<Success, Failure>?
+
+    func set(_ value: Result<Success, Failure>) { result = value }
+
+    func get() throws(Failure) -> Success { try result!.get() }
 }

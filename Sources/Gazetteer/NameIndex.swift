@@ -1,3 +1,4 @@
+import SnapshotFile
 import TextIndex
 
 /// Normalized names of every place and division, stored flat and sorted for exact, prefix and typo lookup.
@@ -17,20 +18,21 @@ struct NameIndex: Sendable {
     }
 
     private var bytes: [UInt8] = []
-    /// `bytes`, frozen by `finish()` into memory that lives as long as the index.
-    var storage = FrozenBuffer<UInt8>([])
-    var offsets: [Int32] = [0]
-    var targets: [Int32] = []
+    /// `bytes`, frozen by `finish()`. This and the other flat arrays are served from the snapshot's mapping after a
+    /// restart (`FlatArray`); the index is never written after `finish()`.
+    var storage = FlatArray<UInt8>()
+    var offsets: FlatArray<Int32> = [0]
+    var targets = FlatArray<Int32>()
     var kinds: [Kind] = []
-    var sorted: [Int32] = []
+    var sorted = FlatArray<Int32>()
     /// Key numbers by key length in bytes (index = length), for typo scans.
-    var byLength: [[Int32]] = []
+    var byLength: [FlatArray<Int32>] = []
     /// For each 1- and 2-byte prefix, the best key numbers by importance, so short autocomplete prefixes are
     /// answered without scanning tens of thousands of keys.
     var shortPrefixTop: [UInt32: [Int32]] = [:]
     /// Per key, the set of letters it contains (bit 0–25 a–z, 26 digits, 27 anything else): an edit changes at most
     /// two bits, so keys whose sets differ in more than 2 × edits bits are skipped without computing a distance.
-    var letterMasks: [UInt32] = []
+    var letterMasks = FlatArray<UInt32>()
 
     static func letterMask<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
         var mask: UInt32 = 0
@@ -62,36 +64,39 @@ struct NameIndex: Sendable {
 
     /// The bytes of key `k`. Valid while the index is alive (the storage is immutable and owned by the index).
     func key(_ k: Int32) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(rebasing: storage.buffer[Int(offsets[Int(k)])..<Int(offsets[Int(k) + 1])])
+        let start = Int(offsets[Int(k)])
+        let end = Int(offsets[Int(k) + 1])
+        precondition(start >= 0 && start <= end && end <= storage.count, "name key out of its buffer")
+        return UnsafeBufferPointer(start: storage.baseAddress.map { $0 + start }, count: end - start)
     }
 
     func keyString(_ k: Int32) -> String { String(decoding: key(k), as: UTF8.self) }
 
     /// Sorts the keys and builds the length buckets and short-prefix tables. `importance` ranks targets.
     mutating func finish(importance: (Int32) -> Double) {
-        storage = FrozenBuffer(bytes)
+        storage = FlatArray(bytes)
         bytes = []
         let n = targets.count
         var order: [(prefix: UInt64, key: Int32)] = (0..<n).map { k in
             var prefix: UInt64 = 0
             let start = Int(offsets[k])
             let end = Int(offsets[k + 1])
-            for i in 0..<8 { prefix = prefix << 8 | UInt64(start + i < end ? storage.buffer[start + i] : 0) }
+            for i in 0..<8 { prefix = prefix << 8 | UInt64(start + i < end ? storage[start + i] : 0) }
             return (prefix, Int32(k))
         }
         order.sort { a, b in
             if a.prefix != b.prefix { return a.prefix < b.prefix }
             return compare(a.key, b.key) < 0
         }
-        sorted = order.map(\.key)
+        sorted = FlatArray(order.map(\.key))
         var buckets: [[Int32]] = []
         for k in 0..<n {
             let length = Int(offsets[k + 1] - offsets[k])
             if buckets.count <= length { buckets.append(contentsOf: repeatElement([], count: length + 1 - buckets.count)) }
             buckets[length].append(Int32(k))
         }
-        byLength = buckets
-        letterMasks = (0..<n).map { NameIndex.letterMask(key(Int32($0))) }
+        byLength = buckets.map { FlatArray($0) }
+        letterMasks = FlatArray((0..<n).map { NameIndex.letterMask(key(Int32($0))) })
         // One pass over keys in importance order fills each short prefix's top list.
         let byImportance = (0..<n).map { (importance(targets[$0]), Int32($0)) }.sorted { $0.0 > $1.0 }
         var top: [UInt32: [Int32]] = [:]
@@ -161,7 +166,7 @@ struct NameIndex: Sendable {
 
     /// The `limit` elements with the highest score, best first: one pass with a sorted buffer, so a prefix range of
     /// tens of thousands of keys costs a scan rather than a sort.
-    static func top(_ limit: Int, of keys: ArraySlice<Int32>, score: (Int32) -> Double) -> [Int32] {
+    static func top(_ limit: Int, of keys: some Sequence<Int32>, score: (Int32) -> Double) -> [Int32] {
         var best: [(Double, Int32)] = []
         best.reserveCapacity(limit + 1)
         for k in keys {

@@ -17,7 +17,24 @@ extension SearchEngine {
         snapshotStatus.withLock { status in
             if status.written.map({ $0.identity != sequence.identity || $0.sequence < sequence.sequence }) ?? true { status.written = sequence }
         }
+        adoptSnapshot(at: policy.path, sequence: sequence)
         return true
+    }
+
+    /// Once the state is in the file, serves it from there: what writes copied to the heap (after a build from the
+    /// store: everything) goes back to being the file's mapped, shared page cache — the deltas are merged into the
+    /// snapshot and dropped. Skipped when a write came in meanwhile (the next snapshot will do it) or the file cannot
+    /// be read back; the state is then kept as it is.
+    func adoptSnapshot(at path: String, sequence: ChangeSequence) {
+        guard read({ $0.sequence }) == sequence, var mapped = try? EngineState.readSnapshot(from: path, expecting: sequence) else { return }
+        let adopted = write { state -> Bool in
+            guard state.sequence == sequence else { return false }
+            swap(&state, &mapped)
+            return true
+        }
+        guard adopted else { return }
+        mapped = EngineState()  // the heap state, released outside the lock
+        SearchEngine.returnFreedMemory()
     }
 
     /// Writes a snapshot on a background thread unless one is being written; `done` gets the outcome.

@@ -119,7 +119,11 @@ import Testing
         var pins: [String] = []
         try SnapshotTests.write(first, seed: seed, count: 300, pins: &pins)
         #expect(first.storeSequence == (try store.changeSequence()))
+        let built = try SnapshotTests.answers(first, seed: seed, ids: (0..<2_600).map { "t\($0)" } + pins)
+        #expect(!first.read { $0.records.isMapped })
         #expect(try first.writeSnapshot())
+        #expect(first.read { $0.records.isMapped }, "once written, the snapshot is what the engine serves")
+        #expect(try SnapshotTests.answers(first, seed: seed, ids: (0..<2_600).map { "t\($0)" } + pins) == built, "SEED=\(seed)")
         #expect(try first.writeSnapshot() == false, "an unchanged state is not written again")
 
         let fromSnapshot = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)

@@ -66,7 +66,9 @@ def in_process_rows(rows):
 
 
 def http_rows(rows):
-    http = [r for r in rows if r["label"].startswith("http ")]
+    everything = [r for r in rows if r["label"].startswith("http ")]
+    http = [r for r in everything if "rps" in r]
+    memory = [r for r in everything if "rss_kb" in r and "rps" not in r]
     if not http:
         return [], []
     ours = {r["scenario"]: r for r in http if r["system"] == "poi"}
@@ -81,7 +83,23 @@ def http_rows(rows):
                    f"{r['p50_ms']:.2f} | {r['p99_ms']:.2f} | {r.get('server_cpu_s', '–')} | {r.get('requests_per_cpu_s') or 0:,} | "
                    f"{f'{ratio:.2f}×' if ratio else '–'} |")
         table.append(dict(r, poi_ratio=round(ratio, 3) if ratio else None))
+    for r in memory:
+        out.append(f"\n{r['system']} after the scenarios: RSS {r['rss_kb'] / 1024:,.0f} MB, of which {r['rss_anon_kb'] / 1024:,.0f} MB "
+                   f"anonymous and {r['rss_file_kb'] / 1024:,.0f} MB file-backed (mapped snapshots, binaries).")
     return out, table
+
+
+def startup_rows(rows):
+    """Start-up time and memory (benchmarks/startup/run.sh): poi first start and restarts, Redis RDB reloads."""
+    starts = [r for r in rows if r["label"] == "startup"]
+    if not starts:
+        return []
+    out = ["| n | system | start | to ready (s) | RSS (MB) | anonymous (MB) | file-backed (MB) | file on disk (MB) |",
+           "|---:|---|---|---:|---:|---:|---:|---:|"]
+    for r in starts:
+        out.append(f"| {r['n']:,} | {r['system']} | {r['kind']} | {r['seconds']:.3f} | {r['rss_kb'] / 1024:,.0f} | "
+                   f"{r['rss_anon_kb'] / 1024:,.0f} | {r['rss_file_kb'] / 1024:,.0f} | {r['file_bytes'] / 1e6:,.0f} |")
+    return out
 
 
 def growth_rows(rows, png):
@@ -136,6 +154,9 @@ def main():
     http, http_table = http_rows(rows)
     if http:
         out += ["\nOver loopback (load generator and server share the machine's cores):\n"] + http
+    startup = startup_rows(rows)
+    if startup:
+        out += ["\nStart-up (exec to the first 200 from /health, Redis to the first PONG; RSS 1 s after ready):\n"] + startup
     growth = growth_rows(rows, png)
     if growth:
         out += ["\nGrowth (kNN k = 10, one thread; RSS of the whole `poi bench` process):\n"] + growth

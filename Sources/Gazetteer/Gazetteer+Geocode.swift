@@ -153,15 +153,14 @@ extension Gazetteer {
         return !admin2.isEmpty && (admin2 == qualifier || admin2.hasPrefix(qualifier + " "))
     }
 
-    func country(of entity: Int32) -> String { isDivision(entity) ? "CN" : places[Int(entity)].country }
+    func country(of entity: Int32) -> String { isDivision(entity) ? "CN" : places.country(Int(entity)) }
 
     func position(of entity: Int32) -> Coordinate {
         if isDivision(entity) {
             let d = division(entity)
             return Coordinate(uncheckedLatitude: d.latitude, longitude: d.longitude)
         }
-        let p = places[Int(entity)]
-        return Coordinate(uncheckedLatitude: p.latitude, longitude: p.longitude)
+        return Coordinate(uncheckedLatitude: places.latitude(Int(entity)), longitude: places.longitude(Int(entity)))
     }
 
     func makeResult(_ entity: Int32, score: Double, language: GeocodeQuery.Language, unresolved: String?, near: Coordinate?) -> GeocodeResult {
@@ -192,21 +191,26 @@ extension Gazetteer {
                 distance: distance
             )
         }
-        let p = places[Int(entity)]
-        let name = language == .zh ? (p.chineseName ?? p.name) : p.name
-        let countryName = countries[p.country]?.name ?? p.country
+        // Field by field from the place columns: alternate names are decoded only for a Chinese name.
+        let i = Int(entity)
+        let placeName = places.name(i)
+        let name = language == .zh ? (places.chineseName(i) ?? placeName) : placeName
+        let country = places.country(i)
+        let admin1 = places.admin1s.string(i)
+        let admin2 = places.admin2s.string(i)
+        let countryName = countries[country]?.name ?? country
         var display = [name]
-        for part in [p.admin2, p.admin1, countryName] where !part.isEmpty && !display.contains(part) { display.append(part) }
+        for part in [admin2, admin1, countryName] where !part.isEmpty && !display.contains(part) { display.append(part) }
         return GeocodeResult(
-            id: "geonames:\(p.id)",
+            id: "geonames:\(places.ids[i])",
             name: name,
             displayName: display.joined(separator: ", "),
-            latitude: p.latitude,
-            longitude: p.longitude,
-            country: p.country,
-            admin1: p.admin1,
-            admin2: p.admin2,
-            population: p.population,
+            latitude: places.latitude(i),
+            longitude: places.longitude(i),
+            country: country,
+            admin1: admin1,
+            admin2: admin2,
+            population: places.population(i),
             type: "city",
             score: rounded,
             adcode: nil,

@@ -57,14 +57,14 @@ extension Gazetteer {
 
     /// The most populous city (100 000 people or more) of `country` whose radius covers the point.
     func city(around point: Coordinate, in country: String) -> String? {
-        var best: Place?
+        var best: (index: Int, population: Int)?
         for hit in placeTree.nearest(k: 64, latitude: point.latitude, longitude: point.longitude, maxDistance: 60_000) {
-            let candidate = places[Int(hit.id)]
-            guard candidate.country == country, candidate.population >= 100_000,
-                hit.distance <= Self.cityRadius(population: candidate.population)
+            let candidate = Int(hit.id)
+            let population = places.population(candidate)
+            guard population >= 100_000, hit.distance <= Self.cityRadius(population: population), places.isInCountry(candidate, country)
             else { continue }
-            if candidate.population > best?.population ?? 0 { best = candidate }
+            if population > best?.population ?? 0 { best = (candidate, population) }
         }
-        return best?.name
+        return best.map { places.name($0.index) }
     }
 }

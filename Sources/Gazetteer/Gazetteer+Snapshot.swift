@@ -9,7 +9,7 @@ import TextIndex
 /// instead of parsing 170 000 rows and normalizing 700 000 names. It records the size and modification time of each
 /// bundled file it was built from (and the text analyzer's version), and is used only while all of them match.
 extension Gazetteer {
-    static let snapshotFormat: UInt32 = 0x4741_5A01  // "GAZ", 1
+    static let snapshotFormat: UInt32 = 0x4741_5A02  // "GAZ", 2: places as mapped columns, capitals
 
     /// What the snapshot must have been built from: each source file's name, size and modification time.
     static func sourceKey(directory: String) -> String {
@@ -32,7 +32,7 @@ extension Gazetteer {
     public static func load(directory: String, snapshot snapshotPath: String) throws -> (gazetteer: Gazetteer, source: String) {
         let key = sourceKey(directory: directory)
         // The snapshot and the small bundled files (divisions, countries, outlines) are independent: both at once.
-        let snapshot = ResultSlot<([Place], Built), SnapshotError>()
+        let snapshot = ResultSlot<(PlaceTable, Built, Set<Int>), SnapshotError>()
         let files = ResultSlot<SideFiles, any Error>()
         DispatchQueue.concurrentPerform(iterations: 2) { task in
             if task == 0 {
@@ -45,13 +45,15 @@ extension Gazetteer {
         let (divisions, countries, admin1, outlines) = (side.divisions, side.countries, side.admin1, side.outlines)
         let reason: String
         do {
-            let (places, built) = try snapshot.get()
-            let gazetteer = Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines, built: built)
+            let (places, built, capitals) = try snapshot.get()
+            let gazetteer = Gazetteer(
+                places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines, built: built, capitals: capitals
+            )
             return (gazetteer, "read from the snapshot")
         } catch {
             reason = error.description
         }
-        let places = try PlaceFile.loadPlaces(directory: directory)
+        let places = PlaceTable(try PlaceFile.loadPlaces(directory: directory))
         let gazetteer = Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
         do {
             try gazetteer.writeSnapshot(snapshotPath, key: key)
@@ -81,14 +83,17 @@ extension Gazetteer {
         let file = try SnapshotWriter(path: path, formatVersion: Gazetteer.snapshotFormat)
         try file.write(key)
         file.mark()
-        try file.write(places.map(\.id))
-        for column in [\Place.name, \.asciiName, \.country, \.admin1, \.admin2] { try file.write(places.map { $0[keyPath: column] }) }
-        try file.write(places.map { UInt32($0.alternateNames.count) })
-        try file.write(places.flatMap(\.alternateNames))
-        try file.write(places.map(\.latitude))
-        try file.write(places.map(\.longitude))
-        try file.write(places.map(\.population))
-        try file.write(places.map(\.kind.rawValue))
+        try file.write(places.ids)
+        for column in [places.names, places.asciiNames, places.countries, places.admin1s, places.admin2s, places.alternates] {
+            try file.write(column.ends)
+            try file.write(column.blob)
+        }
+        try file.write(places.alternateStarts)
+        try file.write(places.latitudes)
+        try file.write(places.longitudes)
+        try file.write(places.populations)
+        try file.write(places.kindCodes)
+        try file.write(capitals.sorted().map { Int32($0) })
         file.mark()
         try names.write(to: file)
         file.mark()
@@ -97,44 +102,33 @@ extension Gazetteer {
         try file.commit()
     }
 
-    static func readSnapshot(_ path: String, key: String) throws(SnapshotError) -> ([Place], Built) {
+    static func readSnapshot(_ path: String, key: String) throws(SnapshotError) -> (PlaceTable, Built, Set<Int>) {
         let file = try SnapshotReader(path: path, formatVersion: snapshotFormat)
         let found = try file.readString()
         guard found == key else { throw .stale(path: path, reason: "it was built from other data files") }
-        let ids: [Int] = try file.read()
-        var columns: [[String]] = []
-        for _ in 0..<5 { columns.append(try file.readStrings()) }
-        let alternateCounts: [UInt32] = try file.read()
-        let alternates = try file.readStrings()
-        let latitudes: [Double] = try file.read()
-        let longitudes: [Double] = try file.read()
-        let populations: [Int] = try file.read()
-        let kinds = try file.readStrings()
-        let n = ids.count
-        guard columns.allSatisfy({ $0.count == n }), alternateCounts.count == n, latitudes.count == n, longitudes.count == n,
-            populations.count == n, kinds.count == n, alternateCounts.reduce(0, { $0 + Int($1) }) == alternates.count
-        else { throw .corrupt(path: path, reason: "place columns of different lengths") }
-        var places: [Place] = []
-        places.reserveCapacity(n)
-        var next = 0
-        for i in 0..<n {
-            guard let kind = Place.Kind(rawValue: kinds[i]) else { throw .corrupt(path: path, reason: "unknown place kind \(kinds[i])") }
-            let count = Int(alternateCounts[i])
-            places.append(
-                Place(
-                    id: ids[i], name: columns[0][i], asciiName: columns[1][i], alternateNames: Array(alternates[next..<next + count]),
-                    latitude: latitudes[i], longitude: longitudes[i], country: columns[2][i], admin1: columns[3][i], admin2: columns[4][i],
-                    population: populations[i], kind: kind
-                )
-            )
-            next += count
+        // Served in place from the mapping: no string is decoded until a place is read.
+        var places = PlaceTable()
+        places.ids = try file.readFlat()
+        var columns: [PlaceTable.StringColumn] = []
+        for _ in 0..<6 { columns.append(PlaceTable.StringColumn(ends: try file.readFlat(), blob: try file.readFlat())) }
+        (places.names, places.asciiNames, places.countries, places.admin1s, places.admin2s, places.alternates) =
+            (columns[0], columns[1], columns[2], columns[3], columns[4], columns[5])
+        places.alternateStarts = try file.readFlat()
+        places.latitudes = try file.readFlat()
+        places.longitudes = try file.readFlat()
+        places.populations = try file.readFlat()
+        places.kindCodes = try file.readFlat()
+        let capitals: [Int32] = try file.read()
+        let n = places.count
+        guard places.isConsistent, capitals.allSatisfy({ $0 >= 0 && Int($0) < n }) else {
+            throw .corrupt(path: path, reason: "place columns of different lengths or out of range")
         }
         let names = try NameIndex(snapshot: file)
         let placeTree = try RTree(snapshot: file)
         let districtTree = try RTree(snapshot: file)
         guard file.isAtEnd, placeTree.count == n else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }
         file.releaseResidentPages()
-        return (places, Built(names: names, placeTree: placeTree, districtTree: districtTree))
+        return (places, Built(names: names, placeTree: placeTree, districtTree: districtTree), Set(capitals.map { Int($0) }))
     }
 }
 

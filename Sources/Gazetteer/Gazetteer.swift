@@ -10,7 +10,7 @@ import TextIndex
 ///
 /// Immutable after `load`, so it is shared freely between threads.
 public final class Gazetteer: Sendable {
-    public let places: [Place]
+    public let places: PlaceTable
     public let divisions: [Division]
     let countries: [String: Country]
     /// Normalized country names and codes → ISO code.
@@ -41,7 +41,7 @@ public final class Gazetteer: Sendable {
         let admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
         let outlinesPath = directory + "/countries.geojson.gz"
         let outlines = FileManager.default.fileExists(atPath: outlinesPath) ? try CountryOutlines.load(path: outlinesPath) : nil
-        return Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
+        return Gazetteer(places: PlaceTable(places), divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
     }
 
     /// The name index and the two R-trees: what building takes time for, and what a snapshot holds.
@@ -52,8 +52,8 @@ public final class Gazetteer: Sendable {
     }
 
     init(
-        places: [Place], divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)],
-        outlines: CountryOutlines? = nil, built: Built? = nil
+        places: PlaceTable, divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)],
+        outlines: CountryOutlines? = nil, built: Built? = nil, capitals known: Set<Int>? = nil
     ) {
         self.places = places
         self.outlines = outlines
@@ -77,9 +77,14 @@ public final class Gazetteer: Sendable {
             codes[row.country + "|" + TextNormalizer.normalize(row.name), default: []].insert(row.code.lowercased())
         }
         self.admin1Codes = codes
+        // Places that are their country's capital (a snapshot stores them, sparing a pass over every place).
         var capitals = Set<Int>()
-        for (index, place) in places.enumerated() where countryTable[place.country]?.capital == place.name {
-            capitals.insert(index)
+        if let known {
+            capitals = known
+        } else {
+            for index in places.indices {
+                if let capital = countryTable[places.country(index)]?.capital, places.names.equals(index, capital) { capitals.insert(index) }
+            }
         }
         self.capitals = capitals
 
@@ -101,7 +106,7 @@ public final class Gazetteer: Sendable {
     }
 
     /// Builds the name index and the trees from the places and divisions.
-    static func build(places: [Place], divisions: [Division], capitals: Set<Int>) -> Built {
+    static func build(places: PlaceTable, divisions: [Division], capitals: Set<Int>) -> Built {
         // Normalizing ~800 000 names is most of the build: do it on every core, then index in order.
         let keysPerPlace = Gazetteer.normalizedNames(places)
         var index = NameIndex()
@@ -118,12 +123,12 @@ public final class Gazetteer: Sendable {
         }
         let placeCount = places.count
         let divisionImportance = divisions.map { Gazetteer.importance(of: $0) }
-        let placeImportance = places.indices.map { Gazetteer.importance(population: places[$0].population, capital: capitals.contains($0)) }
+        let placeImportance = places.indices.map { Gazetteer.importance(population: places.population($0), capital: capitals.contains($0)) }
         index.finish { entity in
             Int(entity) < placeCount ? placeImportance[Int(entity)] : divisionImportance[Int(entity) - placeCount]
         }
         let placeTree = RTree(
-            bulkLoading: places.enumerated().map { IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude) }
+            bulkLoading: places.indices.map { IndexedPoint(id: UInt32($0), latitude: places.latitude($0), longitude: places.longitude($0)) }
         )
         let districtTree = RTree(
             bulkLoading: divisions.enumerated().filter { $0.element.level == .district && !$0.element.isPlaceholder }.map {
@@ -134,7 +139,7 @@ public final class Gazetteer: Sendable {
     }
 
     /// Each place's distinct normalized names with their kind, computed in parallel.
-    static func normalizedNames(_ places: [Place]) -> [[(String, NameIndex.Kind)]] {
+    static func normalizedNames(_ places: PlaceTable) -> [[(String, NameIndex.Kind)]] {
         var result = [[(String, NameIndex.Kind)]](repeating: [], count: places.count)
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
         result.withUnsafeMutableBufferPointer { buffer in
@@ -175,7 +180,7 @@ public final class Gazetteer: Sendable {
 
     func importance(_ entity: Int32) -> Double {
         if isDivision(entity) { return Gazetteer.importance(of: division(entity)) }
-        return Gazetteer.importance(population: places[Int(entity)].population, capital: capitals.contains(Int(entity)))
+        return Gazetteer.importance(population: places.population(Int(entity)), capital: capitals.contains(Int(entity)))
     }
 
     /// Number of places and divisions.

@@ -42,6 +42,12 @@ import Testing
         let second = try Gazetteer.load(directory: data, snapshot: path)
         #expect(second.source == "read from the snapshot")
         #expect(try GazetteerSnapshotTests.answers(second.gazetteer) == expected)
+        // The places are columns read in place from the file: every one reads back whole, and the capitals (stored,
+        // not recomputed) are the same.
+        let built = GazetteerFixture.shared
+        #expect(second.gazetteer.places.count == built.places.count && second.gazetteer.capitals == built.capitals)
+        #expect(second.gazetteer.places.ids.isMapped && second.gazetteer.places.alternates.blob.isMapped)
+        #expect(second.gazetteer.places.indices.allSatisfy { second.gazetteer.places[$0] == built.places[$0] })
 
         // Damaged: rebuilt, same answers.
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -505,18 +505,4 @@ struct ScalarKeys: Sendable {
     }
 }
 
-/// An immutable buffer of keys' elements, owned by this object (the inverted index's scalar keys, the gazetteer's
-/// name bytes): written once, read without copying for as long as the owner lives.
-public final class FrozenBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
-    // SAFETY: @unchecked Sendable because the buffer is written once in init and only read afterwards.
-    public let buffer: UnsafeMutableBufferPointer<Element>
-
-    public init(_ values: [Element]) {
-        buffer = .allocate(capacity: max(1, values.count))
-        _ = buffer.initialize(from: values)
-    }
-
-    deinit { buffer.deallocate() }
-}
-
 import Foundation

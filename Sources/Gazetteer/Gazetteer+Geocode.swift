@@ -23,8 +23,12 @@ extension Gazetteer {
             if s > scored[entity] ?? -.infinity { scored[entity] = s }
         }
 
+        // A Chinese address that parses into divisions is answered by them: spelling neighbours of the whole text (a
+        // scan of every key of its byte length, most of such a query's time) would only trail them.
+        var parsedAsAddress = false
         if TextNormalizer.containsCJK(query.text) {
             for match in parseChineseAddress(query.text) {
+                parsedAsAddress = true
                 let entity = Int32(places.count + match.division)
                 offer(entity, 2.0 + 0.1 * Double(match.depth) + 0.05 * importance(entity) / 8)
                 if !match.unresolved.isEmpty { unresolved[entity] = match.unresolved }
@@ -38,7 +42,7 @@ extension Gazetteer {
         var namedAsTyped = false
         if let name = parts.first {
             let qualifiers = Array(parts.dropFirst())
-            let found = candidates(name)
+            let found = candidates(name, allowTypos: !parsedAsAddress)
             namedAsTyped = found.contains { $0.1 >= 0.9 }
             for (entity, quality) in found {
                 offer(entity, quality + 0.4 * importance(entity) / 8 + qualifierScore(entity, qualifiers))
@@ -96,7 +100,7 @@ extension Gazetteer {
     }
 
     /// Entities whose names match `name` exactly, by prefix, or within the typo budget, with a match quality.
-    func candidates(_ name: String, allowPrefix: Bool = true) -> [(Int32, Double)] {
+    func candidates(_ name: String, allowPrefix: Bool = true, allowTypos: Bool = true) -> [(Int32, Double)] {
         var best: [Int32: Double] = [:]
         func take(_ key: Int32, _ quality: Double) {
             let entity = names.targets[Int(key)]
@@ -115,7 +119,7 @@ extension Gazetteer {
             }
         }
         // Typos only when nothing matches as typed: no exact name and no name starting with the text.
-        if best.isEmpty {
+        if best.isEmpty && allowTypos {
             let length = name.unicodeScalars.count
             for (key, edits) in names.typos(name, maxEdits: EditDistance.allowedTypos(length: length)) {
                 take(key, 0.6 - 0.1 * Double(edits - 1))

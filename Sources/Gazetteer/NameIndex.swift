@@ -30,8 +30,10 @@ struct NameIndex: Sendable {
     /// For each 1- and 2-byte prefix, the best key numbers by importance, so short autocomplete prefixes are
     /// answered without scanning tens of thousands of keys.
     var shortPrefixTop: [UInt32: [Int32]] = [:]
-    /// Per key, the set of letters it contains (bit 0–25 a–z, 26 digits, 27 anything else): an edit changes at most
-    /// two bits, so keys whose sets differ in more than 2 × edits bits are skipped without computing a distance.
+    /// Per key, the set of byte classes it contains (bit 0–25 a–z, 26 digits, 27 other ASCII; a byte of a multi-byte
+    /// character shares a letter's bit, by its value modulo 26, so Cyrillic or Chinese keys are told apart too — a
+    /// Latin query and a Chinese key rarely share enough bits to pass): an edit of one byte changes at most two bits,
+    /// so keys whose sets differ in more than 2 × edits bits are skipped without computing a distance.
     var letterMasks = FlatArray<UInt32>()
 
     static func letterMask<C: Collection>(_ bytes: C) -> UInt32 where C.Element == UInt8 {
@@ -41,6 +43,7 @@ struct NameIndex: Sendable {
             case UInt8(ascii: "a")...UInt8(ascii: "z"): mask |= 1 << UInt32(b - UInt8(ascii: "a"))
             case UInt8(ascii: "0")...UInt8(ascii: "9"): mask |= 1 << 26
             case 0x20: break
+            case 0x80...: mask |= 1 << UInt32(b % 26)
             default: mask |= 1 << 27
             }
         }

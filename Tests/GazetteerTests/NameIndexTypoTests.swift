@@ -1,0 +1,58 @@
+import GeoCore
+import Testing
+import TextIndex
+
+@testable import Gazetteer
+
+/// The gazetteer's typo lookup against brute force over every key of the bundled name index: the letter-mask filter
+/// may only skip keys that are too far, for Latin, Cyrillic and Chinese queries alike. (The first-or-last-byte rule is
+/// a deliberate heuristic of the lookup, so the oracle applies it too.)
+@Suite struct NameIndexTypoTests {
+    /// Optimal-string-alignment distance (Levenshtein plus adjacent transposition), the textbook table.
+    static func distance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
+    }
+
+    @Test func typoCandidatesEqualBruteForce() {
+        let names = GazetteerFixture.shared.names
+        var random = SplitMix64(seed: 2026)
+        var queries = ["helsnki", "barcelna", "amsterdm", "toronot", "мосвка", "санкт петербур", "北京", "上海市", "hlesinki", "zurch"]
+        // Keys of the index with one random byte edit (any script; the result need not be valid UTF-8 to be looked up).
+        for _ in 0..<8 {
+            var key = Array(names.key(Int32(random.next() % UInt64(names.count))))
+            let i = Int(random.next() % UInt64(key.count))
+            switch random.next() % 3 {
+            case 0: key.remove(at: i)
+            case 1: key.insert(key[i], at: i)
+            default: key[i] = key[i] &+ 1
+            }
+            queries.append(String(decoding: key, as: UTF8.self))
+        }
+        for query in queries {
+            let q = Array(query.utf8)
+            let maxEdits = EditDistance.allowedTypos(length: query.unicodeScalars.count)
+            guard maxEdits > 0, !q.isEmpty else { continue }
+            var expected = Set<Int32>()
+            for k in 0..<Int32(names.count) {
+                let key = Array(names.key(k))
+                guard abs(key.count - q.count) <= maxEdits, !key.isEmpty, key[0] == q[0] || key[key.count - 1] == q[q.count - 1] else { continue }
+                let d = NameIndexTypoTests.distance(q, key)
+                if d > 0 && d <= maxEdits { expected.insert(k) }
+            }
+            let found = names.typos(query, maxEdits: maxEdits)
+            #expect(Set(found.map(\.key)) == expected, "\(query): \(found.count) found, \(expected.count) by brute force")
+            for (k, edits) in found { #expect(edits == NameIndexTypoTests.distance(q, Array(names.key(k))), "\(query) → \(names.keyString(k))") }
+        }
+    }
+}

@@ -130,9 +130,8 @@ struct EngineState {
                 let number = UInt32(state.records.count)
                 state.records.append(.poi(poi))
                 state.setMeta(number, .poi(poi))
-                // A later record of the same id takes the id, as a dictionary's assignment would.
-                state.poiIDs.remove(poi.id) { state.records.poi($0, hasID: poi.id) }
-                state.poiIDs.insert(poi.id, number: number)
+                // A later record of the same id takes the id.
+                state.poiIDs.assign(poi.id, number: number) { state.records.poi($0, hasID: poi.id) }
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
                 state.text.add(document: number, analyzed: analyzed[offset])
                 state.categoryMembers[poi.category, default: []].append(number)

@@ -33,21 +33,7 @@ struct IDTable: Sendable {
 
     /// The record number of `id`; `isRecord(number)` tells whether that record's id is `id` (hashes collide).
     func number(of id: String, isRecord: (UInt32) -> Bool) -> UInt32? {
-        guard !slots.isEmpty else { return nil }
-        let hash = IDTable.hash(id)
-        let mask = slots.count - 1
-        var i = IDTable.home(hash, mask)
-        return slots.withUnsafeBufferPointer { table in
-            while true {
-                let entry = table[i]
-                if entry == 0 { return nil }
-                if UInt32(truncatingIfNeeded: entry >> 32) == hash {
-                    let number = UInt32(truncatingIfNeeded: entry) &- 1
-                    if isRecord(number) { return number }
-                }
-                i = (i + 1) & mask
-            }
-        }
+        find(id, isRecord: isRecord).map { IDTable.number(slots[$0]) }
     }
 
     /// Adds an id that is not in the table.
@@ -58,27 +44,45 @@ struct IDTable: Sendable {
         count += 1
     }
 
+    /// Points `id` at `number`, whether or not it is in the table (as a dictionary's assignment does).
+    mutating func assign(_ id: String, number: UInt32, isRecord: (UInt32) -> Bool) {
+        precondition(number < UInt32.max, "record number out of range")
+        if let i = find(id, isRecord: isRecord) {
+            slots[i] = slots[i] & 0xFFFF_FFFF_0000_0000 | UInt64(number + 1)
+        } else {
+            insert(id, number: number)
+        }
+    }
+
     /// Removes `id`; answers its record number.
     @discardableResult
     mutating func remove(_ id: String, isRecord: (UInt32) -> Bool) -> UInt32? {
+        guard let i = find(id, isRecord: isRecord) else { return nil }
+        let number = IDTable.number(slots[i])
+        removeSlot(i)
+        count -= 1
+        return number
+    }
+
+    /// The slot holding `id`: probes from its home slot to the first empty one, asking `isRecord` only of entries
+    /// whose hash matches.
+    private func find(_ id: String, isRecord: (UInt32) -> Bool) -> Int? {
         guard !slots.isEmpty else { return nil }
         let hash = IDTable.hash(id)
         let mask = slots.count - 1
         var i = IDTable.home(hash, mask)
-        while true {
-            let entry = slots[i]
-            if entry == 0 { return nil }
-            if UInt32(truncatingIfNeeded: entry >> 32) == hash {
-                let number = UInt32(truncatingIfNeeded: entry) &- 1
-                if isRecord(number) {
-                    removeSlot(i)
-                    count -= 1
-                    return number
-                }
+        return slots.withUnsafeBufferPointer { table in
+            while true {
+                let entry = table[i]
+                if entry == 0 { return nil }
+                if UInt32(truncatingIfNeeded: entry >> 32) == hash && isRecord(IDTable.number(entry)) { return i }
+                i = (i + 1) & mask
             }
-            i = (i + 1) & mask
         }
     }
+
+    @inline(__always)
+    private static func number(_ entry: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: entry) &- 1 }
 
     /// Empties slot `hole`, then moves back each later entry of the run that may fill it (Knuth's algorithm R), so
     /// no entry is cut off from its home slot.

@@ -24,6 +24,12 @@ import Testing
                 idOf.append(id)
                 table.insert(id, number: number)
                 oracle[id] = number
+            } else {
+                // A present id given a new record (a later duplicate in a bulk load).
+                let number = UInt32(idOf.count)
+                idOf.append(id)
+                table.assign(id, number: number, isRecord: isRecord(id))
+                oracle[id] = number
             }
             if step % 4_001 == 0 {
                 #expect(table.checkInvariants(), "step \(step)")

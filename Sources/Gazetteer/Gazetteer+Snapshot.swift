@@ -63,8 +63,8 @@ extension Gazetteer {
         }
     }
 
-    /// The bundled files read at every start, snapshot or not.
-    private struct SideFiles {
+    /// The bundled files other than places, read at every start, snapshot or not.
+    struct SideFiles {
         let divisions: [Division]
         let countries: [Country]
         let admin1: [(country: String, name: String, code: String)]

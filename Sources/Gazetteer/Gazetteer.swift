@@ -36,12 +36,8 @@ public final class Gazetteer: Sendable {
     /// - Throws: `DataFileError` or `PlaceFileError` when a file is missing or malformed.
     public static func load(directory: String = DataDirectory.resolve()) throws -> Gazetteer {
         let places = try PlaceFile.loadPlaces(directory: directory)
-        let divisions = try GazetteerFiles.loadDivisions(directory: directory)
-        let countries = try GazetteerFiles.loadCountries(directory: directory)
-        let admin1 = try GazetteerFiles.loadAdmin1(directory: directory)
-        let outlinesPath = directory + "/countries.geojson.gz"
-        let outlines = FileManager.default.fileExists(atPath: outlinesPath) ? try CountryOutlines.load(path: outlinesPath) : nil
-        return Gazetteer(places: PlaceTable(places), divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
+        let side = try SideFiles(directory: directory)
+        return Gazetteer(places: PlaceTable(places), divisions: side.divisions, countries: side.countries, admin1: side.admin1, outlines: side.outlines)
     }
 
     /// The name index and the two R-trees: what building takes time for, and what a snapshot holds.

@@ -50,7 +50,8 @@ public struct Place: Sendable, Equatable {
     }
 
     /// The first Chinese (Han) name among the name and alternates, if any.
-    public var chineseName: String? {
-        ([name] + alternateNames).first { $0.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) } }
-    }
+    public var chineseName: String? { ([name] + alternateNames).first(where: Place.isChinese) }
+
+    /// Whether a name has a Han character.
+    static func isChinese(_ text: String) -> Bool { text.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) } }
 }

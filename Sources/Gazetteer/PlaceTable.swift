@@ -128,12 +128,11 @@ public struct PlaceTable: RandomAccessCollection, Sendable {
 
     /// `Place.chineseName` of place i, decoding the alternates one at a time.
     func chineseName(_ i: Int) -> String? {
-        func isChinese(_ text: String) -> Bool { text.unicodeScalars.contains { (0x4E00...0x9FFF).contains($0.value) } }
         let own = names.string(i)
-        if isChinese(own) { return own }
+        if Place.isChinese(own) { return own }
         for j in Int(alternateStarts[i])..<Int(alternateStarts[i + 1]) {
             let alternate = alternates.string(j)
-            if isChinese(alternate) { return alternate }
+            if Place.isChinese(alternate) { return alternate }
         }
         return nil
     }

@@ -135,14 +135,7 @@ public final class SnapshotWriter {
 
     /// Arrays of plain values as their lengths and one flat array (read back by `readNested()` or `readNestedFlat()`).
     public func write<T: BitwiseCopyable>(nested arrays: [FlatArray<T>]) throws(SnapshotError) {
-        try write(arrays.map { UInt32($0.count) })
-        let total = arrays.reduce(into: 0) { $0 += $1.count }
-        try write(total)
-        for array in arrays {
-            array.withUnsafeBytes { append($0) }
-        }
-        pad(total * MemoryLayout<T>.stride)
-        try check()
+        try writeNested(counts: arrays.map(\.count), stride: MemoryLayout<T>.stride) { emit in for array in arrays { array.withUnsafeBytes(emit) } }
     }
 
     /// Plain values from a buffer, read back as an array.
@@ -179,12 +172,16 @@ public final class SnapshotWriter {
 
     /// Arrays of plain values as their lengths and one flat array.
     public func write<T: BitwiseCopyable>(nested arrays: [[T]]) throws(SnapshotError) {
-        try write(arrays.map { UInt32($0.count) })
-        try write(arrays.reduce(into: 0) { $0 += $1.count })
-        for array in arrays {
-            array.withUnsafeBytes { append($0) }
-        }
-        pad(arrays.reduce(into: 0) { $0 += $1.count } * MemoryLayout<T>.stride)
+        try writeNested(counts: arrays.map(\.count), stride: MemoryLayout<T>.stride) { emit in for array in arrays { array.withUnsafeBytes(emit) } }
+    }
+
+    /// The layout of both `write(nested:)`s: the lengths, their sum, then every array's bytes back to back.
+    private func writeNested(counts: [Int], stride: Int, bytes: ((UnsafeRawBufferPointer) -> Void) -> Void) throws(SnapshotError) {
+        try write(counts.map { UInt32($0) })
+        let total = counts.reduce(0, +)
+        try write(total)
+        bytes { append($0) }
+        pad(total * stride)
         try check()
     }
 
@@ -386,7 +383,7 @@ public final class SnapshotReader {
     }
 
     /// Nested arrays served in place from the mapping, each a slice of one flat run.
-    public func readNestedFlat<T: BitwiseCopyable>(_ type: [FlatArray<T>].Type = [FlatArray<T>].self) throws(SnapshotError) -> [FlatArray<T>] {
+    public func readNestedFlat<T: BitwiseCopyable>(_ type: T.Type = T.self) throws(SnapshotError) -> [FlatArray<T>] {
         let counts: [UInt32] = try read()
         let total = try readCount(of: MemoryLayout<T>.stride)
         guard counts.reduce(into: 0, { $0 += Int($1) }) == total else { throw .corrupt(path: path, reason: "nested array lengths do not add up") }
@@ -431,19 +428,8 @@ public final class SnapshotReader {
         return strings
     }
 
+    /// Nested arrays copied out of the mapping.
     public func readNested<T: BitwiseCopyable>(_ type: [[T]].Type = [[T]].self) throws(SnapshotError) -> [[T]] {
-        let counts: [UInt32] = try read()
-        let total = try readCount(of: MemoryLayout<T>.stride)
-        guard counts.reduce(into: 0, { $0 += Int($1) }) == total else { throw .corrupt(path: path, reason: "nested array lengths do not add up") }
-        let stride = MemoryLayout<T>.stride
-        let flat = try take(total * stride, what: "nested arrays")
-        var arrays: [[T]] = []
-        arrays.reserveCapacity(counts.count)
-        var position = 0
-        for count in counts {
-            arrays.append(SnapshotReader.copy(flat + position * stride, count: Int(count)))
-            position += Int(count)
-        }
-        return arrays
+        try readNestedFlat(T.self).map(\.array)
     }
 }

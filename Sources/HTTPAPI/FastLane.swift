@@ -82,54 +82,113 @@ final class FastLaneHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    private static func pathOnly(_ path: String) -> Substring {
+    static func pathOnly(_ path: String) -> Substring {
         path.firstIndex(of: "?").map { path[..<$0] } ?? path[...]
     }
 
     private func answer(_ head: HTTPRequest, context: ChannelHandlerContext) {
-        let start = DispatchTime.now().uptimeNanoseconds
-        let path = head.path ?? "/"
-        let query = path.firstIndex(of: "?").map { String(path[path.index(after: $0)...]) }
-        let requestID = head.headerFields[RequestID.header].flatMap { $0.count <= 64 ? $0 : nil } ?? RequestID.next()
-        guard let (entry, parameter) = lane.reads.match(Self.pathOnly(path)) else { return }
+        let target = head.path ?? "/"
+        guard let route = lane.reads.match(Self.pathOnly(target)) else { return }
+        let answer = lane.respond(route, target: target, requestID: head.headerFields[RequestID.header])
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: answer.fields))), promise: nil)
+        if head.method != .head {
+            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+}
 
+/// A read route's answer as both fast lanes write it: the header fields in the order the router's path writes them
+/// (so that the answers are byte-identical), as `HTTPFields` for the response-part lane or as bytes for the lane in
+/// front of the HTTP parser.
+struct FastAnswer {
+    let status: HTTPResponse.Status
+    let contentType: String
+    let body: [UInt8]
+    let requestID: String
+    /// A problem+json answer, whose fields the error middleware orders differently.
+    let isProblem: Bool
+    let date: String
+    let server: String
+
+    var fields: HTTPFields {
         var fields = HTTPFields()
-        let status: HTTPResponse.Status
-        let body: [UInt8]
-        do {
-            let answer = try entry.handler(ReadInput(query: FormQuery(query), pathParameter: parameter))
-            status = answer.status
-            body = answer.body
-            fields[.contentType] = answer.contentType
+        fields[.contentType] = contentType
+        if isProblem {
+            fields[RequestID.header] = requestID
+            if status == .unauthorized { fields[.wwwAuthenticate] = "Bearer" }
+            fields[.contentLength] = String(body.count)
+        } else {
             fields[.contentLength] = String(body.count)
             fields[RequestID.header] = requestID
+        }
+        fields[.date] = date
+        fields[.server] = server
+        return fields
+    }
+
+    /// The whole HTTP/1.1 response as NIO's encoder writes `fields` (the body left out for HEAD); a `Connection:
+    /// close` answer ends its fields with `connection: close`, as `HTTPGuard` adds it.
+    func write(to buffer: inout ByteBuffer, includeBody: Bool, close: Bool) {
+        buffer.reserveCapacity(minimumWritableBytes: 192 + contentType.utf8.count + requestID.utf8.count + (includeBody ? body.count : 0))
+        buffer.writeStaticString("HTTP/1.1 ")
+        buffer.writeString(String(status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\nContent-Type: ")
+        buffer.writeString(contentType)
+        if isProblem {
+            buffer.writeStaticString("\r\nX-Request-Id: ")
+            buffer.writeString(requestID)
+            if status == .unauthorized { buffer.writeStaticString("\r\nWWW-Authenticate: Bearer") }
+            buffer.writeStaticString("\r\nContent-Length: ")
+            buffer.writeString(String(body.count))
+        } else {
+            buffer.writeStaticString("\r\nContent-Length: ")
+            buffer.writeString(String(body.count))
+            buffer.writeStaticString("\r\nX-Request-Id: ")
+            buffer.writeString(requestID)
+        }
+        buffer.writeStaticString("\r\nDate: ")
+        buffer.writeString(date)
+        buffer.writeStaticString("\r\nServer: ")
+        buffer.writeString(server)
+        if close { buffer.writeStaticString("\r\nconnection: close") }
+        buffer.writeStaticString("\r\n\r\n")
+        if includeBody { buffer.writeBytes(body) }
+    }
+}
+
+extension FastLane {
+    /// The answer to a GET or HEAD of `target` (path and query, as it came), whose path `route` matched.
+    /// `requestID` is the request's `X-Request-Id`, used when at most 64 characters long, else one is made.
+    func respond(_ route: (entry: ReadRoutes.Entry, parameter: Substring?), target: String, requestID: String?) -> FastAnswer {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (entry, parameter) = route
+        let path = FastLaneHandler.pathOnly(target)
+        let query = target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) }
+        let requestID = requestID.flatMap { $0.count <= 64 ? $0 : nil } ?? RequestID.next()
+        let answer: FastAnswer
+        do {
+            let read = try entry.handler(ReadInput(query: FormQuery(query), pathParameter: parameter))
+            answer = FastAnswer(status: read.status, contentType: read.contentType, body: read.body, requestID: requestID,
+                                isProblem: false, date: HTTPDate.now(), server: serverName)
         } catch {
             let problem: Problem
             if let known = Problem.of(error) {
                 problem = known
                 if problem.status == .internalServerError {
-                    lane.logger.error("storage failure", metadata: ["request": "\(requestID)", "error": "\(error)"])
+                    logger.error("storage failure", metadata: ["request": "\(requestID)", "error": "\(error)"])
                 }
             } else {
-                lane.logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(Self.pathOnly(path))", "error": "\(error)"])
+                logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(path)", "error": "\(error)"])
                 problem = Problem(.internalServerError, "the request could not be completed")
             }
-            status = problem.status
-            body = problem.json(requestID: requestID)
-            fields[.contentType] = "application/problem+json"
-            fields[RequestID.header] = requestID
-            if status == .unauthorized { fields[.wwwAuthenticate] = "Bearer" }
-            fields[.contentLength] = String(body.count)
+            answer = FastAnswer(status: problem.status, contentType: "application/problem+json", body: problem.json(requestID: requestID),
+                                requestID: requestID, isProblem: true, date: HTTPDate.now(), server: serverName)
         }
-        fields[.date] = HTTPDate.now()
-        fields[.server] = lane.serverName
-        lane.metrics?.record(route: entry.pattern, method: .get, status: status, since: start)
-
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
-        if head.method != .head {
-            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: body))), promise: nil)
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        metrics?.record(route: entry.pattern, method: .get, status: answer.status, since: start)
+        return answer
     }
 }
 

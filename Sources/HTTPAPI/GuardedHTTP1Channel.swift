@@ -19,9 +19,12 @@ import Synchronization
 /// - at most `maximumConnections` at once: one more is answered 503 problem+json and closed, so that a socket
 ///   flood cannot exhaust the process's descriptors and starve `/health`.
 ///
-/// The pipeline is Hummingbird's (`HTTP1Channel.setup`) with two handlers added: `RequestClock` in front of the
-/// HTTP decoder, which sees the first byte of each request, and `HTTPGuard` right after it, which sees the HTTP/1
-/// head (with its version) and the parser's errors. Both run on the channel's event loop and share one
+/// The pipeline is Hummingbird's (`HTTP1Channel.setup`) with handlers added: with the fast lane on, the byte lane
+/// (`RawFastLaneHandler`) first, which answers plain reads before any parsing and hands everything else on;
+/// `RequestClock` in front of the HTTP decoder, which sees the first byte of each request; `HTTPGuard` right after
+/// it, which sees the HTTP/1 head (with its version) and the parser's errors; our `ConnectionIdleHandler` in place
+/// of Hummingbird's connection-state handler (the same idle and shutdown rules, counting the byte lane's answers as
+/// activity); and the response-part fast lane last. All run on the channel's event loop and share one
 /// `ConnectionTimers`.
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -42,6 +45,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             }
             let timers = ConnectionTimers(limits: limits)
+            if let lane { try pipeline.addHandler(RawFastLaneHandler(lane: lane, timers: timers)) }
             try pipeline.addHandler(RequestClock(timers: timers))
             var decoderLimits = NIOHTTPDecoderLimitConfiguration()
             decoderLimits.maxHeaderFieldSize = limits.maximumHeadSize
@@ -56,7 +60,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             )
             try pipeline.addHandler(HTTPGuard(timers: timers, limits: limits))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: .init(limits.idleTimeout), logger: logger))
+            try pipeline.addHandler(ConnectionIdleHandler(timers: timers, idleTimeout: .init(limits.idleTimeout)))
             if let lane { try pipeline.addHandler(FastLaneHandler(lane: lane)) }
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
@@ -164,6 +168,28 @@ final class ConnectionTimers {
         deadline?.cancel()
         deadline = nil
     }
+
+    /// When the current request's deadline passes (`context` is that of a handler in front of the HTTP decoder):
+    /// 408 problem+json and a lingering close, or only the close once an answer has begun.
+    func requestTimedOut(_ context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        if answering {
+            context.close(promise: nil)
+        } else {
+            let problem = Problem(.requestTimeout, "the request did not arrive in full within \(Self.seconds(limits.requestTimeout)) s")
+            linger(context, flushed: context.writeAndFlush(NIOAny(IOData.byteBuffer(problem.rawResponse()))))
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return attoseconds == 0 ? String(seconds) : String(Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// The last time the connection read something or finished an answer, for the idle timeout.
+    private(set) var lastActivity = NIODeadline.uptimeNanoseconds(0)
+
+    func touch() { lastActivity = .now() }
 }
 
 /// In front of the HTTP decoder: starts a request's deadline at its first byte, and answers 408 when it passes.
@@ -185,15 +211,7 @@ final class RequestClock: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !timers.lingering else { return }
-        timers.startRequest(context) { [timers] in
-            guard context.channel.isActive else { return }
-            if timers.answering {
-                context.close(promise: nil)
-            } else {
-                let problem = Problem(.requestTimeout, "the request did not arrive in full within \(Self.seconds(timers.limits.requestTimeout)) s")
-                timers.linger(context, flushed: context.writeAndFlush(NIOAny(IOData.byteBuffer(problem.rawResponse()))))
-            }
-        }
+        timers.startRequest(context) { [timers] in timers.requestTimedOut(context) }
         context.fireChannelRead(data)
     }
 
@@ -202,10 +220,6 @@ final class RequestClock: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    private static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return attoseconds == 0 ? String(seconds) : String(Double(seconds) + Double(attoseconds) / 1e18)
-    }
 }
 
 /// Right after the HTTP decoder: parser errors and oversized bodies as problem+json, HTTP/1.0 closes after its answer.

@@ -18,7 +18,9 @@ struct HeadAsGetResponder<Inner: HTTPResponder>: HTTPResponder {
         var head = request.head
         head.method = .get
         var response = try await inner.respond(to: Request(head: head, body: RequestBody(buffer: ByteBuffer())), context: context)
-        response.body = ResponseBody(contentLength: response.body.contentLength) { _ in }
+        // No body, but the answer must still end: without `finish` the connection's handlers never see the answer's
+        // end (a pipelined `Connection: close` after a HEAD lost its header, and the connection never went idle).
+        response.body = ResponseBody(contentLength: response.body.contentLength) { writer in try await writer.finish(nil) }
         return response
     }
 }

@@ -8,27 +8,69 @@ import Hummingbird
 struct FormQuery: ParameterSource, Sequence {
     private let pairs: [(key: Substring, value: Substring)]
 
+    /// Split at `&` and at each pair's first `=` by bytes, as the WHATWG urlencoded parser does.
     init(_ query: String?) {
         guard let query, !query.isEmpty else {
             pairs = []
             return
         }
-        pairs = query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (Self.decoded(parts[0]), parts.count > 1 ? Self.decoded(parts[1]) : "")
+        var pairs: [(key: Substring, value: Substring)] = []
+        let utf8 = query.utf8
+        var start = utf8.startIndex
+        while start < utf8.endIndex {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "&")) ?? utf8.endIndex
+            if start < end {
+                if let equals = utf8[start..<end].firstIndex(of: UInt8(ascii: "=")) {
+                    pairs.append((Self.decoded(query[start..<equals]), Self.decoded(query[utf8.index(after: equals)..<end])))
+                } else {
+                    pairs.append((Self.decoded(query[start..<end]), ""))
+                }
+            }
+            start = end == utf8.endIndex ? end : utf8.index(after: end)
         }
+        self.pairs = pairs
     }
 
-    /// `+` as a space, then percent-decoded; text that is not valid percent-encoded UTF-8 is kept as it came.
-    private static func decoded(_ text: Substring) -> Substring {
-        guard text.contains(where: { $0 == "+" || $0 == "%" }) else { return text }
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return Substring(spaced.removingPercentEncoding ?? spaced)
+    /// `+` as a space, then percent-decoded as the WHATWG URL standard decodes forms (and as browsers, Python's
+    /// `unquote_plus` and the HTTP client libraries do): a `%` without two hex digits after it stays as it is, and
+    /// decoded bytes that are not UTF-8 become U+FFFD.
+    static func decoded(_ text: Substring) -> Substring {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return text }
+        var spaced = Array(text.utf8)
+        for i in spaced.indices where spaced[i] == UInt8(ascii: "+") { spaced[i] = UInt8(ascii: " ") }
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(spaced.count)
+        var i = 0
+        while i < spaced.count {
+            let byte = spaced[i]
+            if byte == UInt8(ascii: "%") {
+                if i + 2 < spaced.count, let high = hexValue(spaced[i + 1]), let low = hexValue(spaced[i + 2]) {
+                    decoded.append(high << 4 | low)
+                    i += 3
+                } else {
+                    decoded.append(byte)
+                    i += 1
+                }
+            } else {
+                decoded.append(byte)
+                i += 1
+            }
+        }
+        return Substring(String(decoding: decoded, as: UTF8.self))
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     func lastValue(of name: String) -> Substring? {
         var found: Substring?
-        for pair in pairs where pair.key == name { found = pair.value }
+        for pair in pairs where pair.key.utf8.elementsEqual(name.utf8) { found = pair.value }
         return found
     }
 

@@ -86,6 +86,20 @@ extension LiveTests {
             // A keep-alive connection is answered, then closed once idle.
             let idle = try RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(idle.status == 200 && idle.closed, "\(idle.text)")
+            // A connection in use stays open past the idle timeout, whichever path answers it: requests every 0.4 s
+            // for 3 s on the byte lane, and on a connection handed to the parser by its first request's header.
+            for first in ["", "Content-Length: 0\r\n"] {
+                let busy = try RawHTTP.connect(port: server.port)
+                defer { close(busy) }
+                for i in 0..<8 {
+                    RawHTTP.send(busy, Array("GET /health HTTP/1.1\r\nHost: x\r\n\(i == 0 ? first : "")\r\n".utf8))
+                    let reply = RawHTTP.readResponse(busy)
+                    #expect(reply.status == 200 && !reply.closed, "request \(i) (\(first.debugDescription)): \(reply.text)\nstderr:\n\(server.stderr)")
+                    usleep(400_000)
+                }
+                let last = RawHTTP.read(busy)
+                #expect(last.closed && last.bytes.isEmpty, "then idle: \(last.text)")
+            }
             try expectHealthy(server)
         }
 

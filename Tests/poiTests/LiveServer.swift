@@ -143,6 +143,26 @@ enum RawHTTP {
         }
     }
 
+    /// Reads one response with a Content-Length (or until the peer closes or nothing arrives for `timeout` seconds).
+    static func readResponse(_ fd: Int32, timeout: Int = 60) -> Reply {
+        var interval = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let separator = Array("\r\n\r\n".utf8)
+        while true {
+            if let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) {
+                let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if bytes.count >= end + 4 + length { return Reply(bytes: bytes, closed: false) }
+            }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return Reply(bytes: bytes, closed: count == 0 || errno == ECONNRESET) }
+            bytes += buffer[0..<count]
+        }
+    }
+
     /// Sends `request` on a new connection (optionally half-closing after it) and reads the whole reply.
     static func exchange(port: Int, _ request: [UInt8], halfClose: Bool = false, timeout: Int = 60) throws -> Reply {
         let fd = try connect(port: port)

@@ -1,0 +1,350 @@
+import NIOCore
+import NIOHTTPTypes
+
+/// The fast lane in front of the HTTP parser (issue 17): a connection's requests are read here as bytes, and each
+/// plain `GET`/`HEAD` of a read route — the request line, a few headers, no body — is answered at once with one
+/// buffer: no HTTP parser callbacks, no request or response head objects, no trip through the handlers behind.
+///
+/// The lane is deliberately narrow. The first request it does not take whole — another method or route, HTTP/1.0,
+/// a body, `Expect`, `Upgrade`, an unusual `Connection`, a duplicated `X-Request-Id`, any byte outside printable
+/// ASCII, a head near the size limit — hands that request and every later byte of the connection to the pipeline
+/// behind (`RequestClock`, NIO's parser, `HTTPGuard`, the response-part lane, Hummingbird), for good: whatever the
+/// parser would reject, limit or treat specially keeps exactly its behaviour there, and answers stay in order
+/// because this lane's are written before the bytes are passed on. What it takes it answers as the router would,
+/// byte for byte (`FastAnswer`), including `Connection: close`.
+///
+/// It shares the connection's `ConnectionTimers`: a request that arrives in pieces gets the request deadline (and
+/// its 408) from its first byte, as in `RequestClock`, and each read counts as activity for the idle timeout
+/// (`ConnectionIdleHandler`). A request read whole in one read schedules no timer at all.
+final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = IOData
+
+    private let lane: FastLane
+    private let timers: ConnectionTimers
+    /// The lane has handed the connection to the pipeline behind.
+    private var passingOn = false
+    /// An answer with `Connection: close` was written: the rest is dropped.
+    private var closing = false
+    /// The start of a request not yet read whole.
+    private var partial: ByteBuffer?
+    private var forwarded = false
+
+    init(lane: FastLane, timers: ConnectionTimers) {
+        self.lane = lane
+        self.timers = timers
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if passingOn {
+            forwarded = true
+            context.fireChannelRead(data)
+            return
+        }
+        guard !closing, !timers.lingering else { return }
+        var input = unwrapInboundIn(data)
+        if var earlier = partial {
+            partial = nil
+            earlier.writeBuffer(&input)
+            input = earlier
+        }
+        timers.touch()
+        var wrote = false
+        defer { if wrote { context.flush() } }
+        while input.readableBytes > 0 {
+            let parsed = input.withUnsafeReadableBytes { FastRequest.parse($0, maximumHeadSize: timers.limits.maximumHeadSize) }
+            switch parsed {
+            case .request(let request, let length):
+                guard let route = lane.reads.match(FastLaneHandler.pathOnly(request.target)) else { break }
+                input.moveReaderIndex(forwardBy: length)
+                let answer = lane.respond(route, target: request.target, requestID: request.requestID)
+                var buffer = context.channel.allocator.buffer(capacity: 0)
+                answer.write(to: &buffer, includeBody: !request.isHead, close: request.close)
+                if request.close {
+                    closing = true
+                    timers.requestRead()
+                    context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+                    return
+                }
+                context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+                wrote = true
+                continue
+            case .incomplete:
+                partial = input
+                timers.startRequest(context) { [timers] in timers.requestTimedOut(context) }
+                return
+            case .other:
+                break
+            }
+            passOn(input, context: context)
+            return
+        }
+        timers.requestRead()
+    }
+
+    /// Hands `input` and the rest of the connection to the pipeline behind. A deadline already running for a
+    /// request read in pieces keeps running from its first byte.
+    private func passOn(_ input: ByteBuffer, context: ChannelHandlerContext) {
+        passingOn = true
+        forwarded = true
+        context.fireChannelRead(wrapInboundOut(input))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // A read answered here gave the handlers behind nothing: ask for the next one on their behalf.
+        if !forwarded && !closing { context.read() }
+        forwarded = false
+        context.fireChannelReadComplete()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The peer closed its side in the middle of a request: the parser behind answers that as it always does.
+        if case ChannelEvent.inputClosed = event, !passingOn, let partial {
+            self.partial = nil
+            passOn(partial, context: context)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// A request the byte lane takes: `GET`/`HEAD`, origin-form target, HTTP/1.1, no body.
+struct FastRequest: Equatable {
+    var isHead: Bool
+    /// The request target, path and query as they came.
+    var target: String
+    var requestID: String?
+    /// `Connection: close`.
+    var close: Bool
+
+    enum Parsed: Equatable {
+        /// A whole request of `length` bytes.
+        case request(FastRequest, length: Int)
+        /// The bytes so far start a request the lane could take.
+        case incomplete
+        /// For the HTTP parser behind.
+        case other
+    }
+
+    /// Parses the request at the start of `bytes`. Anything short of the plain form above is `.other`, as is a
+    /// head longer than half of `maximumHeadSize` or with more than 64 fields (the parser behind applies the
+    /// limits); so is an incomplete head already that long.
+    static func parse(_ bytes: UnsafeRawBufferPointer, maximumHeadSize: Int) -> Parsed {
+        let limit = maximumHeadSize / 2
+        let count = bytes.count
+        // Method.
+        let isHead: Bool
+        var i: Int
+        if startsWith(bytes, "GET ") { isHead = false; i = 4 }
+        else if startsWith(bytes, "HEAD ") { isHead = true; i = 5 }
+        else { return couldStart(bytes, "GET ") || couldStart(bytes, "HEAD ") ? .incomplete : .other }
+        // Target: origin form, characters a URI may hold (RFC 3986), no fragment.
+        let targetStart = i
+        while i < count, bytes[i] != UInt8(ascii: " ") {
+            guard isTargetByte(bytes[i]) else { return .other }
+            i += 1
+        }
+        guard i < count else { return i > limit ? .other : .incomplete }
+        guard i > targetStart, bytes[targetStart] == UInt8(ascii: "/") else { return .other }
+        let targetEnd = i
+        i += 1
+        // Version.
+        let version = "HTTP/1.1\r\n"
+        let available = min(count - i, version.utf8.count)
+        guard zip(version.utf8.prefix(available), UnsafeRawBufferPointer(rebasing: bytes[i..<(i + available)])).allSatisfy({ $0 == $1 }) else {
+            return .other
+        }
+        guard available == version.utf8.count else { return .incomplete }
+        i += available
+        // Fields.
+        var requestID: String?
+        var close = false
+        var sawConnection = false
+        var fields = 0
+        while true {
+            guard i < count else { return i > limit ? .other : .incomplete }
+            if bytes[i] == UInt8(ascii: "\r") {
+                guard i + 1 < count else { return .incomplete }
+                guard bytes[i + 1] == UInt8(ascii: "\n") else { return .other }
+                i += 2
+                break
+            }
+            fields += 1
+            guard fields <= 64 else { return .other }
+            let nameStart = i
+            while i < count, bytes[i] != UInt8(ascii: ":") {
+                guard isTokenByte(bytes[i]) else { return .other }
+                i += 1
+            }
+            guard i < count else { return i > limit ? .other : .incomplete }
+            guard i > nameStart else { return .other }
+            let name = UnsafeRawBufferPointer(rebasing: bytes[nameStart..<i])
+            i += 1
+            var valueStart = i
+            while i < count, bytes[i] != UInt8(ascii: "\r") {
+                let byte = bytes[i]
+                guard byte == UInt8(ascii: "\t") || (byte >= 0x20 && byte < 0x7F) else { return .other }
+                i += 1
+            }
+            guard i + 1 < count else { return i > limit ? .other : .incomplete }
+            guard bytes[i + 1] == UInt8(ascii: "\n") else { return .other }
+            var valueEnd = i
+            i += 2
+            while valueStart < valueEnd, bytes[valueStart] == 0x20 || bytes[valueStart] == 0x09 { valueStart += 1 }
+            while valueEnd > valueStart, bytes[valueEnd - 1] == 0x20 || bytes[valueEnd - 1] == 0x09 { valueEnd -= 1 }
+            let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd])
+            if equalsLowercased(name, "x-request-id") {
+                guard requestID == nil else { return .other }
+                requestID = String(decoding: value, as: UTF8.self)
+            } else if equalsLowercased(name, "connection") {
+                guard !sawConnection else { return .other }
+                sawConnection = true
+                if equalsLowercased(value, "close") { close = true }
+                else if !equalsLowercased(value, "keep-alive") { return .other }
+            } else if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding")
+                        || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade") {
+                return .other
+            }
+        }
+        guard i <= limit else { return .other }
+        let target = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[targetStart..<targetEnd]), as: UTF8.self)
+        return .request(FastRequest(isHead: isHead, target: target, requestID: requestID, close: close), length: i)
+    }
+
+    private static func startsWith(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        return prefix.withUTF8Buffer { expected in (0..<count).allSatisfy { bytes[$0] == expected[$0] } }
+    }
+
+    /// `bytes` is shorter than `prefix` and begins it.
+    private static func couldStart(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {
+        guard bytes.count < prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { expected in bytes.indices.allSatisfy { bytes[$0] == expected[$0] } }
+    }
+
+    /// ASCII case-insensitive comparison with a lowercase name of letters and `-`.
+    private static func equalsLowercased(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        return lowercase.withUTF8Buffer { expected in (0..<bytes.count).allSatisfy { bytes[$0] | 0x20 == expected[$0] } }
+    }
+
+    /// RFC 9110 `tchar`.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    /// RFC 3986 unreserved, reserved but `#`, and `%`.
+    private static func isTargetByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "/"),
+             UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "%"): true
+        default: false
+        }
+    }
+}
+
+/// The idle timeout and graceful shutdown of a connection (in place of Hummingbird's `HTTPConnectionStateHandler`,
+/// with the same rules), aware of the byte lane: a connection idle for `idleTimeout` — no request being read or
+/// answered, nothing read — is closed; on shutdown (`ChannelShouldQuiesceEvent`) it is closed at once if no request
+/// is in progress, else after the answer. Activity is `ConnectionTimers.lastActivity`, which the byte lane moves
+/// on each read it answers.
+final class ConnectionIdleHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let timers: ConnectionTimers
+    private let idleTimeout: TimeAmount
+    private var requestsInProgress = 0
+    private var readingRequest = false
+    private var closeAfterAnswer = false
+    private var check: Scheduled<Void>?
+
+    init(timers: ConnectionTimers, idleTimeout: TimeAmount) {
+        self.timers = timers
+        self.idleTimeout = idleTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    private func start(_ context: ChannelHandlerContext) {
+        timers.touch()
+        schedule(context, at: timers.lastActivity + idleTimeout)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        check?.cancel()
+        check = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        timers.touch()
+        switch unwrapInboundIn(data) {
+        case .head:
+            readingRequest = true
+            requestsInProgress += 1
+        case .body:
+            break
+        case .end:
+            readingRequest = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            requestsInProgress -= 1
+            if requestsInProgress == 0 {
+                if closeAfterAnswer {
+                    context.writeAndFlush(data, promise: promise)
+                    context.close(promise: nil)
+                    return
+                }
+                timers.touch()
+                schedule(context, at: timers.lastActivity + idleTimeout)
+            }
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        guard check == nil else { return }
+        check = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(deadline: deadline) { [self] in
+            check = nil
+            // A request read and being answered is not idle; its answer's end schedules the next check.
+            if !readingRequest && requestsInProgress > 0 { return }
+            let due = timers.lastActivity + idleTimeout
+            if NIODeadline.now() >= due {
+                context.close(promise: nil)
+            } else {
+                schedule(context, at: due)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        if requestsInProgress > 0 { closeAfterAnswer = true } else { context.close(promise: nil) }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GeoCore
+@testable import HTTPAPI
+import Testing
+
+/// The byte-level parsing of the read path: the query string's form decoding against Python's and Foundation's
+/// percent-decoding, and the byte lane's request parser on whole, split and unusual requests.
+/// Randomized cases print their seed; replay with SEED=<seed>.
+@Suite struct WireParsingTests {
+    static func seed(_ name: String) -> UInt64 {
+        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        print("\(name): SEED=\(seed)")
+        return seed
+    }
+
+    /// Pairs from Python's `urllib.parse.unquote_plus(text, errors="replace")` (an independent implementation of the
+    /// WHATWG form decoding): invalid escapes kept, bytes that are not UTF-8 replaced per maximal subpart.
+    static let pythonVectors: [(String, String)] = [
+            ("%2B%00%F0%9F%98%80", "+\u{0}\u{1f600}"),
+            ("%", "%"),
+            ("%2%zz%ED%A0%80+%e5%8c", "%2%zz\u{fffd}\u{fffd}\u{fffd} \u{fffd}"),
+            ("+%", " %"),
+            ("%0a%%A9%", "\u{a}%\u{fffd}%"),
+            ("%0a+%ED%A0%80%2%A9", "\u{a} \u{fffd}\u{fffd}\u{fffd}%2\u{fffd}"),
+            ("+%ED%A0%80%ED%A0%80%00+", " \u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{0} "),
+            ("+%F0%9F%98", " \u{fffd}"),
+            ("%E2%82%AC%0a", "\u{20ac}\u{a}"),
+            ("%F0%9F%98%2", "\u{fffd}%2"),
+            ("%E2%82%AC%F0%9F%98%20%2%ED%A0%80", "\u{20ac}\u{fffd} %2\u{fffd}\u{fffd}\u{fffd}"),
+            ("%F0%9F%98%80%C3%zz%2%F0%9F%98", "\u{1f600}\u{fffd}%zz%2\u{fffd}"),
+            ("%ED%A0%80", "\u{fffd}\u{fffd}\u{fffd}"),
+            ("%C0%AF", "\u{fffd}\u{fffd}"),
+            ("%E5%8C%97%F0%9F%98", "\u{5317}\u{fffd}"),
+            ("%FF\u{e9}%ED%A0%80\u{e9}", "\u{fffd}\u{e9}\u{fffd}\u{fffd}\u{fffd}\u{e9}"),
+            ("%E2%82%AC%A9%20", "\u{20ac}\u{fffd} "),
+            ("%%ED%A0%80", "%\u{fffd}\u{fffd}\u{fffd}"),
+            ("%e5%8c%E5%8C%97%FF", "\u{fffd}\u{5317}\u{fffd}"),
+            ("%E2%82%AC%C0%AF%%2", "\u{20ac}\u{fffd}\u{fffd}%%2"),
+            ("%0a%20%FF%2B%E5%8C%97", "\u{a} \u{fffd}+\u{5317}"),
+            ("+%%F0%9F%98%ED%A0%80", " %\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+            ("%FF%zz%C0%AF", "\u{fffd}%zz\u{fffd}\u{fffd}"),
+            ("%ED%A0%80\u{e9}%%", "\u{fffd}\u{fffd}\u{fffd}\u{e9}%%"),
+            ("%E5%8C%97%+", "\u{5317}% "),
+            ("%F0%9F%98%80%ED%A0%80\u{e9}", "\u{1f600}\u{fffd}\u{fffd}\u{fffd}\u{e9}"),
+            ("%00%zza", "\u{0}%zza"),
+            ("%zz%20%C0%AF%2", "%zz \u{fffd}\u{fffd}%2"),
+            ("+%C3%E2%82%AC%2B", " \u{fffd}\u{20ac}+"),
+            ("%00%00", "\u{0}\u{0}"),
+            ("%%20\u{e9}%00", "% \u{e9}\u{0}"),
+            ("%C3%A9%2B%0a%F0%9F%98%C3%A9", "\u{e9}+\u{a}\u{fffd}\u{e9}"),
+            ("%zz%00%A9%2B", "%zz\u{0}\u{fffd}+"),
+            ("%20", " "),
+            ("%A9%A9", "\u{fffd}\u{fffd}"),
+            ("%E5%8C%97", "\u{5317}"),
+            ("%20%C3%A9%E2%82%ACa%2B", " \u{e9}\u{20ac}a+"),
+            ("%F0%9F%98%zz%C0%AF%ED%A0%80", "\u{fffd}%zz\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+            ("%2B%e5%8c%C0%AF", "+\u{fffd}\u{fffd}\u{fffd}"),
+            ("\u{e9}", "\u{e9}"),
+    ]
+
+    @Test func formDecodingAgreesWithPython() {
+        for (text, expected) in Self.pythonVectors {
+            let ours = FormQuery.decoded(Substring(text))
+            #expect(Array(ours.utf8) == Array(expected.utf8), "\(text.debugDescription): \(ours.debugDescription) vs \(expected.debugDescription)")
+        }
+    }
+
+    /// On well-formed input (valid escapes of UTF-8) the decoding equals Foundation's `removingPercentEncoding` after
+    /// `+` becomes a space.
+    @Test func formDecodingAgreesWithFoundationOnWellFormedInput() {
+        let seed = Self.seed("formDecodingAgreesWithFoundationOnWellFormedInput")
+        var random = SplitMix64(seed: seed)
+        let pieces = ["a", "Z", "0", "+", "%2B", "%20", "%25", "%C3%A9", "%E2%82%AC", "%00", "%0a", "é", "€", "-", "~", "%E5%8C%97", "%F0%9F%98%80", "*"]
+        for _ in 0..<20_000 {
+            var text = ""
+            for _ in 0..<(random.next() % 8) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
+            let ours = FormQuery.decoded(Substring(text))
+            let theirs = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            #expect(String(ours) == theirs, "SEED=\(seed) \(text.debugDescription): \(ours.debugDescription) vs \(String(describing: theirs))")
+        }
+    }
+
+    @Test func formQuerySplitsPairsAndTakesTheLastValue() {
+        let query = FormQuery("q=New+York&&lat=1&lat=2&empty=&flag&eq=a=b&caf%C3%A9=%E2%82%AC&%26=%3D")
+        #expect(query.lastValue(of: "q") == "New York")
+        #expect(query.lastValue(of: "lat") == "2")
+        #expect(query.lastValue(of: "empty") == "")
+        #expect(query.lastValue(of: "flag") == "")
+        #expect(query.lastValue(of: "eq") == "a=b")
+        #expect(query.lastValue(of: "café") == "€")
+        #expect(query.lastValue(of: "&") == "=")
+        #expect(query.lastValue(of: "missing") == nil)
+        #expect(Array(query).count == 8)
+        #expect(Array(FormQuery(nil)).isEmpty && Array(FormQuery("")).isEmpty && Array(FormQuery("&&")).isEmpty)
+    }
+
+    static func parse(_ text: String, limit: Int = 64 * 1_024) -> FastRequest.Parsed {
+        Array(text.utf8).withUnsafeBytes { FastRequest.parse($0, maximumHeadSize: limit) }
+    }
+
+    @Test func byteLaneTakesPlainReads() {
+        let request = "GET /v1/nearby?lat=60.17&lon=24.94 HTTP/1.1\r\nHost: x\r\nx-request-ID:  abc \r\nConnection: Keep-Alive\r\n\r\n"
+        #expect(Self.parse(request) == .request(
+            FastRequest(isHead: false, target: "/v1/nearby?lat=60.17&lon=24.94", requestID: "abc", close: false), length: request.utf8.count
+        ))
+        let head = "HEAD /health HTTP/1.1\r\nConnection: close\r\n\r\nGET /next"
+        #expect(Self.parse(head) == .request(FastRequest(isHead: true, target: "/health", requestID: nil, close: true), length: head.utf8.count - 9))
+    }
+
+    @Test func byteLaneLeavesEverythingElseToTheParser() {
+        let others = [
+            "POST /v1/pois HTTP/1.1\r\n\r\n", "get /health HTTP/1.1\r\n\r\n", "GET /health HTTP/1.0\r\n\r\n", "GET /health HTTP/1.1\n\n",
+            "GET http://x/health HTTP/1.1\r\n\r\n", "GET  /health HTTP/1.1\r\n\r\n", "GET /health#x HTTP/1.1\r\n\r\n",
+            "GET /h\u{e9} HTTP/1.1\r\n\r\n", "GET /health HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+            "GET /health HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", "GET /health HTTP/1.1\r\nExpect: 100-continue\r\n\r\n",
+            "GET /health HTTP/1.1\r\nUpgrade: websocket\r\n\r\n", "GET /health HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n",
+            "GET /health HTTP/1.1\r\nConnection: close\r\nConnection: close\r\n\r\n",
+            "GET /health HTTP/1.1\r\nX-Request-Id: a\r\nX-Request-Id: b\r\n\r\n", "GET /health HTTP/1.1\r\nX-Request-Id: caf\u{e9}\r\n\r\n",
+            "GET /health HTTP/1.1\r\nBad Name: x\r\n\r\n", "GET /health HTTP/1.1\r\n: x\r\n\r\n", "GET /health HTTP/1.1\r\nA: x\r\n folded\r\n\r\n",
+            "GET /health HTTP/1.1\r\nA: x\0y\r\n\r\n", "GET /health HTTP/1.1\r\nA: x\ry\r\n\r\n", "GET /health HTTP/1.1\r\n\rx",
+            "GET ?x HTTP/1.1\r\n\r\n", "GET /health?pad=\(String(repeating: "x", count: 40_000)) HTTP/1.1\r\n\r\n",
+            "GET /health HTTP/1.1\r\n" + String(repeating: "A: b\r\n", count: 65) + "\r\n", "\r\nGET /health HTTP/1.1\r\n\r\n",
+        ]
+        for text in others {
+            #expect(Self.parse(text) == .other, "\(text.prefix(120).debugDescription)")
+        }
+        // An incomplete head already past the byte lane's share of the head limit goes to the parser (which answers 431).
+        #expect(Self.parse("GET /health?pad=\(String(repeating: "x", count: 40_000))") == .other)
+        #expect(Self.parse("GET /health HTTP/1.1\r\nA: \(String(repeating: "x", count: 40_000))") == .other)
+    }
+
+    /// Every proper prefix of a request the lane takes is incomplete; the whole is the request; what follows is not read.
+    @Test func byteLaneWaitsForWholeRequests() {
+        let seed = Self.seed("byteLaneWaitsForWholeRequests")
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<200 {
+            let method = random.next() % 2 == 0 ? "GET" : "HEAD"
+            let target = "/v1/nearby?lat=\(random.next() % 90)&lon=\(random.next() % 180)&q=caf%C3%A9+bar"
+            var request = "\(method) \(target) HTTP/1.1\r\n"
+            var id: String?
+            var close = false
+            for _ in 0..<(random.next() % 5) {
+                switch random.next() % 4 {
+                case 0 where id == nil: id = "id-\(random.next() % 1000)"; request += "X-Request-Id: \(id!)\r\n"
+                case 1: request += "Accept: */*\r\n"
+                case 2: request += "User-Agent:\tcurl/8 (x; y)\t\r\n"
+                default: request += "Host: example.org:8080\r\n"
+                }
+            }
+            if random.next() % 3 == 0 { close = true; request += "connection: CLOSE\r\n" }
+            request += "\r\n"
+            let bytes = Array(request.utf8)
+            let expected = FastRequest.Parsed.request(FastRequest(isHead: method == "HEAD", target: target, requestID: id, close: close), length: bytes.count)
+            for cut in 1..<bytes.count {
+                let parsed = bytes[..<cut].withUnsafeBytes { FastRequest.parse($0, maximumHeadSize: 64 * 1_024) }
+                #expect(parsed == .incomplete, "SEED=\(seed) \(request.debugDescription) cut at \(cut): \(parsed)")
+            }
+            let followed = (bytes + Array("GET /health HTTP/1.1\r\n\r\n".utf8)).withUnsafeBytes { FastRequest.parse($0, maximumHeadSize: 64 * 1_024) }
+            #expect(followed == expected, "SEED=\(seed) \(request.debugDescription)")
+        }
+    }
+}

@@ -103,11 +103,12 @@ public struct RequestParameters<Source: ParameterSource> {
 
     /// Without surrounding spaces and tabs (a number pasted with a space around it is still that number).
     private static func trimmed(_ text: Substring) -> Substring {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else {
+        let utf8 = text.utf8
+        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else {
             return text[text.endIndex...]
         }
-        return text[first...last]
+        return text[first..<utf8.index(after: last)]
     }
 
     // MARK: The parameters the operations share

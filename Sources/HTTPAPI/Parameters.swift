@@ -7,11 +7,17 @@ import Hummingbird
 /// `uri.queryParameters` percent-decodes but keeps `+`, so `q=New+York` would reach the geocoder as "New+York".)
 struct FormQuery: ParameterSource, Sequence {
     private let pairs: [(key: Substring, value: Substring)]
+    /// The decoded keys' bytes one after another, and each pair's key as an offset and length in them: a lookup
+    /// compares bytes without touching the pairs' strings (whose reference counting cost more than the parsing).
+    private let keyBytes: [UInt8]
+    private let keySpans: [(start: Int, count: Int)]
 
     /// Split at `&` and at each pair's first `=` by bytes, as the WHATWG urlencoded parser does.
     init(_ query: String?) {
         guard let query, !query.isEmpty else {
             pairs = []
+            keyBytes = []
+            keySpans = []
             return
         }
         var pairs: [(key: Substring, value: Substring)] = []
@@ -29,6 +35,15 @@ struct FormQuery: ParameterSource, Sequence {
             start = end == utf8.endIndex ? end : utf8.index(after: end)
         }
         self.pairs = pairs
+        var keyBytes: [UInt8] = []
+        var keySpans: [(start: Int, count: Int)] = []
+        keySpans.reserveCapacity(pairs.count)
+        for pair in pairs {
+            keySpans.append((keyBytes.count, pair.key.utf8.count))
+            keyBytes.append(contentsOf: pair.key.utf8)
+        }
+        self.keyBytes = keyBytes
+        self.keySpans = keySpans
     }
 
     /// `+` as a space, then percent-decoded as the WHATWG URL standard decodes forms (and as browsers, Python's
@@ -69,9 +84,18 @@ struct FormQuery: ParameterSource, Sequence {
     }
 
     func lastValue(of name: String) -> Substring? {
-        var found: Substring?
-        for pair in pairs where pair.key.utf8.elementsEqual(name.utf8) { found = pair.value }
-        return found
+        var name = name
+        let found: Int? = name.withUTF8 { wanted in
+            keyBytes.withUnsafeBufferPointer { bytes in
+                keySpans.withUnsafeBufferPointer { spans in
+                    for i in spans.indices.reversed() where spans[i].count == wanted.count {
+                        if wanted.count == 0 || memcmp(bytes.baseAddress! + spans[i].start, wanted.baseAddress!, wanted.count) == 0 { return i }
+                    }
+                    return nil
+                }
+            }
+        }
+        return found.map { pairs[$0].value }
     }
 
     func makeIterator() -> IndexingIterator<[(key: Substring, value: Substring)]> { pairs.makeIterator() }

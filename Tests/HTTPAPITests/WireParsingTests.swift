@@ -1,3 +1,4 @@
+import API
 import Foundation
 import GeoCore
 @testable import HTTPAPI
@@ -92,6 +93,17 @@ import Testing
         #expect(query.lastValue(of: "missing") == nil)
         #expect(Array(query).count == 8)
         #expect(Array(FormQuery(nil)).isEmpty && Array(FormQuery("")).isEmpty && Array(FormQuery("&&")).isEmpty)
+    }
+
+    @Test func numbersAreTrimmedByBytes() throws {
+        let parameters = RequestParameters(FormQuery("lat=%2060.5%09&lon=caf%C3%A9%20&n=+7+&blank=%20%20&e=%091e3&bad=1%C3%A9"))
+        #expect(try parameters.double("lat", rule: "x") == 60.5)
+        #expect(try parameters.int("n", rule: "x") == 7)
+        #expect(try parameters.double("e", rule: "x") == 1_000)
+        for name in ["lon", "blank", "bad"] {
+            #expect(throws: ParameterError(name, "rule")) { try parameters.double(name, rule: "rule") }
+        }
+        #expect(throws: ParameterError("bad", "rule")) { try parameters.int("bad", rule: "rule") }
     }
 
     static func parse(_ text: String, limit: Int = 64 * 1_024) -> FastRequest.Parsed {

@@ -119,6 +119,7 @@ let package = Package(
                 "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

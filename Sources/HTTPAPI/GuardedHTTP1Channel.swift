@@ -167,6 +167,9 @@ final class ConnectionTimers {
         readingRequest = false
         deadline?.cancel()
         deadline = nil
+        // The closure holds a handler's context, and through it the pipeline that holds these timers: kept, it
+        // would keep every closed connection alive (ConnectionLifetimeTests).
+        timedOut = nil
     }
 
     /// When the current request's deadline passes (`context` is that of a handler in front of the HTTP decoder):

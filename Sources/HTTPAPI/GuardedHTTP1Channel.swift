@@ -222,7 +222,6 @@ final class RequestClock: ChannelDuplexHandler, RemovableChannelHandler {
         timers.requestRead()
         context.fireChannelInactive()
     }
-
 }
 
 /// Right after the HTTP decoder: parser errors and oversized bodies as problem+json, HTTP/1.0 closes after its answer.

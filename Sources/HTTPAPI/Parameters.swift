@@ -51,23 +51,16 @@ struct FormQuery: ParameterSource, Sequence {
     /// decoded bytes that are not UTF-8 become U+FFFD.
     static func decoded(_ text: Substring) -> Substring {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return text }
-        var spaced = Array(text.utf8)
-        for i in spaced.indices where spaced[i] == UInt8(ascii: "+") { spaced[i] = UInt8(ascii: " ") }
+        let bytes = Array(text.utf8)
         var decoded: [UInt8] = []
-        decoded.reserveCapacity(spaced.count)
+        decoded.reserveCapacity(bytes.count)
         var i = 0
-        while i < spaced.count {
-            let byte = spaced[i]
-            if byte == UInt8(ascii: "%") {
-                if i + 2 < spaced.count, let high = hexValue(spaced[i + 1]), let low = hexValue(spaced[i + 2]) {
-                    decoded.append(high << 4 | low)
-                    i += 3
-                } else {
-                    decoded.append(byte)
-                    i += 1
-                }
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%"), i + 2 < bytes.count, let high = hexValue(bytes[i + 1]), let low = hexValue(bytes[i + 2]) {
+                decoded.append(high << 4 | low)
+                i += 3
             } else {
-                decoded.append(byte)
+                decoded.append(bytes[i] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[i])
                 i += 1
             }
         }

@@ -49,7 +49,7 @@ extension ReverseResult {
         json.key("place")
         if let place { place.write(to: &json) } else { json.null() }
         for (key, value) in [("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2), ("city", city)] {
-            json.key(key)
+            json.key(text: key)
             if let value { json.string(value) } else { json.null() }
         }
         json.key("division")

@@ -28,15 +28,35 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    public mutating func key(_ key: String) {
+    /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan.
+    public mutating func key(_ key: StaticString) {
+        separator()
+        buffer.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes in
+            assert(!bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }, "key needs escaping")
+            buffer.append(contentsOf: bytes)
+        }
+        buffer.append(UInt8(ascii: "\""))
+        buffer.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    /// `"key":` for a key that comes from data, escaped.
+    public mutating func key(text key: String) {
         string(key)
         buffer.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
     /// `"key":"value"`.
-    public mutating func field(_ key: String, _ value: String) {
+    public mutating func field(_ key: StaticString, _ value: String) {
         self.key(key)
+        string(value)
+    }
+
+    /// `"key":"value"` with a key that comes from data.
+    public mutating func field(text key: String, _ value: String) {
+        self.key(text: key)
         string(value)
     }
 
@@ -88,6 +108,7 @@ public struct JSONWriter {
     }
 
     public mutating func string(_ value: String) {
+        if let written: Void = value.utf8.withContiguousStorageIfAvailable({ string(utf8: $0) }) { return written }
         var value = value
         value.withUTF8 { string(utf8: $0) }
     }
@@ -98,10 +119,15 @@ public struct JSONWriter {
         buffer.append(UInt8(ascii: "\""))
         // Runs of bytes that need no escaping are copied at once.
         var runStart = 0
-        for (i, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-            appendEscaped(byte)
-            runStart = i + 1
+        var i = 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                appendEscaped(byte)
+                runStart = i + 1
+            }
+            i += 1
         }
         buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
         buffer.append(UInt8(ascii: "\""))

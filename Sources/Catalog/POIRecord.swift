@@ -69,7 +69,7 @@ public struct POIRecord: Codable, Sendable, Equatable {
         json.key("tags")
         json.beginObject()
         for key in tags.keys.sorted() {
-            json.key(key)
+            json.key(text: key)
             json.string(tags[key]!)
         }
         json.endObject()

@@ -10,9 +10,9 @@ public enum TagsJSON {
     public static func write(_ tags: [String: String], to json: inout JSONWriter) {
         json.beginObject()
         if tags.count == 1, let (key, value) = tags.first {
-            json.field(key, value)
+            json.field(text: key, value)
         } else if !tags.isEmpty {
-            for key in tags.keys.sorted() { json.field(key, tags[key]!) }
+            for key in tags.keys.sorted() { json.field(text: key, tags[key]!) }
         }
         json.endObject()
     }

@@ -457,7 +457,7 @@ struct AMapAdapter {
     /// as clients read them.
     static func writeEmptyNeighborhoodAndBuilding(to json: inout JSONWriter) {
         for key in ["neighborhood", "building"] {
-            json.key(key)
+            json.key(text: key)
             json.beginObject()
             json.field("name", "")
             json.field("type", "")
@@ -500,7 +500,7 @@ struct AMapAdapter {
                 Self.writeEmptyNeighborhoodAndBuilding(to: &json)
                 json.key("streetNumber")
                 json.beginObject()
-                for key in ["street", "number", "location", "direction", "distance"] { json.field(key, "") }
+                for key in ["street", "number", "location", "direction", "distance"] { json.field(text: key, "") }
                 json.endObject()
                 json.key("businessAreas")
                 json.beginArray()
@@ -527,7 +527,7 @@ struct AMapAdapter {
                     }
                     json.endArray()
                     for key in ["roads", "roadinters", "aois"] {
-                        json.key(key)
+                        json.key(text: key)
                         json.beginArray()
                         json.endArray()
                     }

@@ -83,7 +83,7 @@ final class FastLaneHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     static func pathOnly(_ path: String) -> Substring {
-        path.firstIndex(of: "?").map { path[..<$0] } ?? path[...]
+        path.utf8.firstIndex(of: UInt8(ascii: "?")).map { path[..<$0] } ?? path[...]
     }
 
     private func answer(_ head: HTTPRequest, context: ChannelHandlerContext) {
@@ -166,7 +166,7 @@ extension FastLane {
         let start = DispatchTime.now().uptimeNanoseconds
         let (entry, parameter) = route
         let path = FastLaneHandler.pathOnly(target)
-        let query = target.firstIndex(of: "?").map { String(target[target.index(after: $0)...]) }
+        let query = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { target[target.utf8.index(after: $0)...] }
         let requestID = requestID.flatMap { $0.count <= 64 ? $0 : nil } ?? RequestID.next()
         let answer: FastAnswer
         do {

@@ -406,13 +406,13 @@ struct GeocoderAdapters {
         if details.address {
             json.key("address")
             json.beginObject()
-            for (key, value) in address(candidate) { json.field(key, value) }
+            for (key, value) in address(candidate) { json.field(text: key, value) }
             json.endObject()
         }
         if details.extratags {
             json.key("extratags")
             json.beginObject()
-            if case .poi(let poi, _) = candidate { for (key, value) in poi.tags.sorted(by: { $0.key < $1.key }) { json.field(key, value) } }
+            if case .poi(let poi, _) = candidate { for (key, value) in poi.tags.sorted(by: { $0.key < $1.key }) { json.field(text: key, value) } }
             if case .place(let place) = candidate, let population = place.population { json.field("population", String(population)) }
             json.endObject()
         }

@@ -127,7 +127,7 @@ final class ImportTasks: Sendable {
             ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
             ("duplicates", task.duplicates),
         ] {
-            json.key(name)
+            json.key(text: name)
             json.number(value)
         }
         json.key("problems")
@@ -141,7 +141,7 @@ final class ImportTasks: Sendable {
         }
         json.endArray()
         for (name, value) in [("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)] {
-            json.key(name)
+            json.key(text: name)
             if let value { json.string(value) } else { json.null() }
         }
         json.endObject()

@@ -13,7 +13,9 @@ struct FormQuery: ParameterSource, Sequence {
     private let keySpans: [(start: Int, count: Int)]
 
     /// Split at `&` and at each pair's first `=` by bytes, as the WHATWG urlencoded parser does.
-    init(_ query: String?) {
+    init(_ query: String?) { self.init(query.map { $0[...] }) }
+
+    init(_ query: Substring?) {
         guard let query, !query.isEmpty else {
             pairs = []
             keyBytes = []

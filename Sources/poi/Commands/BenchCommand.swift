@@ -282,7 +282,7 @@ struct BenchCommand: ParsableCommand {
             ("mean_results", (Double(results) / Double(samples.count) * 100).rounded() / 100),
         ]
         for (key, value) in fields {
-            json.key(key)
+            json.key(text: key)
             json.number(value)
         }
         json.endObject()

@@ -32,6 +32,7 @@ let package = Package(
             providers: [.apt(["libproj-dev"])]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CPrefetch"),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
@@ -56,7 +57,7 @@ let package = Package(
         ),
         .target(
             name: "SearchEngine",
-            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData", "SnapshotFile"],
+            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData", "SnapshotFile", "CPrefetch"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,4 +1,5 @@
 import BundledData
+import CPrefetch
 import Catalog
 import SnapshotFile
 
@@ -132,6 +133,22 @@ struct RecordStore: Sendable {
             addressLength: address, category: categories.string(slot.category), city: slot.city == Slot.none ? nil : cities.string(slot.city),
             country: slot.country == Slot.none ? nil : countries.string(slot.country), latitude: slot.latitude, longitude: slot.longitude
         )
+    }
+
+    /// Asks the cache for the slots of `numbers`, then for the start of their packed bytes, before an answer reads
+    /// them one by one: the records of one answer lie far apart in the store, and with the hints their cache misses
+    /// overlap instead of following one another.
+    func prefetch(_ numbers: some Collection<UInt32>) {
+        guard let slotBase = slots.baseAddress, let byteBase = bytes.baseAddress else { return }
+        for number in numbers where Int(number) < slots.count { poi_prefetch(slotBase + Int(number)) }
+        for number in numbers where Int(number) < slots.count {
+            let slot = slotBase[Int(number)]
+            // A record's bytes (id, name, address, tags) take one to three cache lines.
+            if slot.kind == .poi, slot.offset < bytes.count {
+                poi_prefetch(byteBase + slot.offset)
+                poi_prefetch(byteBase + slot.offset + 64)
+            }
+        }
     }
 
     /// Whether the packed records are read from a mapped snapshot (not yet copied by a write).

@@ -50,6 +50,7 @@ extension SearchEngine {
             let entries = ranker.top(query.offset + query.limit + 1)
             let page = entries.dropFirst(query.offset).prefix(query.limit)
             let origin = query.origin
+            s.records.prefetch(page.lazy.map(\.doc))
             let results = page.compactMap { entry -> Hit? in
                 var distance: Double?
                 if let origin {

@@ -32,6 +32,7 @@ extension SearchEngine {
             merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
             let page = merged.prefix(query.limit)
             let next = merged.count > query.limit ? page.last.map { Page.Position.nearest($0.cursor) } : nil
+            s.records.prefetch(page.lazy.map(\.id))
             return Page(results: page.compactMap { hit(s, $0.id, distance: $0.distance, score: nil) }, next: next, total: nil)
         }
     }
@@ -95,6 +96,7 @@ extension SearchEngine {
             numbers.sort()
             let page = numbers.prefix(query.limit)
             let next = numbers.count > query.limit ? page.last.map { Page.Position.record($0) } : nil
+            s.records.prefetch(page)
             return Page(results: page.compactMap { hit(s, $0, distance: nil, score: nil) }, next: next, total: nil)
         }
     }

@@ -386,23 +386,33 @@ struct KeywordRanker {
         let order = cursors.indices.sorted { (sizes[$0], $0) < (sizes[$1], $1) }
         let driving = order[0]
         guard sizes[driving] > 0 else { return }
+        var matches = [WordMatch](repeating: WordMatch(typos: 0, prefix: 0, attribute: 0, score: 0, posting: nil), count: cursors.count)
         // remaining[i]: the most the words from order[i] on can still add (with a margin for summation order).
         var remaining = [Double](repeating: 0, count: order.count + 1)
         for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
-        var matches = [WordMatch](repeating: WordMatch(typos: 0, prefix: 0, attribute: 0, score: 0, posting: nil), count: cursors.count)
+        let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
 
         func visit(_ doc: UInt32) {
             var typos = 0
             var prefixes = 0
             var attributes = 0
             var partial = 0.0
+            // Whether the record's name may be the whole query (the test made below), known from the driving word's
+            // match: if not, the record's best bucket is not a whole-name one, which lets far more records be
+            // dropped early (the page's worst entry is rarely a whole-name match).
+            var wholeNamePossible = true
             for (i, g) in order.enumerated() {
                 if i > 0 && heap.isFull {
-                    let lowest = RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: weighted ? 0 : attributes, wholeName: true)
+                    let lowest = RankBucket.make(
+                        dropped: dropped, typos: typos, prefixes: prefixes, attributes: weighted ? 0 : attributes, wholeName: weighted || wholeNamePossible
+                    )
                     guard heap.admits(bucket: lowest, scoreBound: partial + remaining[i], firstDoc: doc) else { return }
                 }
                 guard let m = cursors[g].match(doc, labels: labels, ranker: self) else { return }
                 matches[g] = m
+                if i == 0 {
+                    wholeNamePossible = dropped == 0 && m.posting.map { $0.isInName && $0.nameTokens == wholeNameTokens } ?? false
+                }
                 typos += m.typos
                 prefixes += m.prefix
                 attributes += m.attribute
@@ -420,7 +430,7 @@ struct KeywordRanker {
                 attributes = 0
                 score *= decay(doc)
             } else if dropped == 0 && typos == 0 && prefixes == 0 && attributes == 0, let posting = matches[driving].posting,
-                posting.nameTokens == min(queryTokens, InvertedIndex.Posting.manyNameTokens)
+                posting.nameTokens == wholeNameTokens
             {
                 // Every word matched in the name: the name is the query only if it has as many tokens.
                 wholeName = hasWholeName(doc)

@@ -1,10 +1,12 @@
 /// The best `capacity` documents seen so far under a ranking of (bucket ascending, score descending, document
 /// ascending), where a document offered more than once keeps its best entry.
 ///
-/// A binary heap with the worst entry at the root (so the admission threshold is read in O(1)) and a position map
-/// for the documents in it, so that a document met again through another posting list is raised in place instead
-/// of taking a second slot (which would raise the threshold wrongly and let block skipping drop a true member).
-/// - Complexity: `offer` is O(log capacity); `sorted()` is O(capacity log capacity).
+/// A binary heap with the worst entry at the root (so the admission threshold is read in O(1)); a document met again
+/// through another posting list is found and raised in place instead of taking a second slot (which would raise the
+/// threshold wrongly and let block skipping drop a true member). A page-sized heap finds it by scanning its entries
+/// (a few dozen compares, cheaper than hashing); a large one keeps a position map.
+/// - Complexity: `offer` is O(log capacity) (O(capacity) up to `scanLimit`, where that is the cheaper);
+///   `sorted()` is O(capacity log capacity).
 public struct TopK: Sendable {
     public struct Entry: Sendable, Equatable {
         /// Ranking-rule bucket: smaller is better (see the engine's rank key).
@@ -29,10 +31,15 @@ public struct TopK: Sendable {
 
     public let capacity: Int
     private var heap: [Entry] = []
+    /// Where each document sits in `heap`, kept only above `scanLimit`.
     private var position: [UInt32: Int] = [:]
+    private let mapsPositions: Bool
+    /// Up to this capacity a document is found by scanning the heap.
+    public static let scanLimit = 64
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
+        mapsPositions = self.capacity > Self.scanLimit
         heap.reserveCapacity(self.capacity)
     }
 
@@ -41,7 +48,12 @@ public struct TopK: Sendable {
     /// The entry a newcomer must rank before to be admitted once the heap is full.
     public var worst: Entry? { heap.first }
 
-    public func contains(_ doc: UInt32) -> Bool { position[doc] != nil }
+    public func contains(_ doc: UInt32) -> Bool { index(of: doc) != nil }
+
+    @inline(__always)
+    private func index(of doc: UInt32) -> Int? {
+        mapsPositions ? position[doc] : heap.firstIndex { $0.doc == doc }
+    }
 
     /// Whether an entry of this bucket with at most `scoreBound`, for documents numbered `firstDoc` or more, could
     /// still be admitted (for skipping whole blocks: posting lists are read in document order, so once the worst
@@ -55,7 +67,10 @@ public struct TopK: Sendable {
 
     /// Offers an entry; a document already present keeps the better of its two entries.
     public mutating func offer(_ entry: Entry) {
-        if let i = position[entry.doc] {
+        // When full, an entry that does not rank before the worst cannot improve any entry either (each ranks at
+        // least as well as the worst), so it is refused before the document is looked up.
+        if heap.count >= capacity && !entry.ranks(before: heap[0]) { return }
+        if let i = index(of: entry.doc) {
             guard entry.ranks(before: heap[i]) else { return }
             heap[i] = entry
             siftDown(i)  // it ranks better now, so it moves away from the root
@@ -63,14 +78,15 @@ public struct TopK: Sendable {
         }
         if heap.count < capacity {
             heap.append(entry)
-            position[entry.doc] = heap.count - 1
+            if mapsPositions { position[entry.doc] = heap.count - 1 }
             siftUp(heap.count - 1)
             return
         }
-        guard entry.ranks(before: heap[0]) else { return }
-        position[heap[0].doc] = nil
+        if mapsPositions {
+            position[heap[0].doc] = nil
+            position[entry.doc] = 0
+        }
         heap[0] = entry
-        position[entry.doc] = 0
         siftDown(0)
     }
 
@@ -106,7 +122,9 @@ public struct TopK: Sendable {
 
     private mutating func swapAt(_ a: Int, _ b: Int) {
         heap.swapAt(a, b)
-        position[heap[a].doc] = a
-        position[heap[b].doc] = b
+        if mapsPositions {
+            position[heap[a].doc] = a
+            position[heap[b].doc] = b
+        }
     }
 }

@@ -92,7 +92,7 @@ import Testing
         #expect(query.lastValue(of: "&") == "=")
         #expect(query.lastValue(of: "missing") == nil)
         #expect(Array(query).count == 8)
-        #expect(Array(FormQuery(nil)).isEmpty && Array(FormQuery("")).isEmpty && Array(FormQuery("&&")).isEmpty)
+        #expect(Array(FormQuery(String?.none)).isEmpty && Array(FormQuery("")).isEmpty && Array(FormQuery("&&")).isEmpty)
     }
 
     @Test func numbersAreTrimmedByBytes() throws {

@@ -224,4 +224,26 @@ struct TestRandom {
         #expect(top.admits(bucket: 1, scoreBound: 3, firstDoc: 5))
         #expect(!top.admits(bucket: 1, scoreBound: 3, firstDoc: 9))
     }
+
+    /// TopK against brute force (each document's best entry, sorted, the first `capacity`), for heaps found by
+    /// scanning (up to `TopK.scanLimit`) and by a position map, with documents offered many times in any order.
+    @Test func topKEqualsBruteForce() {
+        var random = TestRandom("topKEqualsBruteForce")
+        for capacity in [1, 2, 5, 21, TopK.scanLimit, TopK.scanLimit + 1, 200] {
+            for round in 0..<20 {
+                var top = TopK(capacity: capacity)
+                var best: [UInt32: TopK.Entry] = [:]
+                for _ in 0..<(capacity * 4 + random.below(400)) {
+                    // Few buckets, scores and documents, so that ties and repeats are common.
+                    let entry = TopK.Entry(bucket: UInt64(random.below(3)), score: Double(random.below(6)), doc: UInt32(random.below(capacity * 3 + 5)))
+                    top.offer(entry)
+                    if let old = best[entry.doc], !entry.ranks(before: old) { continue }
+                    best[entry.doc] = entry
+                }
+                let expected = Array(best.values.sorted { $0.ranks(before: $1) }.prefix(capacity))
+                #expect(top.sorted() == expected, "capacity \(capacity), round \(round)")
+                #expect(expected.allSatisfy { top.contains($0.doc) }, "capacity \(capacity), round \(round)")
+            }
+        }
+    }
 }

@@ -510,7 +510,7 @@ struct KeywordRanker {
     /// `exactTotalLimit` postings, else the sum of its list sizes. Never less than the results found.
     func total(atLeast found: Int) -> Int {
         guard let group = matcher.groups.first else { return 0 }
-        let lists = group.expansions.map { s.text.postings(of: $0.term).lazy.map(\.doc) }
+        let lists = group.expansions.map { s.text.postings(of: $0.term) }
         let members = s.members(ofCategoriesUnder: group.categories)
         let size = lists.reduce(0) { $0 + $1.count } + members.reduce(0) { $0 + $1.count }
         // Posting lists hold live records only: without a filter, one list's size is its exact count.
@@ -524,7 +524,8 @@ struct KeywordRanker {
             engine.scratchPool.withLock { pool in if pool.count < 4 { pool.append(marks) } }
         }
         var count = 0
-        for list in lists { for doc in list where marks.visit(doc) && accepts(doc) { count += 1 } }
+        // A posting tells its record's kind: without a category or box the records themselves are not read.
+        for list in lists { for posting in list where marks.visit(posting.doc) && accepts(posting) { count += 1 } }
         for list in members { for doc in list where marks.visit(doc) && accepts(doc) { count += 1 } }
         return count
     }

@@ -98,7 +98,10 @@ public struct InvertedIndex: Sendable {
 
     public static let k1 = 1.2
     public static let b = 0.75
-    public static let blockSize = 128
+    /// Postings per block bound. 64 against 128: in-process keyword mean 69–73 → 64–65 µs at 1 M (bounds over fewer
+    /// postings skip more blocks); the bounds take 1.6 % of the postings' memory (0.8 % at 128). Snapshots store the
+    /// bounds: changing this changes both snapshot formats.
+    public static let blockSize = 64
     /// Prefix completions considered for the last word of a query: the most frequent ones.
     public static let maxCompletions = 64
 

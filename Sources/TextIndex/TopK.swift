@@ -30,7 +30,7 @@ public struct TopK: Sendable {
     }
 
     public let capacity: Int
-    private var heap: [Entry] = []
+    @usableFromInline var heap: [Entry] = []
     /// Where each document sits in `heap`, kept only above `scanLimit`.
     private var position: [UInt32: Int] = [:]
     private let mapsPositions: Bool
@@ -44,9 +44,9 @@ public struct TopK: Sendable {
     }
 
     public var count: Int { heap.count }
-    public var isFull: Bool { heap.count >= capacity }
+    @inlinable public var isFull: Bool { heap.count >= capacity }
     /// The entry a newcomer must rank before to be admitted once the heap is full.
-    public var worst: Entry? { heap.first }
+    @inlinable public var worst: Entry? { heap.first }
 
     public func contains(_ doc: UInt32) -> Bool { index(of: doc) != nil }
 
@@ -58,7 +58,8 @@ public struct TopK: Sendable {
     /// Whether an entry of this bucket with at most `scoreBound`, for documents numbered `firstDoc` or more, could
     /// still be admitted (for skipping whole blocks: posting lists are read in document order, so once the worst
     /// entry has a smaller number than a block, a tie on score cannot win and the block is skipped).
-    @inline(__always)
+    /// Inlinable: the keyword scans call it for every posting they read.
+    @inlinable @inline(__always)
     public func admits(bucket: UInt64, scoreBound: Double, firstDoc: UInt32 = 0) -> Bool {
         guard isFull, let worst = heap.first else { return true }
         if bucket != worst.bucket { return bucket < worst.bucket }

@@ -14,20 +14,14 @@ extension SearchEngine {
     public func nearby(_ query: NearbyQuery) -> Page {
         let after = query.after
         return read { s in
-            let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
+            var matcher: TextMatcher?
+            if let text = query.text { matcher = TextMatcher(text, index: s.text, taxonomy: taxonomy) }
             var merged: [Neighbor] = []
             for kind in SearchEngine.kinds(query.kind) {
-                let index = s.spatial(kind)
-                guard index.count > 0 else { continue }
-                let route = forcedRoute ?? chooseRoute(s, matcher: matcher, index: index, query: query)
-                if let matcher, route == .textFirst {
-                    merged += textFirstNearest(s, kind: kind, matcher: matcher, query: query, after: after)
-                } else {
-                    merged += index.tree.nearest(
-                        k: query.limit + 1, latitude: query.origin.latitude, longitude: query.origin.longitude,
-                        maxDistance: query.radius, after: after, filter: filter(s, category: query.category, matcher: matcher)
-                    )
-                }
+                // Each index passed straight from the state: through `spatial(_:)` it would be copied.
+                merged += kind == .poi
+                    ? nearest(s, in: s.poiSpatial, kind: .poi, matcher: matcher, query: query, after: after)
+                    : nearest(s, in: s.pinSpatial, kind: .pin, matcher: matcher, query: query, after: after)
             }
             merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
             let page = merged.prefix(query.limit)
@@ -35,6 +29,21 @@ extension SearchEngine {
             s.records.prefetch(page.lazy.map(\.id))
             return Page(results: page.compactMap { hit(s, $0.id, distance: $0.distance, score: nil) }, next: next, total: nil)
         }
+    }
+
+    /// The nearest records of one kind, by the planner's route.
+    private func nearest(
+        _ s: EngineState, in index: SpatialIndex, kind: RecordKind, matcher: TextMatcher?, query: NearbyQuery, after: NearestCursor?
+    ) -> [Neighbor] {
+        guard index.count > 0 else { return [] }
+        let route = forcedRoute ?? chooseRoute(s, matcher: matcher, index: index, query: query)
+        if let matcher, route == .textFirst {
+            return textFirstNearest(s, kind: kind, matcher: matcher, query: query, after: after)
+        }
+        return index.tree.nearest(
+            k: query.limit + 1, latitude: query.origin.latitude, longitude: query.origin.longitude,
+            maxDistance: query.radius, after: after, filter: filter(s, category: query.category, matcher: matcher)
+        )
     }
 
     /// Costs in rough nanoseconds: the tree walk visits about limit × N / C records (each a posting-list binary
@@ -78,7 +87,8 @@ extension SearchEngine {
     public func within(_ query: WithinQuery) -> Page {
         let after = query.after
         return read { s in
-            let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
+            var matcher: TextMatcher?
+            if let text = query.text { matcher = TextMatcher(text, index: s.text, taxonomy: taxonomy) }
             let test = filter(s, category: query.category, matcher: matcher)
             var numbers: [UInt32] = []
             for kind in SearchEngine.kinds(query.kind) {
@@ -88,10 +98,14 @@ extension SearchEngine {
                     numbers.append(number)
                     return true
                 }
-                switch query.area {
-                case .box(let box): s.spatial(kind).tree.search(box, body)
-                case .polygon(let polygon): s.spatial(kind).tree.search(polygon, body)
+                // Each tree read straight from the state: through `spatial(_:)` it would be copied.
+                func search(_ tree: RTree) {
+                    switch query.area {
+                    case .box(let box): tree.search(box, body)
+                    case .polygon(let polygon): tree.search(polygon, body)
+                    }
                 }
+                if kind == .poi { search(s.poiSpatial.tree) } else { search(s.pinSpatial.tree) }
             }
             numbers.sort()
             let page = numbers.prefix(query.limit)

@@ -48,8 +48,8 @@ extension ReverseResult {
         json.beginObject()
         json.key("place")
         if let place { place.write(to: &json) } else { json.null() }
-        for (key, value) in [("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2), ("city", city)] {
-            json.key(text: key)
+        for (key, value): (StaticString, String?) in [("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2), ("city", city)] {
+            json.key(key)
             if let value { json.string(value) } else { json.null() }
         }
         json.key("division")

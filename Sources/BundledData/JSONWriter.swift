@@ -33,7 +33,7 @@ public struct JSONWriter {
         separator()
         buffer.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes in
-            assert(!bytes.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }, "key needs escaping")
+            assert(!bytes.contains(where: Self.needsEscape), "key needs escaping")
             buffer.append(contentsOf: bytes)
         }
         buffer.append(UInt8(ascii: "\""))
@@ -108,7 +108,8 @@ public struct JSONWriter {
     }
 
     public mutating func string(_ value: String) {
-        if let written: Void = value.utf8.withContiguousStorageIfAvailable({ string(utf8: $0) }) { return written }
+        // Native strings are contiguous UTF-8: written from their storage, without a copy.
+        if value.utf8.withContiguousStorageIfAvailable({ string(utf8: $0) }) != nil { return }
         var value = value
         value.withUTF8 { string(utf8: $0) }
     }
@@ -122,7 +123,7 @@ public struct JSONWriter {
         var i = 0
         while i < bytes.count {
             let byte = bytes[i]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            if Self.needsEscape(byte) {
                 buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 appendEscaped(byte)
                 runStart = i + 1
@@ -140,6 +141,10 @@ public struct JSONWriter {
         buffer.append(contentsOf: json)
         needsComma = true
     }
+
+    /// Control characters, the quote and the backslash (RFC 8259 §7).
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
 
     private mutating func appendEscaped(_ byte: UInt8) {
         switch byte {

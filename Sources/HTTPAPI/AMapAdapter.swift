@@ -456,8 +456,8 @@ struct AMapAdapter {
     /// AMap's `neighborhood` and `building` objects, which the bundled data cannot fill: present, with empty fields,
     /// as clients read them.
     static func writeEmptyNeighborhoodAndBuilding(to json: inout JSONWriter) {
-        for key in ["neighborhood", "building"] {
-            json.key(text: key)
+        for key: StaticString in ["neighborhood", "building"] {
+            json.key(key)
             json.beginObject()
             json.field("name", "")
             json.field("type", "")
@@ -500,7 +500,7 @@ struct AMapAdapter {
                 Self.writeEmptyNeighborhoodAndBuilding(to: &json)
                 json.key("streetNumber")
                 json.beginObject()
-                for key in ["street", "number", "location", "direction", "distance"] { json.field(text: key, "") }
+                for key: StaticString in ["street", "number", "location", "direction", "distance"] { json.field(key, "") }
                 json.endObject()
                 json.key("businessAreas")
                 json.beginArray()
@@ -526,8 +526,8 @@ struct AMapAdapter {
                         json.endObject()
                     }
                     json.endArray()
-                    for key in ["roads", "roadinters", "aois"] {
-                        json.key(text: key)
+                    for key: StaticString in ["roads", "roadinters", "aois"] {
+                        json.key(key)
                         json.beginArray()
                         json.endArray()
                     }

@@ -123,11 +123,11 @@ final class ImportTasks: Sendable {
         json.field("crs", task.crs)
         json.key("strict")
         json.bool(task.strict)
-        for (name, value) in [
+        for (name, value): (StaticString, Int) in [
             ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
             ("duplicates", task.duplicates),
         ] {
-            json.key(text: name)
+            json.key(name)
             json.number(value)
         }
         json.key("problems")
@@ -140,8 +140,8 @@ final class ImportTasks: Sendable {
             json.endObject()
         }
         json.endArray()
-        for (name, value) in [("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)] {
-            json.key(text: name)
+        for (name, value): (StaticString, String?) in [("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)] {
+            json.key(name)
             if let value { json.string(value) } else { json.null() }
         }
         json.endObject()

@@ -33,13 +33,12 @@ public struct TopK: Sendable {
     @usableFromInline var heap: [Entry] = []
     /// Where each document sits in `heap`, kept only above `scanLimit`.
     private var position: [UInt32: Int] = [:]
-    private let mapsPositions: Bool
+    private var mapsPositions: Bool { capacity > Self.scanLimit }
     /// Up to this capacity a document is found by scanning the heap.
     public static let scanLimit = 64
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        mapsPositions = self.capacity > Self.scanLimit
         heap.reserveCapacity(self.capacity)
     }
 

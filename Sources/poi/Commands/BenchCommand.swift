@@ -272,7 +272,7 @@ struct BenchCommand: ParsableCommand {
             json.key("k")
             json.number(k)
         }
-        let fields: [(String, Double)] = [
+        let fields: [(StaticString, Double)] = [
             ("build_seconds", (load * 1e3).rounded() / 1e3),
             ("seconds", (total / 1e6 * 1e6).rounded() / 1e6),
             ("qps", (Double(samples.count) / (total / 1e6)).rounded()),
@@ -282,7 +282,7 @@ struct BenchCommand: ParsableCommand {
             ("mean_results", (Double(results) / Double(samples.count) * 100).rounded() / 100),
         ]
         for (key, value) in fields {
-            json.key(text: key)
+            json.key(key)
             json.number(value)
         }
         json.endObject()

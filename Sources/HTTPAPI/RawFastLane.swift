@@ -1,5 +1,10 @@
+import Gazetteer
+import Logging
 import NIOCore
 import NIOHTTPTypes
+import Prometheus
+import SearchEngine
+import Synchronization
 
 /// The fast lane in front of the HTTP parser (issue 17): a connection's requests are read here as bytes, and each
 /// plain `GET`/`HEAD` of a read route — the request line, a few headers, no body — is answered at once with one
@@ -16,6 +21,9 @@ import NIOHTTPTypes
 /// It shares the connection's `ConnectionTimers`: a request that arrives in pieces gets the request deadline (and
 /// its 408) from its first byte, as in `RequestClock`, and each read counts as activity for the idle timeout
 /// (`ConnectionIdleHandler`). A request read whole in one read schedules no timer at all.
+///
+/// Answers are written at once but flushed together at the end of the event loop's tick (`TickFlush`), after every
+/// connection the loop found readable has been read and answered.
 final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -31,9 +39,16 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var partial: ByteBuffer?
     private var forwarded = false
 
+    /// The connection's event loop's flush batch, found when the handler is added.
+    private var tickFlush: TickFlush?
+
     init(lane: FastLane, timers: ConnectionTimers) {
         self.lane = lane
         self.timers = timers
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        tickFlush = TickFlush.of(context.eventLoop)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -51,34 +66,26 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         timers.touch()
         var wrote = false
-        defer { if wrote { context.flush() } }
+        defer { if wrote { tickFlush!.add(context) } }
         while input.readableBytes > 0 {
-            let parsed = input.withUnsafeReadableBytes { FastRequest.parse($0, maximumHeadSize: timers.limits.maximumHeadSize) }
-            switch parsed {
-            case .request(let request, let length):
-                guard let route = lane.reads.match(FastLaneHandler.pathOnly(request.target)) else { break }
-                input.moveReaderIndex(forwardBy: length)
-                let answer = lane.respond(route, target: request.target, requestID: request.requestID)
-                var buffer = context.channel.allocator.buffer(capacity: 0)
-                answer.write(to: &buffer, includeBody: !request.isHead, close: request.close)
-                if request.close {
-                    closing = true
-                    timers.requestRead()
-                    context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
-                    return
-                }
+            var buffer = context.channel.allocator.buffer(capacity: 0)
+            switch lane.answer(&input, maximumHeadSize: timers.limits.maximumHeadSize, into: &buffer) {
+            case .answered(close: true):
+                closing = true
+                timers.requestRead()
+                context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+                return
+            case .answered(close: false):
                 context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
                 wrote = true
-                continue
             case .incomplete:
                 partial = input
                 timers.startRequest(context) { [timers] in timers.requestTimedOut(context) }
                 return
             case .other:
-                break
+                passOn(input, context: context)
+                return
             }
-            passOn(input, context: context)
-            return
         }
         timers.requestRead()
     }
@@ -105,6 +112,98 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             passOn(partial, context: context)
         }
         context.fireUserInboundEventTriggered(event)
+    }
+}
+
+extension FastLane {
+    enum Outcome: Equatable {
+        /// The request at the start of the input was answered (and read from it); `close`: it asked for
+        /// `Connection: close`.
+        case answered(close: Bool)
+        /// The input starts a request the lane could take, not yet whole.
+        case incomplete
+        /// For the HTTP parser behind: another method, route or form (the input is left as it was).
+        case other
+    }
+
+    /// Answers the request at the start of `input` into `buffer` when the lane takes it: the byte lane's work for
+    /// one request, from its bytes to the response's bytes.
+    func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, into buffer: inout ByteBuffer) -> Outcome {
+        switch input.withUnsafeReadableBytes({ FastRequest.parse($0, maximumHeadSize: maximumHeadSize) }) {
+        case .request(let request, let length):
+            guard let route = reads.match(FastLaneHandler.pathOnly(request.target)) else { return .other }
+            input.moveReaderIndex(forwardBy: length)
+            let answer = respond(route, target: request.target, requestID: request.requestID)
+            answer.write(to: &buffer, includeBody: !request.isHead, close: request.close)
+            return .answered(close: request.close)
+        case .incomplete:
+            return .incomplete
+        case .other:
+            return .other
+        }
+    }
+}
+
+/// The fast lane outside any connection, for `poi bench wire`: the user-space cost of a read request — parsing,
+/// the engine's answer, encoding, the response's bytes and the request metrics — without the sockets.
+public struct WireBench: Sendable {
+    private let lane: FastLane
+
+    public init(configuration: ServerConfiguration, engine: SearchEngine, gazetteer: Gazetteer?, metrics: PrometheusCollectorRegistry?) {
+        let endpointMetrics = metrics.map { _ in EndpointMetrics() }
+        let reads = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics).reads
+        lane = FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: Logger(label: "poi"))
+    }
+
+    /// The response to one GET of `target` (path and query) as the server writes it; nil when the fast lane does not
+    /// take it.
+    public func respond(to target: String) -> ByteBuffer? {
+        var input = ByteBuffer(string: "GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        var output = ByteBuffer()
+        return lane.answer(&input, maximumHeadSize: ConnectionLimits().maximumHeadSize, into: &output) == .answered(close: false) ? output : nil
+    }
+}
+
+/// The flushes of one event loop's fast-lane answers, done together once the loop has handled every connection
+/// that was readable in this tick (NIO runs tasks queued from the loop after its I/O events).
+///
+/// Measured (RESULTS.md, issue 17): a flush is a `write` to a loopback socket, and writing each answer as soon as
+/// it is made woke the client's thread once per answer — on this 2-core guest that wake-up cost more server CPU
+/// than making the answer. Flushing the tick's answers back to back wakes each waiting client thread about once
+/// per tick. The syscalls are the same (one `write` per connection); an answer waits at most for the rest of the
+/// tick's reads, which are each a few microseconds.
+final class TickFlush: @unchecked Sendable {
+    // Used only on its event loop (`add` and the queued task), hence @unchecked.
+    private let eventLoop: any EventLoop
+    private var pending: [ChannelHandlerContext] = []
+
+    private init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+        pending.reserveCapacity(64)
+    }
+
+    /// Flushes `context` at the end of this tick. On the context's event loop only.
+    func add(_ context: ChannelHandlerContext) {
+        if pending.isEmpty { eventLoop.execute { self.flushAll() } }
+        pending.append(context)
+    }
+
+    private func flushAll() {
+        let contexts = pending
+        pending.removeAll(keepingCapacity: true)
+        for context in contexts { context.flush() }
+    }
+
+    private static let loops = Mutex<[ObjectIdentifier: TickFlush]>([:])
+
+    /// The batch of `eventLoop`, made on first use (once per loop; connections look it up when they open).
+    static func of(_ eventLoop: any EventLoop) -> TickFlush {
+        loops.withLock { loops in
+            if let found = loops[ObjectIdentifier(eventLoop)] { return found }
+            let made = TickFlush(eventLoop: eventLoop)
+            loops[ObjectIdentifier(eventLoop)] = made
+            return made
+        }
     }
 }
 

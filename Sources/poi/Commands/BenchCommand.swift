@@ -3,6 +3,9 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import Prometheus
+import Metrics
+import HTTPAPI
 import Gazetteer
 import BundledData
 import SpatialIndex
@@ -19,11 +22,11 @@ struct BenchCommand: ParsableCommand {
     )
 
     enum Operation: String, ExpressibleByArgument, CaseIterable {
-        case knn, radius, bbox, keyword, geocode, autocomplete
+        case knn, radius, bbox, keyword, geocode, autocomplete, wire
         case keywordNearby = "keyword-nearby"
     }
 
-    @Argument(help: "What to measure: knn, radius, bbox, keyword, keyword-nearby, geocode or autocomplete.")
+    @Argument(help: "What to measure: knn, radius, bbox, keyword, keyword-nearby, geocode, autocomplete or wire (a read request through the server's fast lane, from its bytes to the response's, without sockets).")
     var op: Operation
 
     @Option(help: "Number of generated records.")
@@ -65,6 +68,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "keyword ops: also print the N slowest queries with their times to standard error.")
     var slowest: Int = 0
 
+    @Option(help: "wire: request targets (path and query), one per line, answered in turn (--queries of them, cycling).")
+    var paths: String?
+
     func validate() throws {
         guard n >= 1 else { throw ValidationError("--n must be at least 1") }
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
@@ -80,6 +86,10 @@ struct BenchCommand: ParsableCommand {
         }
         if op == .geocode || op == .autocomplete {
             try runGeocode()
+            return
+        }
+        if op == .wire {
+            try runWire()
             return
         }
         let points = try loadPoints()
@@ -117,7 +127,7 @@ struct BenchCommand: ParsableCommand {
                     }
                 }
             }
-        case .keyword, .keywordNearby, .geocode, .autocomplete:
+        case .keyword, .keywordNearby, .geocode, .autocomplete, .wire:
             return
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
@@ -254,6 +264,46 @@ struct BenchCommand: ParsableCommand {
             throw CLIError.failure("cannot write \(dumpQueries)")
         }
         printLatencies(samples, n: engine.counts.pois, k: op == .keyword ? 20 : 10, load: seconds(load), results: results)
+    }
+
+    /// A read request's user-space cost in the server: each target of --paths sent as a GET through the fast lane
+    /// (request parsing, parameters, the engine, encoding, response bytes, request metrics), on one thread, over the
+    /// database's indexes as `poi serve` opens them. `mean_results` is the mean response size in bytes.
+    private func runWire() throws {
+        guard let db else { throw CLIError.usage("bench wire needs --db (the database poi serve would open)") }
+        guard let paths else { throw CLIError.usage("bench wire needs --paths (request targets, one per line)") }
+        guard let content = try? String(contentsOfFile: paths, encoding: .utf8) else { throw CLIError.usage("cannot read \(paths)") }
+        let targets = content.utf8.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+        guard !targets.isEmpty else { throw CLIError.usage("\(paths) holds no request targets") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var arguments = ["--db", db]
+        if let dataDir { arguments += ["--data-dir", dataDir] }
+        let database = try DatabaseOptions.parse(arguments)
+        let engine = try database.openEngine(snapshot: .now)
+        keptUntilExit.append(engine)
+        let gazetteer = try loadGazetteer(dataDir, snapshot: database.gazetteerSnapshotPath).gazetteer
+        keptUntilExit.append(gazetteer)
+        let load = clock.now - start
+        // Metrics as poi serve keeps them: every request is counted and timed.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: DataDirectory.resolve(dataDir))
+        let wire = WireBench(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry)
+        for target in targets.prefix(1_000) {
+            guard wire.respond(to: target) != nil else { throw CLIError.usage("the fast lane does not take GET \(target)") }
+        }
+        var samples: [Double] = []
+        samples.reserveCapacity(queries)
+        var bytes = 0
+        for i in 0..<queries {
+            let target = targets[i % targets.count]
+            let t0 = clock.now
+            let response = wire.respond(to: target)
+            samples.append(seconds(clock.now - t0) * 1e6)
+            bytes &+= response?.readableBytes ?? 0
+        }
+        printLatencies(samples, n: engine.counts.pois, k: nil, load: seconds(load), results: bytes)
     }
 
     /// The JSON line of a per-query-timed benchmark: totals plus p50/p99 in microseconds.

@@ -6,6 +6,7 @@ import HTTPAPI
 import Logging
 import Metrics
 import NIOCore
+import NIOPosix
 import Prometheus
 
 struct ServeCommand: AsyncParsableCommand {
@@ -27,9 +28,15 @@ struct ServeCommand: AsyncParsableCommand {
     var replicaName: String?
     @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo, help: "Answer GET/HEAD of read routes on the event loop, below the router (the same answers; --no-fast-lane sends them through the router).")
     var fastLane = true
+    @Option(help: "Event-loop threads that serve connections (default: one per core).") var eventLoops: Int?
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
+        if let eventLoops {
+            guard (1...256).contains(eventLoops) else { throw CLIError.usage("--event-loops must be an integer between 1 and 256") }
+            // Read when the singleton group is first used, which is below.
+            NIOSingletons.groupLoopCountSuggestion = eventLoops
+        }
         for (name, value) in [("--request-timeout", requestTimeout), ("--idle-timeout", idleTimeout)] where !(value > 0 && value <= 86_400) {
             throw CLIError.usage("\(name) must be a number of seconds greater than 0 and at most 86400")
         }

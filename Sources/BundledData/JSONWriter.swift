@@ -1,34 +1,42 @@
 /// A minimal streaming JSON writer (RFC 8259) into a byte buffer: strings escaped, numbers in Swift's shortest
-/// round-trip form. Used where JSONEncoder's per-record cost matters (bulk output).
+/// round-trip form. Used where JSONEncoder's per-record cost matters (bulk output, every API answer).
+///
+/// The small writers are `@inlinable`: each API answer calls them a few hundred times from another module, and
+/// inlined into the caller they cost a fraction of a call each (issue 17, `poi bench wire`).
 public struct JSONWriter {
     public var buffer: [UInt8]
-    private var needsComma = false
+    @usableFromInline var needsComma = false
 
     public init(buffer: [UInt8] = []) { self.buffer = buffer }
 
+    @inlinable
     public mutating func beginObject() {
         separator()
         buffer.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
+    @inlinable
     public mutating func endObject() {
         buffer.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
+    @inlinable
     public mutating func beginArray() {
         separator()
         buffer.append(UInt8(ascii: "["))
         needsComma = false
     }
 
+    @inlinable
     public mutating func endArray() {
         buffer.append(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan.
+    @inlinable
     public mutating func key(_ key: StaticString) {
         separator()
         buffer.append(UInt8(ascii: "\""))
@@ -42,6 +50,7 @@ public struct JSONWriter {
     }
 
     /// `"key":` for a key that comes from data, escaped.
+    @inlinable
     public mutating func key(text key: String) {
         string(key)
         buffer.append(UInt8(ascii: ":"))
@@ -49,23 +58,27 @@ public struct JSONWriter {
     }
 
     /// `"key":"value"`.
+    @inlinable
     public mutating func field(_ key: StaticString, _ value: String) {
         self.key(key)
         string(value)
     }
 
     /// `"key":"value"` with a key that comes from data.
+    @inlinable
     public mutating func field(text key: String, _ value: String) {
         self.key(text: key)
         string(value)
     }
 
+    @inlinable
     public mutating func null() {
         separator()
         buffer.append(contentsOf: "null".utf8)
         needsComma = true
     }
 
+    @inlinable
     public mutating func bool(_ value: Bool) {
         separator()
         buffer.append(contentsOf: (value ? "true" : "false").utf8)
@@ -73,26 +86,59 @@ public struct JSONWriter {
     }
 
     /// Finite numbers only; non-finite values are written as null (JSON has no NaN).
+    @inlinable
     public mutating func number(_ value: Double) {
         separator()
         if !value.isFinite {
             buffer.append(contentsOf: "null".utf8)
         } else if value == value.rounded(), abs(value) < 1e15 {
             appendDigits(Int64(value))
-        } else {
+        } else if !appendFixedPoint(value) {
             buffer.append(contentsOf: value.description.utf8)
         }
         needsComma = true
     }
 
+    @inlinable
     public mutating func number(_ value: Int) {
         separator()
         appendDigits(Int64(value))
         needsComma = true
     }
 
+    /// Writes `value` as `description` would when it is the double nearest a decimal of at most 7 fractional digits
+    /// (coordinates, distances to 0.1 m, scores to 0.001), without formatting through a String; false (and nothing
+    /// written) otherwise. Below 1e8 two such decimals are further apart than the rounding interval of any double
+    /// there (≤ 1.5e-8), so that decimal, trailing zeros dropped, is the shortest that reads back as `value`: the
+    /// digits `description` prints. Below 1e-4 `description` switches to exponent form, so those are left to it.
+    @usableFromInline mutating func appendFixedPoint(_ value: Double) -> Bool {
+        let magnitude = abs(value)
+        guard magnitude >= 1e-4, magnitude < 1e8 else { return false }
+        let scaled = (value * 1e7).rounded()
+        guard scaled / 1e7 == value else { return false }
+        let units = Int64(scaled)
+        if units < 0 { buffer.append(UInt8(ascii: "-")) }
+        var fraction = units.magnitude % 10_000_000
+        appendDigits(Int64(units.magnitude / 10_000_000))
+        buffer.append(UInt8(ascii: "."))
+        var digits = 7
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        // `digits` fractional digits, leading zeros included.
+        var divisor: UInt64 = 1
+        for _ in 1..<digits { divisor *= 10 }
+        while divisor > 0 {
+            buffer.append(UInt8(ascii: "0") &+ UInt8(fraction / divisor))
+            fraction %= divisor
+            divisor /= 10
+        }
+        return true
+    }
+
     /// Decimal digits without going through a String.
-    private mutating func appendDigits(_ value: Int64) {
+    @usableFromInline mutating func appendDigits(_ value: Int64) {
         if value < 0 { buffer.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         if magnitude < 10 {
@@ -107,6 +153,7 @@ public struct JSONWriter {
         buffer[start...].reverse()
     }
 
+    @inlinable
     public mutating func string(_ value: String) {
         // Native strings are contiguous UTF-8: written from their storage, without a copy.
         if value.utf8.withContiguousStorageIfAvailable({ string(utf8: $0) }) != nil { return }
@@ -115,6 +162,7 @@ public struct JSONWriter {
     }
 
     /// A string given as UTF-8 bytes.
+    @inlinable
     public mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         separator()
         buffer.append(UInt8(ascii: "\""))
@@ -136,6 +184,7 @@ public struct JSONWriter {
     }
 
     /// A value that is already JSON (the caller vouches for it), written as it is.
+    @inlinable
     public mutating func raw(_ json: some Collection<UInt8>) {
         separator()
         buffer.append(contentsOf: json)
@@ -143,10 +192,10 @@ public struct JSONWriter {
     }
 
     /// Control characters, the quote and the backslash (RFC 8259 §7).
-    @inline(__always)
-    private static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
+    @inlinable @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") }
 
-    private mutating func appendEscaped(_ byte: UInt8) {
+    @usableFromInline mutating func appendEscaped(_ byte: UInt8) {
         switch byte {
         case UInt8(ascii: "\""): buffer.append(contentsOf: [0x5C, 0x22])
         case UInt8(ascii: "\\"): buffer.append(contentsOf: [0x5C, 0x5C])
@@ -159,7 +208,8 @@ public struct JSONWriter {
         }
     }
 
-    private mutating func separator() {
+    @inlinable
+    mutating func separator() {
         if needsComma { buffer.append(UInt8(ascii: ",")) }
     }
 }

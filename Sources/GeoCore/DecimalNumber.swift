@@ -5,7 +5,11 @@
 public enum DecimalNumber {
     /// The value of `text`, or nil when it is not a finite decimal number. Surrounding spaces are not allowed here;
     /// trim first where they are.
+    @_specialize(exported: true, where S == Substring)
+    @_specialize(exported: true, where S == String)
     public static func parse<S: StringProtocol>(_ text: S) -> Double? {
+        // Most numbers in requests are plain decimals of at most 15 digits: read without strtod.
+        if let plain = text.utf8.withContiguousStorageIfAvailable({ plainDecimal($0) }), let plain { return plain }
         // Checked over contiguous bytes where the text has them (a query string's values do): indexing a substring's
         // UTF-8 view byte by byte costs more than the rest of the parse.
         let decimal = text.utf8.withContiguousStorageIfAvailable { isDecimal($0) } ?? isDecimal(text.utf8)
@@ -13,7 +17,43 @@ public enum DecimalNumber {
         return value
     }
 
+    /// `[+-]? digits [. digits]` (or `[+-]? . digits`) with at most 15 digits in all, as the double nearest its
+    /// value — what `Double(_:)` answers — or nil for any other form. With at most 15 digits the digits as an
+    /// integer and the power of ten are both exact doubles, and one correctly rounded division gives the nearest
+    /// double to their quotient (Clinger's fast path).
+    static func plainDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        var i = 0
+        var negative = false
+        if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") {
+            negative = bytes[i] == UInt8(ascii: "-")
+            i += 1
+        }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var sawPoint = false
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                mantissa = mantissa &* 10 &+ UInt64(byte &- UInt8(ascii: "0"))
+                digits += 1
+                if sawPoint { fractionDigits += 1 }
+            } else if byte == UInt8(ascii: "."), !sawPoint {
+                sawPoint = true
+            } else {
+                return nil
+            }
+            i += 1
+        }
+        guard digits > 0, digits <= 15 else { return nil }
+        let value = Double(mantissa) / powersOfTen[fractionDigits]
+        return negative ? -value : value
+    }
+
+    private static let powersOfTen: [Double] = (0...15).map { exponent in (0..<exponent).reduce(1.0) { product, _ in product * 10 } }
+
     /// An integer in decimal digits with an optional sign (no `+0x1`, no `1e3`, no `1.0`).
+    @_specialize(exported: true, where S == Substring)
     public static func parseInteger<S: StringProtocol>(_ text: S) -> Int? {
         var bytes = Substring(text).utf8[...]
         if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }

@@ -131,10 +131,14 @@ struct FastAnswer {
     /// close` answer ends its fields with `connection: close`, as `HTTPGuard` adds it.
     func write(to buffer: inout ByteBuffer, includeBody: Bool, close: Bool) {
         buffer.reserveCapacity(minimumWritableBytes: 192 + contentType.utf8.count + requestID.utf8.count + (includeBody ? body.count : 0))
-        buffer.writeStaticString("HTTP/1.1 ")
-        buffer.writeString(String(status.code))
-        buffer.writeStaticString(" ")
-        buffer.writeString(status.reasonPhrase)
+        if status == .ok {
+            buffer.writeStaticString("HTTP/1.1 200 OK")
+        } else {
+            buffer.writeStaticString("HTTP/1.1 ")
+            buffer.writeDecimal(status.code)
+            buffer.writeStaticString(" ")
+            buffer.writeString(status.reasonPhrase)
+        }
         buffer.writeStaticString("\r\nContent-Type: ")
         buffer.writeString(contentType)
         if isProblem {
@@ -142,10 +146,10 @@ struct FastAnswer {
             buffer.writeString(requestID)
             if status == .unauthorized { buffer.writeStaticString("\r\nWWW-Authenticate: Bearer") }
             buffer.writeStaticString("\r\nContent-Length: ")
-            buffer.writeString(String(body.count))
+            buffer.writeDecimal(body.count)
         } else {
             buffer.writeStaticString("\r\nContent-Length: ")
-            buffer.writeString(String(body.count))
+            buffer.writeDecimal(body.count)
             buffer.writeStaticString("\r\nX-Request-Id: ")
             buffer.writeString(requestID)
         }
@@ -156,6 +160,25 @@ struct FastAnswer {
         if close { buffer.writeStaticString("\r\nconnection: close") }
         buffer.writeStaticString("\r\n\r\n")
         if includeBody { buffer.writeBytes(body) }
+    }
+}
+
+extension ByteBuffer {
+    /// A non-negative integer's decimal digits, without making a String.
+    mutating func writeDecimal(_ value: Int) {
+        precondition(value >= 0)
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { digits in
+            var rest = value
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            writeBytes(UnsafeRawBufferPointer(rebasing: digits[start...]))
+        }
     }
 }
 

@@ -22,30 +22,54 @@ struct FormQuery: ParameterSource, Sequence {
             keySpans = []
             return
         }
-        var pairs: [(key: Substring, value: Substring)] = []
+        // A bridged string has no contiguous UTF-8; the same query as a native string has.
+        let split = Self.split(query) ?? Self.split(Substring(String(query)))!
+        pairs = split.pairs
+        keyBytes = split.keyBytes
+        keySpans = split.keySpans
+    }
+
+    /// The pairs and their keys' bytes (see the properties), in one pass over the query's bytes; nil when the query
+    /// has no contiguous UTF-8.
+    private static func split(_ query: Substring) -> (pairs: [(key: Substring, value: Substring)], keyBytes: [UInt8], keySpans: [(start: Int, count: Int)])? {
         let utf8 = query.utf8
-        var start = utf8.startIndex
-        while start < utf8.endIndex {
-            let end = utf8[start...].firstIndex(of: UInt8(ascii: "&")) ?? utf8.endIndex
-            if start < end {
-                if let equals = utf8[start..<end].firstIndex(of: UInt8(ascii: "=")) {
-                    pairs.append((Self.decoded(query[start..<equals]), Self.decoded(query[utf8.index(after: equals)..<end])))
-                } else {
-                    pairs.append((Self.decoded(query[start..<end]), ""))
-                }
-            }
-            start = end == utf8.endIndex ? end : utf8.index(after: end)
+        let base = utf8.startIndex
+        func text(_ start: Int, _ end: Int, encoded: Bool) -> Substring {
+            let text = query[utf8.index(base, offsetBy: start)..<utf8.index(base, offsetBy: end)]
+            return encoded ? Self.decoded(text) : text
         }
-        self.pairs = pairs
+        var pairs: [(key: Substring, value: Substring)] = []
         var keyBytes: [UInt8] = []
         var keySpans: [(start: Int, count: Int)] = []
-        keySpans.reserveCapacity(pairs.count)
-        for pair in pairs {
-            keySpans.append((keyBytes.count, pair.key.utf8.count))
-            keyBytes.append(contentsOf: pair.key.utf8)
+        // One pass over the bytes: each pair's key and value as offsets, and whether each has `+` or `%` to decode.
+        let scanned: Void? = utf8.withContiguousStorageIfAvailable { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                var equals = -1
+                var keyEncoded = false
+                var valueEncoded = false
+                while end < bytes.count {
+                    let byte = bytes[end]
+                    if byte == UInt8(ascii: "&") { break }
+                    if byte == UInt8(ascii: "=") && equals < 0 {
+                        equals = end
+                    } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "%") {
+                        if equals < 0 { keyEncoded = true } else { valueEncoded = true }
+                    }
+                    end += 1
+                }
+                if start < end {
+                    let key = text(start, equals < 0 ? end : equals, encoded: keyEncoded)
+                    pairs.append((key, equals < 0 ? "" : text(equals + 1, end, encoded: valueEncoded)))
+                    keySpans.append((keyBytes.count, key.utf8.count))
+                    keyBytes.append(contentsOf: key.utf8)
+                }
+                start = end + 1
+            }
         }
-        self.keyBytes = keyBytes
-        self.keySpans = keySpans
+        guard scanned != nil else { return nil }
+        return (pairs, keyBytes, keySpans)
     }
 
     /// `+` as a space, then percent-decoded as the WHATWG URL standard decodes forms (and as browsers, Python's

@@ -103,6 +103,25 @@ import Testing
         #expect(DecimalNumber.parse(text) == nil)
     }
 
+    /// Plain decimals (read without strtod when short) against `Double(_:)`, the oracle, bit for bit: random digit
+    /// strings of 1 to 19 digits with and without a sign and a point, so both sides of the 15-digit fast path.
+    @Test func randomDecimalsParseAsDoubleDoes() {
+        var random = testRandom("randomDecimalsParseAsDoubleDoes")
+        for _ in 0..<100_000 {
+            let count = Int(random.next() % 19) + 1
+            var text = String((0..<count).map { _ in Character(String(random.next() % 10)) })
+            if random.next() % 4 != 0 { text.insert(".", at: text.index(text.startIndex, offsetBy: Int(random.next() % UInt64(count + 1)))) }
+            switch random.next() % 3 {
+            case 0: text = "-" + text
+            case 1: text = "+" + text
+            default: break
+            }
+            let expected = Double(text)
+            let parsed = DecimalNumber.parse(text[...])
+            #expect(parsed?.bitPattern == expected?.bitPattern, "\(text): \(String(describing: parsed)) against \(String(describing: expected))")
+        }
+    }
+
     @Test func integers() {
         #expect(DecimalNumber.parseInteger("-12") == -12)
         #expect(DecimalNumber.parseInteger("0x10") == nil)

@@ -35,17 +35,29 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan.
+    /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan; the comma,
+    /// quotes and colon are put together with the key on the stack and appended at once.
     @inlinable
     public mutating func key(_ key: StaticString) {
-        separator()
-        buffer.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes in
             assert(!bytes.contains(where: Self.needsEscape), "key needs escaping")
-            buffer.append(contentsOf: bytes)
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 4) { out in
+                var n = 0
+                if needsComma {
+                    out[0] = UInt8(ascii: ",")
+                    n = 1
+                }
+                out[n] = UInt8(ascii: "\"")
+                n += 1
+                for byte in bytes {
+                    out[n] = byte
+                    n += 1
+                }
+                out[n] = UInt8(ascii: "\"")
+                out[n + 1] = UInt8(ascii: ":")
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: out[..<(n + 2)]))
+            }
         }
-        buffer.append(UInt8(ascii: "\""))
-        buffer.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -116,41 +128,54 @@ public struct JSONWriter {
         guard magnitude >= 1e-4, magnitude < 1e8 else { return false }
         let scaled = (value * 1e7).rounded()
         guard scaled / 1e7 == value else { return false }
-        let units = Int64(scaled)
-        if units < 0 { buffer.append(UInt8(ascii: "-")) }
-        var fraction = units.magnitude % 10_000_000
-        appendDigits(Int64(units.magnitude / 10_000_000))
-        buffer.append(UInt8(ascii: "."))
-        var digits = 7
+        let units = Int64(scaled).magnitude
+        var fraction = units % 10_000_000
+        var fractionDigits = 7
         while fraction % 10 == 0 {
             fraction /= 10
-            digits -= 1
+            fractionDigits -= 1
         }
-        // `digits` fractional digits, leading zeros included.
-        var divisor: UInt64 = 1
-        for _ in 1..<digits { divisor *= 10 }
-        while divisor > 0 {
-            buffer.append(UInt8(ascii: "0") &+ UInt8(fraction / divisor))
-            fraction %= divisor
-            divisor /= 10
+        // Built right to left in a stack buffer, then appended at once: sign, integer digits, point, fraction.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { digits in
+            var start = digits.count
+            for _ in 0..<fractionDigits {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(fraction % 10)
+                fraction /= 10
+            }
+            start -= 1
+            digits[start] = UInt8(ascii: ".")
+            var integer = units / 10_000_000
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(integer % 10)
+                integer /= 10
+            } while integer > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
         return true
     }
 
-    /// Decimal digits without going through a String.
+    /// Decimal digits without going through a String, appended at once.
     @usableFromInline mutating func appendDigits(_ value: Int64) {
-        if value < 0 { buffer.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        if magnitude < 10 {
-            buffer.append(UInt8(ascii: "0") &+ UInt8(magnitude))
-            return
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { digits in
+            var magnitude = value.magnitude
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
         }
-        let start = buffer.count
-        while magnitude > 0 {
-            buffer.append(UInt8(ascii: "0") &+ UInt8(magnitude % 10))
-            magnitude /= 10
-        }
-        buffer[start...].reverse()
     }
 
     @inlinable

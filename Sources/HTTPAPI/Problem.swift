@@ -128,7 +128,22 @@ enum RequestID {
     static let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
     static let counter = Atomic<UInt64>(0)
 
+    private static let prefixBytes = Array((prefix + "-").utf8)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// `prefix-counter`, the counter in hexadecimal, written into one stack buffer: a String made once per request.
     static func next() -> String {
-        prefix + "-" + String(counter.wrappingAdd(1, ordering: .relaxed).newValue, radix: 16)
+        var number = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
+            var end = text.count
+            repeat {
+                end -= 1
+                text[end] = hexDigits[Int(number & 0xF)]
+                number >>= 4
+            } while number > 0
+            let start = end - prefixBytes.count
+            for (i, byte) in prefixBytes.enumerated() { text[start + i] = byte }
+            return String(decoding: UnsafeBufferPointer(rebasing: text[start...]), as: UTF8.self)
+        }
     }
 }

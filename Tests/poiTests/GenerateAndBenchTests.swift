@@ -62,4 +62,31 @@ import Testing
         #expect(object["op"] as? String == op)
         #expect(object["p50_us"] != nil && object["p99_us"] != nil)
     }
+
+    /// `bench wire` answers read targets through the server's fast lane on a real database: every target answered
+    /// (mean response size in bytes), and a target the lane does not take or a missing --paths is a usage error.
+    @Test func benchWireAnswersReadTargets() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-wire-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let db = directory.appendingPathComponent("wire.sqlite").path
+        let imported = try CLI.run(["import", root.appendingPathComponent("data/helsinki_pois.jsonl.gz").path, "--db", db])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let paths = directory.appendingPathComponent("targets.txt")
+        try "/v1/nearby?lat=60.1699&lon=24.9384&radius=1000&limit=10\n/v1/search?q=kahvila&limit=5\n/health\n".write(to: paths, atomically: true, encoding: .utf8)
+        let result = try CLI.run(["bench", "wire", "--db", db, "--paths", paths.path, "--queries", "30"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(object["op"] as? String == "wire")
+        #expect(object["queries"] as? Int == 30)
+        #expect((object["mean_results"] as? Double ?? 0) > 100, "mean response size: \(result.stdout)")
+        try "/nope\n".write(to: paths, atomically: true, encoding: .utf8)
+        let other = try CLI.run(["bench", "wire", "--db", db, "--paths", paths.path])
+        #expect(other.status == 2)
+        #expect(other.stderr.contains("does not take GET /nope"), "\(other.stderr)")
+        let missing = try CLI.run(["bench", "wire", "--db", db])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("--paths"), "\(missing.stderr)")
+    }
 }

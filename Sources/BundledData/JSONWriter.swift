@@ -35,29 +35,17 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan; the comma,
-    /// quotes and colon are put together with the key on the stack and appended at once.
+    /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan.
     @inlinable
     public mutating func key(_ key: StaticString) {
+        separator()
+        buffer.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes in
             assert(!bytes.contains(where: Self.needsEscape), "key needs escaping")
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count + 4) { out in
-                var n = 0
-                if needsComma {
-                    out[0] = UInt8(ascii: ",")
-                    n = 1
-                }
-                out[n] = UInt8(ascii: "\"")
-                n += 1
-                for byte in bytes {
-                    out[n] = byte
-                    n += 1
-                }
-                out[n] = UInt8(ascii: "\"")
-                out[n + 1] = UInt8(ascii: ":")
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: out[..<(n + 2)]))
-            }
+            buffer.append(contentsOf: bytes)
         }
+        buffer.append(UInt8(ascii: "\""))
+        buffer.append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -145,12 +133,7 @@ public struct JSONWriter {
             }
             start -= 1
             digits[start] = UInt8(ascii: ".")
-            var integer = units / 10_000_000
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(integer % 10)
-                integer /= 10
-            } while integer > 0
+            start = DecimalDigits.write(units / 10_000_000, endingAt: start, in: digits)
             if value < 0 {
                 start -= 1
                 digits[start] = UInt8(ascii: "-")
@@ -163,13 +146,7 @@ public struct JSONWriter {
     /// Decimal digits without going through a String, appended at once.
     @usableFromInline mutating func appendDigits(_ value: Int64) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { digits in
-            var magnitude = value.magnitude
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
+            var start = DecimalDigits.write(value.magnitude, endingAt: digits.count, in: digits)
             if value < 0 {
                 start -= 1
                 digits[start] = UInt8(ascii: "-")
@@ -236,5 +213,21 @@ public struct JSONWriter {
     @inlinable
     mutating func separator() {
         if needsComma { buffer.append(UInt8(ascii: ",")) }
+    }
+}
+
+/// Decimal digits written right to left into a caller's buffer, for writers that append a number at once.
+public enum DecimalDigits {
+    /// Writes `value`'s digits to end just before `end`; answers where they start.
+    @inlinable
+    public static func write(_ value: UInt64, endingAt end: Int, in buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var rest = value
+        var start = end
+        repeat {
+            start -= 1
+            buffer[start] = UInt8(ascii: "0") &+ UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+        return start
     }
 }

@@ -1,3 +1,4 @@
+import BundledData
 import Dispatch
 import Foundation
 import HTTPTypes
@@ -166,18 +167,9 @@ struct FastAnswer {
 extension ByteBuffer {
     /// A non-negative integer's decimal digits, without making a String.
     mutating func writeDecimal(_ value: Int) {
-        precondition(value >= 0)
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { digits in
-            var rest = value
-            var start = digits.count
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") &+ UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            writeBytes(UnsafeRawBufferPointer(rebasing: digits[start...]))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            let start = DecimalDigits.write(UInt64(value), endingAt: digits.count, in: digits)
+            writeBytes(UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 }

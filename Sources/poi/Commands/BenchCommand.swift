@@ -2,12 +2,11 @@ import ArgumentParser
 import BundledData
 import Catalog
 import Foundation
-import GeoCore
-import Prometheus
-import Metrics
-import HTTPAPI
 import Gazetteer
-import BundledData
+import GeoCore
+import HTTPAPI
+import Metrics
+import Prometheus
 import SpatialIndex
 import SearchEngine
 

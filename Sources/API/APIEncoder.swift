@@ -22,8 +22,7 @@ public struct APIEncoder: Sendable {
     /// `{"results": [...], "next": ...}` (+ `"total"`), or a FeatureCollection with `next`/`total` members. `next` is
     /// the cursor of the following page (made by the request, which knows its query).
     public func page(_ page: Page, next: String?) -> [UInt8] {
-        var json = JSONWriter()
-        json.buffer.reserveCapacity(256 + 320 * page.results.count)
+        var json = JSONWriter(capacity: 256 + 320 * page.results.count)
         beginList(&json)
         for hit in page.results {
             switch hit.storage {
@@ -131,7 +130,7 @@ public struct APIEncoder: Sendable {
         poi.bytes.withUnsafeBufferPointer { bytes in
             json.key("id")
             json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.idRange]))
-            json.field("kind", "poi")
+            json.field("kind", literal: "poi")
             json.key("name")
             json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.nameRange]))
             json.field("category", poi.category)
@@ -164,7 +163,7 @@ public struct APIEncoder: Sendable {
         switch record {
         case .poi(let poi):
             json.field("id", poi.id)
-            json.field("kind", "poi")
+            json.field("kind", literal: "poi")
             json.field("name", poi.name)
             json.field("category", poi.category)
             if let address = poi.address { json.field("address", address) }

@@ -33,6 +33,19 @@ public struct ParameterError: Error, Equatable, Sendable, CustomStringConvertibl
 public protocol ParameterSource {
     /// The last value given for `name` (a repeated parameter takes its last value), nil when absent.
     func lastValue(of name: String) -> Substring?
+
+    /// Calls `body` with the last value's UTF-8 bytes and answers true, or answers false when absent: numbers are
+    /// read without making a string. (Not generic: a generic closure here cost more than the parse.)
+    func withLastValue(of name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool
+}
+
+extension ParameterSource {
+    public func withLastValue(of name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        guard let value = lastValue(of: name) else { return false }
+        var text = String(value)
+        text.withUTF8(body)
+        return true
+    }
 }
 
 /// Parameters as a list of names and values, in order: what the CLI builds from its options, and what it sends as
@@ -82,14 +95,16 @@ public struct RequestParameters<Source: ParameterSource> {
     // (Rules are autoclosures: made only when a value breaks them, not on every request.)
 
     public func double(_ name: String, rule: @autoclosure () -> String) throws(ParameterError) -> Double? {
-        guard let text = source.lastValue(of: name) else { return nil }
-        guard let value = DecimalNumber.parse(Self.trimmed(text)) else { throw ParameterError(name, rule()) }
+        var parsed: Double?
+        guard source.withLastValue(of: name, { parsed = DecimalNumber.parse(utf8: Self.trimmed($0)) }) else { return nil }
+        guard let value = parsed else { throw ParameterError(name, rule()) }
         return value
     }
 
     public func int(_ name: String, rule: @autoclosure () -> String) throws(ParameterError) -> Int? {
-        guard let text = source.lastValue(of: name) else { return nil }
-        guard let value = DecimalNumber.parseInteger(Self.trimmed(text)) else { throw ParameterError(name, rule()) }
+        var parsed: Int?
+        guard source.withLastValue(of: name, { parsed = DecimalNumber.parseInteger(utf8: Self.trimmed($0)) }) else { return nil }
+        guard let value = parsed else { throw ParameterError(name, rule()) }
         return value
     }
 
@@ -102,13 +117,12 @@ public struct RequestParameters<Source: ParameterSource> {
     }
 
     /// Without surrounding spaces and tabs (a number pasted with a space around it is still that number).
-    private static func trimmed(_ text: Substring) -> Substring {
-        let utf8 = text.utf8
-        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else {
-            return text[text.endIndex...]
-        }
-        return text[first..<utf8.index(after: last)]
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        return UnsafeBufferPointer(rebasing: bytes[start..<end])
     }
 
     // MARK: The parameters the operations share

@@ -1,51 +1,129 @@
 /// A minimal streaming JSON writer (RFC 8259) into a byte buffer: strings escaped, numbers in Swift's shortest
 /// round-trip form. Used where JSONEncoder's per-record cost matters (bulk output, every API answer).
 ///
-/// The small writers are `@inlinable`: each API answer calls them a few hundred times from another module, and
-/// inlined into the caller they cost a fraction of a call each (issue 17, `poi bench wire`).
-public struct JSONWriter {
-    public var buffer: [UInt8]
+/// The bytes go into memory the writer owns (hence noncopyable), grown by doubling: an append is a bounds check and
+/// a copy, where `Array.append(contentsOf:)` also checks uniqueness and goes through its generic path — a third of
+/// a nearby answer's instructions before (issue 17, `poi bench wire`). The small writers are `@inlinable`: each API
+/// answer calls them a few hundred times from another module.
+public struct JSONWriter: ~Copyable {
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var count: Int
+    @usableFromInline var capacity: Int
     @usableFromInline var needsComma = false
 
-    public init(buffer: [UInt8] = []) { self.buffer = buffer }
+    /// An empty writer with room for `capacity` bytes before it grows.
+    public init(capacity: Int = 256) {
+        self.capacity = max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+        count = 0
+    }
+
+    /// A writer that continues after `bytes`.
+    public init(buffer bytes: [UInt8]) {
+        self.init(capacity: bytes.count + 256)
+        bytes.withUnsafeBufferPointer { append(UnsafeRawBufferPointer($0)) }
+    }
+
+    deinit { base.deallocate() }
+
+    /// The bytes written so far.
+    public var buffer: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// How many bytes were written.
+    public var byteCount: Int { count }
+
+    /// Calls `body` with the bytes written so far.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(toHold: 1) }
+        base[count] = byte
+        count &+= 1
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        if capacity &- count < n { grow(toHold: n) }
+        if n > 0 { Self.copy(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), to: base + count, count: n) }
+        count &+= n
+    }
+
+    /// A copy; short ones (keys, numbers, most names) byte by byte, which costs less than calling `memcpy`.
+    @inlinable @inline(__always)
+    static func copy(_ source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        if count <= 16 {
+            var i = 0
+            while i < count {
+                target[i] = source[i]
+                i &+= 1
+            }
+        } else {
+            target.update(from: source, count: count)
+        }
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        append(UnsafeRawBufferPointer(bytes))
+    }
+
+    @inlinable @inline(__always)
+    mutating func append(_ text: StaticString) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Makes room for `extra` more bytes, at least doubling.
+    @usableFromInline mutating func grow(toHold extra: Int) {
+        let newCapacity = max(capacity * 2, count + extra)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = newCapacity
+    }
 
     @inlinable
     public mutating func beginObject() {
         separator()
-        buffer.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         needsComma = false
     }
 
     @inlinable
     public mutating func endObject() {
-        buffer.append(UInt8(ascii: "}"))
+        append(UInt8(ascii: "}"))
         needsComma = true
     }
 
     @inlinable
     public mutating func beginArray() {
         separator()
-        buffer.append(UInt8(ascii: "["))
+        append(UInt8(ascii: "["))
         needsComma = false
     }
 
     @inlinable
     public mutating func endArray() {
-        buffer.append(UInt8(ascii: "]"))
+        append(UInt8(ascii: "]"))
         needsComma = true
     }
 
     /// `"key":` for a key written in the source: no escaping needed (checked in debug builds), no scan.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func key(_ key: StaticString) {
         separator()
-        buffer.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { bytes in
-            assert(!bytes.contains(where: Self.needsEscape), "key needs escaping")
-            buffer.append(contentsOf: bytes)
-        }
-        buffer.append(UInt8(ascii: "\""))
-        buffer.append(UInt8(ascii: ":"))
+        assert(!key.withUTF8Buffer { $0.contains(where: Self.needsEscape) }, "key needs escaping")
+        let n = key.utf8CodeUnitCount
+        if capacity &- count < n &+ 3 { grow(toHold: n &+ 3) }
+        base[count] = UInt8(ascii: "\"")
+        Self.copy(key.utf8Start, to: base + (count &+ 1), count: n)
+        base[count &+ n &+ 1] = UInt8(ascii: "\"")
+        base[count &+ n &+ 2] = UInt8(ascii: ":")
+        count &+= n &+ 3
         needsComma = false
     }
 
@@ -53,7 +131,7 @@ public struct JSONWriter {
     @inlinable
     public mutating func key(text key: String) {
         string(key)
-        buffer.append(UInt8(ascii: ":"))
+        append(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -62,6 +140,17 @@ public struct JSONWriter {
     public mutating func field(_ key: StaticString, _ value: String) {
         self.key(key)
         string(value)
+    }
+
+    /// `"key":"value"` for a value written in the source that needs no escaping (checked in debug builds).
+    @inlinable
+    public mutating func field(_ key: StaticString, literal value: StaticString) {
+        self.key(key)
+        assert(!value.withUTF8Buffer { $0.contains(where: Self.needsEscape) }, "value needs escaping")
+        append(UInt8(ascii: "\""))
+        append(value)
+        append(UInt8(ascii: "\""))
+        needsComma = true
     }
 
     /// `"key":"value"` with a key that comes from data.
@@ -74,14 +163,14 @@ public struct JSONWriter {
     @inlinable
     public mutating func null() {
         separator()
-        buffer.append(contentsOf: "null".utf8)
+        append("null")
         needsComma = true
     }
 
     @inlinable
     public mutating func bool(_ value: Bool) {
         separator()
-        buffer.append(contentsOf: (value ? "true" : "false").utf8)
+        if value { append("true") } else { append("false") }
         needsComma = true
     }
 
@@ -90,11 +179,12 @@ public struct JSONWriter {
     public mutating func number(_ value: Double) {
         separator()
         if !value.isFinite {
-            buffer.append(contentsOf: "null".utf8)
+            append("null")
         } else if value == value.rounded(), abs(value) < 1e15 {
             appendDigits(Int64(value))
         } else if !appendFixedPoint(value) {
-            buffer.append(contentsOf: value.description.utf8)
+            var text = value.description
+            text.withUTF8 { append($0) }
         }
         needsComma = true
     }
@@ -138,7 +228,7 @@ public struct JSONWriter {
                 start -= 1
                 digits[start] = UInt8(ascii: "-")
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            append(UnsafeBufferPointer(rebasing: digits[start...]))
         }
         return true
     }
@@ -151,7 +241,7 @@ public struct JSONWriter {
                 start -= 1
                 digits[start] = UInt8(ascii: "-")
             }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            append(UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
@@ -167,29 +257,29 @@ public struct JSONWriter {
     @inlinable
     public mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         separator()
-        buffer.append(UInt8(ascii: "\""))
+        append(UInt8(ascii: "\""))
         // Runs of bytes that need no escaping are copied at once.
         var runStart = 0
         var i = 0
         while i < bytes.count {
             let byte = bytes[i]
             if Self.needsEscape(byte) {
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 appendEscaped(byte)
                 runStart = i + 1
             }
             i += 1
         }
-        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
-        buffer.append(UInt8(ascii: "\""))
+        append(UnsafeBufferPointer(rebasing: bytes[runStart...]))
+        append(UInt8(ascii: "\""))
         needsComma = true
     }
 
     /// A value that is already JSON (the caller vouches for it), written as it is.
     @inlinable
-    public mutating func raw(_ json: some Collection<UInt8>) {
+    public mutating func raw(_ json: UnsafeBufferPointer<UInt8>) {
         separator()
-        buffer.append(contentsOf: json)
+        append(json)
         needsComma = true
     }
 
@@ -199,20 +289,22 @@ public struct JSONWriter {
 
     @usableFromInline mutating func appendEscaped(_ byte: UInt8) {
         switch byte {
-        case UInt8(ascii: "\""): buffer.append(contentsOf: [0x5C, 0x22])
-        case UInt8(ascii: "\\"): buffer.append(contentsOf: [0x5C, 0x5C])
-        case 0x0A: buffer.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-        case 0x0D: buffer.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-        case 0x09: buffer.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case UInt8(ascii: "\""): append("\\\"")
+        case UInt8(ascii: "\\"): append("\\\\")
+        case 0x0A: append("\\n")
+        case 0x0D: append("\\r")
+        case 0x09: append("\\t")
         default:
-            let hex = Array("0123456789abcdef".utf8)
-            buffer.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            let hex: StaticString = "0123456789abcdef"
+            append("\\u00")
+            append(hex.utf8Start[Int(byte >> 4)])
+            append(hex.utf8Start[Int(byte & 0xF)])
         }
     }
 
     @inlinable
     mutating func separator() {
-        if needsComma { buffer.append(UInt8(ascii: ",")) }
+        if needsComma { append(UInt8(ascii: ",")) }
     }
 }
 

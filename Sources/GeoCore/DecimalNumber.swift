@@ -17,6 +17,38 @@ public enum DecimalNumber {
         return value
     }
 
+    /// `parse` over UTF-8 bytes (a request's query string): the same answers, without making a string unless the
+    /// number is not a plain decimal.
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        if let plain = plainDecimal(bytes) { return plain }
+        guard isDecimal(bytes), let value = Double(String(decoding: bytes, as: UTF8.self)), value.isFinite else { return nil }
+        return value
+    }
+
+    /// `parseInteger` over UTF-8 bytes: an optional sign and decimal digits whose value fits in an `Int`.
+    public static func parseInteger(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var i = 0
+        var negative = false
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            i = 1
+        }
+        guard i < bytes.count else { return nil }
+        // Accumulated negatively, so that Int.min is read as well.
+        var value = 0
+        while i < bytes.count {
+            let digit = bytes[i] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times10.subtractingReportingOverflow(Int(digit))
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+            i += 1
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
+    }
+
     /// `[+-]? digits [. digits]` (or `[+-]? . digits`) with at most 15 digits in all, as the double nearest its
     /// value — what `Double(_:)` answers — or nil for any other form. With at most 15 digits the digits as an
     /// integer and the power of ten are both exact doubles, and one correctly rounded division gives the nearest
@@ -55,10 +87,9 @@ public enum DecimalNumber {
     /// An integer in decimal digits with an optional sign (no `+0x1`, no `1e3`, no `1.0`).
     @_specialize(exported: true, where S == Substring)
     public static func parseInteger<S: StringProtocol>(_ text: S) -> Int? {
-        var bytes = Substring(text).utf8[...]
-        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-        guard !bytes.isEmpty, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Int(String(text))
+        if let value = text.utf8.withContiguousStorageIfAvailable({ parseInteger(utf8: $0) }) { return value }
+        var text = String(text)
+        return text.withUTF8 { parseInteger(utf8: $0) }
     }
 
     /// `[+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?`

@@ -6,70 +6,73 @@ import Hummingbird
 /// library encode it (application/x-www-form-urlencoded): `+` is a space and `%2B` a plus sign. (Hummingbird's
 /// `uri.queryParameters` percent-decodes but keeps `+`, so `q=New+York` would reach the geocoder as "New+York".)
 struct FormQuery: ParameterSource, Sequence {
-    private let pairs: [(key: Substring, value: Substring)]
-    /// The decoded keys' bytes one after another, and each pair's key as an offset and length in them: a lookup
-    /// compares bytes without touching the pairs' strings (whose reference counting cost more than the parsing).
-    private let keyBytes: [UInt8]
-    private let keySpans: [(start: Int, count: Int)]
+    /// The query's bytes, then the decoded bytes of each key or value that had `+` or `%` in it.
+    private let bytes: [UInt8]
+    /// Each pair's key and value as ranges of `bytes`, in order. A lookup compares bytes and makes no strings: the
+    /// strings' reference counting and index arithmetic cost more than the parsing (issue 17).
+    private let pairs: [Pair]
+
+    private struct Pair {
+        var keyStart: Int32
+        var keyEnd: Int32
+        var valueStart: Int32
+        var valueEnd: Int32
+    }
 
     /// Split at `&` and at each pair's first `=` by bytes, as the WHATWG urlencoded parser does.
     init(_ query: String?) { self.init(query.map { $0[...] }) }
 
     init(_ query: Substring?) {
         guard let query, !query.isEmpty else {
+            bytes = []
             pairs = []
-            keyBytes = []
-            keySpans = []
             return
         }
-        // A bridged string has no contiguous UTF-8; the same query as a native string has.
-        let split = Self.split(query) ?? Self.split(Substring(String(query)))!
-        pairs = split.pairs
-        keyBytes = split.keyBytes
-        keySpans = split.keySpans
+        var bytes = query.utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(query.utf8)
+        pairs = Self.split(&bytes)
+        self.bytes = bytes
     }
 
-    /// The pairs and their keys' bytes (see the properties), in one pass over the query's bytes; nil when the query
-    /// has no contiguous UTF-8.
-    private static func split(_ query: Substring) -> (pairs: [(key: Substring, value: Substring)], keyBytes: [UInt8], keySpans: [(start: Int, count: Int)])? {
-        let utf8 = query.utf8
-        let base = utf8.startIndex
-        func text(_ start: Int, _ end: Int, encoded: Bool) -> Substring {
-            let text = query[utf8.index(base, offsetBy: start)..<utf8.index(base, offsetBy: end)]
-            return encoded ? Self.decoded(text) : text
-        }
-        var pairs: [(key: Substring, value: Substring)] = []
-        var keyBytes: [UInt8] = []
-        var keySpans: [(start: Int, count: Int)] = []
-        // One pass over the bytes: each pair's key and value as offsets, and whether each has `+` or `%` to decode.
-        let scanned: Void? = utf8.withContiguousStorageIfAvailable { bytes in
-            var start = 0
-            while start < bytes.count {
-                var end = start
-                var equals = -1
-                var keyEncoded = false
-                var valueEncoded = false
-                while end < bytes.count {
-                    let byte = bytes[end]
-                    if byte == UInt8(ascii: "&") { break }
-                    if byte == UInt8(ascii: "=") && equals < 0 {
-                        equals = end
-                    } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "%") {
-                        if equals < 0 { keyEncoded = true } else { valueEncoded = true }
-                    }
-                    end += 1
+    /// The pairs of the query in `bytes`, in one pass; keys and values to decode are decoded onto the end of `bytes`.
+    private static func split(_ bytes: inout [UInt8]) -> [Pair] {
+        var pairs: [Pair] = []
+        pairs.reserveCapacity(12)
+        let count = bytes.count
+        var start = 0
+        while start < count {
+            var end = start
+            var equals = -1
+            var keyEncoded = false
+            var valueEncoded = false
+            while end < count {
+                let byte = bytes[end]
+                if byte == UInt8(ascii: "&") { break }
+                if byte == UInt8(ascii: "=") && equals < 0 {
+                    equals = end
+                } else if byte == UInt8(ascii: "+") || byte == UInt8(ascii: "%") {
+                    if equals < 0 { keyEncoded = true } else { valueEncoded = true }
                 }
-                if start < end {
-                    let key = text(start, equals < 0 ? end : equals, encoded: keyEncoded)
-                    pairs.append((key, equals < 0 ? "" : text(equals + 1, end, encoded: valueEncoded)))
-                    keySpans.append((keyBytes.count, key.utf8.count))
-                    keyBytes.append(contentsOf: key.utf8)
-                }
-                start = end + 1
+                end += 1
             }
+            if start < end {
+                let keyEnd = equals < 0 ? end : equals
+                let valueStart = equals < 0 ? end : equals + 1
+                let key = keyEncoded ? decode(&bytes, start, keyEnd) : start..<keyEnd
+                let value = valueEncoded ? decode(&bytes, valueStart, end) : valueStart..<end
+                pairs.append(Pair(keyStart: Int32(key.lowerBound), keyEnd: Int32(key.upperBound),
+                                  valueStart: Int32(value.lowerBound), valueEnd: Int32(value.upperBound)))
+            }
+            start = end + 1
         }
-        guard scanned != nil else { return nil }
-        return (pairs, keyBytes, keySpans)
+        return pairs
+    }
+
+    /// Decodes `bytes[start..<end]` onto the end of `bytes`; answers where the decoded bytes are.
+    private static func decode(_ bytes: inout [UInt8], _ start: Int, _ end: Int) -> Range<Int> {
+        let decoded = Array(Self.decoded(String(decoding: bytes[start..<end], as: UTF8.self)[...]).utf8)
+        let at = bytes.count
+        bytes.append(contentsOf: decoded)
+        return at..<bytes.count
     }
 
     /// `+` as a space, then percent-decoded as the WHATWG URL standard decodes forms (and as browsers, Python's
@@ -102,22 +105,44 @@ struct FormQuery: ParameterSource, Sequence {
         }
     }
 
-    func lastValue(of name: String) -> Substring? {
+    /// The index of the last pair whose key is `name`.
+    private func lastPair(named name: String) -> Int? {
+        if let found = name.utf8.withContiguousStorageIfAvailable({ lastPair(named: $0) }) { return found }
         var name = name
-        let found: Int? = name.withUTF8 { wanted in
-            keyBytes.withUnsafeBufferPointer { bytes in
-                keySpans.withUnsafeBufferPointer { spans in
-                    for i in spans.indices.reversed() where spans[i].count == wanted.count {
-                        if wanted.count == 0 || memcmp(bytes.baseAddress! + spans[i].start, wanted.baseAddress!, wanted.count) == 0 { return i }
-                    }
-                    return nil
-                }
-            }
-        }
-        return found.map { pairs[$0].value }
+        return name.withUTF8 { lastPair(named: $0) }
     }
 
-    func makeIterator() -> IndexingIterator<[(key: Substring, value: Substring)]> { pairs.makeIterator() }
+    private func lastPair(named wanted: UnsafeBufferPointer<UInt8>) -> Int? {
+        bytes.withUnsafeBufferPointer { bytes in
+            for i in pairs.indices.reversed() {
+                let pair = pairs[i]
+                let count = Int(pair.keyEnd - pair.keyStart)
+                if count == wanted.count && (count == 0 || memcmp(bytes.baseAddress! + Int(pair.keyStart), wanted.baseAddress!, count) == 0) {
+                    return i
+                }
+            }
+            return nil
+        }
+    }
+
+    private func text(_ start: Int32, _ end: Int32) -> Substring {
+        Substring(String(decoding: bytes[Int(start)..<Int(end)], as: UTF8.self))
+    }
+
+    func lastValue(of name: String) -> Substring? {
+        lastPair(named: name).map { text(pairs[$0].valueStart, pairs[$0].valueEnd) }
+    }
+
+    func withLastValue(of name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        guard let i = lastPair(named: name) else { return false }
+        let pair = pairs[i]
+        bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(pair.valueStart)..<Int(pair.valueEnd)])) }
+        return true
+    }
+
+    func makeIterator() -> some IteratorProtocol<(key: Substring, value: Substring)> {
+        pairs.lazy.map { (key: text($0.keyStart, $0.keyEnd), value: text($0.valueStart, $0.valueEnd)) }.makeIterator()
+    }
 }
 
 typealias QueryParameters = RequestParameters<FormQuery>

@@ -99,10 +99,16 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // A read answered here gave the handlers behind nothing: ask for the next one on their behalf.
-        if !forwarded && !closing { context.read() }
-        forwarded = false
-        context.fireChannelReadComplete()
+        if forwarded || passingOn {
+            forwarded = false
+            context.fireChannelReadComplete()
+            return
+        }
+        // A read answered here gave the handlers behind nothing, so they have no read to complete (the only one of
+        // them that acts on it, NIOAsyncChannelHandler, delivers the reads it was given since the last completion:
+        // none): the event stops here instead of crossing the eight handlers behind — 3 % of a nearby request's
+        // CPU (perf, issue 17). The next read is asked for on their behalf.
+        if !closing { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

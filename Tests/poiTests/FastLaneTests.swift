@@ -122,5 +122,28 @@ extension LiveTests {
             #expect(ids.map(String.init) == expected, "\(reply.text.prefix(3000))\nstderr:\n\(server.stderr)")
             #expect(reply.closed)
         }
+
+        /// Reads answered one at a time by the byte lane (each read of the connection complete without reaching the
+        /// handlers behind it), then a write and a read on the same connection: the router behind still answers,
+        /// and the connection goes on.
+        @Test func routerAnswersAfterReadsThatNeverReachedIt() throws {
+            let (first, _) = try databases()
+            let server = try LiveServer(arguments: ["--db", first])
+            defer { server.stop() }
+            let fd = try RawHTTP.connect(port: server.port)
+            defer { close(fd) }
+            func ask(_ request: String, id: String) {
+                RawHTTP.send(fd, Array(request.utf8))
+                let reply = RawHTTP.readResponse(fd)
+                #expect(reply.status == 200 && reply.text.contains("X-Request-Id: \(id)\r\n"),
+                        "awaited the answer to \(id): \(reply.text.prefix(1000))\nstderr:\n\(server.stderr)")
+            }
+            for i in 0..<20 {
+                ask("GET /v1/nearby?lat=60.17&lon=24.94&limit=2 HTTP/1.1\r\nHost: x\r\nX-Request-Id: n\(i)\r\n\r\n", id: "n\(i)")
+            }
+            let body = #"{"from":"wgs84","to":"gcj02","points":[[116.4,39.9]]}"#
+            ask("POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)", id: "c")
+            ask("GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\r\n\r\n", id: "h")
+        }
     }
 }

@@ -258,21 +258,54 @@ public struct JSONWriter: ~Copyable {
     public mutating func string(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         separator()
         append(UInt8(ascii: "\""))
-        // Runs of bytes that need no escaping are copied at once.
+        // Runs of bytes that need no escaping are copied at once; the scan looks at eight bytes at a time and at
+        // single bytes only in a word that holds one to escape (most names hold none).
         var runStart = 0
         var i = 0
-        while i < bytes.count {
+        let count = bytes.count
+        if let base = bytes.baseAddress {
+            while i &+ 8 <= count {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                if !Self.anyNeedsEscape(word) {
+                    i &+= 8
+                    continue
+                }
+                let end = i &+ 8
+                while i < end {
+                    if Self.needsEscape(bytes[i]) {
+                        append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                        appendEscaped(bytes[i])
+                        runStart = i &+ 1
+                    }
+                    i &+= 1
+                }
+            }
+        }
+        while i < count {
             let byte = bytes[i]
             if Self.needsEscape(byte) {
                 append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 appendEscaped(byte)
-                runStart = i + 1
+                runStart = i &+ 1
             }
-            i += 1
+            i &+= 1
         }
         append(UnsafeBufferPointer(rebasing: bytes[runStart...]))
         append(UInt8(ascii: "\""))
         needsComma = true
+    }
+
+    /// Whether any of the eight bytes of `word` needs escaping: a byte below 0x20, a quote or a backslash (the classic
+    /// "has a byte less than / equal to" bit tricks; bytes of 0x80 and above never flag, and a borrow can flag a
+    /// byte wrongly only above one that truly flags, so the answer is exact for the word).
+    @inlinable @inline(__always)
+    static func anyNeedsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & high
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        return (control | ((quote &- ones) & ~quote & high) | ((backslash &- ones) & ~backslash & high)) != 0
     }
 
     /// A value that is already JSON (the caller vouches for it), written as it is.

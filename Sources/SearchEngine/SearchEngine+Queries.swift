@@ -17,17 +17,20 @@ extension SearchEngine {
             var matcher: TextMatcher?
             if let text = query.text { matcher = TextMatcher(text, index: s.text, taxonomy: taxonomy) }
             var merged: [Neighbor] = []
-            for kind in SearchEngine.kinds(query.kind) {
+            let kinds = SearchEngine.kinds(query.kind)
+            for kind in kinds {
                 // Each index passed straight from the state: through `spatial(_:)` it would be copied.
-                merged += kind == .poi
+                let found = kind == .poi
                     ? nearest(s, in: s.poiSpatial, kind: .poi, matcher: matcher, query: query, after: after)
                     : nearest(s, in: s.pinSpatial, kind: .pin, matcher: matcher, query: query, after: after)
+                if merged.isEmpty { merged = found } else { merged += found }
             }
-            merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
+            // One kind's list comes nearest first already; two are merged.
+            if kinds.count > 1 { merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id } }
             let page = merged.prefix(query.limit)
             let next = merged.count > query.limit ? page.last.map { Page.Position.nearest($0.cursor) } : nil
             s.records.prefetch(page.lazy.map(\.id))
-            return Page(results: page.compactMap { hit(s, $0.id, distance: $0.distance, score: nil) }, next: next, total: nil)
+            return Page(results: hits(s, page), next: next, total: nil)
         }
     }
 
@@ -111,7 +114,7 @@ extension SearchEngine {
             let page = numbers.prefix(query.limit)
             let next = numbers.count > query.limit ? page.last.map { Page.Position.record($0) } : nil
             s.records.prefetch(page)
-            return Page(results: page.compactMap { hit(s, $0, distance: nil, score: nil) }, next: next, total: nil)
+            return Page(results: hits(s, page), next: next, total: nil)
         }
     }
 

@@ -265,6 +265,27 @@ public final class SearchEngine: @unchecked Sendable {
         return s.records[Int(number)].map { Hit(storage: .record($0), distance: distance, score: score) }
     }
 
+    /// The hits of `numbers` with their distances, in order, made into an array reserved once: built by
+    /// `compactMap`, it grew three times per answer (issue 17, `poi bench wire`).
+    func hits(_ s: EngineState, _ neighbors: ArraySlice<Neighbor>) -> [Hit] {
+        var results: [Hit] = []
+        results.reserveCapacity(neighbors.count)
+        for neighbor in neighbors {
+            if let hit = hit(s, neighbor.id, distance: neighbor.distance, score: nil) { results.append(hit) }
+        }
+        return results
+    }
+
+    /// The hits of `numbers`, in order, without distances.
+    func hits(_ s: EngineState, _ numbers: ArraySlice<UInt32>) -> [Hit] {
+        var results: [Hit] = []
+        results.reserveCapacity(numbers.count)
+        for number in numbers {
+            if let hit = hit(s, number, distance: nil, score: nil) { results.append(hit) }
+        }
+        return results
+    }
+
     static func kinds(_ filter: KindFilter) -> [RecordKind] {
         switch filter {
         case .poi: return [.poi]

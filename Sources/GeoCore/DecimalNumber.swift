@@ -8,18 +8,17 @@ public enum DecimalNumber {
     @_specialize(exported: true, where S == Substring)
     @_specialize(exported: true, where S == String)
     public static func parse<S: StringProtocol>(_ text: S) -> Double? {
-        // Most numbers in requests are plain decimals of at most 15 digits: read without strtod.
-        if let plain = text.utf8.withContiguousStorageIfAvailable({ plainDecimal($0) }), let plain { return plain }
-        // Checked over contiguous bytes where the text has them (a query string's values do): indexing a substring's
+        // Read over contiguous bytes where the text has them (a query string's values do): indexing a substring's
         // UTF-8 view byte by byte costs more than the rest of the parse.
-        let decimal = text.utf8.withContiguousStorageIfAvailable { isDecimal($0) } ?? isDecimal(text.utf8)
-        guard decimal, let value = Double(text), value.isFinite else { return nil }
-        return value
+        if let value = text.utf8.withContiguousStorageIfAvailable({ parse(utf8: $0) }) { return value }
+        var text = String(text)
+        return text.withUTF8 { parse(utf8: $0) }
     }
 
     /// `parse` over UTF-8 bytes (a request's query string): the same answers, without making a string unless the
     /// number is not a plain decimal.
     public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        // Most numbers in requests are plain decimals of at most 15 digits: read without strtod.
         if let plain = plainDecimal(bytes) { return plain }
         guard isDecimal(bytes), let value = Double(String(decoding: bytes, as: UTF8.self)), value.isFinite else { return nil }
         return value
@@ -93,7 +92,7 @@ public enum DecimalNumber {
     }
 
     /// `[+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?`
-    static func isDecimal<C: Collection<UInt8>>(_ bytes: C) -> Bool {
+    static func isDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var index = bytes.startIndex
         func peek() -> UInt8? { index < bytes.endIndex ? bytes[index] : nil }
         func digits() -> Int {

@@ -103,29 +103,31 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Scratch directories for the tests' files, removed when a test is done.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
-        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
-            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore"],
+            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData",
+                "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )
 

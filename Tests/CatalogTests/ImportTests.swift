@@ -2,13 +2,11 @@ import Catalog
 import Foundation
 import GeoCore
 import Testing
+import TestSupport
 
 @Suite struct ImportTests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-import-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    let scratch = ScratchDirectory("poi-import")
+    var directory: URL { scratch.url }
 
     func file(_ name: String, _ bytes: [UInt8]) -> String {
         let path = directory.appendingPathComponent(name).path

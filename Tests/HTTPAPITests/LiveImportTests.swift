@@ -5,15 +5,13 @@ import Hummingbird
 import HummingbirdTesting
 import SearchEngine
 import Testing
+import TestSupport
 
 /// `POST /v1/import` and `GET /v1/tasks/{id}`: a body imported into the running engine and its store, reported as a
 /// task, with the contract's rules for bad input.
 @Suite struct LiveImportTests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-import-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    let scratch = ScratchDirectory("poi-import")
+    var directory: URL { scratch.url }
 
     func engine(_ name: String = "db.sqlite") throws -> (SearchEngine, String) {
         let path = directory.appendingPathComponent(name).path

@@ -6,15 +6,16 @@ import Gazetteer
 import Testing
 import TextIndex
 @testable import SearchEngine
+import TestSupport
 
 /// The ranking rules on small judged sets: the bundled Helsinki POIs (real OpenStreetMap data) and generated
 /// records, checked by what a person would expect on top, not by exact orders.
 @Suite struct JudgedRelevanceTests {
     static let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../data").standardized.path
 
+    static let scratch = ScratchDirectory("poi-judged")
     static let helsinki: SearchEngine = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-judged-\(UUID().uuidString)").path
-        try! FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = scratch.path
         try! BundledDatabase.create(at: directory + "/poi.sqlite", dataDirectory: dataDirectory)
         return try! SearchEngine(store: CatalogStore(path: directory + "/poi.sqlite"), taxonomy: CategoryTaxonomy.load(directory: dataDirectory))
     }()

@@ -3,6 +3,7 @@ import Foundation
 import GeoCore
 import Testing
 @testable import SearchEngine
+import TestSupport
 
 @Suite struct PinTests {
     func input(_ key: String, _ name: String, lat: Double = 37.386, lon: Double = -122.083, url: String = "https://example.org") -> PinInput {
@@ -10,7 +11,8 @@ import Testing
     }
 
     @Test func createUpdateListDeletePersist() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pins-\(UUID().uuidString).sqlite").path
+        let scratch = ScratchDirectory("poi-pins")
+        let path = scratch.file("pins.sqlite")
         let engine = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
         var created: [PinRecord] = []
         for i in 0..<12 { created.append(try engine.createPin(input(i % 3 == 0 ? "u1" : "u2", "Ada\(i)"))) }

@@ -18,7 +18,10 @@ enum TestPostgres {
         let url = try! shell(repository + "/scripts/postgres/start", [directory]).trimmingCharacters(in: .whitespacesAndNewlines)
         startedHere = directory
         atexit {
-            if let directory = TestPostgres.startedHere { _ = try? TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/stop", [directory]) }
+            if let directory = TestPostgres.startedHere {
+                _ = try? TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/stop", [directory])
+                try? FileManager.default.removeItem(atPath: directory)
+            }
         }
         return url
     }()

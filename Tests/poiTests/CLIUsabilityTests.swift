@@ -1,13 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The CLI as a newcomer types it: negative coordinates as written, suggestions for typos, a version.
 @Suite struct CLIUsabilityTests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-cli-usability-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    let scratch = ScratchDirectory("poi-cli-usability")
+    var directory: URL { scratch.url }
 
     /// A store with a POI in each quadrant of the globe: Mountain View, Rio, Sydney, Helsinki.
     func database() throws -> String {

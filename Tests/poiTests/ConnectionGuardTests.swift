@@ -2,6 +2,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// The HTTP layer against hostile and broken connections, on a real socket: each answer is a 4xx problem+json (or a
@@ -9,11 +10,10 @@ import Glibc
 /// wait on the server's own deadlines; nothing asserts how long anything took.
 extension LiveTests {
     @Suite struct ConnectionGuardTests {
+        static let scratch = ScratchDirectory("poi-guard")
         static let database: String = {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-guard-\(UUID().uuidString)")
-            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let db = directory.appendingPathComponent("guard.sqlite").path
-            let empty = directory.appendingPathComponent("empty.jsonl").path
+            let db = scratch.file("guard.sqlite")
+            let empty = scratch.file("empty.jsonl")
             FileManager.default.createFile(atPath: empty, contents: Data())
             _ = try? CLI.run(["import", empty, "--db", db])
             return db

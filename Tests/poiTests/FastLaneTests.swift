@@ -3,6 +3,7 @@ import GeoCore
 import Testing
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// The fast lane answers exactly as the router does: two servers on copies of one database, one with the fast lane
@@ -12,13 +13,12 @@ import Glibc
 extension LiveTests {
     @Suite struct FastLaneTests {
         static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let scratch = ScratchDirectory("poi-lane")
 
         /// Two copies of a database of the bundled Helsinki POIs.
         func databases() throws -> (String, String) {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-lane-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let first = directory.appendingPathComponent("a.sqlite").path
-            let second = directory.appendingPathComponent("b.sqlite").path
+            let first = scratch.file("a.sqlite")
+            let second = scratch.file("b.sqlite")
             let data = Self.root.appendingPathComponent("data/helsinki_pois.jsonl.gz").path
             for db in [first, second] {
                 let imported = try CLI.run(["import", data, "--db", db])

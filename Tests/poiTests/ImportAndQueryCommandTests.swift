@@ -1,12 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct ImportAndQueryCommandTests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-cli-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    let scratch = ScratchDirectory("poi-cli")
+    var directory: URL { scratch.url }
 
     func write(_ name: String, _ text: String) -> String {
         let path = directory.appendingPathComponent(name).path

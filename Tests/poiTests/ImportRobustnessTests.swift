@@ -1,14 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `poi import` against the malformed files people really have: BOMs, files cut short, unknown CRS codes, several
 /// files under --strict, ids given twice, gzip.
 @Suite struct ImportRobustnessTests {
-    let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-import-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    let scratch = ScratchDirectory("poi-import")
+    var directory: URL { scratch.url }
 
     func write(_ name: String, _ bytes: [UInt8]) -> String {
         let path = directory.appendingPathComponent(name).path

@@ -1,14 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `poi serve` on a real socket: a server process, curl as the client.
 extension LiveTests {
     @Suite struct LiveServerTests {
-        let directory: URL = {
-            let url = FileManager.default.temporaryDirectory.appendingPathComponent("poi-live-\(UUID().uuidString)")
-            try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            return url
-        }()
+        let scratch = ScratchDirectory("poi-live")
+        var directory: URL { scratch.url }
 
         func startServer(db: String, _ extra: [String] = []) throws -> LiveServer {
             try LiveServer(arguments: ["--db", db] + extra)

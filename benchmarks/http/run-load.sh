@@ -9,11 +9,13 @@
 #   benchmarks/http/run-load.sh DATA.jsonl ORIGINS.jsonl KEYWORDS.jsonl DB.sqlite OUTDIR [SECONDS] [CONNECTIONS] [SYSTEMS]
 #
 # DB.sqlite must hold DATA (`poi import DATA --db DB`); KEYWORDS is `poi bench keyword-nearby --dump-queries`
-# output. SYSTEMS is a comma list of poi,poi-router,redis,postgis (default all). Progress goes to standard error.
+# output. SYSTEMS is a comma list of poi,poi-1loop,poi-router,redis,postgis (default poi,poi-router,redis,postgis).
+# SCENARIOS (environment) narrows poi's scenarios, e.g. SCENARIOS=nearby. Progress goes to standard error.
 set -euo pipefail
 POI="${POI:-.build/release/poi}"   # another binary to compare: POI=/path/to/poi
 DATA="$1"; ORIGINS="$2"; KEYWORDS="$3"; DB="$4"; OUT="$5"; SECONDS_RUN="${6:-15}"; CONNECTIONS="${7:-64}"
 SYSTEMS="${8:-poi,poi-router,redis,postgis}"
+SCENARIOS="${SCENARIOS:-nearby keyword-nearby search within geocode}"
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -41,8 +43,9 @@ trap cleanup EXIT
 N=$(wc -l < "$DATA")
 
 # ---------------------------------------------------------------------------------------------------------- poi
-# poi serve as shipped (read routes on the fast lane), and with --no-fast-lane (every request through Hummingbird's
-# router) as "poi-router", to measure what the fast lane gains in the same run.
+# poi serve as shipped (read routes on the fast lane, one event loop per core); with --event-loops 1 as "poi-1loop"
+# (one thread, as Redis has: on two cores shared with the load generator it is not preempted by it); and with
+# --no-fast-lane (every request through Hummingbird's router) as "poi-router", to measure what the fast lane gains.
 run_poi() { # system-label serve-arguments...
   local system="$1"; shift
   install wrk wrk
@@ -52,7 +55,7 @@ run_poi() { # system-label serve-arguments...
   SERVER=$!; PIDS+=("$SERVER")
   for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
   curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/$system-serve.log" >&2; exit 1; }
-  for scenario in nearby keyword-nearby search within geocode; do
+  for scenario in $SCENARIOS; do
     echo "== $system: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
     PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" >/dev/null
     before=$(cpu_seconds "$SERVER")
@@ -70,6 +73,7 @@ run_poi() { # system-label serve-arguments...
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true
 }
 if [[ ",$SYSTEMS," == *",poi,"* ]]; then run_poi poi; fi
+if [[ ",$SYSTEMS," == *",poi-1loop,"* ]]; then run_poi poi-1loop --event-loops 1; fi
 if [[ ",$SYSTEMS," == *",poi-router,"* ]]; then run_poi poi-router --no-fast-lane; fi
 
 # -------------------------------------------------------------------------------------------------------- Redis

@@ -1,8 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
-import TestSupport
 #endif
 
 /// The HTTP layer against hostile and broken connections, on a real socket: each answer is a 4xx problem+json (or a

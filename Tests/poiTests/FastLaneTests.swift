@@ -1,9 +1,9 @@
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
-import TestSupport
 #endif
 
 /// The fast lane answers exactly as the router does: two servers on copies of one database, one with the fast lane

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,10 @@ class Browser:
             [executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
              "--hide-scrollbars", "--window-size=1280,800", f"--user-data-dir={self.profile}",
              "--remote-debugging-port=0", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            # Its own process group, so that close() ends its renderer and utility processes too: they wrote into
+            # the profile after the main process was gone, and left the directory behind.
+            start_new_session=True)
         port = None
         self.stderr = []
         deadline = time.monotonic() + WAIT_SECONDS
@@ -48,9 +52,10 @@ class Browser:
             if not line:
                 raise Failure("chromium exited before it listened for DevTools:\n" + "".join(self.stderr))
             self.stderr.append(line)
-            match = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
+            match = re.search(r"DevTools listening on (ws://[^:]+:(\d+)/\S*)", line)
             if match:
-                port = int(match.group(1))
+                self.browser_endpoint = match.group(1)
+                port = int(match.group(2))
             elif time.monotonic() > deadline:
                 raise Failure("chromium did not print its DevTools address:\n" + "".join(self.stderr))
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
@@ -66,8 +71,23 @@ class Browser:
     def close(self):
         try:
             self.socket.close()
+            # Chromium's own shutdown (Browser.close, on the browser's endpoint: a page's cannot) removes the
+            # singleton directory it makes in /tmp; killed, it leaves it behind.
+            browser = websocket.create_connection(self.browser_endpoint, timeout=WAIT_SECONDS, suppress_origin=True)
+            try:
+                browser.send(json.dumps({"id": 1, "method": "Browser.close"}))
+                browser.recv()
+            finally:
+                browser.close()
+            self.process.wait(timeout=WAIT_SECONDS)
+        except (OSError, websocket.WebSocketException, subprocess.TimeoutExpired):
+            pass  # the kill below ends it
         finally:
-            self.process.kill()
+            # Whatever of its process group is left (all of it, if the close above failed).
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.process.wait()
             shutil.rmtree(self.profile, ignore_errors=True)
 

@@ -6,17 +6,16 @@ import TestSupport
 
 @Suite struct ImportTests {
     let scratch = ScratchDirectory("poi-import")
-    var directory: URL { scratch.url }
 
     func file(_ name: String, _ bytes: [UInt8]) -> String {
-        let path = directory.appendingPathComponent(name).path
+        let path = scratch.file(name)
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 
     func file(_ name: String, _ text: String) -> String { file(name, Array(text.utf8)) }
 
-    func store() throws -> CatalogStore { try CatalogStore(path: directory.appendingPathComponent("db-\(UUID().uuidString).sqlite").path) }
+    func store() throws -> CatalogStore { try CatalogStore(path: scratch.file("db-\(UUID().uuidString).sqlite")) }
 
     @Test func jsonlKeepsGoodRowsAndReportsBadOnes() throws {
         var lines = [

@@ -11,10 +11,9 @@ import TestSupport
 /// task, with the contract's rules for bad input.
 @Suite struct LiveImportTests {
     let scratch = ScratchDirectory("poi-import")
-    var directory: URL { scratch.url }
 
     func engine(_ name: String = "db.sqlite") throws -> (SearchEngine, String) {
-        let path = directory.appendingPathComponent(name).path
+        let path = scratch.file(name)
         return (try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy), path)
     }
 
@@ -90,7 +89,7 @@ import TestSupport
     @Test func formatFromTheContentTypeAndGzipBodies() async throws {
         let (engine, _) = try engine()
         let csv = "id,name,category,latitude,longitude\nc1,Cafe Regatta,food.cafe,60.1832,24.9094\n"
-        let gzipped = directory.appendingPathComponent("p.csv.gz")
+        let gzipped = scratch.url.appendingPathComponent("p.csv.gz")
         let gzip = Process()
         gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
         gzip.arguments = ["-c", "printf '%s' \"$0\" | gzip -c > \"$1\"", csv, gzipped.path]

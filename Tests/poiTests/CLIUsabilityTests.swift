@@ -5,12 +5,11 @@ import TestSupport
 /// The CLI as a newcomer types it: negative coordinates as written, suggestions for typos, a version.
 @Suite struct CLIUsabilityTests {
     let scratch = ScratchDirectory("poi-cli-usability")
-    var directory: URL { scratch.url }
 
     /// A store with a POI in each quadrant of the globe: Mountain View, Rio, Sydney, Helsinki.
     func database() throws -> String {
-        let db = directory.appendingPathComponent("world.sqlite").path
-        let data = directory.appendingPathComponent("world.jsonl")
+        let db = scratch.file("world.sqlite")
+        let data = scratch.url.appendingPathComponent("world.jsonl")
         try Data("""
             {"id":"mv","name":"Castro Street Cafe","category":"food.cafe","lat":37.3894,"lon":-122.0819}
             {"id":"rio","name":"Cafe Lamas","category":"food.cafe","lat":-22.9330,"lon":-43.1780}
@@ -54,7 +53,7 @@ import TestSupport
         (["nearby", "--lat", "-91", "--lon", "24"], "lat"),
     ])
     func badNumbersAreUsageErrors(_ arguments: [String], _ fragment: String) throws {
-        let result = try CLI.run(arguments + ["--db", directory.appendingPathComponent("none.sqlite").path])
+        let result = try CLI.run(arguments + ["--db", scratch.file("none.sqlite")])
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
     }
@@ -93,10 +92,10 @@ import TestSupport
 
     /// From another directory, the default database is the repository's var/poi.sqlite, not a new ./var/.
     @Test func defaultDatabaseIsBesideTheBundledData() throws {
-        let result = try CLI.run(["search", "kahvila", "--limit", "1", "--format", "json"], currentDirectory: directory)
+        let result = try CLI.run(["search", "kahvila", "--limit", "1", "--format", "json"], currentDirectory: scratch.url)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("\"results\":[{"), "\(result.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("var").path), "no ./var/ where the command ran")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("var")), "no ./var/ where the command ran")
     }
 
     @Test func geocodingFallsBackAndSaysWhatItDoesNotKnow() throws {

@@ -4,16 +4,15 @@ import TestSupport
 
 @Suite struct ImportAndQueryCommandTests {
     let scratch = ScratchDirectory("poi-cli")
-    var directory: URL { scratch.url }
 
     func write(_ name: String, _ text: String) -> String {
-        let path = directory.appendingPathComponent(name).path
+        let path = scratch.file(name)
         FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         return path
     }
 
     @Test func importThenQueryEveryWay() throws {
-        let db = directory.appendingPathComponent("t.sqlite").path
+        let db = scratch.file("t.sqlite")
         let data = write("p.jsonl", """
             {"id":"1","name":"Cafe Java","category":"food.cafe","lat":60.1700,"lon":24.9380}
             {"id":"2","name":"Kahvila Kuu","category":"food.cafe","lat":60.1720,"lon":24.9400}
@@ -45,7 +44,7 @@ import TestSupport
 
     /// An acknowledged write survives kill -9: the import's process is killed right after its commits.
     @Test func writesSurviveKill9() throws {
-        let db = directory.appendingPathComponent("k.sqlite").path
+        let db = scratch.file("k.sqlite")
         let data = write("k.jsonl", #"{"id":"durable","name":"Durable","category":"office","lat":1,"lon":2}"# + "\n")
         let killed = try CLI.run(["import", data, "--db", db], environment: ["POI_TEST_KILL_AFTER_COMMIT": "1"])
         #expect(killed.status != 0)  // killed by SIGKILL
@@ -68,7 +67,7 @@ import TestSupport
         (["search", " "], "keywords must not be empty"),
     ])
     func badUsage(_ arguments: [String], _ fragment: String) throws {
-        let result = try CLI.run(arguments + ["--db", directory.appendingPathComponent("absent.sqlite").path].filter { _ in arguments[0] != "import" })
+        let result = try CLI.run(arguments + ["--db", scratch.file("absent.sqlite")].filter { _ in arguments[0] != "import" })
         #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
         #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
     }

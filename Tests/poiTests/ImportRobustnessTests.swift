@@ -6,17 +6,16 @@ import TestSupport
 /// files under --strict, ids given twice, gzip.
 @Suite struct ImportRobustnessTests {
     let scratch = ScratchDirectory("poi-import")
-    var directory: URL { scratch.url }
 
     func write(_ name: String, _ bytes: [UInt8]) -> String {
-        let path = directory.appendingPathComponent(name).path
+        let path = scratch.file(name)
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 
     func write(_ name: String, _ text: String) -> String { write(name, Array(text.utf8)) }
 
-    var db: String { directory.appendingPathComponent("db-\(UUID().uuidString).sqlite").path }
+    var db: String { scratch.file("db-\(UUID().uuidString).sqlite") }
 
     func ids(_ db: String) throws -> [String] {
         let result = try CLI.run(["within", "--bbox=-180,-90,180,90", "--limit", "100", "--format", "json", "--db", db])

@@ -6,15 +6,14 @@ import TestSupport
 extension LiveTests {
     @Suite struct LiveServerTests {
         let scratch = ScratchDirectory("poi-live")
-        var directory: URL { scratch.url }
 
         func startServer(db: String, _ extra: [String] = []) throws -> LiveServer {
             try LiveServer(arguments: ["--db", db] + extra)
         }
 
         func emptyDatabase() throws -> String {
-            let db = directory.appendingPathComponent("live.sqlite").path
-            let empty = directory.appendingPathComponent("empty.jsonl").path
+            let db = scratch.file("live.sqlite")
+            let empty = scratch.file("empty.jsonl")
             FileManager.default.createFile(atPath: empty, contents: Data())
             #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
             return db
@@ -42,8 +41,8 @@ extension LiveTests {
 
         /// `--server URL` prints exactly what the local command prints.
         @Test func serverOptionPrintsTheSameAsLocal() throws {
-            let db = directory.appendingPathComponent("same.sqlite").path
-            let data = directory.appendingPathComponent("same.jsonl").path
+            let db = scratch.file("same.sqlite")
+            let data = scratch.file("same.jsonl")
             FileManager.default.createFile(atPath: data, contents: Data((0..<40).map { i in
                 "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
             }.joined().utf8))
@@ -146,7 +145,7 @@ extension LiveTests {
             let db = try emptyDatabase()
             let server = try startServer(db: db)
             defer { server.stop() }
-            let file = directory.appendingPathComponent("generated.jsonl")
+            let file = scratch.url.appendingPathComponent("generated.jsonl")
             let generated = try CLI.run(["generate", "--count", "8000", "--seed", "7"])
             try #require(generated.status == 0, "\(generated.stderr)")
             try Data(generated.stdout.utf8).write(to: file)

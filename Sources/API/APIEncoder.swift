@@ -133,13 +133,20 @@ public struct APIEncoder: Sendable {
             json.field("kind", literal: "poi")
             json.key("name")
             json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.nameRange]))
-            json.field("category", poi.category)
+            json.key("category")
+            json.string(utf8: UnsafeBufferPointer(rebasing: bytes[poi.categoryRange]))
             if let range = poi.addressRange {
                 json.key("address")
                 json.string(utf8: UnsafeBufferPointer(rebasing: bytes[range]))
             }
-            if let city = poi.city { json.field("city", city) }
-            if let country = poi.country { json.field("country", country) }
+            if let range = poi.cityRange {
+                json.key("city")
+                json.string(utf8: UnsafeBufferPointer(rebasing: bytes[range]))
+            }
+            if let range = poi.countryRange {
+                json.key("country")
+                json.string(utf8: UnsafeBufferPointer(rebasing: bytes[range]))
+            }
             json.key("lat")
             json.number(p.latitude)
             json.key("lon")

@@ -110,10 +110,14 @@ public struct RequestParameters<Source: ParameterSource> {
 
     /// An integer in `range`, or `defaultValue` when absent.
     public func int(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int) throws(ParameterError) -> Int {
-        let rule = { "must be an integer between \(range.lowerBound) and \(range.upperBound)" }
-        let value = try int(name, rule: rule()) ?? defaultValue
-        guard range.contains(value) else { throw ParameterError(name, rule()) }
+        // (The rule is made only for an error: a closure capturing `range` cost an allocation per request.)
+        let value = try int(name, rule: Self.integerRule(range)) ?? defaultValue
+        guard range.contains(value) else { throw ParameterError(name, Self.integerRule(range)) }
         return value
+    }
+
+    private static func integerRule(_ range: ClosedRange<Int>) -> String {
+        "must be an integer between \(range.lowerBound) and \(range.upperBound)"
     }
 
     /// Without surrounding spaces and tabs (a number pasted with a space around it is still that number).

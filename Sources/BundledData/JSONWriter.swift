@@ -180,7 +180,8 @@ public struct JSONWriter: ~Copyable {
         separator()
         if !value.isFinite {
             append("null")
-        } else if value == value.rounded(), abs(value) < 1e15 {
+        } else if abs(value) < 1e15, Double(Int64(value)) == value {
+            // (An integral value, tested by a conversion rather than `rounded()`, which is a call into libm.)
             appendDigits(Int64(value))
         } else if !appendFixedPoint(value) {
             var text = value.description
@@ -204,9 +205,12 @@ public struct JSONWriter: ~Copyable {
     @usableFromInline mutating func appendFixedPoint(_ value: Double) -> Bool {
         let magnitude = abs(value)
         guard magnitude >= 1e-4, magnitude < 1e8 else { return false }
-        let scaled = (value * 1e7).rounded()
-        guard scaled / 1e7 == value else { return false }
-        let units = Int64(scaled).magnitude
+        // The nearest integer to value × 1e7 (ties away from zero), by conversion instead of a call to libm's
+        // `round`; the check below accepts it only if it reads back as `value`, so how a tie goes cannot matter.
+        let product = value * 1e7
+        let scaled = Int64(product + (product < 0 ? -0.5 : 0.5))
+        guard Double(scaled) / 1e7 == value else { return false }
+        let units = scaled.magnitude
         var fraction = units % 10_000_000
         var fractionDigits = 7
         while fraction % 10 == 0 {

@@ -12,8 +12,8 @@ struct GeoController {
     let maximumBodySize: Int
 
     func register(on routes: RouteRegistrar) {
-        routes.read("geocode") { input in try geocode(input) }
-        routes.read("reverse") { input in try reverse(input) }
+        routes.read("geocode", cost: .heavy) { input in try geocode(input) }
+        routes.read("reverse", cost: .heavy) { input in try reverse(input) }
         routes.read("convert") { input in try convert(input) }
         routes.on("convertBatch") { request, _ in try await convertBatch(request) }
     }

@@ -7,19 +7,19 @@ struct QueryController {
     let engine: SearchEngine
 
     func register(on routes: RouteRegistrar) {
-        routes.read("nearby") { input in
+        routes.read("nearby", cost: .heavyWith(parameter: "q")) { input in
             let parsed = try NearbyRequest(input.parameters)
             return .encoded(parsed.encoder, parsed.encode(engine.nearby(parsed.query)))
         }
-        routes.read("search") { input in
+        routes.read("search", cost: .heavy) { input in
             let parsed = try SearchRequest(input.parameters)
             return .encoded(parsed.encoder, parsed.encode(try engine.search(parsed.query)))
         }
-        routes.read("within") { input in
+        routes.read("within", cost: .heavyWith(parameter: "q")) { input in
             let parsed = try WithinRequest(input.parameters)
             return .encoded(parsed.encoder, parsed.encode(engine.within(parsed.query)))
         }
-        routes.read("clusters") { input in
+        routes.read("clusters", cost: .heavy) { input in
             let parsed = try ClustersRequest(input.parameters)
             return .encoded(parsed.encoder, parsed.encode(try engine.clusters(parsed.query)))
         }

@@ -2,6 +2,7 @@ import Gazetteer
 import Logging
 import NIOCore
 import NIOHTTPTypes
+import NIOPosix
 import Prometheus
 import SearchEngine
 import Synchronization
@@ -35,9 +36,15 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var passingOn = false
     /// An answer with `Connection: close` was written: the rest is dropped.
     private var closing = false
-    /// The start of a request not yet read whole.
+    /// Input not answered yet: the start of a request not yet read whole, or what arrived while a heavy read was
+    /// being answered on the read workers.
     private var partial: ByteBuffer?
     private var forwarded = false
+    /// A heavy read of this connection is being answered on the read workers; later requests wait for it.
+    private var awaitingWorker = false
+    /// Shutdown and the peer's end of input, held back while a heavy read is answered so that its answer is not
+    /// cut off; delivered after it.
+    private var heldEvents: [Any] = []
 
     /// The connection's event loop's flush batch, found when the handler is added.
     private var tickFlush: TickFlush?
@@ -65,6 +72,17 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             input = earlier
         }
         timers.touch()
+        if awaitingWorker {
+            // Answered in order once the heavy read's answer is written; no more is read until then.
+            partial = input
+            return
+        }
+        answer(&input, context: context)
+    }
+
+    /// Answers the requests at the start of `input` until it is used up, a request is incomplete, one goes to the
+    /// pipeline behind, or one is heavy (then the rest waits in `partial`).
+    private func answer(_ input: inout ByteBuffer, context: ChannelHandlerContext) {
         var wrote = false
         defer { if wrote { tickFlush!.add(context) } }
         while input.readableBytes > 0 {
@@ -78,6 +96,11 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .answered(close: false):
                 context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
                 wrote = true
+            case .heavy(let read):
+                timers.requestRead()
+                if input.readableBytes > 0 { partial = input }
+                answerOnWorker(read, context: context)
+                return
             case .incomplete:
                 partial = input
                 timers.startRequest(context) { [timers] in timers.requestTimedOut(context) }
@@ -88,6 +111,44 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         }
         timers.requestRead()
+    }
+
+    /// Has the read workers make `read`'s answer, then writes it on the event loop and goes on with the input that
+    /// waited. Answers that were written before it are flushed first, so that the client is not kept waiting for them.
+    private func answerOnWorker(_ read: FastLane.HeavyRead, context: ChannelHandlerContext) {
+        awaitingWorker = true
+        let lane = self.lane
+        ReadWorkers.pool.runIfActive(eventLoop: context.eventLoop) {
+            var buffer = ByteBuffer()
+            lane.respond(read, into: &buffer)
+            return buffer
+        }.assumeIsolatedUnsafeUnchecked().whenComplete { [self] result in
+            awaitingWorker = false
+            guard case .success(let buffer) = result else {
+                // The workers are shut down: the process is stopping.
+                context.close(promise: nil)
+                return
+            }
+            guard context.channel.isActive else { return }
+            if read.close {
+                closing = true
+                partial = nil
+                context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+                return
+            }
+            timers.touch()
+            context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+            tickFlush!.add(context)
+            if var waiting = partial {
+                partial = nil
+                answer(&waiting, context: context)
+            }
+            guard !awaitingWorker else { return }
+            let events = heldEvents
+            heldEvents = []
+            for event in events { userInboundEventTriggered(context: context, event: event) }
+            if !passingOn && !closing { context.read() }
+        }
     }
 
     /// Hands `input` and the rest of the connection to the pipeline behind. A deadline already running for a
@@ -107,13 +168,22 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         // A read answered here gave the handlers behind nothing, so they have no read to complete (the only one of
         // them that acts on it, NIOAsyncChannelHandler, delivers the reads it was given since the last completion:
         // none): the event stops here instead of crossing the eight handlers behind — 3 % of a nearby request's
-        // CPU (perf, issue 17). The next read is asked for on their behalf.
-        if !closing { context.read() }
+        // CPU (perf, issue 17). The next read is asked for on their behalf — unless a heavy read is being answered:
+        // then nothing more is read until its answer is written (what a client sends meanwhile waits in the socket).
+        if !closing && !awaitingWorker { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        var inputClosed = false
+        if case ChannelEvent.inputClosed = event { inputClosed = true }
+        // While a heavy read is answered, the handlers behind — which close a connection whose input ended, or with
+        // no request in progress at shutdown — would cut its answer off: they hear of either once it is written.
+        if awaitingWorker && (inputClosed || event is ChannelShouldQuiesceEvent) {
+            heldEvents.append(event)
+            return
+        }
         // The peer closed its side in the middle of a request: the parser behind answers that as it always does.
-        if case ChannelEvent.inputClosed = event, !passingOn, let partial {
+        if inputClosed, !passingOn, let partial {
             self.partial = nil
             passOn(partial, context: context)
         }
@@ -121,11 +191,23 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
+/// The threads that answer heavy reads (`ReadCost.heavy`) for the byte lane: one per core, started on first use and
+/// kept for the life of the process, as NIO's own singletons are.
+enum ReadWorkers {
+    static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: System.coreCount)
+        pool.start()
+        return pool
+    }()
+}
+
 extension FastLane {
-    enum Outcome: Equatable {
+    enum Outcome {
         /// The request at the start of the input was answered (and read from it); `close`: it asked for
         /// `Connection: close`.
         case answered(close: Bool)
+        /// The request at the start of the input was read from it and is heavy: its answer is for the read workers.
+        case heavy(HeavyRead)
         /// The input starts a request the lane could take, not yet whole.
         case incomplete
         /// For the HTTP parser behind: another method, route or form (the input is left as it was).
@@ -139,14 +221,32 @@ extension FastLane {
         case .request(let request, let length):
             guard let route = reads.match(FastLaneHandler.pathOnly(request.target)) else { return .other }
             input.moveReaderIndex(forwardBy: length)
-            let answer = respond(route, target: request.target, requestID: request.requestID)
-            answer.write(to: &buffer, includeBody: !request.isHead, close: request.close)
+            let read = HeavyRead(route: route, request: request)
+            if route.entry.cost.isHeavy(target: request.target) { return .heavy(read) }
+            respond(read, into: &buffer)
             return .answered(close: request.close)
         case .incomplete:
             return .incomplete
         case .other:
             return .other
         }
+    }
+}
+
+extension FastLane {
+    /// A read request the byte lane took, with the route its path matched: all that its answer needs, to be made
+    /// here or on a worker.
+    struct HeavyRead: Sendable {
+        let route: (entry: ReadRoutes.Entry, parameter: Substring?)
+        let request: FastRequest
+
+        var close: Bool { request.close }
+    }
+
+    /// Writes the whole response to `read` into `buffer`.
+    func respond(_ read: HeavyRead, into buffer: inout ByteBuffer) {
+        let answer = respond(read.route, target: read.request.target, requestID: read.request.requestID)
+        answer.write(to: &buffer, includeBody: !read.request.isHead, close: read.request.close)
     }
 }
 
@@ -166,7 +266,13 @@ public struct WireBench: Sendable {
     public func respond(to target: String) -> ByteBuffer? {
         var input = ByteBuffer(string: "GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
         var output = ByteBuffer()
-        return lane.answer(&input, maximumHeadSize: ConnectionLimits().maximumHeadSize, into: &output) == .answered(close: false) ? output : nil
+        switch lane.answer(&input, maximumHeadSize: ConnectionLimits().maximumHeadSize, into: &output) {
+        case .answered(close: false): return output
+        case .heavy(let read):
+            lane.respond(read, into: &output)
+            return output
+        default: return nil
+        }
     }
 }
 
@@ -214,7 +320,7 @@ final class TickFlush: @unchecked Sendable {
 }
 
 /// A request the byte lane takes: `GET`/`HEAD`, origin-form target, HTTP/1.1, no body.
-struct FastRequest: Equatable {
+struct FastRequest: Equatable, Sendable {
     var isHead: Bool
     /// The request target, path and query as they came.
     var target: String

@@ -28,20 +28,62 @@ struct ReadInput {
 
 typealias ReadHandler = @Sendable (ReadInput) throws -> ReadAnswer
 
+/// Where the byte lane makes a read's answer: on the event loop, or on the read workers.
+///
+/// A light read (a nearby or within walk, a record by id, a conversion, health) costs a few microseconds and is
+/// answered on the event loop in the tick that read it. A heavy one — keyword search, geocoding, a keyword filter on
+/// a spatial query, clusters over a box — can cost milliseconds; on the loop it would hold up every other connection
+/// the loop serves, so it is answered on the read workers (`ReadWorkers`), and the connection's later requests wait
+/// for it, in order.
+enum ReadCost: Sendable {
+    case light
+    case heavy
+    /// Heavy when the query string has this parameter (`q` on nearby and within).
+    case heavyWith(parameter: String)
+
+    /// Whether the read of `target` (path and query, as it came) is heavy. A key with `%` or `+` in it is taken as
+    /// possibly the parameter: only where the answer is made depends on this, never what it says.
+    func isHeavy(target: String) -> Bool {
+        switch self {
+        case .light: return false
+        case .heavy: return true
+        case .heavyWith(let parameter):
+            var target = target
+            return target.withUTF8 { bytes in
+                guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return false }
+                var keyStart = question + 1
+                var i = keyStart
+                while i <= bytes.count {
+                    if i == bytes.count || bytes[i] == UInt8(ascii: "&") || bytes[i] == UInt8(ascii: "=") {
+                        let key = UnsafeBufferPointer(rebasing: bytes[keyStart..<i])
+                        if key.contains(UInt8(ascii: "%")) || key.contains(UInt8(ascii: "+")) || key.elementsEqual(parameter.utf8) { return true }
+                        // Skip the value.
+                        while i < bytes.count && bytes[i] != UInt8(ascii: "&") { i += 1 }
+                        keyStart = i + 1
+                    }
+                    i += 1
+                }
+                return false
+            }
+        }
+    }
+}
+
 /// The read operations of the route table by path: literal paths by dictionary, `prefix/{id}` paths by prefix.
 struct ReadRoutes: Sendable {
     struct Entry: Sendable {
         let operationId: String
         /// The route's path in Hummingbird's form (`/v1/pois/:id`): the `route` label of the request metrics.
         let pattern: String
+        let cost: ReadCost
         let handler: ReadHandler
     }
 
     private var literal: [Substring: Entry] = [:]
     private var parameterized: [(prefix: String, entry: Entry)] = []
 
-    mutating func add(_ route: Route, pattern: String, handler: @escaping ReadHandler) {
-        let entry = Entry(operationId: route.operationId, pattern: pattern, handler: handler)
+    mutating func add(_ route: Route, pattern: String, cost: ReadCost, handler: @escaping ReadHandler) {
+        let entry = Entry(operationId: route.operationId, pattern: pattern, cost: cost, handler: handler)
         if let brace = route.path.firstIndex(of: "{") {
             precondition(route.path.last == "}", "a read route's parameter is its last segment: \(route)")
             parameterized.append((String(route.path[..<brace]), entry))

@@ -29,7 +29,7 @@ final class RouteRegistrar {
 
     /// Registers a read operation: a synchronous function of the query string and path parameter, served by the
     /// router and by the fast lane alike.
-    func read(_ operationId: String, _ handler: @escaping ReadHandler) {
+    func read(_ operationId: String, cost: ReadCost = .light, _ handler: @escaping ReadHandler) {
         guard let route = RouteTable.route(operationId), route.method == .get else { preconditionFailure("\(operationId) is not a GET route") }
         let name = route.segments.last.flatMap { $0.hasPrefix("{") ? String($0.dropFirst().dropLast()) : nil }
         on(operationId) { request, context in
@@ -38,7 +38,7 @@ final class RouteRegistrar {
                 status: answer.status, headers: [.contentType: answer.contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
             )
         }
-        reads.add(route, pattern: Self.pattern(route), handler: handler)
+        reads.add(route, pattern: Self.pattern(route), cost: cost, handler: handler)
     }
 
     /// The route's path in Hummingbird's form: `{id}` as `:id`.

@@ -127,12 +127,26 @@ struct RecordStore: Sendable {
 
     private func packed(_ slot: Slot) -> PackedPOI {
         let address = slot.addressLength == Slot.none ? nil : Int(slot.addressLength)
-        let length = Int(slot.idLength) + Int(slot.nameLength) + (address ?? 0) + Int(slot.tagsLength)
-        return PackedPOI(
-            bytes: bytes.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[slot.offset..<slot.offset + length])) }, idLength: Int(slot.idLength), nameLength: Int(slot.nameLength),
-            addressLength: address, category: categories.string(slot.category), city: slot.city == Slot.none ? nil : cities.string(slot.city),
-            country: slot.country == Slot.none ? nil : countries.string(slot.country), latitude: slot.latitude, longitude: slot.longitude
+        let recordLength = Int(slot.idLength) + Int(slot.nameLength) + (address ?? 0) + Int(slot.tagsLength)
+        let hasCity = slot.city != Slot.none
+        let hasCountry = slot.country != Slot.none
+        let lengths = PackedPOI.Lengths(
+            id: Int(slot.idLength), name: Int(slot.nameLength), address: address, tags: Int(slot.tagsLength),
+            category: categories.utf8Count(slot.category), city: hasCity ? cities.utf8Count(slot.city) : nil,
+            country: hasCountry ? countries.utf8Count(slot.country) : nil
         )
+        // One allocation, filled part after part. (Zeroed first: the initializer that leaves the bytes uninitialized
+        // is not specialized here and looked up generic metadata on every call.)
+        var packed = [UInt8](repeating: 0, count: lengths.total)
+        packed.withUnsafeMutableBufferPointer { buffer in
+            guard var at = buffer.baseAddress else { return }
+            bytes.withUnsafeBufferPointer { all in at.update(from: all.baseAddress! + slot.offset, count: recordLength) }
+            at += recordLength
+            categories.copyUTF8(slot.category, to: &at)
+            if hasCity { cities.copyUTF8(slot.city, to: &at) }
+            if hasCountry { countries.copyUTF8(slot.country, to: &at) }
+        }
+        return PackedPOI(bytes: packed, lengths: lengths, latitude: slot.latitude, longitude: slot.longitude)
     }
 
     /// Asks the cache for the slots of `numbers`, then for the start of their packed bytes, before an answer reads
@@ -158,28 +172,51 @@ struct RecordStore: Sendable {
     var memoryFootprint: Int { slots.capacity * MemoryLayout<Slot>.stride + bytes.capacity }
 }
 
-/// Each distinct string once, by number.
+/// Each distinct string once, by number; also as consecutive UTF-8 bytes, which answers copy without touching the
+/// strings' reference counts.
 private struct Interner: Sendable {
     private var codes: [String: UInt32] = [:]
     private(set) var strings: [String] = []
+    private var bytes: [UInt8] = []
+    /// Where each string's bytes start in `bytes`, and the end of the last.
+    private var starts: [Int] = [0]
 
     init() {}
 
     init(strings: [String]) {
-        self.strings = strings
         codes.reserveCapacity(strings.count)
-        for (code, string) in strings.enumerated() { codes[string] = UInt32(code) }
+        for (code, string) in strings.enumerated() {
+            codes[string] = UInt32(code)
+            add(string)
+        }
     }
 
     mutating func code(_ text: String) -> UInt32 {
         if let code = codes[text] { return code }
         let code = UInt32(strings.count)
         codes[text] = code
-        strings.append(text)
+        add(text)
         return code
     }
 
+    private mutating func add(_ text: String) {
+        strings.append(text)
+        bytes.append(contentsOf: text.utf8)
+        starts.append(bytes.count)
+    }
+
     func string(_ code: UInt32) -> String { strings[Int(code)] }
+
+    /// The length of string `code` in UTF-8 bytes.
+    func utf8Count(_ code: UInt32) -> Int { starts[Int(code) + 1] - starts[Int(code)] }
+
+    /// Copies the UTF-8 bytes of string `code` over `target` and moves it past them.
+    func copyUTF8(_ code: UInt32, to target: inout UnsafeMutablePointer<UInt8>) {
+        let start = starts[Int(code)]
+        let count = starts[Int(code) + 1] - start
+        bytes.withUnsafeBufferPointer { target.update(from: $0.baseAddress! + start, count: count) }
+        target += count
+    }
 }
 
 extension RecordStore {

@@ -171,4 +171,27 @@ import Testing
             #expect(followed == expected, "SEED=\(seed) \(request.debugDescription)")
         }
     }
+
+    /// A read is sent to the workers when its query may hold the parameter that makes it heavy: never light when the
+    /// form decoding finds the parameter (checked on random queries), and light for plain spatial queries.
+    @Test func heavyWhenTheQueryHasTheParameter() {
+        let cost = ReadCost.heavyWith(parameter: "q")
+        for target in ["/v1/nearby?q=x", "/v1/nearby?lat=1&q=", "/v1/nearby?lat=1&q", "/v1/nearby?q&lat=1", "/v1/nearby?%71=x", "/v1/nearby?a+b=1&lat=2"] {
+            #expect(cost.isHeavy(target: target), "\(target)")
+        }
+        for target in ["/v1/nearby", "/v1/nearby?", "/v1/nearby?lat=1&lon=2&radius=1000&limit=10", "/v1/nearby?aq=1", "/v1/nearby?x=q&y=%71",
+                       "/v1/nearby?qq=1&&"] {
+            #expect(!cost.isHeavy(target: target), "\(target)")
+        }
+        #expect(!ReadCost.light.isHeavy(target: "/v1/nearby?q=x") && ReadCost.heavy.isHeavy(target: "/health"))
+        let seed = Self.seed("heavyWhenTheQueryHasTheParameter")
+        var random = SplitMix64(seed: seed)
+        let pieces = ["q", "Q", "%71", "q+", "lat", "=", "&", "x", "%", "+", "1", "=q", "&&"]
+        for _ in 0..<2_000 {
+            let query = (0..<(random.next() % 8)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined()
+            if FormQuery(query).lastValue(of: "q") != nil {
+                #expect(cost.isHeavy(target: "/v1/nearby?" + query), "SEED=\(seed) \(query)")
+            }
+        }
+    }
 }

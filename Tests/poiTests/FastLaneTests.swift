@@ -123,6 +123,59 @@ extension LiveTests {
             #expect(reply.closed)
         }
 
+        /// Heavy reads (keyword search, geocoding, a keyword filter, clusters) are answered on the read workers while
+        /// light ones are answered on the event loop: pipelined on one connection, in one write, in pieces that split
+        /// requests while a heavy answer is being made, and with the client's side closed after the last request,
+        /// every answer still comes, in order.
+        @Test func heavyReadsOnTheWorkersKeepPipelinedOrder() throws {
+            let (first, _) = try databases()
+            let server = try LiveServer(arguments: ["--db", first])
+            defer { server.stop() }
+            let requests = [
+                ("s", "/v1/search?q=kahvila&limit=50"),
+                ("n", "/v1/nearby?lat=60.17&lon=24.94&limit=1"),
+                ("g", "/v1/geocode?q=Helsinki"),
+                ("h", "/health"),
+                ("k", "/v1/nearby?lat=60.17&lon=24.94&q=bar&limit=3"),
+                ("c", "/v1/clusters?bbox=24.8,60.1,25.1,60.3&precision=5"),
+                ("w", "/v1/within?bbox=24.9,60.15,25.0,60.2&limit=2"),
+                ("r", "/v1/reverse?lat=60.17&lon=24.94"),
+            ]
+            var pipeline = ""
+            var expected: [String] = []
+            for round in 0..<4 {
+                for (tag, target) in requests {
+                    pipeline += "GET \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(tag)\(round)\r\n\r\n"
+                    expected.append("\(tag)\(round)")
+                }
+            }
+            func ids(_ reply: RawHTTP.Reply) -> [String] {
+                reply.text.split(separator: "\r\n").filter { $0.hasPrefix("X-Request-Id: ") }.map { String($0.dropFirst(14)) }
+            }
+            func statuses(_ reply: RawHTTP.Reply) -> [Substring] {
+                reply.text.split(separator: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }.map { $0.dropFirst(9).prefix(3) }
+            }
+            // In one write, the last request asking to close.
+            let closing = pipeline + "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: last\r\nConnection: close\r\n\r\n"
+            let whole = try RawHTTP.exchange(port: server.port, closing)
+            #expect(ids(whole) == expected + ["last"], "\(whole.text.prefix(3000))\nstderr:\n\(server.stderr)")
+            #expect(statuses(whole).allSatisfy { $0 == "200" }, "\(whole.text.prefix(3000))")
+            #expect(whole.closed)
+            // The client's side closed after the last request: the answers made on the workers are not cut off.
+            let halfClosed = try RawHTTP.exchange(port: server.port, pipeline, halfClose: true)
+            #expect(ids(halfClosed) == expected, "\(halfClosed.text.prefix(3000))\nstderr:\n\(server.stderr)")
+            // In pieces of 7 bytes, so that requests arrive split while a heavy answer is being made.
+            let fd = try RawHTTP.connect(port: server.port)
+            defer { close(fd) }
+            let bytes = Array(closing.utf8)
+            for start in stride(from: 0, to: bytes.count, by: 7) {
+                RawHTTP.send(fd, Array(bytes[start..<min(start + 7, bytes.count)]))
+            }
+            let pieces = RawHTTP.read(fd)
+            #expect(ids(pieces) == expected + ["last"], "\(pieces.text.prefix(3000))\nstderr:\n\(server.stderr)")
+            #expect(pieces.closed)
+        }
+
         /// Reads answered one at a time by the byte lane (each read of the connection complete without reaching the
         /// handlers behind it), then a write and a read on the same connection: the router behind still answers,
         /// and the connection goes on.

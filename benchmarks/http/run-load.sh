@@ -9,7 +9,8 @@
 #   benchmarks/http/run-load.sh DATA.jsonl ORIGINS.jsonl KEYWORDS.jsonl DB.sqlite OUTDIR [SECONDS] [CONNECTIONS] [SYSTEMS]
 #
 # DB.sqlite must hold DATA (`poi import DATA --db DB`); KEYWORDS is `poi bench keyword-nearby --dump-queries`
-# output. SYSTEMS is a comma list of poi,poi-1loop,poi-router,redis,postgis (default poi,poi-router,redis,postgis).
+# output. SYSTEMS is a comma list of poi,poi-1loop,poi-loop-per-core,poi-router,redis,postgis (default
+# poi,poi-router,redis,postgis).
 # SCENARIOS (environment) narrows poi's scenarios, e.g. SCENARIOS=nearby. Progress goes to standard error.
 set -euo pipefail
 POI="${POI:-.build/release/poi}"   # another binary to compare: POI=/path/to/poi
@@ -43,9 +44,10 @@ trap cleanup EXIT
 N=$(wc -l < "$DATA")
 
 # ---------------------------------------------------------------------------------------------------------- poi
-# poi serve as shipped (read routes on the fast lane, one event loop per core); with --event-loops 1 as "poi-1loop"
-# (one thread, as Redis has: on two cores shared with the load generator it is not preempted by it); and with
-# --no-fast-lane (every request through Hummingbird's router) as "poi-router", to measure what the fast lane gains.
+# poi serve as shipped (read routes on the fast lane: light reads on one event loop per two cores, heavy ones on the
+# read workers, one per core); with --event-loops 1 as "poi-1loop" (one thread, as Redis has); with one event loop
+# per core as "poi-loop-per-core" (the default before issue 17's read workers); and with --no-fast-lane (every
+# request through Hummingbird's router) as "poi-router", to measure what the fast lane gains.
 run_poi() { # system-label serve-arguments...
   local system="$1"; shift
   install wrk wrk
@@ -74,6 +76,7 @@ run_poi() { # system-label serve-arguments...
 }
 if [[ ",$SYSTEMS," == *",poi,"* ]]; then run_poi poi; fi
 if [[ ",$SYSTEMS," == *",poi-1loop,"* ]]; then run_poi poi-1loop --event-loops 1; fi
+if [[ ",$SYSTEMS," == *",poi-loop-per-core,"* ]]; then run_poi poi-loop-per-core --event-loops "$(nproc)"; fi
 if [[ ",$SYSTEMS," == *",poi-router,"* ]]; then run_poi poi-router --no-fast-lane; fi
 
 # -------------------------------------------------------------------------------------------------------- Redis

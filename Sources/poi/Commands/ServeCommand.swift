@@ -28,14 +28,23 @@ struct ServeCommand: AsyncParsableCommand {
     var replicaName: String?
     @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo, help: "Answer GET/HEAD of read routes on the event loop, below the router (the same answers; --no-fast-lane sends them through the router).")
     var fastLane = true
-    @Option(help: "Event-loop threads that serve connections (default: one per core).") var eventLoops: Int?
+    @Option(help: "Event-loop threads that serve connections (default: one per two cores with the fast lane, one per core without).")
+    var eventLoops: Int?
     @OptionGroup var database: DatabaseOptions
+
+    /// One event loop per two cores, at least one.
+    static func defaultEventLoops(cores: Int) -> Int { max(1, cores / 2) }
 
     func run() async throws {
         if let eventLoops {
             guard (1...256).contains(eventLoops) else { throw CLIError.usage("--event-loops must be an integer between 1 and 256") }
             // Read when the singleton group is first used, which is below.
             NIOSingletons.groupLoopCountSuggestion = eventLoops
+        } else if fastLane {
+            // With the fast lane the loops answer light reads themselves and hand heavy ones to the read workers (one
+            // per core): a loop per two cores leaves the other cores to the workers, the kernel's network work and the
+            // clients, and a loop that keeps its core is not preempted at every answer (RESULTS.md, issue 17).
+            NIOSingletons.groupLoopCountSuggestion = Self.defaultEventLoops(cores: System.coreCount)
         }
         for (name, value) in [("--request-timeout", requestTimeout), ("--idle-timeout", idleTimeout)] where !(value > 0 && value <= 86_400) {
             throw CLIError.usage("\(name) must be a number of seconds greater than 0 and at most 86400")

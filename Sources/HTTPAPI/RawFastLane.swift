@@ -25,6 +25,9 @@ import Synchronization
 ///
 /// Answers are written at once but flushed together at the end of the event loop's tick (`TickFlush`), after every
 /// connection the loop found readable has been read and answered.
+///
+/// A heavy read (`ReadCost`) is answered on the read workers instead: the connection reads nothing more until its
+/// answer is written on the loop, then goes on with what waited, so pipelined answers keep their order.
 final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -144,9 +147,14 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
                 answer(&waiting, context: context)
             }
             guard !awaitingWorker else { return }
-            let events = heldEvents
-            heldEvents = []
-            for event in events { userInboundEventTriggered(context: context, event: event) }
+            if !heldEvents.isEmpty {
+                // Written out before the handlers behind hear of the events: at shutdown they close the connection at
+                // once, which would drop answers still waiting for the tick's flush.
+                context.flush()
+                let events = heldEvents
+                heldEvents = []
+                for event in events { userInboundEventTriggered(context: context, event: event) }
+            }
             if !passingOn && !closing { context.read() }
         }
     }

@@ -26,8 +26,9 @@ import Synchronization
 /// Answers are written at once but flushed together at the end of the event loop's tick (`TickFlush`), after every
 /// connection the loop found readable has been read and answered.
 ///
-/// A heavy read (`ReadCost`) is answered on the read workers instead: the connection reads nothing more until its
-/// answer is written on the loop, then goes on with what waited, so pipelined answers keep their order.
+/// A heavy read (`ReadCost`) is answered on the read workers instead: what the connection sends meanwhile waits (in
+/// memory up to a bound, then in the socket) until its answer is written on the loop, then is answered in turn, so
+/// pipelined answers keep their order.
 final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -45,6 +46,9 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var forwarded = false
     /// A heavy read of this connection is being answered on the read workers; later requests wait for it.
     private var awaitingWorker = false
+    /// Reading stopped (`autoRead` off) because more than `waitingLimit` bytes arrived while a heavy read was answered:
+    /// what a client pipelines behind it is held in memory only up to that, the rest waits in the socket.
+    private var readsPaused = false
     /// Shutdown and the peer's end of input, held back while a heavy read is answered so that its answer is not
     /// cut off; delivered after it.
     private var heldEvents: [Any] = []
@@ -76,12 +80,19 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         timers.touch()
         if awaitingWorker {
-            // Answered in order once the heavy read's answer is written; no more is read until then.
+            // Answered in order once the heavy read's answer is written.
             partial = input
+            if input.readableBytes > waitingLimit && !readsPaused {
+                readsPaused = true
+                try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+            }
             return
         }
         answer(&input, context: context)
     }
+
+    /// How many bytes may wait behind a heavy read before reading stops: a whole head of the largest size.
+    private var waitingLimit: Int { max(timers.limits.maximumHeadSize, 65_536) }
 
     /// Answers the requests at the start of `input` until it is used up, a request is incomplete, one goes to the
     /// pipeline behind, or one is heavy (then the rest waits in `partial`).
@@ -146,7 +157,17 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
                 partial = nil
                 answer(&waiting, context: context)
             }
+            if forwarded {
+                // What waited went to the pipeline behind, outside any read of the channel: complete it as a read,
+                // which is when the handlers behind deliver what they were given.
+                forwarded = false
+                context.fireChannelReadComplete()
+            }
             guard !awaitingWorker else { return }
+            if readsPaused {
+                readsPaused = false
+                try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+            }
             if !heldEvents.isEmpty {
                 // Written out before the handlers behind hear of the events: at shutdown they close the connection at
                 // once, which would drop answers still waiting for the tick's flush.
@@ -176,8 +197,8 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         // A read answered here gave the handlers behind nothing, so they have no read to complete (the only one of
         // them that acts on it, NIOAsyncChannelHandler, delivers the reads it was given since the last completion:
         // none): the event stops here instead of crossing the eight handlers behind — 3 % of a nearby request's
-        // CPU (perf, issue 17). The next read is asked for on their behalf — unless a heavy read is being answered:
-        // then nothing more is read until its answer is written (what a client sends meanwhile waits in the socket).
+        // CPU (perf, issue 17). The next read is asked for on their behalf — unless a heavy read is being answered,
+        // whose completion asks for it.
         if !closing && !awaitingWorker { context.read() }
     }
 

@@ -194,4 +194,20 @@ import Testing
             }
         }
     }
+
+    /// The routes' costs: what can take milliseconds goes to the read workers, what takes microseconds stays on the loop.
+    @Test func heavyReadsAreTheOnesThatCanTakeMilliseconds() throws {
+        let reads = makeRouter(configuration: ServerConfiguration(), engine: makeEngine(), gazetteer: nil, metrics: nil, endpointMetrics: nil).reads
+        func heavy(_ target: String) throws -> Bool {
+            try #require(reads.match(FastLaneHandler.pathOnly(target)), "no read route for \(target)").entry.cost.isHeavy(target: target)
+        }
+        for target in ["/v1/search?q=cafe", "/v1/geocode?q=Helsinki", "/v1/reverse?lat=60&lon=25", "/v1/clusters?bbox=24,60,25,61",
+                       "/v1/nearby?lat=60&lon=25&q=cafe", "/v1/within?bbox=24,60,25,61&q=cafe"] {
+            #expect(try heavy(target), "\(target)")
+        }
+        for target in ["/v1/nearby?lat=60&lon=25&radius=1000&limit=10", "/v1/within?bbox=24,60,25,61", "/v1/convert?from=wgs84&to=gcj02&lat=39.9&lon=116.4",
+                       "/v1/pois/osm-1", "/v1/pins/p-1", "/health"] {
+            #expect(try !heavy(target), "\(target)")
+        }
+    }
 }

@@ -111,7 +111,9 @@ extension LiveTests {
             let body = #"{"from":"wgs84","to":"gcj02","points":[[116.4,39.9]]}"#
             var pipeline = ""
             for i in 0..<5 {
-                pipeline += "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
+                // A heavy read (answered on the read workers) right before the write, every other time.
+                pipeline += i % 2 == 0 ? "GET /v1/search?q=kahvila HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
+                    : "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
                 pipeline += "POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\(i)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 pipeline += "GET /v1/nearby?lat=60.17&lon=24.94&limit=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: n\(i)\r\n\r\n"
             }
@@ -174,6 +176,14 @@ extension LiveTests {
             let pieces = RawHTTP.read(fd)
             #expect(ids(pieces) == expected + ["last"], "\(pieces.text.prefix(3000))\nstderr:\n\(server.stderr)")
             #expect(pieces.closed)
+            // More than the lane holds behind a heavy read (it stops reading, then goes on): every answer, in order.
+            var flood = "GET /v1/search?q=kahvila HTTP/1.1\r\nHost: x\r\nX-Request-Id: first\r\n\r\n"
+            for i in 0..<3_000 { flood += "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: f\(i)\r\n\r\n" }
+            flood += "GET /v1/geocode?q=Helsinki HTTP/1.1\r\nHost: x\r\nX-Request-Id: last\r\nConnection: close\r\n\r\n"
+            #expect(flood.utf8.count > 128 * 1_024)
+            let flooded = try RawHTTP.exchange(port: server.port, flood)
+            #expect(ids(flooded) == ["first"] + (0..<3_000).map { "f\($0)" } + ["last"], "\(flooded.text.suffix(2000))\nstderr:\n\(server.stderr)")
+            #expect(flooded.closed)
         }
 
         /// Reads answered one at a time by the byte lane (each read of the connection complete without reaching the

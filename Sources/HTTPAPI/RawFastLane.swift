@@ -129,7 +129,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Has the read workers make `read`'s answer, then writes it on the event loop and goes on with the input that
     /// waited. Answers that were written before it are flushed first, so that the client is not kept waiting for them.
-    private func answerOnWorker(_ read: FastLane.HeavyRead, context: ChannelHandlerContext) {
+    private func answerOnWorker(_ read: FastLane.TakenRead, context: ChannelHandlerContext) {
         awaitingWorker = true
         let lane = self.lane
         ReadWorkers.pool.runIfActive(eventLoop: context.eventLoop) {
@@ -236,7 +236,7 @@ extension FastLane {
         /// `Connection: close`.
         case answered(close: Bool)
         /// The request at the start of the input was read from it and is heavy: its answer is for the read workers.
-        case heavy(HeavyRead)
+        case heavy(TakenRead)
         /// The input starts a request the lane could take, not yet whole.
         case incomplete
         /// For the HTTP parser behind: another method, route or form (the input is left as it was).
@@ -250,7 +250,7 @@ extension FastLane {
         case .request(let request, let length):
             guard let route = reads.match(FastLaneHandler.pathOnly(request.target)) else { return .other }
             input.moveReaderIndex(forwardBy: length)
-            let read = HeavyRead(route: route, request: request)
+            let read = TakenRead(route: route, request: request)
             if route.entry.cost.isHeavy(target: request.target) { return .heavy(read) }
             respond(read, into: &buffer)
             return .answered(close: request.close)
@@ -263,9 +263,9 @@ extension FastLane {
 }
 
 extension FastLane {
-    /// A read request the byte lane took, with the route its path matched: all that its answer needs, to be made
-    /// here or on a worker.
-    struct HeavyRead: Sendable {
+    /// A read request the byte lane took, with the route its path matched: all that its answer needs, made on the
+    /// event loop or, for a heavy read, on a worker.
+    struct TakenRead: Sendable {
         let route: (entry: ReadRoutes.Entry, parameter: Substring?)
         let request: FastRequest
 
@@ -273,7 +273,7 @@ extension FastLane {
     }
 
     /// Writes the whole response to `read` into `buffer`.
-    func respond(_ read: HeavyRead, into buffer: inout ByteBuffer) {
+    func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
         let answer = respond(read.route, target: read.request.target, requestID: read.request.requestID)
         answer.write(to: &buffer, includeBody: !read.request.isHead, close: read.request.close)
     }

@@ -140,8 +140,10 @@ struct RecordStore: Sendable {
         var packed = [UInt8](repeating: 0, count: lengths.total)
         packed.withUnsafeMutableBufferPointer { buffer in
             guard var at = buffer.baseAddress else { return }
-            bytes.withUnsafeBufferPointer { all in at.update(from: all.baseAddress! + slot.offset, count: recordLength) }
-            at += recordLength
+            if recordLength > 0 {
+                bytes.withUnsafeBufferPointer { all in at.update(from: all.baseAddress! + slot.offset, count: recordLength) }
+                at += recordLength
+            }
             categories.copyUTF8(slot.category, to: &at)
             if hasCity { cities.copyUTF8(slot.city, to: &at) }
             if hasCountry { countries.copyUTF8(slot.country, to: &at) }
@@ -205,8 +207,6 @@ private struct Interner: Sendable {
         starts.append(bytes.count)
     }
 
-    func string(_ code: UInt32) -> String { strings[Int(code)] }
-
     /// The length of string `code` in UTF-8 bytes.
     func utf8Count(_ code: UInt32) -> Int { starts[Int(code) + 1] - starts[Int(code)] }
 
@@ -214,6 +214,7 @@ private struct Interner: Sendable {
     func copyUTF8(_ code: UInt32, to target: inout UnsafeMutablePointer<UInt8>) {
         let start = starts[Int(code)]
         let count = starts[Int(code) + 1] - start
+        guard count > 0 else { return }  // (an empty string: `bytes` may still be empty, without a base address)
         bytes.withUnsafeBufferPointer { target.update(from: $0.baseAddress! + start, count: count) }
         target += count
     }

@@ -36,12 +36,13 @@ let package = Package(
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        .target(name: "OSM", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
         .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
         .target(
             name: "Catalog",
-            dependencies: ["GeoCore", "Gazetteer", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GeoCore", "Gazetteer", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -111,7 +112,8 @@ let package = Package(
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
-        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "OSMTests", dependencies: ["OSM", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
             dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore", "TestSupport"],

@@ -19,10 +19,16 @@ public struct GeocodeResult: Sendable, Equatable {
     public let unresolved: String?
     /// Metres from the request's origin, when there is one.
     public let distance: Double?
+    /// Street, house number, postcode and city of a `house` or `street` answer.
+    public let address: AddressComponents?
+    /// How a `street` answer for a house number the data lacks was placed: `line` (an `addr:interpolation` line) or
+    /// `neighbours` (between the nearest lower and higher numbers of the street); nil when it is the street's own point.
+    public let interpolation: String?
 
     public init(
         id: String, name: String, displayName: String, latitude: Double, longitude: Double, country: String, admin1: String, admin2: String,
-        population: Int?, type: String, score: Double, adcode: String?, unresolved: String?, distance: Double?
+        population: Int?, type: String, score: Double, adcode: String?, unresolved: String?, distance: Double?,
+        address: AddressComponents? = nil, interpolation: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -38,6 +44,32 @@ public struct GeocodeResult: Sendable, Equatable {
         self.adcode = adcode
         self.unresolved = unresolved
         self.distance = distance
+        self.address = address
+        self.interpolation = interpolation
+    }
+}
+
+/// The parts of a street address.
+public struct AddressComponents: Sendable, Equatable {
+    public var street: String?
+    public var housenumber: String?
+    public var unit: String?
+    public var postcode: String?
+    public var city: String?
+
+    public init(street: String?, housenumber: String? = nil, unit: String? = nil, postcode: String? = nil, city: String? = nil) {
+        self.street = street
+        self.housenumber = housenumber
+        self.unit = unit
+        self.postcode = postcode
+        self.city = city
+    }
+
+    /// "Street 13, 00100 City" (parts that are missing are left out).
+    public var formatted: String {
+        let first = [street, housenumber].compactMap { $0 }.joined(separator: " ")
+        let second = [postcode, city].compactMap { $0 }.joined(separator: " ")
+        return [first, second].filter { !$0.isEmpty }.joined(separator: ", ")
     }
 }
 
@@ -52,11 +84,15 @@ public struct ReverseResult: Sendable, Equatable {
     public let city: String?
     /// In China: the county-level district whose seat is nearest, with its city and province.
     public let division: DivisionMatch?
+    /// The nearest house within `AddressIndex.houseRadius`, else the nearest street within `streetRadius`, with
+    /// its distance; nil when the imported data has neither near the point.
+    public var address: GeocodeResult?
 
     public init(
         place: GeocodeResult?, country: String?, countryName: String?, admin1: String?, admin2: String?, city: String? = nil,
-        division: DivisionMatch?
+        division: DivisionMatch?, address: GeocodeResult? = nil
     ) {
+        self.address = address
         self.place = place
         self.country = country
         self.countryName = countryName

@@ -1,0 +1,29 @@
+extension AddressIndex {
+    /// The nearest house within `houseRadius` of a point, else the nearest street within `streetRadius` by
+    /// distance to its segments (the answer's position is the nearest point of the street), with the distance in
+    /// metres; nil when neither is that near.
+    public func reverse(_ point: Coordinate2) -> (match: AddressMatch, distance: Double)? {
+        guard !isEmpty else { return nil }
+        if let nearest = addressTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude, maxDistance: Self.houseRadius).first {
+            let a = addresses[Int(nearest.id)]
+            let s = streetOfAddress[Int(nearest.id)]
+            let street = s >= 0 ? streets[Int(s)] : nil
+            let match = AddressMatch(
+                kind: .house, id: a.id, street: a.streetOrPlace ?? street?.name ?? "", housenumber: a.housenumber, unit: a.unit,
+                postcode: a.postcode ?? street?.postcode, city: a.city ?? street?.city, latitude: a.latitude, longitude: a.longitude, score: 1,
+                interpolation: nil, unresolved: nil)
+            return (match, nearest.distance)
+        }
+        if let hit = segments.nearest(to: point, radius: Self.streetRadius) {
+            let line = lines[hit.line]
+            let s = streetOfLine[hit.line]
+            let street = s >= 0 ? streets[Int(s)] : nil
+            let match = AddressMatch(
+                kind: .street, id: line.id, street: street?.name ?? line.names.first ?? "", housenumber: nil, unit: nil,
+                postcode: street?.postcode ?? line.postcode, city: street?.city ?? line.city, latitude: hit.point.latitude,
+                longitude: hit.point.longitude, score: 1, interpolation: nil, unresolved: nil)
+            return (match, hit.distance)
+        }
+        return nil
+    }
+}

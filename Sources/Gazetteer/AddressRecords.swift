@@ -1,0 +1,103 @@
+/// A house address: an object with `addr:housenumber` and `addr:street` (or `addr:place`), at a point (a node's
+/// location, or a point inside a building's outline).
+public struct AddressPoint: Sendable, Equatable {
+    /// `osm-n…`, `osm-w…`, `osm-r…`.
+    public var id: String
+    public var street: String?
+    /// `addr:place`: the named place a house belongs to when it has no street (islands, hamlets).
+    public var place: String?
+    public var housenumber: String
+    public var unit: String?
+    public var postcode: String?
+    public var city: String?
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(
+        id: String, street: String?, place: String? = nil, housenumber: String, unit: String? = nil, postcode: String? = nil,
+        city: String? = nil, latitude: Double, longitude: Double
+    ) {
+        self.id = id
+        self.street = street
+        self.place = place
+        self.housenumber = housenumber
+        self.unit = unit
+        self.postcode = postcode
+        self.city = city
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// What the house is found by: its street, else its place.
+    public var streetOrPlace: String? { street ?? place }
+}
+
+/// A line: a named street (a `highway` way with its name variants) or an `addr:interpolation` line.
+public struct StreetLine: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case street
+        /// `addr:interpolation`: house numbers along the line between its numbered nodes.
+        case odd, even, all
+    }
+
+    /// `osm-w…`.
+    public var id: String
+    public var kind: Kind
+    /// The primary name first (`name`, or for an interpolation line its `addr:street`), then the variants
+    /// (`name:fi`, `name:sv`, `alt_name`, `old_name`, …), without repeats.
+    public var names: [String]
+    /// (latitude, longitude) vertices in order.
+    public var points: [Coordinate2]
+    /// For interpolation lines: the house numbers at vertices, as (vertex index, number), in vertex order.
+    public var numbers: [NumberedVertex]
+    public var city: String?
+    public var postcode: String?
+
+    public init(
+        id: String, kind: Kind = .street, names: [String], points: [Coordinate2], numbers: [NumberedVertex] = [], city: String? = nil,
+        postcode: String? = nil
+    ) {
+        self.id = id
+        self.kind = kind
+        self.names = names
+        self.points = points
+        self.numbers = numbers
+        self.city = city
+        self.postcode = postcode
+    }
+}
+
+/// A plain (latitude, longitude) pair, cheap to store in bulk.
+public struct Coordinate2: Sendable, Equatable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(_ latitude: Double, _ longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// A vertex of an interpolation line that carries a house number.
+public struct NumberedVertex: Sendable, Equatable {
+    public var vertex: Int
+    public var number: Int
+
+    public init(vertex: Int, number: Int) {
+        self.vertex = vertex
+        self.number = number
+    }
+}
+
+/// Every address and street line a store holds.
+public struct AddressData: Sendable, Equatable {
+    public var addresses: [AddressPoint]
+    public var streets: [StreetLine]
+
+    public init(addresses: [AddressPoint] = [], streets: [StreetLine] = []) {
+        self.addresses = addresses
+        self.streets = streets
+    }
+
+    public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty }
+}

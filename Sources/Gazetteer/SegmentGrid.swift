@@ -1,0 +1,87 @@
+import Foundation
+import GeoCore
+
+/// Street segments in a uniform grid of cells (0.002° of latitude × 0.004° of longitude, about 220 m square in
+/// Helsinki), for "the nearest street to this point" by distance to its segments, not its vertices: a long straight
+/// street has vertices far apart, and the nearest vertex can belong to another street.
+struct SegmentGrid: Sendable {
+    static let cellLatitude = 0.002
+    static let cellLongitude = 0.004
+
+    struct Segment: Sendable {
+        var line: Int32
+        var index: Int32
+    }
+
+    let cells: [Int64: [Segment]]
+    let lines: [StreetLine]
+
+    init(lines: [StreetLine]) {
+        self.lines = lines
+        var cells: [Int64: [Segment]] = [:]
+        for (l, line) in lines.enumerated() where line.kind == .street && line.points.count >= 2 {
+            for i in 1..<line.points.count {
+                let a = line.points[i - 1]
+                let b = line.points[i]
+                let (y0, x0) = Self.cell(min(a.latitude, b.latitude), min(a.longitude, b.longitude))
+                let (y1, x1) = Self.cell(max(a.latitude, b.latitude), max(a.longitude, b.longitude))
+                // A segment longer than ~50 cells a side (11 km) is indexed by its end cells only.
+                if y1 - y0 > 50 || x1 - x0 > 50 {
+                    for (y, x) in [Self.cell(a.latitude, a.longitude), Self.cell(b.latitude, b.longitude)] {
+                        cells[Self.key(y, x), default: []].append(Segment(line: Int32(l), index: Int32(i)))
+                    }
+                    continue
+                }
+                for y in y0...y1 {
+                    for x in x0...x1 { cells[Self.key(y, x), default: []].append(Segment(line: Int32(l), index: Int32(i))) }
+                }
+            }
+        }
+        self.cells = cells
+    }
+
+    static func cell(_ latitude: Double, _ longitude: Double) -> (Int, Int) {
+        (Int((latitude / cellLatitude).rounded(.down)), Int((longitude / cellLongitude).rounded(.down)))
+    }
+
+    static func key(_ y: Int, _ x: Int) -> Int64 { Int64(y) << 32 | Int64(UInt32(truncatingIfNeeded: x)) }
+
+    /// The nearest street segment within `radius` metres: its line, the nearest point on it and the distance.
+    func nearest(to point: Coordinate2, radius: Double) -> (line: Int, point: Coordinate2, distance: Double)? {
+        let metresPerDegree = GreatCircle.earthRadius * .pi / 180
+        let cosine = max(cos(point.latitude * .pi / 180), 0.01)
+        let dy = Int((radius / metresPerDegree / Self.cellLatitude).rounded(.up))
+        let dx = Int((radius / (metresPerDegree * cosine) / Self.cellLongitude).rounded(.up))
+        let (cy, cx) = Self.cell(point.latitude, point.longitude)
+        var best: (line: Int, point: Coordinate2, distance: Double)?
+        for y in (cy - dy)...(cy + dy) {
+            for x in (cx - dx)...(cx + dx) {
+                guard let segments = cells[Self.key(y, x)] else { continue }
+                for s in segments {
+                    let line = lines[Int(s.line)]
+                    let (p, d) = Self.project(point, line.points[Int(s.index) - 1], line.points[Int(s.index)], cosine: cosine, scale: metresPerDegree)
+                    if d <= radius && d < (best?.distance ?? .infinity) { best = (Int(s.line), p, d) }
+                }
+            }
+        }
+        return best
+    }
+
+    /// The point of segment a–b nearest to `p` and its distance in metres, in a local equirectangular plane around
+    /// `p` (exact enough over the few hundred metres this is asked for).
+    static func project(_ p: Coordinate2, _ a: Coordinate2, _ b: Coordinate2, cosine: Double, scale: Double) -> (Coordinate2, Double) {
+        let ax = (a.longitude - p.longitude) * cosine * scale
+        let ay = (a.latitude - p.latitude) * scale
+        let bx = (b.longitude - p.longitude) * cosine * scale
+        let by = (b.latitude - p.latitude) * scale
+        let ex = bx - ax
+        let ey = by - ay
+        let lengthSquared = ex * ex + ey * ey
+        var t = lengthSquared > 0 ? -(ax * ex + ay * ey) / lengthSquared : 0
+        t = min(max(t, 0), 1)
+        let x = ax + t * ex
+        let y = ay + t * ey
+        let nearest = Coordinate2(a.latitude + t * (b.latitude - a.latitude), a.longitude + t * (b.longitude - a.longitude))
+        return (nearest, (x * x + y * y).squareRoot())
+    }
+}

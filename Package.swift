@@ -58,7 +58,7 @@ let package = Package(
         ),
         .target(
             name: "SearchEngine",
-            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "BundledData", "SnapshotFile", "CPrefetch"],
+            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch"],
             swiftSettings: swiftSettings
         ),
         .target(

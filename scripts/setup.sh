@@ -52,3 +52,11 @@ for requirement in amap-python-sdk==0.1.5 amap-cli==0.1.4; do
         python3 -m pip install --quiet --disable-pip-version-check "$requirement" >&2
     fi
 done
+
+# pyosmium (libosmium), the independent .osm.pbf reader the OSM tests compare against and the writer of synthetic
+# extracts (scripts/osm/).
+OSMIUM_VERSION="4.3.2"
+if ! python3 -c "import osmium.version as v, sys; sys.exit(0 if v.pyosmium_release == '$OSMIUM_VERSION' else 1)" 2>/dev/null; then
+    echo "setup: installing osmium $OSMIUM_VERSION (PyPI)" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "osmium==$OSMIUM_VERSION" >&2
+fi

@@ -60,6 +60,7 @@ public struct ReverseRequest: Sendable {
     public func encode(_ result: ReverseResult) -> [UInt8] {
         var result = result
         if let place = result.place { result = result.replacingPlace(place.converted(to: coordsys)) }
+        result.address = result.address?.converted(to: coordsys)
         var json = JSONWriter()
         result.write(to: &json)
         return json.buffer
@@ -112,13 +113,16 @@ extension GeocodeResult {
         let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
         return GeocodeResult(
             id: id, name: name, displayName: displayName, latitude: p.latitude, longitude: p.longitude, country: country, admin1: admin1,
-            admin2: admin2, population: population, type: type, score: score, adcode: adcode, unresolved: unresolved, distance: distance
+            admin2: admin2, population: population, type: type, score: score, adcode: adcode, unresolved: unresolved, distance: distance,
+            address: address, interpolation: interpolation
         )
     }
 }
 
 extension ReverseResult {
     public func replacingPlace(_ place: GeocodeResult) -> ReverseResult {
-        ReverseResult(place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, city: city, division: division)
+        ReverseResult(
+            place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, city: city, division: division,
+            address: address)
     }
 }

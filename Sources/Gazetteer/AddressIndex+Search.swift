@@ -203,7 +203,11 @@ extension AddressIndex {
             return house(bestHouse(plain), score: 2.85)
         }
         for key in houses.keys.sorted() {
-            if let range = HouseNumber(key), range.covers(number) { return house(bestHouse(houses[key]!), score: 2.85) }
+            guard let other = HouseNumber(key) else { continue }
+            // "13" asked: the range 13-15 covers it, and 13A (the first letter) stands for it.
+            if other.covers(number) || (number.letters.isEmpty && other.number == number.number && other.last == other.number) {
+                return house(bestHouse(houses[key]!), score: 2.85)
+            }
         }
         let unresolved = reading.numberText
         if let p = interpolateOnLine(number.number, street: street) {

@@ -60,3 +60,13 @@ extension Gazetteer {
             address: components, interpolation: match.interpolation)
     }
 }
+
+extension Gazetteer {
+    /// The city and country of a point, for imported objects whose tags do not say: the large city it lies in, else
+    /// the nearest place within 15 km; the country of `reverse`.
+    public func cityAndCountry(latitude: Double, longitude: Double) -> (city: String?, country: String?) {
+        let around = reverse(Coordinate(uncheckedLatitude: latitude, longitude: longitude))
+        let city = around.city ?? around.place.flatMap { ($0.distance ?? .infinity) < 15_000 ? $0.name : nil }
+        return (city, around.country)
+    }
+}

@@ -110,7 +110,7 @@ func makeRouter(
     let write = WriteAuthorization(apiKey: configuration.apiKey)
     QueryController(engine: engine).register(on: routes)
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
-    GeoController(gazetteer: gazetteer, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     routes.read("health") { _ in
         let counts = engine.counts
         var body = "{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)"

@@ -9,6 +9,8 @@ import SearchEngine
 /// geocode, reverse, convert.
 struct GeoController {
     let gazetteer: Gazetteer?
+    /// Its address index answers houses and streets.
+    let engine: SearchEngine
     let maximumBodySize: Int
 
     func register(on routes: RouteRegistrar) {
@@ -25,12 +27,12 @@ struct GeoController {
 
     func geocode(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try GeocodeRequest(input.parameters)
-        return .json(parsed.encode(try requireGazetteer().geocode(parsed.query)))
+        return .json(parsed.encode(try requireGazetteer().geocode(parsed.query, addresses: engine.addresses)))
     }
 
     func reverse(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try ReverseRequest(input.parameters)
-        return .json(parsed.encode(try requireGazetteer().reverse(parsed.point)))
+        return .json(parsed.encode(try requireGazetteer().reverse(parsed.point, addresses: engine.addresses)))
     }
 
     func convert(_ input: ReadInput) throws -> ReadAnswer {

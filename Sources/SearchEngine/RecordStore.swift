@@ -108,6 +108,19 @@ struct RecordStore: Sendable {
         }
     }
 
+    /// Ids of the POIs whose id starts with `prefix`. - Complexity: O(records).
+    func poiIDs(prefix: String) -> [String] {
+        let wanted = Array(prefix.utf8)
+        var out: [String] = []
+        bytes.withUnsafeBufferPointer { all in
+            for slot in slots where slot.kind == .poi && Int(slot.idLength) >= wanted.count {
+                let id = UnsafeBufferPointer(rebasing: all[slot.offset..<slot.offset + Int(slot.idLength)])
+                if id.starts(with: wanted) { out.append(String(decoding: id, as: UTF8.self)) }
+            }
+        }
+        return out
+    }
+
     /// A POI's name alone (ranking compares names of many candidates; making whole records would dominate).
     func poiName(_ number: Int) -> String? {
         let slot = slots[number]

@@ -1,3 +1,4 @@
+import Gazetteer
 import Catalog
 import Foundation
 import GeoCore
@@ -118,6 +119,27 @@ extension SearchEngine {
     /// order of all writes. Rows were validated by the importer's parser, as for `poi import`.
     public func applyImported(_ rows: [ImportedRecord]) throws(SearchError) {
         try ordered { () throws(SearchError) in try commit(rows.map { .put($0) }) }
+    }
+
+    /// An OpenStreetMap import into the running server: its POIs put and the `osm-` POIs it no longer has deleted, in
+    /// one transaction and in the one order of all writes; then its addresses and streets stored and the address
+    /// index replaced.
+    /// - Returns: the number of POIs removed.
+    @discardableResult
+    public func applyOSMImport(_ result: OSMImport) throws(SearchError) -> Int {
+        try ordered { () throws(SearchError) in
+            let kept = Set(result.pois.map(\.id))
+            let stale = read { state in state.records.poiIDs(prefix: "osm-").filter { !kept.contains($0) } }
+            var changes: [StoreChange] = stale.map { .delete(.poi, id: $0) }
+            for poi in result.pois { changes.append(.put(.poi(poi))) }
+            try commit(changes)
+            if let store, store.keepsAddresses {
+                do throws(CatalogError) { try store.replaceAddresses(result.addresses) } catch { throw SearchError.from(error) }
+            }
+            let index = AddressIndex(result.addresses)
+            addressBook.withLock { $0 = index }
+            return stale.count
+        }
     }
 
     /// Deletes a POI. - Throws: `.notFound` when there is none.

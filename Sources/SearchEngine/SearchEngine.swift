@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Gazetteer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,6 +29,9 @@ public final class SearchEngine: @unchecked Sendable {
     /// The follower of a shared store's change feed (nil for a store this process owns).
     let replication: Replication?
     let taxonomy: CategoryTaxonomy
+    /// Houses and streets of the last OpenStreetMap import, for address geocoding: built from the store at start-up
+    /// and replaced whole by an import (`applyOSMImport`).
+    let addressBook: Mutex<AddressIndex>
     /// Reusable per-query visit marks for keyword search.
     let scratchPool = Mutex<[VisitMarks]>([])
     /// The last server timestamp issued (milliseconds since 1970).
@@ -90,6 +94,7 @@ public final class SearchEngine: @unchecked Sendable {
         self.taxonomy = taxonomy
         snapshotPolicy = policy
         replication = store.feed.map { Replication(feed: $0) }
+        do throws(CatalogError) { addressBook = Mutex(AddressIndex(try store.loadAddresses())) } catch { throw SearchError.from(error) }
         var reason: String?
         if let policy {
             let current: ChangeSequence
@@ -161,8 +166,9 @@ public final class SearchEngine: @unchecked Sendable {
     }
 
     /// An engine over records in memory only (no persistence): for tests and benchmarks.
-    public init(pois: [POIRecord], pins: [PinRecord] = [], taxonomy: CategoryTaxonomy) {
+    public init(pois: [POIRecord], pins: [PinRecord] = [], addresses: AddressData = AddressData(), taxonomy: CategoryTaxonomy) {
         self.store = nil
+        addressBook = Mutex(AddressIndex(addresses))
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
@@ -173,6 +179,7 @@ public final class SearchEngine: @unchecked Sendable {
     /// An engine over a given state, without a store (tests of the snapshot).
     init(state: EngineState, taxonomy: CategoryTaxonomy) {
         store = nil
+        addressBook = Mutex(AddressIndex.empty)
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
@@ -195,6 +202,9 @@ public final class SearchEngine: @unchecked Sendable {
         defer { lock.unlock() }
         return try body(&state)
     }
+
+    /// The address index now (an immutable value: a query keeps the one it started with).
+    public var addresses: AddressIndex { addressBook.withLock { $0 } }
 
     /// Record counts by kind.
     public var counts: (pois: Int, pins: Int) { read { ($0.poiIDs.count, $0.pinNumbers.count) } }

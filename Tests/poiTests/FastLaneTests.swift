@@ -19,7 +19,7 @@ extension LiveTests {
         func databases() throws -> (String, String) {
             let first = scratch.file("a.sqlite")
             let second = scratch.file("b.sqlite")
-            let data = Self.root.appendingPathComponent("data/helsinki_pois.jsonl.gz").path
+            let data = Self.root.appendingPathComponent("data/Helsinki.osm.pbf").path
             for db in [first, second] {
                 let imported = try CLI.run(["import", data, "--db", db])
                 try #require(imported.status == 0, "\(imported.stderr)")

@@ -71,7 +71,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let db = directory.appendingPathComponent("wire.sqlite").path
-        let imported = try CLI.run(["import", root.appendingPathComponent("data/helsinki_pois.jsonl.gz").path, "--db", db])
+        let imported = try CLI.run(["import", root.appendingPathComponent("data/Helsinki.osm.pbf").path, "--db", db])
         try #require(imported.status == 0, "\(imported.stderr)")
         let paths = directory.appendingPathComponent("targets.txt")
         try "/v1/nearby?lat=60.1699&lon=24.9384&radius=1000&limit=10\n/v1/search?q=kahvila&limit=5\n/health\n".write(to: paths, atomically: true, encoding: .utf8)

@@ -44,7 +44,7 @@ extension LiveTests {
         @Test func aWriteThroughOneReplicaIsReadThroughTheOther() throws {
             let url = try database()
             let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("data/helsinki_pois.jsonl.gz").path
+                .appendingPathComponent("data/Helsinki.osm.pbf").path
             let imported = try CLI.run(["import", data, "--store", url])
             #expect(imported.status == 0, "poi import --store: \(imported.stderr)")
             let a = try LiveServer(arguments: ["--store", url, "--replica-name", "a"])

@@ -252,7 +252,7 @@ def flood(poi, directory, count, cap):
 
 def soak(poi, directory, seconds):
     db = os.path.join(directory, "soak.sqlite")
-    subprocess.run([poi, "import", os.path.join(ROOT, "data", "helsinki_pois.jsonl.gz"), "--db", db], check=True,
+    subprocess.run([poi, "import", os.path.join(ROOT, "data", "Helsinki.osm.pbf"), "--db", db], check=True,
                    capture_output=True, cwd=ROOT)
     server = Server(poi, db)
     stop = threading.Event()

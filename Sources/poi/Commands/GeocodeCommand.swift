@@ -1,6 +1,7 @@
 import API
 import ArgumentParser
 import BundledData
+import Catalog
 import Foundation
 import GeoCore
 import Gazetteer
@@ -37,6 +38,9 @@ struct GeocodeCommand: ParsableCommand {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
+    @Option(help: "Database whose imported addresses and streets to search (default: var/poi.sqlite, created from the bundled data on first use).")
+    var db: String?
+
     @Option(help: "Ask a running poi server instead of loading the gazetteer.")
     var server: String?
 
@@ -55,7 +59,7 @@ struct GeocodeCommand: ParsableCommand {
             bytes = try ServerClient.get(server, "/v1/geocode", parameters)
         } else {
             let request = try validated(options: options) { () throws(ParameterError) in try GeocodeRequest(RequestParameters(parameters)) }
-            bytes = request.encode(try loadGazetteer(dataDir).geocode(request.query))
+            bytes = request.encode(try loadGazetteer(dataDir).geocode(request.query, addresses: try loadAddresses(db: db, dataDir: dataDir)))
         }
         guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
         let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
@@ -86,6 +90,9 @@ struct ReverseCommand: ParsableCommand {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
+    @Option(help: "Database whose imported addresses and streets to search (default: var/poi.sqlite, created from the bundled data on first use).")
+    var db: String?
+
     @Option(help: "Ask a running poi server instead of loading the gazetteer.")
     var server: String?
 
@@ -96,14 +103,19 @@ struct ReverseCommand: ParsableCommand {
             return print(String(decoding: bytes, as: UTF8.self))
         }
         let request = try validated { () throws(ParameterError) in try ReverseRequest(RequestParameters(parameters)) }
-        let result = try loadGazetteer(dataDir).reverse(request.point)
+        let result = try loadGazetteer(dataDir).reverse(request.point, addresses: try loadAddresses(db: db, dataDir: dataDir))
         switch format {
         case .json:
             print(String(decoding: request.encode(result), as: UTF8.self))
         case .table:
             guard let place = result.place else { throw CLIError.failure("no place found") }
             let distance = place.distance ?? 0
-            var rows = [
+            var rows: [[String]] = []
+            if let address = result.address {
+                rows.append([address.type == "house" ? "address" : "street", address.displayName])
+                rows.append(["address distance", String(format: "%.0f m", address.distance ?? 0)])
+            }
+            rows += [
                 ["nearest place", place.displayName],
                 ["distance", distance >= 10_000 ? String(format: "%.1f km", distance / 1_000) : String(format: "%.0f m", distance)],
                 ["country", result.country == nil
@@ -130,6 +142,21 @@ func loadGazetteer(_ dataDir: String?) throws -> Gazetteer {
     let gazetteer = try loadGazetteer(dataDir, snapshot: nil).gazetteer
     keptUntilExit.append(gazetteer)
     return gazetteer
+}
+
+/// The addresses and streets of a database (`--db`, or the default one, created from the bundled data when missing).
+func loadAddresses(db: String?, dataDir: String?) throws -> AddressIndex {
+    let directory = DataDirectory.resolve(dataDir)
+    let path = db ?? BundledDatabase.defaultPath(dataDirectory: directory)
+    if !FileManager.default.fileExists(atPath: path) {
+        guard db == nil else { throw CLIError.failure("database \(path) does not exist (create it with: poi import FILE --db \(path))") }
+        let bar = ProgressBar(label: "creating \(path) from the bundled data")
+        do { try BundledDatabase.create(at: path, dataDirectory: directory) { done, total in bar.update(done: done, total: total) } } catch {
+            throw CLIError.failure("cannot create \(path): \(error)")
+        }
+        bar.finish()
+    }
+    do { return AddressIndex(try CatalogStore(path: path).loadAddresses()) } catch { throw CLIError.failure(error.description) }
 }
 
 /// Loads the gazetteer, through its snapshot at `snapshot` when given; answers it and how it was made.

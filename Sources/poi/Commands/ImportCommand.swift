@@ -11,12 +11,12 @@ import PostgresStore
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from JSONL, GeoJSON or CSV files into a database.",
+        abstract: "Import records from JSONL, GeoJSON, CSV or OpenStreetMap (.osm.pbf) files into a database.",
         discussion: "Bad rows are reported with file:line and skipped; --strict aborts and rolls back instead. Re-importing an id updates it."
     )
 
     @Argument(help: "Files to import.") var files: [String]
-    @Option(help: "jsonl, geojson or csv (default: from the extension).") var format: String?
+    @Option(help: "jsonl, geojson, csv or osmpbf (default: from the extension).") var format: String?
     @Option(help: "Coordinate system of the input: wgs84, gcj02, bd09 or EPSG:<code>.") var crs: String = "wgs84"
     @Option(help: "poi or pin.") var kind: String = "poi"
     @Flag(help: "Stop at the first bad row and import nothing from that file.") var strict = false
@@ -29,7 +29,7 @@ struct ImportCommand: ParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("name at least one file") }
-        if let format, ImportFormat(rawValue: format) == nil { throw ValidationError("--format must be jsonl, geojson or csv") }
+        if let format, ImportFormat(rawValue: format) == nil { throw ValidationError("--format must be jsonl, geojson, csv or osmpbf") }
         guard RecordKind(rawValue: kind) != nil else { throw ValidationError("--kind must be poi or pin") }
     }
 
@@ -61,6 +61,17 @@ struct ImportCommand: ParsableCommand {
         var failed = false
         var done: [String] = []
         for (index, file) in files.enumerated() {
+            if (options.format ?? ImportFormat(path: file)) == .osmpbf {
+                do {
+                    let imported = try importOSM(file, into: store)
+                    done.append("\(file) (\(imported))")
+                } catch {
+                    FileHandle.standardError.write(Data("poi: \(error)\n".utf8))
+                    failed = true
+                    if strict { break }
+                }
+                continue
+            }
             let bar = ProgressBar(label: "importing \((file as NSString).lastPathComponent)")
             importer.progress = { done, read, total in bar.update(done: done, fraction: total > 0 ? Double(read) / Double(total) : 0) }
             do {
@@ -90,6 +101,40 @@ struct ImportCommand: ParsableCommand {
             }
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// An OpenStreetMap extract: read whole (so that a strict import stops before writing anything), then written in
+    /// one transaction. Answers the number of POIs.
+    private func importOSM(_ file: String, into store: any StoreOfRecord) throws -> Int {
+        let importer: OSMImporter
+        do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), strict: strict) } catch { throw CLIError.failure("\(error)") }
+        let name = (file as NSString).lastPathComponent
+        let bar = ProgressBar(label: "reading \(name)")
+        let result: OSMImport
+        do {
+            result = try importer.read(file) { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) }
+        } catch {
+            bar.finish()
+            if case .rejected = error { throw CLIError.failure("\(error.description)") }
+            throw CLIError.failure(error.description)
+        }
+        bar.finish()
+        let writing = Date()
+        let removed = try OSMImporter.write(result, to: store)
+        let report = result.report
+        for problem in report.problems { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
+        if report.problemCount > report.problems.count {
+            FileHandle.standardError.write(Data("\(name): \(report.problemCount - report.problems.count) more problems not shown\n".utf8))
+        }
+        if !store.keepsAddresses && report.addresses > 0 {
+            FileHandle.standardError.write(Data("poi: \(store.location) keeps no addresses: the \(report.addresses) addresses and \(report.streets) streets were not stored\n".utf8))
+        }
+        let seconds = report.seconds + Date().timeIntervalSince(writing)
+        print(
+            "\(file): \(report.nodes) nodes, \(report.ways) ways, \(report.relations) relations read; imported \(report.pois) POIs (\(removed) removed), "
+                + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines; "
+                + "\(report.problemCount) problems, in \(String(format: "%.2f", seconds)) s")
+        return report.pois
     }
 
     /// `--server`: each file is sent whole to POST /v1/import and its task followed to the end, with the same

@@ -1,0 +1,348 @@
+import Foundation
+import Gazetteer
+import OSM
+
+/// Everything an OpenStreetMap extract gives: POIs, house addresses and street lines.
+public struct OSMImport: Sendable {
+    public var pois: [POIRecord] = []
+    public var addresses = AddressData()
+    public var report = OSMImportReport()
+}
+
+/// What reading an extract found.
+public struct OSMImportReport: Sendable {
+    public var nodes = 0
+    public var ways = 0
+    public var relations = 0
+    public var pois = 0
+    public var addresses = 0
+    public var streets = 0
+    public var interpolations = 0
+    /// POIs of earlier imports that this extract no longer has (removed when written).
+    public var removed = 0
+    /// Objects skipped or imported incompletely, with why (the first 1 000), and how many in all.
+    public var problems: [ImportProblem] = []
+    public var problemCount = 0
+    public var seconds = 0.0
+    /// Bytes per node of the node-location store ways are assembled from.
+    public var bytesPerNode = 0
+}
+
+/// Reads an `.osm.pbf` extract into POIs, addresses and streets.
+///
+/// - POIs: named nodes, ways and multipolygon relations with a mapped tag (`OSMTagMapping`, from
+///   data/categories.json); a way or relation is placed at a point inside its area (`AreaGeometry.interiorPoint`),
+///   not at a centroid that can fall in a courtyard. Ids are `osm-n…`, `osm-w…`, `osm-r…`, so a re-import updates
+///   in place; what an earlier import had and this extract lacks is removed when the result is written.
+/// - Addresses: every object with `addr:housenumber` and `addr:street` or `addr:place` (a list "1;3" gives one per
+///   number), with postcode, city and unit.
+/// - Streets: named `highway` ways with their name variants, and `addr:interpolation` lines with the numbers at
+///   their ends.
+///
+/// One pass over the file: node locations go into a `NodeLocationStore` (16 bytes a node) and way node lists into a
+/// flat table, which is what memory grows with; blocks are read one at a time. An object that refers to a node or
+/// way the file lacks is reported with its id and imported from what is there (a clipped extract); under `strict`
+/// the first such problem stops the import before anything is written.
+public struct OSMImporter {
+    public let mapping: OSMTagMapping
+    public var strict = false
+    /// City and country of a point (the gazetteer's reverse geocoding) for objects whose tags do not say.
+    public var locate: (@Sendable (Double, Double) -> (city: String?, country: String?))?
+
+    public init(mapping: OSMTagMapping, strict: Bool = false, locate: (@Sendable (Double, Double) -> (city: String?, country: String?))? = nil) {
+        self.mapping = mapping
+        self.strict = strict
+        self.locate = locate
+    }
+
+    /// An importer with the bundled category mapping, placing objects in cities and countries with the bundled
+    /// gazetteer, both from `dataDirectory`.
+    public static func bundled(dataDirectory: String, strict: Bool = false) throws -> OSMImporter {
+        let mapping = try OSMTagMapping.load(directory: dataDirectory)
+        let gazetteer = try Gazetteer.load(directory: dataDirectory)
+        return OSMImporter(mapping: mapping, strict: strict) { gazetteer.cityAndCountry(latitude: $0, longitude: $1) }
+    }
+
+    static let nameKeys = ["name", "name:fi", "name:sv", "name:en", "name:zh", "alt_name", "old_name", "official_name", "short_name", "loc_name"]
+    static let notStreets: Set<String> = [
+        "bus_stop", "platform", "elevator", "street_lamp", "traffic_signals", "crossing", "proposed", "construction", "emergency_access_point",
+    ]
+
+    /// Reads the extract at `path`; problems name it `name`.
+    public func read(_ path: String, name: String? = nil, progress: ((Int, Int) -> Void)? = nil) throws(ImportError) -> OSMImport {
+        let started = Date()
+        let name = name ?? (path as NSString).lastPathComponent
+        let reader: PBFReader
+        do { reader = try PBFReader(path: path) } catch { throw .cannotRead("\(name): \(error.description)") }
+        var state = State(importer: self, file: name)
+        do {
+            while let block = try reader.nextBlock() {
+                try state.take(block)
+                progress?(reader.offset, reader.fileSize)
+            }
+        } catch let error as PBFError {
+            throw .cannotRead("\(name): \(error.description)")
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw .cannotRead("\(name): \(error)")
+        }
+        var result = state.finish()
+        result.report.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// Writes an import to a store: every POI put (created or updated by id), POIs of earlier OSM imports that the
+    /// extract no longer has deleted — all in one transaction — then the addresses and streets replaced.
+    /// - Returns: the number of POIs removed.
+    @discardableResult
+    public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> Int {
+        let kept = Set(result.pois.map(\.id))
+        let stale = try store.poiIDs(prefix: "osm-").filter { !kept.contains($0) }
+        var changes: [StoreChange] = stale.map { .delete(.poi, id: $0) }
+        changes.reserveCapacity(changes.count + result.pois.count)
+        for poi in result.pois { changes.append(.put(.poi(poi))) }
+        try store.commit(changes)
+        if store.keepsAddresses { try store.replaceAddresses(result.addresses) }
+        return stale.count
+    }
+
+    /// The state of one pass.
+    struct State {
+        let importer: OSMImporter
+        let file: String
+        var result = OSMImport()
+        var nodes = NodeLocationStore()
+        var nodesFinished = false
+        var ways = WayTable()
+        /// House numbers of nodes, for the ends of interpolation lines.
+        var nodeNumbers: [Int64: Int] = [:]
+
+        init(importer: OSMImporter, file: String) {
+            self.importer = importer
+            self.file = file
+        }
+
+        mutating func problem(_ reason: String) throws(ImportError) {
+            let problem = ImportProblem(file: file, line: 0, reason: reason)
+            if importer.strict { throw .rejected(problem) }
+            result.report.problemCount += 1
+            if result.report.problems.count < 1_000 { result.report.problems.append(problem) }
+        }
+
+        mutating func take(_ block: OSMBlock) throws(ImportError) {
+            for node in block.nodes {
+                result.report.nodes += 1
+                nodes.append(id: node.id, latitude: node.latitude, longitude: node.longitude)
+                guard !node.tags.isEmpty else { continue }
+                if let number = node.tags["addr:housenumber"].flatMap(HouseNumber.init) { nodeNumbers[node.id] = number.number }
+                try place("osm-n\(node.id)", node.tags, at: (node.latitude, node.longitude))
+            }
+            if !block.ways.isEmpty || !block.relations.isEmpty, !nodesFinished {
+                nodes.finish()
+                nodesFinished = true
+                result.report.bytesPerNode = nodes.bytesPerNode
+            }
+            for way in block.ways {
+                result.report.ways += 1
+                ways.append(way.id, way.refs)
+                guard !way.tags.isEmpty else { continue }
+                try take(way)
+            }
+            if !block.relations.isEmpty { ways.finish() }
+            for relation in block.relations {
+                result.report.relations += 1
+                guard relation.tags["type"] == "multipolygon", !relation.tags.isEmpty else { continue }
+                try take(relation)
+            }
+        }
+
+        /// The way's points; a missing node is reported and left out.
+        mutating func points(of object: String, _ refs: [Int64]) throws(ImportError) -> [AreaGeometry.Point] {
+            var out: [AreaGeometry.Point] = []
+            out.reserveCapacity(refs.count)
+            var missing: [Int64] = []
+            for ref in refs {
+                if let p = nodes.location(of: ref) { out.append(p) } else { missing.append(ref) }
+            }
+            if !missing.isEmpty {
+                let shown = missing.prefix(3).map(String.init).joined(separator: ", ")
+                try problem("\(object) refers to \(missing.count) node(s) the file does not have (\(shown)\(missing.count > 3 ? ", …" : ""))")
+            }
+            return out
+        }
+
+        mutating func take(_ way: OSMWay) throws(ImportError) {
+            let tags = way.tags
+            let wantsPOI = tags["name"] != nil && importer.mapping.category({ tags[$0] }) != nil
+            let wantsAddress = tags["addr:housenumber"] != nil
+            let highway = tags["highway"]
+            let wantsStreet = highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil
+            let interpolation = tags["addr:interpolation"]
+            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
+            let points = try self.points(of: "way \(way.id)", way.refs)
+            guard !points.isEmpty else { return }
+            if wantsPOI || wantsAddress {
+                let at: AreaGeometry.Point
+                if way.isClosed, let inside = AreaGeometry.interiorPoint(outer: [points]) {
+                    at = inside
+                } else {
+                    at = points[points.count / 2]
+                }
+                try place("osm-w\(way.id)", tags, at: at)
+            }
+            let line = points.map { Coordinate2($0.latitude, $0.longitude) }
+            if wantsStreet, line.count >= 2 {
+                result.addresses.streets.append(StreetLine(id: "osm-w\(way.id)", names: OSMImporter.names(tags), points: line, city: tags["addr:city"]))
+                result.report.streets += 1
+            }
+            if let interpolation, let street = tags["addr:street"], line.count >= 2 {
+                let kind: StreetLine.Kind = interpolation == "odd" ? .odd : interpolation == "even" ? .even : .all
+                var numbers: [NumberedVertex] = []
+                var vertex = 0
+                for ref in way.refs where nodes.location(of: ref) != nil {
+                    if let n = nodeNumbers[ref] { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
+                    vertex += 1
+                }
+                if numbers.count >= 2 {
+                    result.addresses.streets.append(
+                        StreetLine(id: "osm-w\(way.id)", kind: kind, names: [street], points: line, numbers: numbers, city: tags["addr:city"], postcode: tags["addr:postcode"]))
+                    result.report.interpolations += 1
+                } else {
+                    try problem("interpolation way \(way.id) has fewer than two numbered nodes")
+                }
+            }
+        }
+
+        mutating func take(_ relation: OSMRelation) throws(ImportError) {
+            let tags = relation.tags
+            let wantsPOI = tags["name"] != nil && importer.mapping.category({ tags[$0] }) != nil
+            guard wantsPOI || tags["addr:housenumber"] != nil else { return }
+            var outer: [[Int64]] = []
+            var inner: [[Int64]] = []
+            for member in relation.members where member.type == .way {
+                guard let refs = ways.refs(of: member.ref) else {
+                    try problem("relation \(relation.id) refers to way \(member.ref), which the file does not have")
+                    continue
+                }
+                if member.role == "inner" { inner.append(refs) } else { outer.append(refs) }
+            }
+            let outerRings = AreaGeometry.assembleRings(outer)
+            let innerRings = AreaGeometry.assembleRings(inner)
+            if outerRings.open > 0 { try problem("relation \(relation.id) has outer ways that do not close into rings") }
+            var outerPoints: [[AreaGeometry.Point]] = []
+            for ring in outerRings.rings { outerPoints.append(try points(of: "relation \(relation.id)", ring)) }
+            var innerPoints: [[AreaGeometry.Point]] = []
+            for ring in innerRings.rings { innerPoints.append(try points(of: "relation \(relation.id)", ring)) }
+            guard let at = AreaGeometry.interiorPoint(outer: outerPoints, inner: innerPoints) else {
+                try problem("relation \(relation.id) has no area to place it in")
+                return
+            }
+            try place("osm-r\(relation.id)", tags, at: at)
+        }
+
+        /// Adds the POI and the addresses an object's tags make.
+        mutating func place(_ id: String, _ tags: [OSMTag], at point: AreaGeometry.Point) throws(ImportError) {
+            var located: (city: String?, country: String?)?
+            func locate() -> (city: String?, country: String?) {
+                if let located { return located }
+                let found = importer.locate?(point.latitude, point.longitude) ?? (nil, nil)
+                located = found
+                return found
+            }
+            if let name = OSMImporter.clean(tags["name"]), let category = importer.mapping.category({ tags[$0] }) {
+                var kept: [String: String] = [:]
+                for key in OSMTagMapping.keptTags { if let v = OSMImporter.clean(tags[key]) { kept[key] = v } }
+                let street = [tags["addr:street"] ?? tags["addr:place"], tags["addr:housenumber"]].compactMap { OSMImporter.clean($0) }.joined(separator: " ")
+                var country = tags["addr:country"].flatMap { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } ? $0.uppercased() : nil }
+                var city = OSMImporter.clean(tags["addr:city"])
+                if country == nil || city == nil {
+                    let found = locate()
+                    country = country ?? found.country
+                    city = city ?? found.city
+                }
+                let poi = POIRecord(
+                    id: id, name: String(name.prefix(200)), category: category, address: street.isEmpty ? nil : String(street.prefix(500)),
+                    city: city.map { String($0.prefix(500)) }, country: country, lat: point.latitude, lon: point.longitude, tags: kept)
+                result.pois.append(poi)
+                result.report.pois += 1
+            }
+            if let numbers = tags["addr:housenumber"] {
+                let street = OSMImporter.clean(tags["addr:street"])
+                let place = OSMImporter.clean(tags["addr:place"])
+                if street != nil || place != nil { addAddresses(id, numbers, street: street, place: place, tags, point) }
+            }
+        }
+
+        mutating func addAddresses(_ id: String, _ numbers: String, street: String?, place: String?, _ tags: [OSMTag], _ point: AreaGeometry.Point) {
+            let parts = numbers.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for (k, number) in parts.enumerated() {
+                result.addresses.addresses.append(
+                    AddressPoint(
+                        id: k == 0 ? id : "\(id)#\(k + 1)", street: street, place: place, housenumber: number, unit: OSMImporter.clean(tags["addr:unit"]),
+                        postcode: OSMImporter.clean(tags["addr:postcode"]), city: OSMImporter.clean(tags["addr:city"]), latitude: point.latitude,
+                        longitude: point.longitude))
+                result.report.addresses += 1
+            }
+        }
+
+        mutating func finish() -> OSMImport {
+            // Several POIs for one id cannot happen (ids are per object), but a list "1;3" made "#2" ids: all unique.
+            return result
+        }
+    }
+
+    /// A tag value with control characters and surrounding spaces removed; nil when nothing is left.
+    static func clean(_ value: String?) -> String? {
+        guard let value else { return nil }
+        let cleaned = String(String.UnicodeScalarView(value.unicodeScalars.filter { $0.properties.generalCategory != .control }))
+            .trimmingCharacters(in: .whitespaces)
+        return cleaned.isEmpty ? nil : cleaned
+    }
+
+    /// The name variants of a street: `name` first, then the others (lists split at ";"), without repeats.
+    static func names(_ tags: [OSMTag]) -> [String] {
+        var out: [String] = []
+        for key in nameKeys {
+            guard let value = tags[key] else { continue }
+            for part in value.split(separator: ";") {
+                if let name = clean(String(part)), !out.contains(name) { out.append(name) }
+            }
+        }
+        return out
+    }
+}
+
+/// Way node lists in flat arrays, by id (binary search), for multipolygon relations that come after the ways.
+struct WayTable {
+    private var ids: [Int64] = []
+    private var starts: [Int] = [0]
+    private var refs: [Int64] = []
+    private var order: [Int]?
+    private var sorted = true
+
+    mutating func append(_ id: Int64, _ wayRefs: [Int64]) {
+        if let last = ids.last, id <= last { sorted = false }
+        ids.append(id)
+        refs.append(contentsOf: wayRefs)
+        starts.append(refs.count)
+    }
+
+    mutating func finish() {
+        if !sorted && order == nil { order = ids.indices.sorted { ids[$0] < ids[$1] } }
+    }
+
+    func refs(of id: Int64) -> [Int64]? {
+        var low = 0
+        var high = ids.count
+        while low < high {
+            let mid = (low + high) >> 1
+            let value = order.map { ids[$0[mid]] } ?? ids[mid]
+            if value < id { low = mid + 1 } else { high = mid }
+        }
+        guard low < ids.count else { return nil }
+        let index = order.map { $0[low] } ?? low
+        guard ids[index] == id else { return nil }
+        return Array(refs[starts[index]..<starts[index + 1]])
+    }
+}

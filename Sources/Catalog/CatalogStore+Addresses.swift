@@ -115,7 +115,7 @@ extension CatalogStore {
         }
         var i = 0
         while i + 8 <= bytes.count {
-            out.append(Coordinate2(Double(int32(i)) * 1e-7, Double(int32(i + 4)) * 1e-7))
+            out.append(Coordinate2(Double(int32(i)) / 1e7, Double(int32(i + 4)) / 1e7))
             i += 8
         }
         return out

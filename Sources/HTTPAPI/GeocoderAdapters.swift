@@ -150,7 +150,7 @@ struct GeocoderAdapters {
         let gazetteer = try requireGazetteer()
         let wide = min(100, max(limit * 4, 20))
         let query = try GeocodeQuery(text: text, limit: wide, country: countries?.count == 1 ? countries!.first : nil, language: language, near: near)
-        var results: [Candidate] = gazetteer.geocode(query)
+        var results: [Candidate] = gazetteer.geocode(query, addresses: engine.addresses)
             .filter { countries?.contains($0.country) ?? true }
             .filter { box?.contains(latitude: $0.latitude, longitude: $0.longitude) ?? true }
             .map { .place($0) }
@@ -166,7 +166,7 @@ struct GeocoderAdapters {
             let asTyped = fold(text.split(separator: ",").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? text)
             let strong = results.prefix { candidate in
                 guard case .place(let p) = candidate else { return false }
-                return p.unresolved != nil || fold(p.name) == asTyped
+                return p.unresolved != nil || p.type == "house" || p.type == "street" || fold(p.name) == asTyped
             }
             results = Array(strong) + pois + results.dropFirst(strong.count)
         }
@@ -184,6 +184,22 @@ struct GeocoderAdapters {
             hash &*= 0x100_0000_01b3
         }
         return Int(hash & 0x1F_FFFF_FFFF_FFFF)  // within 2^53, exact in every JSON parser
+    }
+
+    /// The OpenStreetMap object of a POI, house or street (`osm-n…`, `osm-w…`, `osm-r…`): Nominatim's osm_type and id.
+    static func osmObject(_ candidate: Candidate) -> (type: String, id: Int)? {
+        let id: String
+        switch candidate {
+        case .poi(let poi, _): id = poi.id
+        case .place(let place): id = place.id
+        }
+        guard id.hasPrefix("osm-"), id.count > 5, let number = Int(id.dropFirst(5).prefix { $0.isNumber }) else { return nil }
+        switch id.dropFirst(4).first {
+        case "n": return ("node", number)
+        case "w": return ("way", number)
+        case "r": return ("relation", number)
+        default: return nil
+        }
     }
 
     /// OSM-style key and value for a POI category ("food.cafe" → amenity/cafe).
@@ -270,12 +286,22 @@ struct GeocoderAdapters {
         return JSONResponse.body(json.buffer)
     }
 
-    /// The POI at the point (within `poiRadius` metres), else the place it is in; nil at sea.
+    /// At building zoom (`poiRadius` given): the nearer of the POI within `poiRadius` metres and the house within
+    /// `AddressIndex.houseRadius` (a POI within 5 m of the house wins: it is in that building); else the nearest
+    /// street; else the place the point is in; nil at sea.
     func reverseCandidate(_ point: Coordinate, poiRadius: Double?) throws -> Candidate? {
-        if let poiRadius, let hit = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first, case .poi(let poi) = hit.record {
-            return .poi(poi, distance: hit.distance)
+        let answer = try requireGazetteer().reverse(point, addresses: engine.addresses)
+        if let poiRadius {
+            let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
+            if let house = answer.address, house.type == "house" {
+                if let poi, case .poi(let record) = poi.record, poi.distance ?? .infinity <= (house.distance ?? 0) + 5 {
+                    return .poi(record, distance: poi.distance)
+                }
+                return .place(house)
+            }
+            if let poi, case .poi(let record) = poi.record { return .poi(record, distance: poi.distance) }
         }
-        let answer = try requireGazetteer().reverse(point)
+        if poiRadius != nil, let street = answer.address { return .place(street) }
         guard answer.country != nil, let place = answer.place else { return nil }
         return .place(place)
     }
@@ -307,6 +333,16 @@ struct GeocoderAdapters {
             if let value, !value.isEmpty, !fields.contains(where: { $0.0 == key }) { fields.append((key, value)) }
         }
         switch candidate {
+        case .place(let place) where place.address != nil:
+            let parts = place.address!
+            add("house_number", parts.housenumber)
+            add("road", parts.street)
+            add("city", parts.city)
+            add("county", place.admin2)
+            add("state", place.admin1)
+            add("postcode", parts.postcode)
+            add("country", gazetteer?.countryName(place.country))
+            add("country_code", place.country.lowercased())
         case .place(let place):
             add(place.type == "district" ? "city_district" : "city", place.name)
             add("county", place.admin2)
@@ -353,6 +389,7 @@ struct GeocoderAdapters {
 
     private func halfExtent(_ candidate: Candidate) -> (Double, Double) {
         switch candidate {
+        case .place(let place) where place.address != nil: return (0.0002, 0.0004)
         case .place(let place):
             let radius = 20 * Double(max(place.population ?? 10_000, 1_000)).squareRoot()
             let dy = radius / 111_320
@@ -368,6 +405,13 @@ struct GeocoderAdapters {
         let rank: Int
         let importance: Double
         switch candidate {
+        case .place(let place) where place.address != nil:
+            // A house (class place, type house, rank 30) or a street (highway, rank 26), as Nominatim answers them.
+            id = Self.numericID(place.id)
+            name = place.type == "house" ? (place.address?.housenumber ?? place.name) : place.name
+            tag = place.type == "house" ? ("place", "house") : ("highway", "residential")
+            rank = place.type == "house" ? 30 : 26
+            importance = min(1, max(0, place.score / 4))
         case .place(let place):
             id = Self.numericID(place.id)
             name = place.name
@@ -384,11 +428,11 @@ struct GeocoderAdapters {
         json.key("place_id")
         json.number(id)
         json.field("licence", Self.licence)
-        if case .poi(let poi, _) = candidate, poi.id.hasPrefix("osm-n") {
+        if let osm = Self.osmObject(candidate) {
             // Only OpenStreetMap records carry OSM ids; gazetteer places are GeoNames' (place_id is theirs).
-            json.field("osm_type", "node")
+            json.field("osm_type", osm.type)
             json.key("osm_id")
-            json.number(id)
+            json.number(osm.id)
         }
         if format != .geojson {
             json.field("lat", Self.fixed7(candidate.latitude))
@@ -400,7 +444,7 @@ struct GeocoderAdapters {
         json.number(rank)
         json.key("importance")
         json.number((importance * 1_000).rounded() / 1_000)
-        json.field("addresstype", tag.key == "place" ? tag.value : tag.key == "boundary" ? "city_district" : tag.key)
+        json.field("addresstype", tag.key == "highway" ? "road" : tag.key == "place" ? tag.value : tag.key == "boundary" ? "city_district" : tag.key)
         json.field("name", name)
         json.field("display_name", displayName(candidate))
         if details.address {
@@ -497,6 +541,13 @@ struct GeocoderAdapters {
             guard case .poi(let poi) = hit.record else { return nil }
             return .poi(poi, distance: hit.distance)
         }
+        // The nearest house or street takes its place among the POIs by distance; the place the point is in comes last.
+        let around = try requireGazetteer().reverse(point, addresses: engine.addresses)
+        if let address = around.address, let d = address.distance, d <= radius * 1_000 {
+            let at = found.firstIndex { if case .poi(_, let pd) = $0 { return (pd ?? 0) > d } else { return true } } ?? found.count
+            found.insert(.place(address), at: at)
+            if found.count > limit { found.removeLast() }
+        }
         if found.count < limit, let place = try reverseCandidate(point, poiRadius: nil) { found.append(place) }
         var json = JSONWriter()
         photonCollection(found, to: &json)
@@ -516,6 +567,8 @@ struct GeocoderAdapters {
 
     func photonTag(_ candidate: Candidate) -> (key: String, value: String) {
         switch candidate {
+        case .place(let place) where place.address != nil:
+            return place.type == "house" ? ("place", "house") : ("highway", "residential")
         case .place(let place):
             return place.type == "city" ? ("place", (place.population ?? 0) >= 100_000 ? "city" : "town") : ("boundary", "administrative")
         case .poi(let poi, _): return Self.osmTag(category: poi.category)
@@ -534,6 +587,24 @@ struct GeocoderAdapters {
             json.beginObject()
             let tag = photonTag(candidate)
             switch candidate {
+            case .place(let place) where place.address != nil:
+                let parts = place.address!
+                if let osm = Self.osmObject(candidate) {
+                    json.field("osm_type", String(osm.type.prefix(1)).uppercased())
+                    json.key("osm_id")
+                    json.number(osm.id)
+                }
+                json.field("osm_key", tag.key)
+                json.field("osm_value", tag.value)
+                json.field("type", place.type)
+                if place.type == "street" { json.field("name", parts.street ?? place.name) }
+                if let number = parts.housenumber { json.field("housenumber", number) }
+                if let street = parts.street { json.field("street", street) }
+                if let postcode = parts.postcode { json.field("postcode", postcode) }
+                if let city = parts.city { json.field("city", city) }
+                if !place.admin1.isEmpty { json.field("state", place.admin1) }
+                if let country = gazetteer?.countryName(place.country) { json.field("country", country) }
+                if !place.country.isEmpty { json.field("countrycode", place.country) }
             case .place(let place):
                 json.field("osm_key", tag.key)
                 json.field("osm_value", tag.value)

@@ -60,6 +60,6 @@ public struct NodeLocationStore: Sendable {
             if ids[mid] < id { low = mid + 1 } else { high = mid }
         }
         guard low < ids.count, ids[low] == id else { return nil }
-        return (Double(coordinates[2 * low]) * 1e-7, Double(coordinates[2 * low + 1]) * 1e-7)
+        return (Double(coordinates[2 * low]) / 1e7, Double(coordinates[2 * low + 1]) / 1e7)
     }
 }

@@ -62,14 +62,14 @@ extension LiveTests {
                 #expect(local.status == 0 && remote.status == 0, "\(arguments): \(remote.stderr)")
                 #expect(local.stdout == remote.stdout, "\(arguments)")
             }
-            // The gazetteer's commands too (they take no --db).
+            // The gazetteer's commands too (their --db names the database whose addresses and streets they search).
             for arguments in [
                 ["geocode", "Helsinki", "--limit", "2", "--format", "json"],
                 ["geocode", "1600 Amphitheatre Parkway, Mountain View", "--near", "37.4,-122.1", "--format", "json"],
                 ["geocode", "Helsinki", "--limit", "2"],
                 ["reverse", "--lat", "60.17", "--lon", "24.94", "--format", "json"],
             ] {
-                let local = try CLI.run(arguments)
+                let local = try CLI.run(arguments + ["--db", db])
                 let remote = try CLI.run(arguments + ["--server", server.base])
                 #expect(local.status == 0 && remote.status == 0, "\(arguments): \(local.stderr) \(remote.stderr)")
                 #expect(local.stdout == remote.stdout, "\(arguments)")

@@ -1,0 +1,169 @@
+import BundledData
+import Foundation
+import GeoCore
+import Gazetteer
+import OSM
+import Testing
+import TestSupport
+
+@testable import Catalog
+
+/// The OpenStreetMap importer on the bundled Helsinki extract: which objects become POIs (counted independently
+/// with pyosmium), what they keep, re-imports, strict mode, and address geocoding on the extract's houses.
+@Suite struct OSMImportTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let dataDirectory = repository.appendingPathComponent("data").path
+    static let helsinki = dataDirectory + "/Helsinki.osm.pbf"
+    static let gazetteer = try! Gazetteer.load(directory: dataDirectory)
+    static let importer = OSMImporter(mapping: try! OSMTagMapping.load(directory: dataDirectory)) { gazetteer.cityAndCountry(latitude: $0, longitude: $1) }
+    static let imported = try! importer.read(helsinki)
+    let scratch = ScratchDirectory("poi-osm-import")
+
+    static func python(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        process.currentDirectoryURL = repository
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "python3 \(arguments)")
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func everyNamedMappedObjectIsAPOICountedIndependently() throws {
+        let expected = Set(try Self.python(["scripts/osm/expected_pois.py", Self.helsinki]).split(separator: "\n").map(String.init))
+        let ours = Set(Self.imported.pois.map(\.id))
+        #expect(expected.count > 1_500)
+        #expect(ours.subtracting(expected).isEmpty, "POIs pyosmium does not expect: \(ours.subtracting(expected).sorted().prefix(10))")
+        #expect(expected.subtracting(ours).isEmpty, "objects missing: \(expected.subtracting(ours).sorted().prefix(10))")
+        #expect(ours.contains { $0.hasPrefix("osm-w") } && ours.contains { $0.hasPrefix("osm-r") })
+    }
+
+    @Test func poisKeepNamesAddressesAndUsefulTags() throws {
+        let pois = Dictionary(uniqueKeysWithValues: Self.imported.pois.map { ($0.id, $0) })
+        // Every POI is in Finland, in Helsinki's area, and has a category of the taxonomy.
+        for poi in Self.imported.pois {
+            #expect(poi.country == "FI", "\(poi.id)")
+            #expect(poi.lat > 60.15 && poi.lat < 60.19 && poi.lon > 24.92 && poi.lon < 24.97, "\(poi.id) at \(poi.lat),\(poi.lon)")
+        }
+        let withHours = pois.values.filter { $0.tags["opening_hours"] != nil }
+        #expect(withHours.count > 100)
+        let swedish = pois.values.filter { $0.tags["name:sv"] != nil }
+        #expect(swedish.count > 20)
+        let addressed = pois.values.filter { $0.address != nil }
+        #expect(addressed.allSatisfy { $0.address!.rangeOfCharacter(from: .decimalDigits) != nil || $0.tags["addr:housenumber"] == nil })
+        #expect(Self.imported.report.addresses > 1_400 && Self.imported.report.streets > 700)
+    }
+
+    @Test func reimportUpdatesInPlaceAndRemovesWhatDisappeared() throws {
+        let store = try CatalogStore(path: scratch.file("osm.sqlite"))
+        try store.commit([.put(.poi(POIRecord(id: "osm-n1", name: "Gone", category: "food.cafe", lat: 60.17, lon: 24.94)))])
+        try store.commit([.put(.poi(POIRecord(id: "mine-1", name: "Kept", category: "food.cafe", lat: 60.17, lon: 24.94)))])
+        let removed = try OSMImporter.write(Self.imported, to: store)
+        #expect(removed == 1)
+        #expect(try store.poi(id: "osm-n1") == nil && store.poi(id: "mine-1") != nil)
+        #expect(try store.poiCount() == Self.imported.pois.count + 1)
+        // Again: nothing new, nothing removed, the same addresses.
+        #expect(try OSMImporter.write(Self.imported, to: store) == 0)
+        let addresses = try store.loadAddresses()
+        #expect(addresses.addresses.count == Self.imported.addresses.addresses.count)
+        #expect(addresses.streets.count == Self.imported.addresses.streets.count)
+        let first = try #require(addresses.streets.first)
+        let original = try #require(Self.imported.addresses.streets.first { $0.id == first.id })
+        #expect(first.names == original.names)
+        for (a, b) in zip(first.points, original.points) { #expect(abs(a.latitude - b.latitude) < 1e-7 && abs(a.longitude - b.longitude) < 1e-7) }
+    }
+
+    @Test func strictStopsBeforeWritingAnythingAndNamesTheObject() throws {
+        var strict = Self.importer
+        strict.strict = true
+        // The extract is clipped: some ways refer to nodes outside it.
+        #expect(throws: ImportError.self) { try strict.read(Self.helsinki) }
+        do {
+            _ = try strict.read(Self.helsinki)
+        } catch {
+            #expect(error.description.contains("refers to") && error.description.contains("strict import"), "\(error.description)")
+        }
+        #expect(Self.imported.report.problemCount > 0 && Self.imported.report.problems.allSatisfy { $0.reason.contains("way") || $0.reason.contains("relation") })
+    }
+
+    @Test func aTruncatedExtractIsRefusedWithItsOffset() throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Self.helsinki))
+        let path = scratch.file("cut.osm.pbf")
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: path))
+        do {
+            _ = try Self.importer.read(path)
+            Issue.record("a truncated file must not import")
+        } catch {
+            #expect(error.description.contains("truncated") && error.description.contains("offset"), "\(error.description)")
+        }
+    }
+
+    // MARK: Address geocoding on the extract's houses
+
+    /// One typo: a letter in the middle of the street name replaced.
+    static func typo(_ street: String, _ random: inout SplitMix64) -> String {
+        var scalars = Array(street.unicodeScalars)
+        let letters = scalars.indices.filter { $0 > 0 && $0 < scalars.count - 1 && scalars[$0].properties.isAlphabetic }
+        guard let i = letters.isEmpty ? nil : letters[Int(random.next() % UInt64(letters.count))] else { return street }
+        scalars[i] = scalars[i] == "x" ? "y" : "x"
+        return String(String.UnicodeScalarView(scalars))
+    }
+
+    @Test func housesStreetsAndReverseOnTheExtract() throws {
+        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        print("housesStreetsAndReverseOnTheExtract: SEED=\(seed)")
+        var random = SplitMix64(seed: seed)
+        let data = Self.imported.addresses
+        let index = AddressIndex(data)
+        // Swedish names of streets, from the lines' variants.
+        var swedish: [String: String] = [:]
+        for line in data.streets where line.names.count > 1 {
+            if let sv = line.names.dropFirst().first(where: { $0 != line.names[0] && ($0.hasSuffix("gatan") || $0.hasSuffix("vägen") || $0.hasSuffix("en")) }) {
+                swedish[line.names[0]] = sv
+            }
+        }
+        let houses = data.addresses.filter { $0.street != nil }
+        var forms: [String: (hit: Int, total: Int)] = [:]
+        func check(_ form: String, _ text: String, _ house: AddressPoint) {
+            let query = try! GeocodeQuery(text: text, limit: 5)
+            let top = Self.gazetteer.geocode(query, addresses: index).first
+            let d = top.map { GreatCircle.distance(latitude1: $0.latitude, longitude1: $0.longitude, latitude2: house.latitude, longitude2: house.longitude) }
+            var tally = forms[form, default: (0, 0)]
+            tally.total += 1
+            if let d, d <= 50, top?.type == "house" { tally.hit += 1 } else if tally.total - tally.hit <= 3 {
+                print("miss (\(form)): \"\(text)\" → \(top?.displayName ?? "nothing") \(d.map { "\(Int($0)) m" } ?? "")")
+            }
+            forms[form] = tally
+        }
+        for _ in 0..<150 {
+            let house = houses[Int(random.next() % UInt64(houses.count))]
+            let street = house.street!
+            check("Street N, City", "\(street) \(house.housenumber), \(house.city ?? "Helsinki")", house)
+            check("Street N", "\(street) \(house.housenumber)", house)
+            check("lower case", "\(street) \(house.housenumber), \(house.city ?? "helsinki")".lowercased(), house)
+            if let sv = swedish[street] { check("Swedish", "\(sv) \(house.housenumber), Helsingfors", house) }
+            check("typo", "\(Self.typo(street, &random)) \(house.housenumber)", house)
+        }
+        for (form, tally) in forms.sorted(by: { $0.key < $1.key }) {
+            print("address form \(form): \(tally.hit)/\(tally.total)")
+            #expect(Double(tally.hit) >= 0.95 * Double(tally.total), "\(form): \(tally.hit) of \(tally.total) within 50 m")
+        }
+        // Reverse: a point within 5 m of a house answers that house's street and number (or a house at the same spot).
+        var right = 0
+        let sample = (0..<200).map { _ in houses[Int(random.next() % UInt64(houses.count))] }
+        for house in sample {
+            let bearing = Double(random.next() % 360)
+            let p = GreatCircle.destination(from: Coordinate(uncheckedLatitude: house.latitude, longitude: house.longitude), distance: 3, bearing: bearing)
+            guard let answer = Self.gazetteer.reverse(p, addresses: index).address else { continue }
+            let same = answer.address?.street == house.street && answer.address?.housenumber == house.housenumber
+            let twin = GreatCircle.distance(latitude1: answer.latitude, longitude1: answer.longitude, latitude2: house.latitude, longitude2: house.longitude) < 1
+            if same || twin { right += 1 }
+        }
+        print("reverse: \(right)/\(sample.count)")
+        #expect(right >= 190, "reverse: \(right) of \(sample.count) answered the house")
+    }
+}

@@ -43,7 +43,7 @@ public struct OSMImportReport: Sendable {
 /// flat table, which is what memory grows with; blocks are read one at a time. An object that refers to a node or
 /// way the file lacks is reported with its id and imported from what is there (a clipped extract); under `strict`
 /// the first such problem stops the import before anything is written.
-public struct OSMImporter {
+public struct OSMImporter: Sendable {
     public let mapping: OSMTagMapping
     public var strict = false
     /// City and country of a point (the gazetteer's reverse geocoding) for objects whose tags do not say.

@@ -194,9 +194,10 @@ extension AddressIndex {
                 city: a.city ?? street.city, latitude: a.latitude, longitude: a.longitude, score: base + score, interpolation: nil, unresolved: nil)
         }
         func bestHouse(_ indices: [Int32]) -> Int32 {
-            // Several objects with one number (a node and its building): prefer the one whose postcode was asked.
+            // Several objects with one number (a building and the shops in it): the one whose postcode was asked,
+            // else the building (a way or relation), as Nominatim answers the house.
             if let code = reading.postcode, let same = indices.first(where: { addresses[Int($0)].postcode == code }) { return same }
-            return indices[0]
+            return indices.first { !addresses[Int($0)].id.hasPrefix("osm-n") } ?? indices[0]
         }
         if let exact = houses[number.key] { return house(bestHouse(exact), score: 3.0) }
         if !number.letters.isEmpty || number.last > number.number, let plain = houses["\(number.number)"] {

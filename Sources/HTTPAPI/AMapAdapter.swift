@@ -112,6 +112,12 @@ struct AMapAdapter {
         return CRS.Geographic.gcj02.toWGS84(point)
     }
 
+    /// AMap's direction of `to` as seen from `from`: 东, 东北, 北, … (eight sectors).
+    static func direction(from: Coordinate, to: Coordinate) -> String {
+        let bearing = GreatCircle.initialBearing(from: from, to: to)
+        return ["北", "东北", "东", "东南", "南", "西南", "西", "西北"][Int(((bearing + 22.5) / 45).rounded(.down)) % 8]
+    }
+
     static func format(_ point: (latitude: Double, longitude: Double)) -> String {
         let gcj = CRS.Geographic.gcj02.fromWGS84(latitude: point.latitude, longitude: point.longitude)
         return String(format: "%.6f,%.6f", gcj.longitude, gcj.latitude)
@@ -406,10 +412,23 @@ struct AMapAdapter {
         let addresses = batch ? address.split(separator: "|").map(String.init) : [address]
         guard addresses.count <= 10 else { throw AMapError.invalid("batch takes at most 10 addresses") }
         let city = p.string("city")?.trimmingCharacters(in: .whitespaces)
-        var answers: [(String, (latitude: Double, longitude: Double), String, Divisions, String)] = []  // formatted, position, level, divisions, country
+        // formatted, position, level, divisions, country, street, number
+        var answers: [(String, (latitude: Double, longitude: Double), String, Divisions, String, String, String)] = []
         for text in addresses {
             let full = city.map { !$0.isEmpty && !text.contains($0) ? $0 + text : text } ?? text
-            if let place = gazetteer.geocode(try GeocodeQuery(text: full, limit: 1, language: "zh")).first {
+            let query = try GeocodeQuery(text: full, limit: 1, language: "zh")
+            if let place = gazetteer.geocode(query, addresses: engine.addresses).first, let parts = place.address {
+                // A house (门牌号) or a street (道路) of the imported addresses.
+                let d = divisions(latitude: place.latitude, longitude: place.longitude, city: parts.city)
+                let inChina = place.country == "CN"
+                let formatted = inChina
+                    ? [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, parts.street ?? "", parts.housenumber.map { $0 + "号" } ?? ""].joined()
+                    : parts.formatted
+                let country = inChina ? "中国" : (gazetteer.countryName(place.country) ?? place.country)
+                answers.append(
+                    (formatted, (place.latitude, place.longitude), place.type == "house" ? "门牌号" : "道路", d, country, parts.street ?? "",
+                     parts.housenumber ?? ""))
+            } else if let place = gazetteer.geocode(query).first {
                 let level: String
                 switch place.type {
                 case "province": level = "省"
@@ -419,20 +438,20 @@ struct AMapAdapter {
                 }
                 let d = divisions(latitude: place.latitude, longitude: place.longitude, city: place.name)
                 let formatted = place.adcode != nil ? place.displayName + (place.unresolved ?? "") : place.displayName
-                answers.append((formatted, (place.latitude, place.longitude), level, d, place.country == "CN" ? "中国" : (gazetteer.countryName(place.country) ?? place.country)))
+                answers.append((formatted, (place.latitude, place.longitude), level, d, place.country == "CN" ? "中国" : (gazetteer.countryName(place.country) ?? place.country), "", ""))
             } else if let hit = try? engine.search(SearchQuery(text: text, limit: 1)).results.first, case .poi(let poi) = hit.record {
                 // No address match: a POI of that name (AMap's 兴趣点 level).
                 let d = divisions(latitude: poi.lat, longitude: poi.lon, city: poi.city)
                 let formatted = [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, poi.name].joined()
                 let country = poi.country.map { $0 == "CN" ? "中国" : (gazetteer.countryName($0) ?? $0) } ?? ""
-                answers.append((formatted.isEmpty ? poi.name : formatted, (poi.lat, poi.lon), "兴趣点", d, country))
+                answers.append((formatted.isEmpty ? poi.name : formatted, (poi.lat, poi.lon), "兴趣点", d, country, "", ""))
             }
         }
         return { json in
             json.field("count", String(answers.count))
             json.key("geocodes")
             json.beginArray()
-            for (formatted, position, level, d, country) in answers {
+            for (formatted, position, level, d, country, street, number) in answers {
                 json.beginObject()
                 json.field("formatted_address", formatted)
                 json.field("country", country)
@@ -443,8 +462,8 @@ struct AMapAdapter {
                 json.field("township", "")
                 Self.writeEmptyNeighborhoodAndBuilding(to: &json)
                 json.field("adcode", d.adcode)
-                json.field("street", "")
-                json.field("number", "")
+                json.field("street", street)
+                json.field("number", number)
                 json.field("location", Self.format(position))
                 json.field("level", level)
                 json.endObject()
@@ -473,14 +492,14 @@ struct AMapAdapter {
         guard points.count <= 20 else { throw AMapError.invalid("location takes at most 20 points") }
         let radius = try Self.integer(p, "radius", default: 1_000, range: 0...3_000)
         let all = (p.string("extensions") ?? "base").lowercased() == "all"
-        let answers = points.map { point -> (ReverseResult, Divisions, [Hit]) in
-            let reverse = gazetteer.reverse(point)
+        let answers = points.map { point -> (ReverseResult, Divisions, [Hit], Coordinate) in
+            let reverse = gazetteer.reverse(point, addresses: engine.addresses)
             let d = divisions(latitude: point.latitude, longitude: point.longitude, city: reverse.city ?? reverse.place?.name)
             let nearby = all && radius > 0 ? engine.nearby(NearbyQuery(origin: point, radius: Double(max(radius, 1)), limit: 20)).results : []
-            return (reverse, d, nearby)
+            return (reverse, d, nearby, point)
         }
         return { json in
-            func component(_ reverse: ReverseResult, _ d: Divisions, _ nearby: [Hit]) {
+            func component(_ reverse: ReverseResult, _ d: Divisions, _ nearby: [Hit], _ point: Coordinate) {
                 json.beginObject()
                 let inChina = !d.adcode.isEmpty
                 let formatted = inChina
@@ -498,9 +517,15 @@ struct AMapAdapter {
                 json.field("township", "")
                 json.field("towncode", "")
                 Self.writeEmptyNeighborhoodAndBuilding(to: &json)
+                // The nearest house (within 60 m) as AMap's streetNumber; empty fields when there is none.
+                let house = reverse.address.flatMap { $0.type == "house" ? $0 : nil }
                 json.key("streetNumber")
                 json.beginObject()
-                for key: StaticString in ["street", "number", "location", "direction", "distance"] { json.field(key, "") }
+                json.field("street", house?.address?.street ?? "")
+                json.field("number", house?.address?.housenumber ?? "")
+                json.field("location", house.map { Self.format(($0.latitude, $0.longitude)) } ?? "")
+                json.field("direction", house.map { Self.direction(from: point, to: Coordinate(uncheckedLatitude: $0.latitude, longitude: $0.longitude)) } ?? "")
+                json.field("distance", house.map { String(format: "%.1f", $0.distance ?? 0) } ?? "")
                 json.endObject()
                 json.key("businessAreas")
                 json.beginArray()
@@ -537,11 +562,11 @@ struct AMapAdapter {
             if batch {
                 json.key("regeocodes")
                 json.beginArray()
-                for (reverse, d, nearby) in answers { component(reverse, d, nearby) }
+                for (reverse, d, nearby, point) in answers { component(reverse, d, nearby, point) }
                 json.endArray()
             } else {
                 json.key("regeocode")
-                component(answers[0].0, answers[0].1, answers[0].2)
+                component(answers[0].0, answers[0].1, answers[0].2, answers[0].3)
             }
         }
     }

@@ -127,11 +127,19 @@ import TestSupport
             }
         }
         let houses = data.addresses.filter { $0.street != nil }
+        // An address can be on several objects (a building and the shops in it, a large block's entrances): an
+        // answer within 50 m of any object with that street and number is right.
+        var sameAddress: [String: [AddressPoint]] = [:]
+        for a in houses { sameAddress["\(a.street!)|\(a.housenumber)", default: []].append(a) }
         var forms: [String: (hit: Int, total: Int)] = [:]
         func check(_ form: String, _ text: String, _ house: AddressPoint) {
             let query = try! GeocodeQuery(text: text, limit: 5)
             let top = Self.gazetteer.geocode(query, addresses: index).first
-            let d = top.map { GreatCircle.distance(latitude1: $0.latitude, longitude1: $0.longitude, latitude2: house.latitude, longitude2: house.longitude) }
+            let d = top.map { top in
+                sameAddress["\(house.street!)|\(house.housenumber)"]!.map {
+                    GreatCircle.distance(latitude1: top.latitude, longitude1: top.longitude, latitude2: $0.latitude, longitude2: $0.longitude)
+                }.min()!
+            }
             var tally = forms[form, default: (0, 0)]
             tally.total += 1
             if let d, d <= 50, top?.type == "house" { tally.hit += 1 } else if tally.total - tally.hit <= 3 {
@@ -139,7 +147,7 @@ import TestSupport
             }
             forms[form] = tally
         }
-        for _ in 0..<150 {
+        for _ in 0..<60 {
             let house = houses[Int(random.next() % UInt64(houses.count))]
             let street = house.street!
             check("Street N, City", "\(street) \(house.housenumber), \(house.city ?? "Helsinki")", house)
@@ -154,7 +162,7 @@ import TestSupport
         }
         // Reverse: a point within 5 m of a house answers that house's street and number (or a house at the same spot).
         var right = 0
-        let sample = (0..<200).map { _ in houses[Int(random.next() % UInt64(houses.count))] }
+        let sample = (0..<100).map { _ in houses[Int(random.next() % UInt64(houses.count))] }
         for house in sample {
             let bearing = Double(random.next() % 360)
             let p = GreatCircle.destination(from: Coordinate(uncheckedLatitude: house.latitude, longitude: house.longitude), distance: 3, bearing: bearing)
@@ -164,6 +172,6 @@ import TestSupport
             if same || twin { right += 1 }
         }
         print("reverse: \(right)/\(sample.count)")
-        #expect(right >= 190, "reverse: \(right) of \(sample.count) answered the house")
+        #expect(right >= 95, "reverse: \(right) of \(sample.count) answered the house")
     }
 }

@@ -64,6 +64,8 @@ public struct ImportReport: Sendable {
     /// The first problems met (at most 1 000), in order.
     public var problems: [ImportProblem] = []
     public var seconds = 0.0
+
+    public init() {}
 }
 
 /// An import that stopped: a file that cannot be read, or a bad row under `strict`.

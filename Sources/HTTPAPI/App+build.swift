@@ -123,7 +123,13 @@ func makeRouter(
         }
         return .json(Array((body + "}").utf8))
     }
-    ImportController(engine: engine, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
+    let dataDirectory = configuration.dataDirectory ?? DataDirectory.resolve()
+    let osm = (try? OSMTagMapping.load(directory: dataDirectory)).map { mapping in
+        OSMImporter(mapping: mapping) { [gazetteer] latitude, longitude in
+            gazetteer?.cityAndCountry(latitude: latitude, longitude: longitude) ?? (nil, nil)
+        }
+    }
+    ImportController(engine: engine, osm: osm, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)
     GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: routes)
     let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"

@@ -186,6 +186,15 @@ struct GeocoderAdapters {
         return Int(hash & 0x1F_FFFF_FFFF_FFFF)  // within 2^53, exact in every JSON parser
     }
 
+    /// A POI's "Street 13 A" as road "Street" and house number "13 A" (the number: from the first word that starts
+    /// with a digit, when a word before it names the street).
+    static func splitAddress(_ address: String?) -> (road: String?, number: String?) {
+        guard let address else { return (nil, nil) }
+        let words = address.split(separator: " ")
+        guard let k = words.firstIndex(where: { $0.first?.isNumber == true }), k > 0 else { return (address, nil) }
+        return (words[..<k].joined(separator: " "), words[k...].joined(separator: " "))
+    }
+
     /// The OpenStreetMap object of a POI, house or street (`osm-n…`, `osm-w…`, `osm-r…`): Nominatim's osm_type and id.
     static func osmObject(_ candidate: Candidate) -> (type: String, id: Int)? {
         let id: String
@@ -294,7 +303,7 @@ struct GeocoderAdapters {
         if let poiRadius {
             let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
             if let house = answer.address, house.type == "house" {
-                if let poi, case .poi(let record) = poi.record, poi.distance ?? .infinity <= (house.distance ?? 0) + 5 {
+                if let poi, case .poi(let record) = poi.record, record.address != nil, poi.distance ?? .infinity <= (house.distance ?? 0) + 5 {
                     return .poi(record, distance: poi.distance)
                 }
                 return .place(house)
@@ -352,7 +361,9 @@ struct GeocoderAdapters {
         case .poi(let poi, _):
             let tag = Self.osmTag(category: poi.category)
             add(tag.value, poi.name)
-            add("road", poi.address)
+            let (road, number) = Self.splitAddress(poi.address)
+            add("house_number", number)
+            add("road", road)
             add("city", poi.city)
             if let country = poi.country {
                 add("country", gazetteer?.countryName(country))
@@ -444,7 +455,9 @@ struct GeocoderAdapters {
         json.number(rank)
         json.key("importance")
         json.number((importance * 1_000).rounded() / 1_000)
-        json.field("addresstype", tag.key == "highway" ? "road" : tag.key == "place" ? tag.value : tag.key == "boundary" ? "city_district" : tag.key)
+        // Nominatim's addresstype: "road" for a street, "place" for a house number, the place type for a place.
+        let addresstype = tag.key == "highway" ? "road" : tag == ("place", "house") ? "place" : tag.key == "place" ? tag.value : tag.key == "boundary" ? "city_district" : tag.key
+        json.field("addresstype", addresstype)
         json.field("name", name)
         json.field("display_name", displayName(candidate))
         if details.address {

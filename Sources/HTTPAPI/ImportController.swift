@@ -59,7 +59,9 @@ final class ImportTasks: Sendable {
     }
 
     /// Queues the import of the spooled file at `path` (deleted afterwards) and returns its task.
-    func enqueue(path: String, name: String, bytes: Int, options: RecordImporter.Options, crsName: String, engine: SearchEngine) -> Task {
+    func enqueue(
+        path: String, name: String, bytes: Int, options: RecordImporter.Options, crsName: String, engine: SearchEngine, osm: OSMImporter? = nil
+    ) -> Task {
         let id = "t_\(prefix)_\(counter.wrappingAdd(1, ordering: .relaxed).newValue)"
         let task = Task(
             id: id, format: options.format ?? .jsonl, kind: options.kind, crs: crsName, strict: options.strict, bytes: bytes,
@@ -78,9 +80,20 @@ final class ImportTasks: Sendable {
             }
             var options = options
             options.batchSize = Self.batchSize
-            let importer = RecordImporter(options: options) { rows in try engine.applyImported(rows) }
-            importer.progress = { [self] _, read, _ in update(id) { $0.bytesRead = read } }
-            let result = Result { () throws(ImportError) in try importer.importFile(path, name: name) }
+            let result: Result<ImportReport, ImportError>
+            if options.format == .osmpbf, var osm {
+                osm.strict = options.strict
+                result = Result { () throws(ImportError) in
+                    // An extract holds POIs in WGS-84: another kind or CRS is a mistake, said in the task.
+                    guard options.kind == .poi else { throw .cannotRead("\(name): kind must be poi for an OpenStreetMap extract (format osmpbf)") }
+                    guard options.crs == .wgs84 else { throw .cannotRead("\(name): crs must be wgs84 for an OpenStreetMap extract (OSM is WGS-84)") }
+                    return try Self.importOSM(path, name: name, osm, engine) { [self] read in update(id) { $0.bytesRead = read } }
+                }
+            } else {
+                let importer = RecordImporter(options: options) { rows in try engine.applyImported(rows) }
+                importer.progress = { [self] _, read, _ in update(id) { $0.bytesRead = read } }
+                result = Result { () throws(ImportError) in try importer.importFile(path, name: name) }
+            }
             let finished = Timestamp.now()
             switch result {
             case .success(let report):
@@ -106,6 +119,22 @@ final class ImportTasks: Sendable {
             }
         }
         return task
+    }
+
+    /// An OpenStreetMap extract: read whole (a strict import stops before anything is written), then applied to the
+    /// engine in one transaction (its POIs, the removal of `osm-` POIs it lacks) and its addresses made current.
+    static func importOSM(
+        _ path: String, name: String, _ osm: OSMImporter, _ engine: SearchEngine, progress: @escaping (Int) -> Void
+    ) throws(ImportError) -> ImportReport {
+        let result = try osm.read(path, name: name) { read, _ in progress(read) }
+        do { try engine.applyOSMImport(result) } catch { throw .cannotRead("\(name): \(error.description)") }
+        var report = ImportReport()
+        report.imported = result.pois.count
+        report.written = result.pois.count
+        report.skipped = result.report.problemCount
+        report.problems = result.report.problems
+        report.seconds = result.report.seconds
+        return report
     }
 
     static func json(_ task: Task) -> [UInt8] {
@@ -150,6 +179,8 @@ final class ImportTasks: Sendable {
 
 struct ImportController {
     let engine: SearchEngine
+    /// Reads OpenStreetMap extracts (nil when the category mapping could not be loaded: such imports are refused).
+    let osm: OSMImporter?
     let write: WriteAuthorization
     let tasks: ImportTasks
     let maximumImportSize: Int
@@ -180,7 +211,7 @@ struct ImportController {
     /// The format from `format`, else from the Content-Type.
     private func format(_ request: Request, _ parameters: QueryParameters) throws(Problem) -> ImportFormat {
         if let name = parameters.string("format") {
-            guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson or csv") }
+            guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson, csv or osmpbf") }
             return format
         }
         let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
@@ -188,8 +219,10 @@ struct ImportController {
         case "application/x-ndjson", "application/jsonl", "application/jsonlines", "application/x-jsonlines": return .jsonl
         case "application/geo+json": return .geojson
         case "text/csv": return .csv
+        case "application/x-protobuf", "application/vnd.openstreetmap.data+pbf": return .osmpbf
         default:
-            throw .badRequest("format is required (jsonl, geojson or csv) unless the Content-Type is application/x-ndjson, application/geo+json or text/csv")
+            throw .badRequest(
+                "format is required (jsonl, geojson, csv or osmpbf) unless the Content-Type is application/x-ndjson, application/geo+json, text/csv or application/x-protobuf")
         }
     }
 
@@ -213,6 +246,9 @@ struct ImportController {
         guard let kind = RecordKind(rawValue: kindName) else { throw Problem.badRequest("kind must be poi or pin") }
         let crsName = parameters.string("crs") ?? "wgs84"
         let crs = try Self.crs(crsName)
+        if format == .osmpbf && osm == nil {
+            throw Problem(.serviceUnavailable, "this server cannot read OpenStreetMap extracts: its categories.json did not load")
+        }
         // The source's name in problem lines and errors ("places.jsonl:12: …"), default "body".
         let name = parameters.string("name") ?? "body"
         guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -248,7 +284,7 @@ struct ImportController {
             throw Problem.badRequest("the body is empty: send the records to import")
         }
         let options = RecordImporter.Options(format: format, crs: crs, kind: kind, strict: strict)
-        let task = tasks.enqueue(path: path, name: name, bytes: size, options: options, crsName: crsName, engine: engine)
+        let task = tasks.enqueue(path: path, name: name, bytes: size, options: options, crsName: crsName, engine: engine, osm: osm)
         var response = JSONResponse.body(ImportTasks.json(task), status: .accepted)
         response.headers[.location] = "/v1/tasks/\(task.id)"
         return response

@@ -7,9 +7,10 @@ enum PrimitiveBlockDecoder {
         var latOffset: Int64 = 0
         var lonOffset: Int64 = 0
 
-        /// Degrees from a stored coordinate: 1e-9 × (offset + granularity × value).
-        @inline(__always) func latitude(_ value: Int64) -> Double { Double(latOffset &+ granularity &* value) * 1e-9 }
-        @inline(__always) func longitude(_ value: Int64) -> Double { Double(lonOffset &+ granularity &* value) * 1e-9 }
+        /// Degrees from a stored coordinate: (offset + granularity × value) nanodegrees. Divided, not multiplied by
+        /// 1e-9, so that 601700077 × 100 reads as 60.1700077 exactly as written, not 60.170007700000006.
+        @inline(__always) func latitude(_ value: Int64) -> Double { Double(latOffset &+ granularity &* value) / 1e9 }
+        @inline(__always) func longitude(_ value: Int64) -> Double { Double(lonOffset &+ granularity &* value) / 1e9 }
 
         func string(_ index: UInt64, at position: Int) throws(ProtobufError) -> String {
             guard index < UInt64(strings.count) else {

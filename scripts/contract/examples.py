@@ -50,6 +50,7 @@ def requests(state):
     yield "deletePin", "DELETE", "/v1/pins/{pin}", {}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "Helsinki", "limit": "1"}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "1600 Amphitheatre Parkway, Mountain View", "limit": "1"}, None
+    yield "geocode", "GET", "/v1/geocode", {"q": "Mannerheimintie 13 a, Helsinki", "limit": "1"}, None
     yield "reverse", "GET", "/v1/reverse", {"lat": "60.1699", "lon": "24.9384"}, None
     yield "convert", "GET", "/v1/convert", {"from": "wgs84", "to": "gcj02", "lat": "39.9087", "lon": "116.3975"}, None
     yield "convert", "GET", "/v1/convert", {"from": "EPSG:3857", "to": "wgs84", "lat": "1e300", "lon": "1e300"}, None

@@ -161,7 +161,12 @@ struct BenchCommand: ParsableCommand {
     private func runGeocode() throws {
         let clock = ContinuousClock()
         var gazetteer: Gazetteer?
-        let load = clock.measure { gazetteer = try? loadGazetteer(dataDir) }
+        var addresses = AddressIndex.empty
+        let load = try clock.measure {
+            gazetteer = try? loadGazetteer(dataDir)
+            // With --db, the database's imported addresses and streets are searched too (house-level geocoding).
+            if let db { addresses = try loadAddresses(db: db, dataDir: dataDir) }
+        }
         guard let gazetteer else { throw CLIError.failure("cannot load the gazetteer from \(DataDirectory.resolve(dataDir))") }
         var texts: [String]
         if let queryFile {
@@ -188,7 +193,7 @@ struct BenchCommand: ParsableCommand {
         for _ in 0..<rounds {
             for query in parsed {
                 let start = clock.now
-                results &+= gazetteer.geocode(query).count
+                results &+= gazetteer.geocode(query, addresses: addresses).count
                 samples.append(Double((clock.now - start).components.attoseconds) * 1e-12 + Double((clock.now - start).components.seconds) * 1e6)
             }
         }

@@ -100,6 +100,17 @@ struct ImportCommand: ParsableCommand {
                 }
             }
         }
+        // Leave a current snapshot behind, so that the first `poi serve` after an import maps it instead of building
+        // the indexes from the database (PostgreSQL replicas keep their own snapshots).
+        if storeURL == nil && !done.isEmpty && ProcessInfo.processInfo.environment["POI_TEST_KILL_AFTER_COMMIT"] == nil {
+            let path = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
+            let started = Date()
+            let options = try DatabaseOptions.parse(["--db", path])
+            let engine = try options.openEngine(snapshot: .now)
+            if case .rebuilt = engine.startup {
+                print("wrote the index snapshot \(path).snapshot in \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
+            }
+        }
         if failed { throw ExitCode(1) }
     }
 
@@ -122,9 +133,10 @@ struct ImportCommand: ParsableCommand {
         let writing = Date()
         let removed = try OSMImporter.write(result, to: store)
         let report = result.report
-        for problem in report.problems { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
-        if report.problemCount > report.problems.count {
-            FileHandle.standardError.write(Data("\(name): \(report.problemCount - report.problems.count) more problems not shown\n".utf8))
+        // A clipped extract has many ways that leave it: the first 20 problems, then how many more.
+        for problem in report.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
+        if report.problemCount > 20 {
+            FileHandle.standardError.write(Data("\(name): \(report.problemCount - 20) more problems like these\n".utf8))
         }
         if !store.keepsAddresses && report.addresses > 0 {
             FileHandle.standardError.write(Data("poi: \(store.location) keeps no addresses: the \(report.addresses) addresses and \(report.streets) streets were not stored\n".utf8))

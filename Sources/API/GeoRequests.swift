@@ -126,3 +126,66 @@ extension ReverseResult {
             address: address)
     }
 }
+
+/// GET /v1/streets: the imported street lines in a box, as GeoJSON LineStrings (the map page's offline base layer).
+public struct StreetsRequest: Sendable {
+    public let box: BoundingBox
+    public let limit: Int
+    public let coordsys: CRS.Geographic
+
+    public init<S>(_ p: RequestParameters<S>) throws(ParameterError) {
+        coordsys = try p.encoder().coordsys
+        box = try p.bbox(coordsys: coordsys, required: true)!
+        limit = try p.int("limit", in: Rules.streetsLimitRange, default: 1_000)
+    }
+
+    /// `{"type": "FeatureCollection", "features": [...], "truncated": Bool}`; each feature a LineString with its
+    /// `id` and `name` (and `names`, the variants) as properties, coordinates [lon, lat] in the request's coordsys.
+    public func encode(_ answer: (lines: [StreetLine], truncated: Bool)) -> [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("type")
+        json.string("FeatureCollection")
+        json.key("features")
+        json.beginArray()
+        for line in answer.lines {
+            json.beginObject()
+            json.key("type")
+            json.string("Feature")
+            json.key("id")
+            json.string(line.id)
+            json.key("properties")
+            json.beginObject()
+            json.key("id")
+            json.string(line.id)
+            json.key("name")
+            json.string(line.names.first ?? "")
+            json.key("names")
+            json.beginArray()
+            for name in line.names { json.string(name) }
+            json.endArray()
+            json.endObject()
+            json.key("geometry")
+            json.beginObject()
+            json.key("type")
+            json.string("LineString")
+            json.key("coordinates")
+            json.beginArray()
+            for point in line.points {
+                let p = coordsys.fromWGS84(latitude: point.latitude, longitude: point.longitude)
+                json.beginArray()
+                json.number((p.longitude * 1e7).rounded() / 1e7)
+                json.number((p.latitude * 1e7).rounded() / 1e7)
+                json.endArray()
+            }
+            json.endArray()
+            json.endObject()
+            json.endObject()
+        }
+        json.endArray()
+        json.key("truncated")
+        json.bool(answer.truncated)
+        json.endObject()
+        return json.buffer
+    }
+}

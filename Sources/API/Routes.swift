@@ -67,6 +67,7 @@ public enum RouteTable {
         // Geocoding and conversion.
         Route(.get, "/v1/geocode", "geocode"),
         Route(.get, "/v1/reverse", "reverse"),
+        Route(.get, "/v1/streets", "streets"),
         Route(.get, "/v1/convert", "convert"),
         Route(.post, "/v1/convert", "convertBatch"),
         // Operations.

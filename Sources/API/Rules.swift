@@ -4,6 +4,8 @@ import Foundation
 /// problem+json `detail` (and the CLI's error) says after the parameter's name, and what the OpenAPI document states.
 public enum Rules {
     public static let limitRange = 1...100
+    /// Street lines per /v1/streets answer.
+    public static let streetsLimitRange = 1...5_000
     public static let latitude = "must be a number between -90 and 90"
     public static let longitude = "must be a number between -180 and 180"
     public static let radius = "must be a number of metres greater than 0 and at most 1000000"

@@ -135,7 +135,7 @@ public struct OSMImporter: Sendable {
                 result.report.nodes += 1
                 nodes.append(id: node.id, latitude: node.latitude, longitude: node.longitude)
                 guard !node.tags.isEmpty else { continue }
-                if let number = node.tags["addr:housenumber"].flatMap(HouseNumber.init) { nodeNumbers[node.id] = number.number }
+                if let text = node.tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) { nodeNumbers[node.id] = number }
                 try place("osm-n\(node.id)", node.tags, at: (node.latitude, node.longitude))
             }
             if !block.ways.isEmpty || !block.relations.isEmpty, !nodesFinished {
@@ -295,9 +295,35 @@ public struct OSMImporter: Sendable {
     /// A tag value with control characters and surrounding spaces removed; nil when nothing is left.
     static func clean(_ value: String?) -> String? {
         guard let value else { return nil }
+        // Nearly every value is already clean: printable, no space at either end. Checked on the UTF-8 bytes (a C1
+        // control is encoded 0xC2 0x80...0x9F), without Foundation.
+        let bytes = value.utf8
+        guard let first = bytes.first, let last = bytes.last else { return nil }
+        var previous: UInt8 = 0
+        var printable = true
+        for byte in bytes {
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
+                printable = false
+                break
+            }
+            previous = byte
+        }
+        if printable && first != 0x20 && last != 0x20 { return value }
         let cleaned = String(String.UnicodeScalarView(value.unicodeScalars.filter { $0.properties.generalCategory != .control }))
             .trimmingCharacters(in: .whitespaces)
         return cleaned.isEmpty ? nil : cleaned
+    }
+
+    /// The number a house number starts with ("13" of "13 A"), read from its UTF-8 bytes.
+    static func leadingNumber(_ text: String) -> Int? {
+        var number = 0
+        var digits = 0
+        for byte in text.utf8 {
+            guard (0x30...0x39).contains(byte), digits < 9 else { break }
+            number = number * 10 + Int(byte - 0x30)
+            digits += 1
+        }
+        return digits > 0 ? number : nil
     }
 
     /// The name variants of a street: `name` first, then the others (lists split at ";"), without repeats.

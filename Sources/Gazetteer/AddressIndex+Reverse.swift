@@ -1,3 +1,5 @@
+import GeoCore
+
 extension AddressIndex {
     /// The nearest house within `houseRadius` of a point, else the nearest street within `streetRadius` by
     /// distance to its segments (the answer's position is the nearest point of the street), with the distance in
@@ -25,5 +27,21 @@ extension AddressIndex {
             return (match, hit.distance)
         }
         return nil
+    }
+}
+
+extension AddressIndex {
+    /// Street lines (not interpolation lines) with a vertex in `box` or crossing it, in import order, at most `limit`;
+    /// `truncated` says whether more were there. For the map page's offline base layer.
+    /// - Complexity: O(lines) box tests, then O(vertices) of the lines whose box meets it.
+    public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) {
+        var out: [StreetLine] = []
+        for (i, line) in lines.enumerated() where line.kind == .street {
+            let b = lineBoxes[i]
+            guard box.intersects(BoundingBox(uncheckedWest: b.west, south: b.south, east: b.east, north: b.north)) else { continue }
+            if out.count == limit { return (out, true) }
+            out.append(line)
+        }
+        return (out, false)
     }
 }

@@ -44,13 +44,27 @@ struct ParsedAddress: Equatable {
 
     static func isPostcode(_ word: Substring) -> Bool { (4...6).contains(word.count) && word.allSatisfy(\.isASCII) && word.allSatisfy(\.isNumber) }
 
-    /// The readings of `text` as a street address; empty when it names no street (a bare number, say).
+    /// The readings of `text` as a street address; empty when it names no street (a bare number, say). When the
+    /// first part has no house number and a later one does ("Stockmann, Aleksanterinkatu 52"), that later part is
+    /// read as the street too, the first taken for a building's or venue's name.
     static func parse(_ text: String) -> [ParsedAddress] {
         let parts = text.split(whereSeparator: { ",，;；".contains($0) }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard let first = parts.first else { return [] }
+        guard !parts.isEmpty else { return [] }
+        var readings = parse(parts, from: 0)
+        if !readings.contains(where: { $0.number != nil }) {
+            for k in parts.indices.dropFirst() where parts[k].split(whereSeparator: \.isWhitespace).contains(where: HouseNumber.looksLikeNumber) {
+                readings += parse(parts, from: k).filter { $0.number != nil }
+                break
+            }
+        }
+        return readings
+    }
+
+    /// `parts[first]` as street and number, the parts after it as postcode and qualifiers.
+    static func parse(_ parts: [String], from first: Int) -> [ParsedAddress] {
         var postcode: String?
         var qualifiers: [String] = []
-        for part in parts.dropFirst() {
+        for part in parts[(first + 1)...] {
             var words: [Substring] = []
             for word in part.split(whereSeparator: \.isWhitespace) {
                 if postcode == nil && isPostcode(word) { postcode = String(word) } else { words.append(word) }
@@ -58,10 +72,11 @@ struct ParsedAddress: Equatable {
             let q = TextNormalizer.normalize(words.joined(separator: " "))
             if !q.isEmpty { qualifiers.append(q) }
         }
-        if TextNormalizer.containsCJK(first) { return parseChinese(first, postcode: postcode, qualifiers: qualifiers) }
-        let words = first.split(whereSeparator: \.isWhitespace)
+        let head = parts[first]
+        if TextNormalizer.containsCJK(head) { return parseChinese(head, postcode: postcode, qualifiers: qualifiers) }
+        let words = head.split(whereSeparator: \.isWhitespace)
         guard let k = words.firstIndex(where: HouseNumber.looksLikeNumber) else {
-            return [ParsedAddress(street: first, postcode: postcode, qualifiers: qualifiers)]
+            return [ParsedAddress(street: head, postcode: postcode, qualifiers: qualifiers)]
         }
         var readings: [ParsedAddress] = []
         if k > 0 {

@@ -24,6 +24,8 @@ public final class AddressIndex: Sendable {
     let segments: SegmentGrid
     /// Per street, its house numbers → indices into `addresses`.
     let numbers: [[String: [Int32]]]
+    /// Each line's bounding box.
+    let lineBoxes: [(west: Double, south: Double, east: Double, north: Double)]
     /// The street of each address and of each line (-1: none).
     let streetOfAddress: [Int32]
     let streetOfLine: [Int32]
@@ -51,21 +53,36 @@ public final class AddressIndex: Sendable {
             var addresses: [Int32] = []
             var lines: [Int32] = []
         }
-        var buckets: [String: Bucket] = [:]
+        struct Key: Hashable, Comparable {
+            var name: String
+            var y: Int
+            var x: Int
+            static func < (a: Key, b: Key) -> Bool { (a.name, a.y, a.x) < (b.name, b.y, b.x) }
+        }
+        var buckets: [Key: Bucket] = [:]
         var variantsOfLine: [Int: [String]] = [:]
-        func cell(_ p: Coordinate2) -> (Int, Int) { (Int((p.latitude / 0.05).rounded(.down)), Int((p.longitude / 0.1).rounded(.down))) }
-        func key(_ name: String, _ c: (Int, Int)) -> String { "\(name)|\(c.0)|\(c.1)" }
+        // Many houses share a street: each spelling is normalized once.
+        var normalized: [String: String] = [:]
+        func normalize(_ text: String) -> String {
+            if let known = normalized[text] { return known }
+            let n = TextNormalizer.normalize(text)
+            normalized[text] = n
+            return n
+        }
+        func key(_ name: String, _ p: Coordinate2) -> Key {
+            Key(name: name, y: Int((p.latitude / 0.05).rounded(.down)), x: Int((p.longitude / 0.1).rounded(.down)))
+        }
         for (i, a) in data.addresses.enumerated() {
             guard let street = a.streetOrPlace else { continue }
-            let name = TextNormalizer.normalize(street)
+            let name = normalize(street)
             guard !name.isEmpty else { continue }
-            buckets[key(name, cell(Coordinate2(a.latitude, a.longitude))), default: Bucket()].addresses.append(Int32(i))
+            buckets[key(name, Coordinate2(a.latitude, a.longitude)), default: Bucket()].addresses.append(Int32(i))
         }
         for (i, line) in data.streets.enumerated() where !line.points.isEmpty {
-            let names = line.names.map(TextNormalizer.normalize).filter { !$0.isEmpty }
+            let names = line.names.map(normalize).filter { !$0.isEmpty }
             guard let primary = names.first else { continue }
             variantsOfLine[i] = names
-            buckets[key(primary, cell(line.points[line.points.count / 2])), default: Bucket()].lines.append(Int32(i))
+            buckets[key(primary, line.points[line.points.count / 2]), default: Bucket()].lines.append(Int32(i))
         }
         // Union neighbouring cells of one name.
         let keys = buckets.keys.sorted()
@@ -78,15 +95,12 @@ public final class AddressIndex: Sendable {
             }
             return x
         }
-        var position: [String: Int] = [:]
+        var position: [Key: Int] = [:]
         for (i, k) in keys.enumerated() { position[k] = i }
         for (i, k) in keys.enumerated() {
-            let parts = k.split(separator: "|", omittingEmptySubsequences: false)
-            let name = parts[0..<(parts.count - 2)].joined(separator: "|")
-            guard let y = Int(parts[parts.count - 2]), let x = Int(parts[parts.count - 1]) else { continue }
             for dy in -1...1 {
                 for dx in -1...1 where dy != 0 || dx != 0 {
-                    if let j = position["\(name)|\(y + dy)|\(x + dx)"] {
+                    if let j = position[Key(name: k.name, y: k.y + dy, x: k.x + dx)] {
                         let a = find(i)
                         let b = find(j)
                         if a != b { parent[max(a, b)] = min(a, b) }
@@ -121,7 +135,7 @@ public final class AddressIndex: Sendable {
                 if let c = address.city { cities[c, default: 0] += 1 }
                 if let p = address.postcode { postcodes[p, default: 0] += 1 }
                 if let n = HouseNumber(address.housenumber) { houseNumbers[n.key, default: []].append(a) }
-                names.insert(TextNormalizer.normalize(address.streetOrPlace ?? ""))
+                names.insert(normalize(address.streetOrPlace ?? ""))
             }
             for l in group.lines {
                 let line = data.streets[Int(l)]
@@ -151,6 +165,13 @@ public final class AddressIndex: Sendable {
         addressTree = RTree(
             bulkLoading: data.addresses.enumerated().map { IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude) })
         segments = SegmentGrid(lines: data.streets)
+        lineBoxes = data.streets.map { line in
+            var box = (west: Double.infinity, south: Double.infinity, east: -Double.infinity, north: -Double.infinity)
+            for p in line.points {
+                box = (min(box.west, p.longitude), min(box.south, p.latitude), max(box.east, p.longitude), max(box.north, p.latitude))
+            }
+            return box
+        }
     }
 
     /// A point on the street: half-way along its longest line; without lines, the house nearest the houses' mean.

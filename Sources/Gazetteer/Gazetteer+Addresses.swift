@@ -6,13 +6,17 @@ extension Gazetteer {
     /// and streets, `geocode(_:)` for places, ranked together by score (a house outranks any place; a street asked
     /// by name alone ranks by its name's match like a place without importance).
     public func geocode(_ query: GeocodeQuery, addresses: AddressIndex) -> [GeocodeResult] {
-        let places = geocode(query)
-        guard !addresses.isEmpty else { return places }
+        guard !addresses.isEmpty else { return geocode(query) }
         var results = addresses.search(query) { name, point in placeNear(name, point) }.compactMap { match -> GeocodeResult? in
             let result = addressResult(match, language: query.language, near: query.near)
             if let country = query.country, result.country != country { return nil }
             return result
         }
+        // A query a house or street answers, or one with a house number, is an address: places are looked up as typed
+        // (and by prefix), not among the spelling neighbours of every place name, which would cost more than the rest
+        // of the query and find only unrelated places.
+        let isAddress = !results.isEmpty || ParsedAddress.parse(query.text).contains { $0.number != nil }
+        let places = geocode(query, placeTypos: !isAddress)
         // A place answer that only stands for the street address found here ("Helsinki [+Mannerheimintie 13]") is
         // dropped when a house or street answers it.
         let answered = !results.isEmpty && results[0].type == "house"

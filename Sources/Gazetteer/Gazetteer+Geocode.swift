@@ -10,7 +10,11 @@ extension Gazetteer {
     /// 0.45 when every qualifier after a comma ("Springfield, IL") names the place's admin1/admin2/country (less
     /// 0.6 when one does not), plus up to 0.4 for nearness to `near`. Chinese addresses parsed into divisions
     /// score from 2.0 up, so they lead. Near-duplicates (same name within 20 km) keep the better one.
-    public func geocode(_ query: GeocodeQuery) -> [GeocodeResult] {
+    public func geocode(_ query: GeocodeQuery) -> [GeocodeResult] { geocode(query, placeTypos: true) }
+
+    /// `placeTypos: false` skips spelling neighbours of place names (the costly part of a query that names no place),
+    /// for a query an imported address already answers.
+    func geocode(_ query: GeocodeQuery, placeTypos: Bool) -> [GeocodeResult] {
         var scored: [Int32: Double] = [:]
         var unresolved: [Int32: String] = [:]
         func offer(_ entity: Int32, _ score: Double) {
@@ -42,7 +46,7 @@ extension Gazetteer {
         var namedAsTyped = false
         if let name = parts.first {
             let qualifiers = Array(parts.dropFirst())
-            let found = candidates(name, allowTypos: !parsedAsAddress)
+            let found = candidates(name, allowTypos: placeTypos && !parsedAsAddress)
             namedAsTyped = found.contains { $0.1 >= 0.9 }
             for (entity, quality) in found {
                 offer(entity, quality + 0.4 * importance(entity) / 8 + qualifierScore(entity, qualifiers))
@@ -55,7 +59,7 @@ extension Gazetteer {
                     for split in 1..<words.count {
                         let head = words[..<split].joined(separator: " ")
                         let tail = words[split...].joined(separator: " ")
-                        for (entity, quality) in candidates(head, allowPrefix: false) where qualifierMatches(entity, tail) {
+                        for (entity, quality) in candidates(head, allowPrefix: false, allowTypos: placeTypos) where qualifierMatches(entity, tail) {
                             offer(entity, quality + 0.4 * importance(entity) / 8 + 0.45)
                         }
                     }
@@ -68,7 +72,7 @@ extension Gazetteer {
         // gazetteer cannot resolve — answered as the place, with that text reported unresolved.
         if !namedAsTyped && parts.count >= 2 && !TextNormalizer.containsCJK(query.text) {
             for k in 1..<parts.count {
-                let found = candidates(parts[k], allowPrefix: false).filter { $0.1 >= 0.9 }
+                let found = candidates(parts[k], allowPrefix: false, allowTypos: placeTypos).filter { $0.1 >= 0.9 }
                 guard !found.isEmpty else { continue }
                 let qualifiers = Array(parts[(k + 1)...])
                 let street = rawParts[..<k].joined(separator: ", ")

@@ -16,6 +16,7 @@ struct GeoController {
     func register(on routes: RouteRegistrar) {
         routes.read("geocode", cost: .heavy) { input in try geocode(input) }
         routes.read("reverse", cost: .heavy) { input in try reverse(input) }
+        routes.read("streets", cost: .heavy) { input in try streets(input) }
         routes.read("convert") { input in try convert(input) }
         routes.on("convertBatch") { request, _ in try await convertBatch(request) }
     }
@@ -33,6 +34,11 @@ struct GeoController {
     func reverse(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try ReverseRequest(input.parameters)
         return .json(parsed.encode(try requireGazetteer().reverse(parsed.point, addresses: engine.addresses)))
+    }
+
+    func streets(_ input: ReadInput) throws -> ReadAnswer {
+        let parsed = try StreetsRequest(input.parameters)
+        return .json(parsed.encode(engine.addresses.lines(in: parsed.box, limit: parsed.limit)))
     }
 
     func convert(_ input: ReadInput) throws -> ReadAnswer {

@@ -230,6 +230,27 @@ def check_nearby_click(browser, base, shots):
     print("ok: a click on the map lists what is nearest, as the API does")
 
 
+def check_streets_and_addresses(browser, base, shots):
+    """Below city scale the imported streets are the base layer (those /v1/streets answers for the view), and a click
+    says the address there (/v1/reverse)."""
+    browser.open(f"{base}/?lat=60.1683&lon=24.9414&z=17")
+    browser.wait_for("the streets layer", "poi.streetsLayer.ids && poi.streetsLayer.ids.length > 0")
+    bbox, drawn = browser.evaluate("[poi.streetsLayer.bbox, poi.streetsLayer.ids]")
+    expected = [f["id"] for f in api(base, "/v1/streets", bbox=bbox, limit=3000)["features"]]
+    expect(drawn == expected, f"the page draws {len(drawn)} streets; /v1/streets answers {len(expected)} for {bbox}")
+    expect(browser.evaluate("document.querySelectorAll('.leaflet-base-pane path').length") >= len(expected), "every street is a path in the base pane")
+    box = browser.evaluate("(() => { const r = document.getElementById('map').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()")
+    browser.click_at(box[0] + box[2] * 0.5, box[1] + box[3] * 0.5)
+    browser.wait_for("an address popup after a click", "poi.lastAddress && document.querySelector('.address-popup')")
+    shown = browser.evaluate("poi.lastAddress")
+    answer = api(base, "/v1/reverse", lat=shown["lat"], lon=shown["lon"])
+    expect(answer["address"] is not None, f"/v1/reverse finds an address at {shown}")
+    wanted = ", ".join(answer["address"]["displayName"].split(", ")[:2])
+    expect(shown["shown"] == wanted, f"the popup says {shown['shown']!r}; /v1/reverse says {wanted!r}")
+    browser.screenshot(os.path.join(shots, "streets-address.png"))
+    print(f"ok: {len(drawn)} streets drawn as /v1/streets answers; a click shows {wanted}")
+
+
 def check_clusters(browser, base, shots, pois):
     browser.open(f"{base}/?lat=45&lon=70&z=2")  # the whole world but the Americas: Helsinki and Beijing
     browser.wait_for("clusters", "document.querySelectorAll('.cluster').length > 0")
@@ -297,7 +318,7 @@ def main():
     pois = api(args.base, "/health")["pois"]
     browser = Browser(args.chromium)
     try:
-        for check in [check_search_from_url, check_autocomplete, check_nearby_click, check_pins, check_coordsys, check_docs]:
+        for check in [check_search_from_url, check_autocomplete, check_nearby_click, check_streets_and_addresses, check_pins, check_coordsys, check_docs]:
             check(browser, args.base, args.screenshots)
         check_clusters(browser, args.base, args.screenshots, pois)
         expect(not browser.exceptions, f"the page threw: {browser.exceptions}")

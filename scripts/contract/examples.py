@@ -52,6 +52,8 @@ def requests(state):
     yield "geocode", "GET", "/v1/geocode", {"q": "1600 Amphitheatre Parkway, Mountain View", "limit": "1"}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "Mannerheimintie 13 a, Helsinki", "limit": "1"}, None
     yield "reverse", "GET", "/v1/reverse", {"lat": "60.1699", "lon": "24.9384"}, None
+    yield "streets", "GET", "/v1/streets", {"bbox": "24.938,60.168,24.940,60.169", "limit": "2"}, None
+    yield "streets", "GET", "/v1/streets", {"bbox": "24.9,60.1"}, None
     yield "convert", "GET", "/v1/convert", {"from": "wgs84", "to": "gcj02", "lat": "39.9087", "lon": "116.3975"}, None
     yield "convert", "GET", "/v1/convert", {"from": "EPSG:3857", "to": "wgs84", "lat": "1e300", "lon": "1e300"}, None
     yield "convertBatch", "POST", "/v1/convert", {}, {"from": "wgs84", "to": "EPSG:3067", "points": [[24.9384, 60.1699], [23.7610, 61.4978]]}

@@ -31,14 +31,15 @@ def main():
     if os.path.exists(args.out):
         os.remove(args.out)
     writer = osmium.SimpleWriter(args.out)
-    nodes, ways, relations = [], [], []
+    ways, relations = [], []
     next_node = [1]
     next_way = [1]
 
     def node(lat, lon, tags=None):
         nid = next_node[0]
         next_node[0] += 1
-        nodes.append(osmium.osm.mutable.Node(id=nid, location=(lon, lat), tags=tags or {}))
+        # Nodes go straight to the file (they come first and in id order); ways and relations wait in memory.
+        writer.add_node(osmium.osm.mutable.Node(id=nid, location=(lon, lat), tags=tags or {}))
         return nid
 
     def way(refs, tags):
@@ -94,8 +95,6 @@ def main():
             relations.append(osmium.osm.mutable.Relation(
                 id=len(relations) + 1, members=[("w", wo, "outer"), ("w", wi, "inner")],
                 tags={"type": "multipolygon", "leisure": "park", "name": f"{word}puisto {street}", "name:sv": f"{word}parken {street}"}))
-    for n in nodes:
-        writer.add_node(n)
     for w in ways:
         writer.add_way(w)
     for r in relations:

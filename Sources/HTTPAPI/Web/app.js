@@ -97,6 +97,54 @@
       .catch(() => map.attributionControl.addAttribution("(country outlines unavailable)"));
   }
   map.attributionControl.addAttribution("Data: © OpenStreetMap contributors, GeoNames");
+
+  // ---- offline base layer below city scale: the imported streets (GET /v1/streets), an address on click ----------
+  const streetsLayer = L.layerGroup().addTo(map);
+  let streetsSequence = 0;
+  async function refreshStreets() {
+    const sequence = ++streetsSequence;
+    if (config.tiles || map.getZoom() < 14) {
+      streetsLayer.clearLayers();
+      return;
+    }
+    const b = map.getBounds().pad(0.2);
+    const bbox = [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v) => v.toFixed(6)).join(",");
+    try {
+      const body = await api("/v1/streets", { bbox, limit: 3000, coordsys: state.coordsys });
+      if (sequence !== streetsSequence) return;
+      streetsLayer.clearLayers();
+      streetsLayer.bbox = bbox; // what was drawn, for the browser test
+      streetsLayer.ids = body.features.map((feature) => feature.id);
+      L.geoJSON(body, {
+        pane: "base",
+        style: () => ({ color: "#9aa5b1", weight: map.getZoom() >= 16 ? 5 : 3, opacity: 0.9, lineCap: "round" }),
+        onEachFeature: (feature, layer) => {
+          layer.on("click", (event) => {
+            L.DomEvent.stopPropagation(event);
+            showAddress(event.latlng.wrap(), feature.properties.name);
+          });
+        },
+      }).addTo(streetsLayer);
+    } catch (error) {
+      // the base layer is an aid: the page works without it
+    }
+  }
+
+  // The address at a point (GET /v1/reverse): the house within 60 m, else the street, in a popup.
+  async function showAddress(point, streetName) {
+    try {
+      const body = await api("/v1/reverse", { lat: point.lat.toFixed(7), lon: point.lng.toFixed(7), coordsys: state.coordsys });
+      const box = element("div", "popup address-popup");
+      const found = body.address;
+      box.appendChild(element("strong", "", found ? found.displayName.split(", ").slice(0, 2).join(", ") : streetName || "no address here"));
+      if (found) box.appendChild(element("div", "", `${found.type === "house" ? "house" : "street"}, ${distanceText(found.distance)} away`));
+      if (body.place) box.appendChild(element("div", "", body.place.displayName));
+      L.popup().setLatLng(point).setContent(box).openOn(map);
+      window.poi.lastAddress = { lat: point.lat.toFixed(7), lon: point.lng.toFixed(7), shown: box.firstChild.textContent };
+    } catch (error) {
+      say(error.message, true);
+    }
+  }
   const overviewLayer = L.layerGroup().addTo(map);
   const resultsLayer = L.featureGroup().addTo(map);
   const pinsLayer = L.featureGroup().addTo(map);
@@ -302,6 +350,8 @@
   map.on("click", (event) => {
     const point = event.latlng.wrap();
     nearby({ lat: point.lat, lon: point.lng });
+    // Close to the ground, a click also says the address there.
+    if (map.getZoom() >= 16) showAddress(point);
   });
 
   // ---- search box with autocomplete (prefix search) -----------------------------------------------------------
@@ -476,6 +526,7 @@
   map.on("moveend", () => {
     writeURL();
     refreshOverview();
+    refreshStreets();
   });
   input.value = state.q;
 
@@ -499,6 +550,6 @@
     document.body.setAttribute("data-ready", "true");
   }
   // For the browser test and the curious: the map, the page's state and the results' markers.
-  window.poi = { map, state, resultsLayer, pinsLayer };
+  window.poi = { map, state, resultsLayer, pinsLayer, streetsLayer };
   start();
 })();

@@ -303,8 +303,18 @@ struct GeocoderAdapters {
         if let poiRadius {
             let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
             if let house = answer.address, house.type == "house" {
-                if let poi, case .poi(let record) = poi.record, record.address != nil, poi.distance ?? .infinity <= (house.distance ?? 0) + 5 {
-                    return .poi(record, distance: poi.distance)
+                // The nearer object wins, as in Nominatim; a POI within 5 m beyond the house too when it has its own
+                // address (it is in that building). A POI without an address takes the house's, as Nominatim gives a
+                // POI the address of the building it is in.
+                if let poi, case .poi(var record) = poi.record {
+                    let d = poi.distance ?? .infinity
+                    let houseDistance = house.distance ?? 0
+                    if d <= houseDistance || (record.address != nil && d <= houseDistance + 5) {
+                        if record.address == nil, let parts = house.address, houseDistance <= 30 {
+                            record.address = [parts.street, parts.housenumber].compactMap { $0 }.joined(separator: " ")
+                        }
+                        return .poi(record, distance: poi.distance)
+                    }
                 }
                 return .place(house)
             }

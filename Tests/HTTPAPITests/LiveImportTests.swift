@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Gazetteer
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
@@ -74,6 +75,45 @@ import TestSupport
         #expect(reopened.poi(id: "i1")?.address == "Kaarlenkatu 15")
     }
 
+    /// An OpenStreetMap extract through the running server: its POIs (ways placed inside their buildings), houses
+    /// and streets answer at once; a second import of the same extract removes nothing and adds nothing.
+    @Test func anOpenStreetMapExtractMakesPOIsHousesAndStreets() async throws {
+        let (engine, path) = try engine()
+        let extract = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("data/Helsinki.osm.pbf")
+        let bytes = try Data(contentsOf: extract)
+        let gazetteer = try Gazetteer.load(directory: extract.deletingLastPathComponent().path)
+        let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
+        try await app.test(.router) { client in
+            var imported: [Int] = []
+            for round in 1...2 {
+                let accepted = try json(try await client.execute(
+                    uri: "/v1/import?name=Helsinki.osm.pbf", method: .post, headers: [.contentType: "application/x-protobuf"], body: ByteBuffer(bytes: bytes)))
+                let done = try await finished(client, try #require(accepted["id"] as? String))
+                #expect(done["status"] as? String == "succeeded", "round \(round): \(done)")
+                imported.append(done["imported"] as? Int ?? 0)
+                #expect((done["problems"] as? [[String: Any]])?.first?["reason"] as? String ?? "" != "", "a clipped extract reports its dangling ways")
+            }
+            #expect(imported[0] > 1_500 && imported[1] == imported[0] && engine.counts.pois == imported[0], "\(imported), \(engine.counts.pois) in the engine")
+            #expect(engine.poi(id: "osm-r4055") == nil, "a building part without a name is no POI")
+            let house = try json(try await client.execute(uri: "/v1/geocode?q=Mannerheimintie%2013%20a,%20Helsinki&limit=1", method: .get))
+            let first = try #require((house["results"] as? [[String: Any]])?.first)
+            #expect(first["type"] as? String == "house")
+            #expect((first["address"] as? [String: Any])?["housenumber"] as? String == "13A")
+            let reverse = try json(try await client.execute(uri: "/v1/reverse?lat=60.17357&lon=24.93567", method: .get))
+            #expect((reverse["address"] as? [String: Any])?["type"] as? String == "house")
+            let streets = try json(try await client.execute(uri: "/v1/streets?bbox=24.938,60.168,24.940,60.169", method: .get))
+            #expect((streets["features"] as? [[String: Any]])?.isEmpty == false)
+            let wrongKind = try json(try await client.execute(
+                uri: "/v1/import?format=osmpbf&kind=pin", method: .post, body: ByteBuffer(bytes: bytes)))
+            let failed = try await finished(client, try #require(wrongKind["id"] as? String))
+            #expect(failed["status"] as? String == "failed" && (failed["error"] as? String ?? "").contains("kind must be poi"), "\(failed)")
+        }
+        // The store has the addresses: a new engine over the same file answers houses too.
+        let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
+        #expect(reopened.addresses.addresses.count > 1_400)
+    }
+
     @Test func strictImportsAllOrNothing() async throws {
         let (engine, _) = try engine()
         try await importApp(engine).test(.router) { client in
@@ -108,7 +148,7 @@ import TestSupport
 
     @Test(arguments: [
         ("/v1/import", "format is required"),
-        ("/v1/import?format=xml", "format must be jsonl, geojson or csv"),
+        ("/v1/import?format=xml", "format must be jsonl, geojson, csv or osmpbf"),
         ("/v1/import?format=jsonl&kind=place", "kind must be poi or pin"),
         ("/v1/import?format=jsonl&crs=EPSG:99999", "crs: unknown coordinate system"),
         ("/v1/import?format=jsonl&strict=yes", "strict must be true or false"),

@@ -241,7 +241,7 @@ def check_streets_and_addresses(browser, base, shots):
     expect(browser.evaluate("document.querySelectorAll('.leaflet-base-pane path').length") >= len(expected), "every street is a path in the base pane")
     box = browser.evaluate("(() => { const r = document.getElementById('map').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()")
     browser.click_at(box[0] + box[2] * 0.5, box[1] + box[3] * 0.5)
-    browser.wait_for("an address popup after a click", "poi.lastAddress && document.querySelector('.address-popup')")
+    browser.wait_for("an address popup after a click", "!!(poi.lastAddress && document.querySelector('.address-popup'))")
     shown = browser.evaluate("poi.lastAddress")
     answer = api(base, "/v1/reverse", lat=shown["lat"], lon=shown["lon"])
     expect(answer["address"] is not None, f"/v1/reverse finds an address at {shown}")

@@ -59,7 +59,7 @@ public struct OSMImporter: Sendable {
     /// gazetteer, both from `dataDirectory`.
     public static func bundled(dataDirectory: String, strict: Bool = false) throws -> OSMImporter {
         let mapping = try OSMTagMapping.load(directory: dataDirectory)
-        let gazetteer = try Gazetteer.load(directory: dataDirectory)
+        let gazetteer = try Gazetteer.loadForReverse(directory: dataDirectory)
         return OSMImporter(mapping: mapping, strict: strict) { gazetteer.cityAndCountry(latitude: $0, longitude: $1) }
     }
 

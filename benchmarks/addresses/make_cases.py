@@ -58,7 +58,8 @@ def main():
                     swedish[tags["name"]] = tags["name:sv"]
 
     keys = sorted(houses)
-    named = sorted(s for s in streets if any(k[0] == s for k in keys))
+    with_houses = {k[0] for k in keys}
+    named = sorted(s for s in streets if s in with_houses)
     out = []
 
     def typo(name):
@@ -66,6 +67,7 @@ def main():
         i = rnd.choice(letters)
         return name[:i] + ("y" if name[i] == "x" else "x") + name[i + 1:]
 
+    swedish_keys = [k for k in keys if k[0] in swedish]
     share = {"Street N, City": 0.2, "Street N": 0.15, "lower case": 0.1, "Swedish": 0.1, "typo": 0.1, "street": 0.15, "reverse": 0.2}
     for form, fraction in share.items():
         for _ in range(round(args.count * fraction)):
@@ -73,7 +75,7 @@ def main():
                 name = rnd.choice(named)
                 out.append({"kind": "street", "form": form, "q": f"{name}, {args.city}", "street": name, "lines": streets[name]})
                 continue
-            candidates = keys if form != "Swedish" else [k for k in keys if k[0] in swedish]
+            candidates = keys if form != "Swedish" else swedish_keys
             street, number = rnd.choice(candidates)
             targets = houses[(street, number)]
             if form == "reverse":

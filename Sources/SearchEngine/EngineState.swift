@@ -68,7 +68,8 @@ struct EngineState {
             if let address = poi.address { fields.append(.init(address, weight: 1, isName: false)) }
             if let city = poi.city { fields.append(.init(city, weight: 1, isName: false)) }
             if !poi.tags.isEmpty {
-                for key in ["name:en", "name:zh", "name:fi", "name:sv"] {
+                // Every other name a POI goes by (OpenStreetMap's name variants) is a name too.
+                for key in ["name:en", "name:zh", "name:fi", "name:sv", "alt_name", "old_name", "official_name", "short_name"] {
                     if let value = poi.tags[key] { fields.append(.init(value, weight: 1, isName: true)) }
                 }
                 for key in ["brand", "cuisine", "operator"] {

@@ -19,19 +19,7 @@ import TestSupport
     static let imported = try! importer.read(helsinki)
     let scratch = ScratchDirectory("poi-osm-import")
 
-    static func python(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        process.currentDirectoryURL = repository
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "python3 \(arguments)")
-        return String(decoding: data, as: UTF8.self)
-    }
+    static func python(_ arguments: [String]) throws -> String { try PythonScript.run(arguments) }
 
     @Test func everyNamedMappedObjectIsAPOICountedIndependently() throws {
         let expected = Set(try Self.python(["scripts/osm/expected_pois.py", Self.helsinki]).split(separator: "\n").map(String.init))

@@ -11,30 +11,7 @@ import TestSupport
     static let helsinki = repository.appendingPathComponent("data/Helsinki.osm.pbf").path
     let scratch = ScratchDirectory("poi-osm")
 
-    /// Runs a script of scripts/osm with python3; its stdout.
-    static func python(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
-        process.currentDirectoryURL = repository
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandFailure(message: "python3 \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    struct CommandFailure: Error, CustomStringConvertible {
-        let message: String
-        var description: String { message }
-    }
+    static func python(_ arguments: [String]) throws -> String { try PythonScript.run(arguments) }
 
     /// The same canonical dump as scripts/osm/dump.py, from our reader.
     static func dump(_ path: String) throws -> String {

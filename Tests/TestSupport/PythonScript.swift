@@ -1,0 +1,33 @@
+import Foundation
+
+/// Runs a Python script of the repository (scripts/...) with python3 from the repository root: an independent
+/// implementation (pyosmium, say) that a test compares the product with.
+public enum PythonScript {
+    /// The repository root (this file is Tests/TestSupport/PythonScript.swift).
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The script's standard output. - Throws: `Failure` with its standard error when it exits non-zero.
+    public static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        process.currentDirectoryURL = repository
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes before waiting, so that a large output never blocks the script.
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "python3 \(arguments.joined(separator: " ")) failed: \(String(decoding: errors, as: UTF8.self))")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

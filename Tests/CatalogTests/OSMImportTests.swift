@@ -101,8 +101,11 @@ import TestSupport
         return String(String.UnicodeScalarView(scalars))
     }
 
+    /// Every fifth house of the extract asked in five forms, and every house reversed from 3 m away: a set large
+    /// enough that a 95 % bound is not a coin toss. The seed (typo letters, reverse bearings) is fixed so that the
+    /// test never flakes; SEED=... tries another.
     @Test func housesStreetsAndReverseOnTheExtract() throws {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? 34
         print("housesStreetsAndReverseOnTheExtract: SEED=\(seed)")
         var random = SplitMix64(seed: seed)
         let data = Self.imported.addresses
@@ -135,8 +138,7 @@ import TestSupport
             }
             forms[form] = tally
         }
-        for _ in 0..<60 {
-            let house = houses[Int(random.next() % UInt64(houses.count))]
+        for house in stride(from: 0, to: houses.count, by: 5).map({ houses[$0] }) {
             let street = house.street!
             check("Street N, City", "\(street) \(house.housenumber), \(house.city ?? "Helsinki")", house)
             check("Street N", "\(street) \(house.housenumber)", house)
@@ -150,7 +152,7 @@ import TestSupport
         }
         // Reverse: a point within 5 m of a house answers that house's street and number (or a house at the same spot).
         var right = 0
-        let sample = (0..<100).map { _ in houses[Int(random.next() % UInt64(houses.count))] }
+        let sample = houses
         for house in sample {
             let bearing = Double(random.next() % 360)
             let p = GreatCircle.destination(from: Coordinate(uncheckedLatitude: house.latitude, longitude: house.longitude), distance: 3, bearing: bearing)
@@ -160,6 +162,6 @@ import TestSupport
             if same || twin { right += 1 }
         }
         print("reverse: \(right)/\(sample.count)")
-        #expect(right >= 95, "reverse: \(right) of \(sample.count) answered the house")
+        #expect(Double(right) >= 0.95 * Double(sample.count), "reverse: \(right) of \(sample.count) answered the house")
     }
 }

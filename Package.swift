@@ -24,6 +24,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0"..<"6.0.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -43,6 +46,15 @@ let package = Package(
         .target(
             name: "Catalog",
             dependencies: ["GeoCore", "Gazetteer", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. No HTTP in it.
+        .target(
+            name: "Access",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -70,8 +82,9 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "API", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData",
+                "API", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData", "Access",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -97,6 +110,8 @@ let package = Package(
                 "HTTPAPI",
                 "BundledData",
                 "PostgresStore",
+                "Access",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -106,7 +121,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Scratch directories for the tests' files, removed when a test is done.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
@@ -123,11 +143,18 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData", "TestSupport",
+                "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AccessTests",
+            dependencies: ["Access", "TestSupport", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),

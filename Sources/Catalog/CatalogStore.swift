@@ -91,6 +91,11 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "INSERT INTO store_state (id, identity, sequence) VALUES (1, ?, 0)", arguments: [UUID().uuidString])
         }
         registerAddressTables(&migrator)
+        migrator.registerMigration("v4: pin owner") { db in
+            // Pins placed before ownership was recorded have none: only keys with the pins:write scope change them.
+            try db.execute(sql: "ALTER TABLE pin ADD COLUMN owner TEXT")
+            try db.execute(sql: "CREATE INDEX pin_owner ON pin(owner)")
+        }
         return migrator
     }
 
@@ -128,7 +133,7 @@ public final class CatalogStore: StoreOfRecord {
                 }
             }
             if !block.isEmpty { body(block) }
-            let pins = try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt FROM pin ORDER BY rowid")
+            let pins = try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner FROM pin ORDER BY rowid")
                 .map(CatalogStore.pin)
             return (pins, sequence)
         }
@@ -154,20 +159,20 @@ public final class CatalogStore: StoreOfRecord {
     // MARK: Pins
 
     static let upsertPin = """
-        INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO pin (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO UPDATE SET uniqueKey = excluded.uniqueKey, firstName = excluded.firstName,
             lastName = excluded.lastName, mapString = excluded.mapString, mediaURL = excluded.mediaURL,
-            lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt
+            lat = excluded.lat, lon = excluded.lon, updatedAt = excluded.updatedAt, owner = excluded.owner
         """
 
     static func arguments(_ pin: PinRecord) -> StatementArguments {
-        [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt]
+        [pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL, pin.lat, pin.lon, pin.createdAt, pin.updatedAt, pin.owner]
     }
 
     public func allPins() throws(CatalogError) -> [PinRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt FROM pin ORDER BY rowid")
+            try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner FROM pin ORDER BY rowid")
                 .map(CatalogStore.pin)
         }
     }
@@ -175,7 +180,7 @@ public final class CatalogStore: StoreOfRecord {
     static func pin(_ row: Row) -> PinRecord {
         PinRecord(
             id: row[0], uniqueKey: row[1], firstName: row[2], lastName: row[3], mapString: row[4], mediaURL: row[5],
-            lat: row[6], lon: row[7], createdAt: row[8], updatedAt: row[9]
+            lat: row[6], lon: row[7], createdAt: row[8], updatedAt: row[9], owner: row[10]
         )
     }
 

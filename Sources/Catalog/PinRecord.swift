@@ -12,6 +12,9 @@ public struct PinRecord: Codable, Sendable, Equatable {
     public var lon: Double
     public var createdAt: String
     public var updatedAt: String
+    /// The user who placed the pin (their token's `sub`); nil when a key or an open server wrote it. Only they may
+    /// move or delete it (and keys with the pins:write scope).
+    public var owner: String?
 
     public init(
         id: String,
@@ -23,7 +26,8 @@ public struct PinRecord: Codable, Sendable, Equatable {
         lat: Double,
         lon: Double,
         createdAt: String,
-        updatedAt: String
+        updatedAt: String,
+        owner: String? = nil
     ) {
         self.id = id
         self.uniqueKey = uniqueKey
@@ -35,5 +39,6 @@ public struct PinRecord: Codable, Sendable, Equatable {
         self.lon = lon
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.owner = owner
     }
 }

@@ -6,6 +6,7 @@ import Gazetteer
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOSSL
 import Prometheus
 import SearchEngine
 
@@ -19,6 +20,7 @@ public func buildApplication(
     gazetteer: Gazetteer?,
     metrics: PrometheusCollectorRegistry? = nil,
     logger: Logger = Logger(label: "poi"),
+    tls: NIOSSLContext? = nil,
     onServerRunning: @escaping @Sendable (_ address: String) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let endpointMetrics = metrics.map { _ in EndpointMetrics() }
@@ -30,7 +32,7 @@ public func buildApplication(
         ? FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: logger) : nil
     return Application(
         router: HeadAsGet(router: router),
-        server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, lane: lane) },
+        server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, lane: lane, tls: tls) },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
         onServerRunning: { channel in
             let address = channel.localAddress.map { address in
@@ -48,7 +50,7 @@ public func buildRouter(
     engine: SearchEngine,
     gazetteer: Gazetteer?,
     metrics: PrometheusCollectorRegistry? = nil
-) -> Router<BasicRequestContext> {
+) -> Router<AppRequestContext> {
     makeRouter(
         configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: metrics.map { _ in EndpointMetrics() }
     ).router
@@ -61,8 +63,8 @@ func makeRouter(
     gazetteer: Gazetteer?,
     metrics: PrometheusCollectorRegistry?,
     endpointMetrics: EndpointMetrics?
-) -> (router: Router<BasicRequestContext>, reads: ReadRoutes) {
-    let router = Router(context: BasicRequestContext.self)
+) -> (router: Router<AppRequestContext>, reads: ReadRoutes) {
+    let router = Router(context: AppRequestContext.self)
     let routes = RouteRegistrar(router: router)
     if let metrics, let endpointMetrics {
         router.add(middleware: RequestMetricsMiddleware(cache: endpointMetrics))
@@ -107,7 +109,7 @@ func makeRouter(
     if metrics == nil {
         routes.on("metrics") { _, _ -> Response in throw Problem(.notFound, "this server keeps no metrics") }
     }
-    let write = WriteAuthorization(apiKey: configuration.apiKey)
+    let write = WriteAccess(configuration)
     QueryController(engine: engine).register(on: routes)
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
@@ -149,31 +151,5 @@ enum JSONResponse {
             headers: [.contentType: geojson ? "application/geo+json" : "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
         )
-    }
-}
-
-/// The API-key rule for writes: with a key configured, `Authorization: Bearer <key>` compared in constant time.
-/// (Without one, the server listens on loopback only — `ServerConfiguration.validate`.)
-struct WriteAuthorization: Sendable {
-    let apiKey: String?
-
-    func check(_ request: Request) throws(Problem) {
-        try check(header: request.headers[.authorization])
-    }
-
-    /// Checks an Authorization header's value.
-    func check(header: String?) throws(Problem) {
-        guard let apiKey else { return }
-        // The scheme is case-insensitive (RFC 9110 §11.1); one or more spaces before the credentials.
-        guard let header, header.count > 7, header.prefix(6).lowercased() == "bearer",
-            header.dropFirst(6).first == " "
-        else {
-            throw Problem(.unauthorized, "writes need the header Authorization: Bearer <API key>")
-        }
-        let given = Array(header.dropFirst(6).drop(while: { $0 == " " }).utf8)
-        let expected = Array(apiKey.utf8)
-        var difference = UInt8(given.count == expected.count ? 0 : 1)
-        for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }
-        guard difference == 0 else { throw Problem(.unauthorized, "the API key is not valid") }
     }
 }

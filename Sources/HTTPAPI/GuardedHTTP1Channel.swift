@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import NIOSSL
 import Synchronization
 
 /// Hummingbird's HTTP/1 child channel with the limits a server facing the open internet needs (DESIGN.md §4):
@@ -34,6 +35,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     let connections: ConnectionCounter
     /// The fast lane for read routes, or nil to send every request through the router.
     var lane: FastLane? = nil
+    /// HTTPS: TLS is the first handler, and everything after it sees plain bytes (both lanes included).
+    var tls: NIOSSLContext? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -45,6 +48,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
             }
             let timers = ConnectionTimers(limits: limits)
+            if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
             if let lane { try pipeline.addHandler(RawFastLaneHandler(lane: lane, timers: timers)) }
             try pipeline.addHandler(RequestClock(timers: timers))
             var decoderLimits = NIOHTTPDecoderLimitConfiguration()
@@ -59,7 +63,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
                 withDecoderLimitConfiguration: decoderLimits
             )
             try pipeline.addHandler(HTTPGuard(timers: timers, limits: limits))
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: tls != nil))
             try pipeline.addHandler(ConnectionIdleHandler(timers: timers, idleTimeout: .init(limits.idleTimeout)))
             if let lane { try pipeline.addHandler(FastLaneHandler(lane: lane)) }
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))

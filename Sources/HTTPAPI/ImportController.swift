@@ -1,4 +1,5 @@
 import API
+import Access
 import BundledData
 import Catalog
 import Foundation
@@ -181,15 +182,16 @@ struct ImportController {
     let engine: SearchEngine
     /// Reads OpenStreetMap extracts (nil when the category mapping could not be loaded: such imports are refused).
     let osm: OSMImporter?
-    let write: WriteAuthorization
+    let write: WriteAccess
     let tasks: ImportTasks
     let maximumImportSize: Int
 
     static let path = "/v1/import"
 
     func register(on routes: RouteRegistrar) {
-        routes.on("importRecords") { request, _ in try await start(request) }
-        routes.on("importTasks") { _, _ -> Response in
+        routes.on("importRecords") { request, context in try await start(request, context) }
+        routes.on("importTasks") { request, _ -> Response in
+            try WritePolicy.importRecords(try await write.authenticator.principal(authorization: request.headers[.authorization]))
             var json = JSONWriter()
             json.beginObject()
             json.key("results")
@@ -199,7 +201,8 @@ struct ImportController {
             json.endObject()
             return JSONResponse.body(json.buffer)
         }
-        routes.on("importTask") { _, context -> Response in
+        routes.on("importTask") { request, context -> Response in
+            try WritePolicy.importRecords(try await write.authenticator.principal(authorization: request.headers[.authorization]))
             let id = context.parameters.get("id") ?? ""
             guard let task = tasks[id] else {
                 throw Problem(.notFound, "no import task \(id.prefix(80)) (tasks are kept in memory, the last \(ImportTasks.kept), until the server restarts)")
@@ -238,8 +241,8 @@ struct ImportController {
         }
     }
 
-    private func start(_ request: Request) async throws -> Response {
-        try write.check(request)
+    private func start(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try WritePolicy.importRecords(try await write.principal(request, context))
         let parameters = RequestParameters(request)
         let format = try format(request, parameters)
         let kindName = parameters.string("kind") ?? "poi"

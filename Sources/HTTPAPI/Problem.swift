@@ -1,4 +1,5 @@
 import API
+import Access
 import BundledData
 import Foundation
 import GeoCore
@@ -12,10 +13,13 @@ import Synchronization
 public struct Problem: Error, Sendable {
     public let status: HTTPResponse.Status
     public let detail: String
+    /// Seconds, for `Retry-After` (a 429 or 503 that waiting cures).
+    public var retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, _ detail: String) {
+    public init(_ status: HTTPResponse.Status, _ detail: String, retryAfter: Int? = nil) {
         self.status = status
         self.detail = detail
+        self.retryAfter = retryAfter
     }
 
     static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail) }
@@ -42,6 +46,7 @@ public struct Problem: Error, Sendable {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         headers[RequestID.header] = requestID
         if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json(requestID: requestID))))
     }
 
@@ -72,6 +77,13 @@ extension Problem {
             case .notFound: return Problem(.notFound, error.description)
             case .storage: return Problem(.internalServerError, "the request could not be completed")
             case .unavailable: return Problem(.serviceUnavailable, "the store of record cannot be reached now; nothing was written, retry shortly")
+            case .quota: return Problem(.forbidden, error.description)
+            }
+        case let error as AccessError:
+            switch error {
+            case .unauthenticated(let message): return Problem(.unauthorized, message)
+            case .forbidden(let message): return Problem(.forbidden, message)
+            case .limited(let message, let retryAfter): return Problem(.tooManyRequests, message, retryAfter: retryAfter)
             }
         case let error as GeoError: return Problem(.badRequest, error.description)
         case let error as GazetteerError: return Problem(.badRequest, error.description)

@@ -1,4 +1,5 @@
 import API
+import Access
 import BundledData
 import Catalog
 import Foundation
@@ -9,18 +10,18 @@ import SearchEngine
 /// POIs and pins: reads, and writes that are durable before the 2xx is sent.
 struct RecordController {
     let engine: SearchEngine
-    let write: WriteAuthorization
+    let write: WriteAccess
     let maximumBodySize: Int
 
     func register(on routes: RouteRegistrar) {
         routes.read("getPOI") { input in try getPOI(input) }
         routes.on("putPOI") { request, context in try await putPOI(request, context) }
-        routes.on("deletePOI") { request, context in try deletePOI(request, context) }
-        routes.on("listPins") { request, _ in try listPins(request) }
-        routes.on("createPin") { request, _ in try await createPin(request) }
+        routes.on("deletePOI") { request, context in try await deletePOI(request, context) }
+        routes.on("listPins") { request, _ in try await listPins(request) }
+        routes.on("createPin") { request, context in try await createPin(request, context) }
         routes.read("getPin") { input in try getPin(input) }
         routes.on("updatePin") { request, context in try await updatePin(request, context) }
-        routes.on("deletePin") { request, context in try deletePin(request, context) }
+        routes.on("deletePin") { request, context in try await deletePin(request, context) }
     }
 
     private func encoder(_ request: Request) throws -> APIEncoder {
@@ -35,7 +36,7 @@ struct RecordController {
 
     /// The record id of the path, percent-decoded (`/v1/pois/caf%C3%A9-1` is the id `café-1`; `%2F` is a `/`
     /// inside the id).
-    private func id(_ context: BasicRequestContext) throws(Problem) -> String {
+    private func id(_ context: AppRequestContext) throws(Problem) -> String {
         try Self.id(context.parameters.get("id")?[...])
     }
 
@@ -56,8 +57,8 @@ struct RecordController {
         return .encoded(encoder, encoder.record(.poi(poi)))
     }
 
-    func putPOI(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try write.check(request)
+    func putPOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try WritePolicy.writePOI(try await write.principal(request, context))
         let id = try id(context)
         let coordsys = try RequestParameters(request).coordsys()
         let body = try await JSONBody.object(request, limit: maximumBodySize)
@@ -83,13 +84,13 @@ struct RecordController {
         return answer(encoder, encoder.record(.poi(saved.record)), status: saved.created ? .created : .ok)
     }
 
-    func deletePOI(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        try write.check(request)
+    func deletePOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        try WritePolicy.writePOI(try await write.principal(request, context))
         try engine.deletePOI(id: try id(context))
         return Response(status: .noContent)
     }
 
-    func listPins(_ request: Request) throws -> Response {
+    func listPins(_ request: Request) async throws -> Response {
         let p = RequestParameters(request)
         let limit = try p.limit()
         let skip = try p.int("skip", rule: "must be an integer between 0 and 1000000") ?? 0
@@ -103,16 +104,17 @@ struct RecordController {
         } else {
             order = .updatedAtDescending
         }
-        let (pins, total) = engine.pins(limit: limit, skip: skip, order: order, uniqueKey: uniqueKey)
+        let owner = try await Self.owner(p.string("owner"), authenticator: write.authenticator, authorization: request.headers[.authorization])
+        let (pins, total) = engine.pins(limit: limit, skip: skip, order: order, uniqueKey: uniqueKey, owner: owner)
         let encoder = try encoder(request)
         return answer(encoder, encoder.pins(pins, total: total, next: skip + pins.count < total ? String(skip + pins.count) : nil))
     }
 
-    func createPin(_ request: Request) async throws -> Response {
-        try write.check(request)
+    func createPin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let owner = try WritePolicy.createPin(try await write.principal(request, context))
         let input = try await pinInput(request)
         let encoder = try encoder(request)
-        let pin = try engine.createPin(input)
+        let pin = try engine.createPin(input, owner: owner, maximumPerOwner: write.maximumPinsPerUser)
         return answer(encoder, encoder.record(.pin(pin)), status: .created)
     }
 
@@ -123,18 +125,35 @@ struct RecordController {
         return .encoded(encoder, encoder.record(.pin(pin)))
     }
 
-    func updatePin(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try write.check(request)
+    func updatePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let principal = try await write.principal(request, context)
         let id = try id(context)
+        guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
+        try WritePolicy.changePin(principal, owner: old.owner)
         let encoder = try encoder(request)
         let input = try await pinInput(request)
         return answer(encoder, encoder.record(.pin(try engine.updatePin(id: id, input))))
     }
 
-    func deletePin(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        try write.check(request)
-        try engine.deletePin(id: try id(context))
+    func deletePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let principal = try await write.principal(request, context)
+        let id = try id(context)
+        guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
+        try WritePolicy.changePin(principal, owner: old.owner)
+        try engine.deletePin(id: id)
         return Response(status: .noContent)
+    }
+
+    /// The `owner` filter of a pin list: only `me`, the pins of the user whose token the request carries ("is my
+    /// location already there?"). Nil when the parameter is absent.
+    static func owner(_ value: String?, authenticator: Authenticator, authorization: String?) async throws -> String? {
+        guard let value else { return nil }
+        guard value == "me" else { throw Problem.badRequest("owner must be me (the pins of the user whose token is sent)") }
+        guard authorization != nil else { throw AccessError.unauthenticated("owner=me needs the user's token: Authorization: Bearer <token>") }
+        guard case .user(let subject) = try await authenticator.principal(authorization: authorization) else {
+            throw Problem.badRequest("owner=me needs a user's token, not an API key")
+        }
+        return subject
     }
 
     private func pinInput(_ request: Request) async throws -> PinInput {

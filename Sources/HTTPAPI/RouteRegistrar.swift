@@ -4,14 +4,14 @@ import Hummingbird
 /// Registers the handlers of the route table's operations on the router, by operationId: the path and method come
 /// from the table only. `finish()` checks that every operation of the table has its handler.
 final class RouteRegistrar {
-    typealias Handler = @Sendable (Request, BasicRequestContext) async throws -> Response
+    typealias Handler = @Sendable (Request, AppRequestContext) async throws -> Response
 
-    let router: Router<BasicRequestContext>
+    let router: Router<AppRequestContext>
     private var registered: Set<String> = []
     /// The read operations registered with `read`, for the fast lane.
     private(set) var reads = ReadRoutes()
 
-    init(router: Router<BasicRequestContext>) { self.router = router }
+    init(router: Router<AppRequestContext>) { self.router = router }
 
     func on(_ operationId: String, _ handler: @escaping Handler) {
         guard let route = RouteTable.route(operationId) else { preconditionFailure("no route \(operationId) in RouteTable") }

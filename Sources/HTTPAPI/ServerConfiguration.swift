@@ -1,3 +1,6 @@
+import Access
+import NIOSSL
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -6,10 +9,47 @@ import Darwin
 
 /// How `poi serve` runs.
 public struct ServerConfiguration: Sendable {
+    /// The PEM files of `--tls-cert` and `--tls-key`.
+    public struct TLSFiles: Sendable {
+        public var certificateChain: String
+        public var privateKey: String
+
+        public init(certificateChain: String, privateKey: String) {
+            self.certificateChain = certificateChain
+            self.privateKey = privateKey
+        }
+
+        /// The server's TLS context (TLS 1.2 and up), or which file is unusable and why.
+        public func context() throws(ServerConfigurationError) -> NIOSSLContext {
+            let chain: [NIOSSLCertificate]
+            do { chain = try NIOSSLCertificate.fromPEMFile(certificateChain) } catch {
+                throw .invalid("--tls-cert \(certificateChain): not a readable PEM certificate chain (\(error))")
+            }
+            guard !chain.isEmpty else { throw .invalid("--tls-cert \(certificateChain): no certificate in the file") }
+            let key: NIOSSLPrivateKey
+            do { key = try NIOSSLPrivateKey(file: privateKey, format: .pem) } catch {
+                throw .invalid("--tls-key \(privateKey): not a readable PEM private key (\(error))")
+            }
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            do { return try NIOSSLContext(configuration: configuration) } catch {
+                throw .invalid("--tls-cert and --tls-key do not make a TLS context (does the key match the certificate?): \(error)")
+            }
+        }
+    }
+
     public var host: String
     public var port: Int
-    /// Writes need `Authorization: Bearer <key>` when set.
+    /// The legacy single key: an admin key of `authenticator` (writes need `Authorization: Bearer <key>`).
     public var apiKey: String?
+    /// Who may write: keys with scopes and users' tokens. By default only `apiKey` (open when that is nil too).
+    public var authenticator: Authenticator
+    /// Writes per second and burst, per user and per client address (keys are not limited); nil: no limit.
+    public var writeLimits: (rate: Double, burst: Int)?
+    /// The most pins one user may have; nil: no cap.
+    public var maximumPinsPerUser: Int?
+    /// HTTPS with this certificate chain and private key (PEM files); nil: plain HTTP.
+    public var tls: TLSFiles?
     /// Timeouts and size limits of connections and requests.
     public var limits: ConnectionLimits
     /// The origin allowed to call the API from a browser (CORS), `*` for any, nil for none (the default).
@@ -33,6 +73,7 @@ public struct ServerConfiguration: Sendable {
         self.host = host
         self.port = port
         self.apiKey = apiKey
+        self.authenticator = Authenticator(keys: KeyRing(legacyKey: apiKey), tokens: nil)
         self.limits = limits
         self.corsOrigin = corsOrigin
         self.mapPage = mapPage
@@ -50,9 +91,15 @@ public struct ServerConfiguration: Sendable {
     public func validate() throws(ServerConfigurationError) {
         guard (0...65_535).contains(port) else { throw .invalid("--port must be between 0 and 65535") }
         guard Self.resolve(host)?.isEmpty == false else { throw .invalid("--host \(host) does not resolve to an address") }
-        if apiKey == nil && !isLoopback {
-            throw .invalid("refusing to listen on \(host) without an API key: it is not a loopback address; pass --api-key or set POI_API_KEY")
+        if authenticator.isOpen && !isLoopback {
+            throw .invalid(
+                "refusing to listen on \(host) without credentials for writes: it is not a loopback address; pass --api-key (or set POI_API_KEY), --keys-file, --auth-jwks or --auth-hs256-secret-file"
+            )
         }
+        if let writeLimits, !(writeLimits.rate > 0 && writeLimits.rate.isFinite) || writeLimits.burst < 1 {
+            throw .invalid("--write-rate must be a positive number of writes a second and --write-burst at least 1")
+        }
+        if let maximumPinsPerUser, maximumPinsPerUser < 1 { throw .invalid("--max-pins-per-user must be at least 1") }
         if let apiKey, apiKey.count < 8 { throw .invalid("the API key must be at least 8 characters") }
         guard limits.requestTimeout > .zero else { throw .invalid("--request-timeout must be greater than 0") }
         guard limits.idleTimeout > .zero else { throw .invalid("--idle-timeout must be greater than 0") }

@@ -1,4 +1,5 @@
 import API
+import Access
 import BundledData
 import Catalog
 import Foundation
@@ -14,7 +15,7 @@ import SearchEngine
 /// server key, a write needs it as the REST key (or as `Authorization: Bearer`).
 struct StudentLocationAdapter {
     let engine: SearchEngine
-    let write: WriteAuthorization
+    let write: WriteAccess
     let maximumBodySize: Int
 
     static let bases = ["/parse/classes/StudentLocation", "/v1/StudentLocation"]
@@ -22,11 +23,11 @@ struct StudentLocationAdapter {
     func register(on routes: RouteRegistrar) {
         // The same handlers under Parse's path and Udacity's v1 path (the route table's "parse…" and "udacity…" operations).
         for (prefix, base) in zip(["parse", "udacity"], Self.bases) {
-            routes.on(prefix + "ListStudentLocations") { request, _ in parse { try list(request) } }
-            routes.on(prefix + "CreateStudentLocation") { request, _ in await parseAsync { try await create(request, base: base) } }
+            routes.on(prefix + "ListStudentLocations") { request, _ in await parseAsync { try await list(request) } }
+            routes.on(prefix + "CreateStudentLocation") { request, context in await parseAsync { try await create(request, context, base: base) } }
             routes.on(prefix + "GetStudentLocation") { _, context in parse { try get(context) } }
             routes.on(prefix + "UpdateStudentLocation") { request, context in await parseAsync { try await update(request, context) } }
-            routes.on(prefix + "DeleteStudentLocation") { request, context in parse { try delete(request, context) } }
+            routes.on(prefix + "DeleteStudentLocation") { request, context in await parseAsync { try await delete(request, context) } }
         }
     }
 
@@ -53,13 +54,31 @@ struct StudentLocationAdapter {
         let parseError: ParseError
         switch error {
         case let error as ParseError: parseError = error
+        case let error as AccessError:
+            switch error {
+            case .unauthenticated(let message): parseError = ParseError(status: .unauthorized, code: 209, message: "invalid session token: \(message)")
+            case .forbidden(let message): parseError = ParseError(status: .forbidden, code: 119, message: message)
+            case .limited(let message, let retryAfter):
+                var response = Self.body(ParseError(status: .tooManyRequests, code: 155, message: message))
+                if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+                return response
+            }
         case let error as Problem where error.status == .unauthorized: parseError = ParseError(status: .forbidden, code: 119, message: "unauthorized")
         case let error as Problem: parseError = ParseError(status: error.status == .contentTooLarge ? .contentTooLarge : .badRequest, code: 107, message: error.detail)
         case let error as SearchError:
-            if case .notFound = error { parseError = .notFound } else { parseError = .invalidType(error.description) }
+            switch error {
+            case .notFound: parseError = .notFound
+            case .quota: parseError = ParseError(status: .forbidden, code: 119, message: error.description)
+            case .unavailable: parseError = ParseError(status: .serviceUnavailable, code: 1, message: error.description)
+            default: parseError = .invalidType(error.description)
+            }
         case let error as GeoError: parseError = .invalidType(error.description)
         default: parseError = ParseError(status: .internalServerError, code: 1, message: "Internal server error.")
         }
+        return Self.body(parseError)
+    }
+
+    private static func body(_ parseError: ParseError) -> Response {
         var json = JSONWriter()
         json.beginObject()
         json.key("code")
@@ -69,15 +88,22 @@ struct StudentLocationAdapter {
         return JSONResponse.body(json.buffer, status: parseError.status)
     }
 
-    /// A write needs the server's key when it has one: as X-Parse-REST-API-Key, or as v1's Bearer header.
-    private func authorize(_ request: Request) throws {
+    /// The credentials of a Parse or Udacity request: v1's Bearer header, else Parse's session token (a user's
+    /// token), else Parse's REST key (an API key).
+    private func authorization(_ request: Request) -> String? {
+        if let header = request.headers[.authorization] { return header }
+        let session = request.headers[HTTPField.Name("X-Parse-Session-Token")!]
         let restKey = request.headers[HTTPField.Name("X-Parse-REST-API-Key")!]
-        try write.check(header: request.headers[.authorization] ?? restKey.map { "Bearer \($0)" })
+        return (session ?? restKey).map { "Bearer \($0)" }
+    }
+
+    private func principal(_ request: Request, _ context: AppRequestContext) async throws -> Principal {
+        try await write.principal(request, context, authorization: authorization(request))
     }
 
     // MARK: Reading
 
-    func list(_ request: Request) throws -> Response {
+    func list(_ request: Request) async throws -> Response {
         let p = RequestParameters(request)
         let limit = try count(p, "limit", default: 100, maximum: 1_000)
         let skip = try count(p, "skip", default: 0, maximum: 1_000_000)
@@ -98,10 +124,11 @@ struct StudentLocationAdapter {
         }
         // One user's locations straight from the engine's filter; the other equalities on the whole ordered list.
         let uniqueKey = equal.first { $0.0 == "uniqueKey" }?.1
+        let owner = try await RecordController.owner(p.string("owner"), authenticator: write.authenticator, authorization: authorization(request))
         var all: [PinRecord] = []
         var offset = 0
         while true {
-            let page = engine.pins(limit: 100, skip: offset, order: order, uniqueKey: uniqueKey)
+            let page = engine.pins(limit: 100, skip: offset, order: order, uniqueKey: uniqueKey, owner: owner)
             all += page.results
             offset += page.results.count
             if page.results.isEmpty || offset >= page.total { break }
@@ -117,7 +144,7 @@ struct StudentLocationAdapter {
         return JSONResponse.body(json.buffer)
     }
 
-    func get(_ context: BasicRequestContext) throws -> Response {
+    func get(_ context: AppRequestContext) throws -> Response {
         guard let pin = engine.pin(id: try objectID(context)) else { throw ParseError.notFound }
         var json = JSONWriter()
         Self.write(pin, to: &json)
@@ -154,7 +181,7 @@ struct StudentLocationAdapter {
         return min(n, maximum)
     }
 
-    private func objectID(_ context: BasicRequestContext) throws -> String {
+    private func objectID(_ context: AppRequestContext) throws -> String {
         guard let raw = context.parameters.get("objectId"), let id = raw.removingPercentEncoding, !id.isEmpty, id.unicodeScalars.count <= 200 else {
             throw ParseError.notFound
         }
@@ -221,9 +248,9 @@ struct StudentLocationAdapter {
         return input
     }
 
-    func create(_ request: Request, base: String) async throws -> Response {
-        try authorize(request)
-        let pin = try engine.createPin(try input(try await body(request), over: nil))
+    func create(_ request: Request, _ context: AppRequestContext, base: String) async throws -> Response {
+        let owner = try WritePolicy.createPin(try await principal(request, context))
+        let pin = try engine.createPin(try input(try await body(request), over: nil), owner: owner, maximumPerOwner: write.maximumPinsPerUser)
         var json = JSONWriter()
         json.beginObject()
         json.field("createdAt", pin.createdAt)
@@ -234,10 +261,11 @@ struct StudentLocationAdapter {
         return response
     }
 
-    func update(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request)
+    func update(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let principal = try await principal(request, context)
         let id = try objectID(context)
         guard let old = engine.pin(id: id) else { throw ParseError.notFound }
+        try WritePolicy.changePin(principal, owner: old.owner)
         let pin = try engine.updatePin(id: id, try input(try await body(request), over: old))
         var json = JSONWriter()
         json.beginObject()
@@ -246,9 +274,12 @@ struct StudentLocationAdapter {
         return JSONResponse.body(json.buffer)
     }
 
-    func delete(_ request: Request, _ context: BasicRequestContext) throws -> Response {
-        try authorize(request)
-        try engine.deletePin(id: try objectID(context))
+    func delete(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let principal = try await principal(request, context)
+        let id = try objectID(context)
+        guard let old = engine.pin(id: id) else { throw ParseError.notFound }
+        try WritePolicy.changePin(principal, owner: old.owner)
+        try engine.deletePin(id: id)
         return JSONResponse.body(Array("{}".utf8))
     }
 }

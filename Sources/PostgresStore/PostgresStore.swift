@@ -133,7 +133,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     }
 
     static let poiColumns = "id, name, category, address, city, country, lat, lon, tags"
-    static let pinColumns = "id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at"
+    static let pinColumns = "id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at, owner"
 
     /// The columns `poi(_:)` or `pin(_:)` decode, in their order (the table is named as the kind).
     static func columns(_ kind: RecordKind) -> String { kind == .poi ? poiColumns : pinColumns }
@@ -170,12 +170,12 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     }
 
     static func pin(_ row: PostgresRow) throws -> PinRecord {
-        let (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt) = try row.decode(
-            (String, String, String, String, String, String, Double, Double, String, String).self
+        let (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner) = try row.decode(
+            (String, String, String, String, String, String, Double, Double, String, String, String?).self
         )
         return PinRecord(
             id: id, uniqueKey: uniqueKey, firstName: firstName, lastName: lastName, mapString: mapString, mediaURL: mediaURL,
-            lat: lat, lon: lon, createdAt: createdAt, updatedAt: updatedAt
+            lat: lat, lon: lon, createdAt: createdAt, updatedAt: updatedAt, owner: owner
         )
     }
 
@@ -256,13 +256,13 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
             let json = String(decoding: try encoder.encode(pins), as: UTF8.self)
             _ = try connection.query(
                 """
-                INSERT INTO pin (id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at)
-                SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at
+                INSERT INTO pin (id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at, owner)
+                SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at, owner
                 FROM jsonb_to_recordset(\(json)::jsonb) AS r(id text, unique_key text, first_name text, last_name text,
-                    map_string text, media_url text, lat float8, lon float8, created_at text, updated_at text)
+                    map_string text, media_url text, lat float8, lon float8, created_at text, updated_at text, owner text)
                 ON CONFLICT (id) DO UPDATE SET unique_key = excluded.unique_key, first_name = excluded.first_name,
                     last_name = excluded.last_name, map_string = excluded.map_string, media_url = excluded.media_url,
-                    lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at
+                    lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at, owner = excluded.owner
                 """,
                 logger: logger
             ).answer(on: connection, within: 60)
@@ -295,10 +295,11 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         var id, unique_key, first_name, last_name, map_string, media_url: String
         var lat, lon: Double
         var created_at, updated_at: String
+        var owner: String?
 
         init(_ pin: PinRecord) {
             (id, unique_key, first_name, last_name, map_string, media_url) = (pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL)
-            (lat, lon, created_at, updated_at) = (pin.lat, pin.lon, pin.createdAt, pin.updatedAt)
+            (lat, lon, created_at, updated_at, owner) = (pin.lat, pin.lon, pin.createdAt, pin.updatedAt, pin.owner)
         }
     }
 

@@ -194,7 +194,12 @@ enum PostgresSchema {
             snapshot bigint,
             seen_at timestamptz NOT NULL
         );
+        """,
+        // 2: who placed each pin (their token's sub); NULL for pins written by keys or before this migration.
         """
+        ALTER TABLE pin ADD COLUMN owner text;
+        CREATE INDEX pin_owner ON pin (owner);
+        """,
     ]
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {

@@ -7,8 +7,9 @@ import TextIndex
 /// copies instead of analysis, sorting and tree building. The file names the store it was made from (identity and
 /// change sequence) and is used only when both match the store at start-up.
 extension EngineState {
-    /// Bumped whenever the layout of any structure below changes (3: text-index block bounds every 64 postings).
-    static let snapshotFormat: UInt32 = 3
+    /// Bumped whenever the layout of any structure below changes (3: text-index block bounds every 64 postings;
+    /// 4: pin owners).
+    static let snapshotFormat: UInt32 = 4
 
     /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
     @discardableResult

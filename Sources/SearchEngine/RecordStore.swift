@@ -249,6 +249,8 @@ extension RecordStore {
         }
         try snapshot.write(list.map(\.lat))
         try snapshot.write(list.map(\.lon))
+        // Owners are tokens' `sub`s, never empty: "" stands for none.
+        try snapshot.write(list.map { $0.owner ?? "" })
     }
 
     init(snapshot: SnapshotReader) throws(SnapshotError) {
@@ -263,14 +265,18 @@ extension RecordStore {
         for _ in 0..<8 { columns.append(try snapshot.readStrings()) }
         let latitudes: [Double] = try snapshot.read()
         let longitudes: [Double] = try snapshot.read()
-        guard columns.allSatisfy({ $0.count == numbers.count }), latitudes.count == numbers.count, longitudes.count == numbers.count else {
+        let owners = try snapshot.readStrings()
+        guard columns.allSatisfy({ $0.count == numbers.count }), latitudes.count == numbers.count, longitudes.count == numbers.count,
+            owners.count == numbers.count
+        else {
             throw .corrupt(path: snapshot.path, reason: "pin columns of different lengths")
         }
         for (i, number) in numbers.enumerated() {
             guard Int(number) < slots.count, slots[Int(number)].kind == .pin else { throw .corrupt(path: snapshot.path, reason: "a pin without its slot") }
             pins[number] = PinRecord(
                 id: columns[0][i], uniqueKey: columns[1][i], firstName: columns[2][i], lastName: columns[3][i], mapString: columns[4][i],
-                mediaURL: columns[5][i], lat: latitudes[i], lon: longitudes[i], createdAt: columns[6][i], updatedAt: columns[7][i]
+                mediaURL: columns[5][i], lat: latitudes[i], lon: longitudes[i], createdAt: columns[6][i], updatedAt: columns[7][i],
+                owner: owners[i].isEmpty ? nil : owners[i]
             )
         }
         for slot in slots where slot.kind == .poi {

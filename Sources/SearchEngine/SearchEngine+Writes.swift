@@ -171,15 +171,20 @@ extension SearchEngine {
         do { _ = try Coordinate(latitude: poi.lat, longitude: poi.lon) } catch { throw SearchError.from(error) }
     }
 
-    /// Creates a pin with a new id and server timestamps.
-    public func createPin(_ input: PinInput) throws(SearchError) -> PinRecord {
+    /// Creates a pin with a new id and server timestamps, owned by `owner` (a user's token `sub`) when given.
+    /// - Parameter maximumPerOwner: an owner with this many pins already is refused (`.quota`); counted in the same
+    ///   ordered section as the write, so concurrent creates cannot pass it.
+    public func createPin(_ input: PinInput, owner: String? = nil, maximumPerOwner: Int? = nil) throws(SearchError) -> PinRecord {
         try input.validate()
         let id = "p_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         return try ordered { () throws(SearchError) in
+            if let owner, let maximumPerOwner, pinCount(owner: owner) >= maximumPerOwner {
+                throw .quota("you have \(maximumPerOwner) pins, the most one user may have here: delete or move one instead")
+            }
             let now = nextTimestamp()
             let pin = PinRecord(
                 id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
-                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now
+                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now, owner: owner
             )
             try commit([.put(.pin(pin))])
             return pin
@@ -194,10 +199,21 @@ extension SearchEngine {
             let now = nextTimestamp()
             let pin = PinRecord(
                 id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
-                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now
+                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now,
+                owner: old.owner
             )
             try commit([.put(.pin(pin))])
             return pin
+        }
+    }
+
+    /// How many pins `owner` has placed.
+    public func pinCount(owner: String) -> Int {
+        read { s in
+            s.pinNumbers.values.reduce(0) { count, number in
+                guard case .pin(let pin) = s.records[Int(number)], pin.owner == owner else { return count }
+                return count + 1
+            }
         }
     }
 
@@ -208,16 +224,21 @@ extension SearchEngine {
         }
     }
 
-    /// Pins in the given order (ties by id), optionally only one user's, paged by skip/limit.
+    /// Pins in the given order (ties by id), optionally only one user's (by `uniqueKey`, or by `owner`: the pins a
+    /// token's user placed), paged by skip/limit.
     /// (`limit` and `skip` are validated by the wire layer; a negative one counts as 0.)
-    public func pins(limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil) -> (results: [PinRecord], total: Int) {
+    public func pins(
+        limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil, owner: String? = nil
+    ) -> (results: [PinRecord], total: Int) {
         let all: [PinRecord] = read { s in
             s.pinNumbers.values.compactMap { number -> PinRecord? in
                 guard case .pin(let pin) = s.records[Int(number)] else { return nil }
                 return pin
             }
         }
-        var selected = uniqueKey.map { key in all.filter { $0.uniqueKey == key } } ?? all
+        var selected = all.filter { pin in
+            (uniqueKey == nil || pin.uniqueKey == uniqueKey) && (owner == nil || pin.owner == owner)
+        }
         selected.sort { a, b in
             switch order {
             case .updatedAtDescending: return a.updatedAt != b.updatedAt ? a.updatedAt > b.updatedAt : a.id < b.id

@@ -9,9 +9,12 @@ public enum SearchError: Error, Equatable, CustomStringConvertible {
     case storage(String)
     /// The store cannot be reached now (a shared store restarting); the client may retry.
     case unavailable(String)
+    /// A quota is used up (a user's pins): refused until something is deleted, not by waiting.
+    case quota(String)
 
     public var description: String {
         switch self {
+        case .quota(let reason): return reason
         case .invalid(let parameter, let rule): return "\(parameter) \(rule)"
         case .notFound(let kind, let id): return "no \(kind) with id \"\(id)\""
         case .storage(let reason): return reason

@@ -1,3 +1,4 @@
+import Access
 import ArgumentParser
 import BundledData
 import Foundation
@@ -7,6 +8,7 @@ import Logging
 import Metrics
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Prometheus
 
 struct ServeCommand: AsyncParsableCommand {
@@ -15,6 +17,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
     @Option(help: "Port to listen on.") var port: Int = 8080
     @Option(help: "API key for writes (or env POI_API_KEY); required to listen on a non-loopback address.") var apiKey: String?
+    @Option(help: "Keys file: API keys (their SHA-256) with scopes, read again on SIGHUP (poi keys new makes entries).") var keysFile: String?
+    @Option(help: "JSON Web Key Set of the identity provider: users' tokens (RS256, ES256, …) signed by its keys may write their own pins.")
+    var authJwks: String?
+    @Option(help: "File holding a shared secret (32 bytes or more) for users' HS256 tokens.") var authHs256SecretFile: String?
+    @Option(help: "Users' tokens must have this issuer (iss).") var authIssuer: String?
+    @Option(help: "Users' tokens must have this audience (aud).") var authAudience: String?
+    @Option(help: "Seconds of clock skew allowed on a token's exp and nbf.") var authLeeway: Int = 60
+    @Option(help: "Writes a second per user and per client address (keys are not limited); default 10 when credentials are configured, else none; 0 turns it off.")
+    var writeRate: Double?
+    @Option(help: "Writes in a row before --write-rate applies.") var writeBurst: Int = 20
+    @Option(help: "The most pins one user (token) may have.") var maxPinsPerUser: Int = 100
+    @Option(help: "Serve HTTPS with this PEM certificate chain (with --tls-key).") var tlsCert: String?
+    @Option(help: "The PEM private key of --tls-cert.") var tlsKey: String?
     @Option(help: "Seconds a request may take to arrive in full, head and body (408 after).") var requestTimeout: Double = 10
     @Option(help: "Seconds an idle keep-alive connection stays open.") var idleTimeout: Double = 60
     @Option(help: "Write a new index snapshot in the background after this many write transactions (0: only at shutdown).")
@@ -62,7 +77,21 @@ struct ServeCommand: AsyncParsableCommand {
             dataDirectory: DataDirectory.resolve(database.dataDir)
         )
         configuration.fastLane = fastLane
+        configuration.authenticator = try await makeAuthenticator(legacyKey: configuration.apiKey)
+        switch writeRate {
+        case nil: configuration.writeLimits = configuration.authenticator.isOpen ? nil : (rate: 10, burst: writeBurst)
+        case 0?: configuration.writeLimits = nil
+        case let rate?: configuration.writeLimits = (rate: rate, burst: writeBurst)
+        }
+        configuration.maximumPinsPerUser = maxPinsPerUser
+        switch (tlsCert, tlsKey) {
+        case (let certificate?, let key?): configuration.tls = ServerConfiguration.TLSFiles(certificateChain: certificate, privateKey: key)
+        case (nil, nil): break
+        default: throw CLIError.usage("--tls-cert and --tls-key must be given together")
+        }
         do { try configuration.validate() } catch { throw CLIError.usage(error.description) }
+        let tls: NIOSSLContext?
+        do { tls = try configuration.tls?.context() } catch { throw CLIError.usage(error.description) }
         guard snapshotEvery >= 0 else { throw CLIError.usage("--snapshot-every must be 0 or a positive number of write transactions") }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
         // The gazetteer loads on another thread while the engine opens: start-up is the longer of the two.
@@ -96,9 +125,21 @@ struct ServeCommand: AsyncParsableCommand {
         let counts = engine.counts
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger) { [logger] address in
+        let authenticator = configuration.authenticator
+        let reloads = Self.reloadOnHangUp { [logger] in
+            do {
+                try await authenticator.reload()
+                logger.info("SIGHUP: reloaded \(authenticator.keys.count) keys\(authenticator.tokens == nil ? "" : " and the token keys")")
+            } catch {
+                logger.error("SIGHUP: keeping the keys in force: \(error)")
+            }
+        }
+        defer { reloads.cancel() }
+        let scheme = tls == nil ? "http" : "https"
+        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger, tls: tls) {
+            [logger] address in
             // The readiness line: printed once the socket is bound (scripts and tests wait for it).
-            logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on http://\(address)")
+            logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on \(scheme)://\(address)")
         }
         do {
             try await app.runService()
@@ -115,6 +156,33 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL || error.errnoCode == EACCES {
             throw CLIError.failure("cannot listen on \(host):\(port): \(String(cString: strerror(error.errnoCode)))")
         }
+    }
+
+    /// The keys file and the token verifier of the options; a usage error names what is wrong.
+    private func makeAuthenticator(legacyKey: String?) async throws -> Authenticator {
+        guard (0...3_600).contains(authLeeway) else { throw CLIError.usage("--auth-leeway must be between 0 and 3600 seconds") }
+        let settings = TokenVerifier.Settings(
+            jwksFile: authJwks, secretFile: authHs256SecretFile, issuer: authIssuer, audience: authAudience, leeway: authLeeway
+        )
+        if settings.isEmpty && (authIssuer != nil || authAudience != nil) {
+            throw CLIError.usage("--auth-issuer and --auth-audience need --auth-jwks or --auth-hs256-secret-file")
+        }
+        do {
+            let keys = try KeyRing(file: keysFile, legacyKey: legacyKey)
+            let tokens = settings.isEmpty ? nil : try await TokenVerifier(settings: settings)
+            return Authenticator(keys: keys, tokens: tokens)
+        } catch {
+            throw CLIError.usage(error.description)
+        }
+    }
+
+    /// Runs `reload` on every SIGHUP (key rotation without a restart).
+    private static func reloadOnHangUp(_ reload: @escaping @Sendable () async -> Void) -> any DispatchSourceSignal {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler { Task { await reload() } }
+        source.resume()
+        return source
     }
 
     /// Each connection is a descriptor: lift the soft limit towards the hard one so that the connection cap, not

@@ -1,0 +1,197 @@
+import Foundation
+import JWTKit
+import Synchronization
+
+/// Verifies users' tokens: JSON Web Tokens signed by an identity provider (RS256/ES256 and the other asymmetric
+/// algorithms, keys from a JWKS file as OIDC providers publish them) or with a shared secret (HS256). The signature
+/// is checked by jwt-kit; this type decides which key and algorithm may be used, and checks the claims:
+///
+/// - the header's `alg` must be one the key allows — `none` never, an HMAC algorithm only with the secret, and a
+///   JWKS key's own `alg` when it names one (no algorithm confusion);
+/// - a `kid` must name a key of the set (a token signed by a removed or unknown key is refused, not tried against
+///   another), and a JWKS token must carry one;
+/// - `exp` is required; `exp` and `nbf` are checked with `leeway` seconds for clock skew;
+/// - `iss` and `aud` must match when configured;
+/// - `sub` is the user, non-empty, at most 200 characters.
+public final class TokenVerifier: Sendable {
+    public struct Settings: Sendable {
+        public var jwksFile: String?
+        public var secretFile: String?
+        public var issuer: String?
+        public var audience: String?
+        public var leeway: Int
+
+        public init(jwksFile: String? = nil, secretFile: String? = nil, issuer: String? = nil, audience: String? = nil, leeway: Int = 60) {
+            self.jwksFile = jwksFile
+            self.secretFile = secretFile
+            self.issuer = issuer
+            self.audience = audience
+            self.leeway = leeway
+        }
+
+        public var isEmpty: Bool { jwksFile == nil && secretFile == nil }
+    }
+
+    /// The keys in force: jwt-kit's collections and what each `kid` allows.
+    struct Keys: Sendable {
+        var published: JWTKeyCollection?
+        /// `kid` → the algorithm its JWK names (nil: any asymmetric algorithm of its key type).
+        var publishedAlgorithms: [String: String?] = [:]
+        var secret: JWTKeyCollection?
+    }
+
+    static let asymmetric: Set<String> = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+
+    public let settings: Settings
+    private let keys: Mutex<Keys>
+
+    public init(settings: Settings) async throws(AccessConfigurationError) {
+        self.settings = settings
+        keys = Mutex(try await Self.read(settings))
+    }
+
+    /// Reads the JWKS and secret files again (SIGHUP), keeping the keys in force when they do not parse.
+    public func reload() async throws(AccessConfigurationError) {
+        let fresh = try await Self.read(settings)
+        keys.withLock { $0 = fresh }
+    }
+
+    /// Whether `credentials` has the shape of a JWT (three base64url parts), as opposed to an API key.
+    public static func looksLikeToken(_ credentials: Substring) -> Bool {
+        credentials.utf8.count > 20 && credentials.utf8.filter { $0 == UInt8(ascii: ".") }.count == 2
+            && credentials.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                    true
+                default: false
+                }
+            }
+    }
+
+    /// The claims read from a token.
+    struct Claims: JWTPayload {
+        var sub: SubjectClaim?
+        var exp: ExpirationClaim?
+        var nbf: NotBeforeClaim?
+        var iss: IssuerClaim?
+        var aud: AudienceClaim?
+
+        // The claims are checked by `verify(_:now:)`, with leeway and with messages of our own.
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// The user a valid token names (its `sub`), or why the token proves nothing.
+    public func verify(_ token: String, now: Date = Date()) async throws(AccessError) -> String {
+        let header = try Self.header(token)
+        guard let algorithm = header.alg else { throw .unauthenticated("the token's header names no algorithm (alg)") }
+        guard algorithm.lowercased() != "none" else { throw .unauthenticated("unsigned tokens (alg: none) are refused") }
+        let keys = self.keys.withLock { $0 }
+        let collection: JWTKeyCollection
+        if algorithm == "HS256" {
+            guard let secret = keys.secret else { throw .unauthenticated("the token is signed with HS256, and this server takes no HS256 tokens") }
+            collection = secret
+        } else if Self.asymmetric.contains(algorithm) {
+            guard let published = keys.published else {
+                throw .unauthenticated("the token is signed with \(algorithm), and this server has no JWKS (--auth-jwks)")
+            }
+            guard let kid = header.kid else { throw .unauthenticated("the token names no key (kid); its JWKS needs one") }
+            guard let allowed = keys.publishedAlgorithms[kid] else { throw .unauthenticated("the token's key id \"\(kid)\" is not in the key set") }
+            if let allowed, allowed != algorithm {
+                throw .unauthenticated("the token says \(algorithm), and its key \"\(kid)\" is for \(allowed)")
+            }
+            collection = published
+        } else {
+            throw .unauthenticated("the token's algorithm \(algorithm) is not accepted")
+        }
+        let claims: Claims
+        do {
+            claims = try await collection.verify(token, as: Claims.self)
+        } catch {
+            if let error = error as? JWTError, error.errorType == .signatureVerificationFailed {
+                throw .unauthenticated("the token's signature is not valid")
+            }
+            throw .unauthenticated("the token is not valid: it does not verify against the configured keys")
+        }
+        return try check(claims, now: now)
+    }
+
+    private func check(_ claims: Claims, now: Date) throws(AccessError) -> String {
+        let leeway = TimeInterval(settings.leeway)
+        guard let exp = claims.exp else { throw .unauthenticated("the token has no expiry (exp)") }
+        guard exp.value.addingTimeInterval(leeway) > now else { throw .unauthenticated("the token has expired") }
+        if let nbf = claims.nbf, nbf.value.addingTimeInterval(-leeway) > now { throw .unauthenticated("the token is not valid yet (nbf)") }
+        if let issuer = settings.issuer, claims.iss?.value != issuer {
+            throw .unauthenticated("the token's issuer (iss) is not \(issuer)")
+        }
+        if let audience = settings.audience, !(claims.aud?.value.contains(audience) ?? false) {
+            throw .unauthenticated("the token is not for this audience (aud must include \(audience))")
+        }
+        guard let subject = claims.sub?.value, !subject.isEmpty, subject.unicodeScalars.count <= 200,
+            !subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw .unauthenticated("the token names no user (sub must be 1 to 200 characters)") }
+        return subject
+    }
+
+    struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+    }
+
+    static func header(_ token: String) throws(AccessError) -> Header {
+        guard let first = token.split(separator: ".", omittingEmptySubsequences: false).first,
+            let data = Data(base64URLEncoded: first),
+            let header = try? JSONDecoder().decode(Header.self, from: data)
+        else { throw .unauthenticated("the token is malformed: its header is not base64url JSON") }
+        return header
+    }
+
+    private static func read(_ settings: Settings) async throws(AccessConfigurationError) -> Keys {
+        var keys = Keys()
+        if let file = settings.jwksFile {
+            let json: String
+            do { json = try String(contentsOfFile: file, encoding: .utf8) } catch { throw .unreadable(file, error.localizedDescription) }
+            struct Set: Decodable {
+                struct Key: Decodable {
+                    var kid: String?
+                    var alg: String?
+                    var kty: String?
+                }
+                var keys: [Key]
+            }
+            guard let parsed = try? JSONDecoder().decode(Set.self, from: Data(json.utf8)) else {
+                throw .malformed(file, "expected a JSON Web Key Set: {\"keys\": [{\"kty\", \"kid\", …}]}")
+            }
+            guard !parsed.keys.isEmpty else { throw .malformed(file, "the key set has no keys") }
+            for (index, key) in parsed.keys.enumerated() {
+                guard let kid = key.kid, !kid.isEmpty else { throw .malformed(file, "keys[\(index)] has no kid") }
+                guard key.kty == "RSA" || key.kty == "EC" || key.kty == "OKP" else {
+                    throw .malformed(file, "keys[\(index)] (\(kid)): kty must be RSA, EC or OKP (public keys; a shared secret goes in --auth-hs256-secret-file)")
+                }
+                if let alg = key.alg, !asymmetric.contains(alg) { throw .malformed(file, "keys[\(index)] (\(kid)): alg \(alg) is not accepted") }
+                keys.publishedAlgorithms[kid] = key.alg
+            }
+            let collection = JWTKeyCollection()
+            do { try await collection.add(jwksJSON: json) } catch { throw .malformed(file, "a key does not load: \(error)") }
+            keys.published = collection
+        }
+        if let file = settings.secretFile {
+            let secret: String
+            do { secret = try String(contentsOfFile: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) } catch {
+                throw .unreadable(file, error.localizedDescription)
+            }
+            guard secret.utf8.count >= 32 else { throw .malformed(file, "the HS256 secret must be at least 32 bytes") }
+            keys.secret = await JWTKeyCollection().add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        }
+        return keys
+    }
+}
+
+extension Data {
+    /// Base64url without padding (RFC 7515 §2).
+    init?(base64URLEncoded text: Substring) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        self.init(base64Encoded: base64)
+    }
+}

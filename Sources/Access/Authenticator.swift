@@ -16,7 +16,7 @@ public final class Authenticator: Sendable {
     public func principal(authorization header: String?) async throws(AccessError) -> Principal {
         guard let header else {
             if isOpen { return .anonymous }
-            throw .unauthenticated("writes need the header Authorization: Bearer <token or API key>")
+            throw .noCredentials("writes need the header Authorization: Bearer <token or API key>")
         }
         // The scheme is case-insensitive (RFC 9110 §11.1); one or more spaces before the credentials.
         guard header.count > 7, header.prefix(6).lowercased() == "bearer", header.dropFirst(6).first == " " else {
@@ -29,7 +29,7 @@ public final class Authenticator: Sendable {
             return .user(try await tokens.verify(String(credentials)))
         }
         if isOpen { return .anonymous }
-        throw .unauthenticated(tokens == nil ? "the API key is not valid" : "the credentials are neither a valid API key nor a token")
+        throw .noCredentials(tokens == nil ? "the API key is not valid" : "the credentials are neither a valid API key nor a token")
     }
 
     /// Reads the keys file and the token keys again; the first error is thrown after both were tried.

@@ -45,7 +45,9 @@ public enum Principal: Sendable, Equatable {
 
 /// Why a write was refused: 401 (who are you?), 403 (not you), 429 (not now).
 public enum AccessError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No credentials, or credentials that do not prove anything (bad signature, expired, unknown key).
+    /// No credentials sent, or a key that is not one of the server's.
+    case noCredentials(String)
+    /// A token that does not prove anything (bad signature, expired, unknown key id).
     case unauthenticated(String)
     /// Known, but not allowed to do this.
     case forbidden(String)
@@ -54,7 +56,7 @@ public enum AccessError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .unauthenticated(let message), .forbidden(let message), .limited(let message, _): message
+        case .noCredentials(let message), .unauthenticated(let message), .forbidden(let message), .limited(let message, _): message
         }
     }
 }

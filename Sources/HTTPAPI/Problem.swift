@@ -81,7 +81,7 @@ extension Problem {
             }
         case let error as AccessError:
             switch error {
-            case .unauthenticated(let message): return Problem(.unauthorized, message)
+            case .noCredentials(let message), .unauthenticated(let message): return Problem(.unauthorized, message)
             case .forbidden(let message): return Problem(.forbidden, message)
             case .limited(let message, let retryAfter): return Problem(.tooManyRequests, message, retryAfter: retryAfter)
             }

@@ -149,7 +149,7 @@ struct RecordController {
     static func owner(_ value: String?, authenticator: Authenticator, authorization: String?) async throws -> String? {
         guard let value else { return nil }
         guard value == "me" else { throw Problem.badRequest("owner must be me (the pins of the user whose token is sent)") }
-        guard authorization != nil else { throw AccessError.unauthenticated("owner=me needs the user's token: Authorization: Bearer <token>") }
+        guard authorization != nil else { throw AccessError.noCredentials("owner=me needs the user's token: Authorization: Bearer <token>") }
         guard case .user(let subject) = try await authenticator.principal(authorization: authorization) else {
             throw Problem.badRequest("owner=me needs a user's token, not an API key")
         }

@@ -56,6 +56,8 @@ struct StudentLocationAdapter {
         case let error as ParseError: parseError = error
         case let error as AccessError:
             switch error {
+            // parse-server answers a request without its keys, or with a wrong one, 403 {"error": "unauthorized"}.
+            case .noCredentials: parseError = ParseError(status: .forbidden, code: 119, message: "unauthorized")
             case .unauthenticated(let message): parseError = ParseError(status: .unauthorized, code: 209, message: "invalid session token: \(message)")
             case .forbidden(let message): parseError = ParseError(status: .forbidden, code: 119, message: message)
             case .limited(let message, let retryAfter):
@@ -63,7 +65,6 @@ struct StudentLocationAdapter {
                 if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
                 return response
             }
-        case let error as Problem where error.status == .unauthorized: parseError = ParseError(status: .forbidden, code: 119, message: "unauthorized")
         case let error as Problem: parseError = ParseError(status: error.status == .contentTooLarge ? .contentTooLarge : .badRequest, code: 107, message: error.detail)
         case let error as SearchError:
             switch error {

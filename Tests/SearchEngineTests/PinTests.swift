@@ -43,6 +43,29 @@ import TestSupport
         #expect(try reopened.pins(limit: 100, skip: 0).results.map(\.id) == (try engine.pins(limit: 100, skip: 0).results.map(\.id)))
     }
 
+    @Test func ownersKeepTheirPinsWithinTheirCap() throws {
+        let scratch = ScratchDirectory("poi-pin-owners")
+        let path = scratch.file("pins.sqlite")
+        let engine = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
+        let first = try engine.createPin(input("k", "A"), owner: "alice", maximumPerOwner: 2)
+        _ = try engine.createPin(input("k", "A2"), owner: "alice", maximumPerOwner: 2)
+        #expect(throws: SearchError.quota("you have 2 pins, the most one user may have here: delete or move one instead")) {
+            try engine.createPin(input("k", "A3"), owner: "alice", maximumPerOwner: 2)
+        }
+        _ = try engine.createPin(input("k", "B"), owner: "bob", maximumPerOwner: 2)
+        _ = try engine.createPin(input("k", "keyed"))
+        // Moving keeps the owner; the owner's list holds only theirs.
+        #expect(try engine.updatePin(id: first.id, input("k", "A moved")).owner == "alice")
+        #expect(engine.pins(limit: 10, skip: 0, owner: "alice").results.map(\.owner) == ["alice", "alice"])
+        #expect(engine.pinCount(owner: "bob") == 1)
+        // Deleting one makes room again.
+        try engine.deletePin(id: first.id)
+        _ = try engine.createPin(input("k", "A4"), owner: "alice", maximumPerOwner: 2)
+        let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
+        #expect(reopened.pins(limit: 10, skip: 0).results.sorted { $0.id < $1.id } == engine.pins(limit: 10, skip: 0).results.sorted { $0.id < $1.id })
+        #expect(reopened.pinCount(owner: "alice") == 2)
+    }
+
     @Test func pinValidation() throws {
         let engine = SearchEngine(pois: [], taxonomy: testTaxonomy)
         #expect(throws: SearchError.invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL")) {

@@ -182,7 +182,7 @@ enum TestPostgres {
                 let pin = try writer.createPin(PinInput(
                     uniqueKey: "u\(step % 5)", firstName: "Pin", lastName: "\(step)", mapString: "Helsinki", mediaURL: "",
                     latitude: 60.17 + random.uniform(-0.05...0.05), longitude: 24.94
-                ))
+                ), owner: step % 3 == 0 ? nil : "user-\(step % 4)")
                 pins.append(pin.id)
                 // The writer reads its own write at once.
                 #expect(writer.pin(id: pin.id) == pin, "SEED=\(seed)")

@@ -51,7 +51,9 @@ import Testing
                 // Through the import path, so that ids and timestamps are the same for the same seed.
                 let pin = PinRecord(
                     id: "pin-\(seed % 1_000)-\(i)", uniqueKey: "u\(i % 7)", firstName: "Kahvila", lastName: "\(i)", mapString: "Helsinki", mediaURL: "",
-                    lat: p.lat, lon: p.lon, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z"
+                    lat: p.lat, lon: p.lon, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z",
+                    // Owned and unowned pins: the owner must survive the snapshot and the store.
+                    owner: i % 3 == 0 ? nil : "user-\(i % 5)"
                 )
                 try engine.applyImported([.pin(pin)])
                 pins.append(pin.id)

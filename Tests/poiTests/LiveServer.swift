@@ -61,11 +61,14 @@ final class LiveServer: @unchecked Sendable {
         return String(decoding: stderrBytes, as: UTF8.self)
     }
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    var base: String { "\(scheme)://127.0.0.1:\(port)" }
+
+    /// http, or https when the server was given a certificate.
+    var scheme: String { process.arguments?.contains("--tls-cert") == true ? "https" : "http" }
 
     private static func readyPort(in text: String) -> Int? {
         guard let line = text.split(separator: "\n").first(where: { $0.contains("] serving ") }),
-            let range = line.range(of: "on http://", options: .backwards)
+            let range = line.range(of: "://", options: .backwards)
         else { return nil }
         return line[range.upperBound...].split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
@@ -77,6 +80,9 @@ final class LiveServer: @unchecked Sendable {
         }
         errors.fileHandleForReading.readabilityHandler = nil
     }
+
+    /// Sends `signal` (SIGHUP: reload the keys).
+    func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
     func kill9() {
         kill(process.processIdentifier, SIGKILL)

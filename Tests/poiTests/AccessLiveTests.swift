@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HTTPS and key rotation on a real socket: curl as the client, openssl making the certificates.
+extension LiveTests {
+    @Suite struct AccessLiveTests {
+        let scratch = ScratchDirectory("poi-access-live")
+
+        func run(_ executable: String, _ arguments: [String]) throws -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        /// A certificate authority named `name` and a server certificate for 127.0.0.1 and localhost signed by it.
+        func certificates(_ name: String) throws -> (ca: String, certificate: String, key: String) {
+            let (ca, caKey) = (scratch.file("\(name)-ca.pem"), scratch.file("\(name)-ca.key"))
+            let (certificate, key, request) = (scratch.file("\(name)-server.pem"), scratch.file("\(name)-server.key"), scratch.file("\(name).csr"))
+            let extensions = scratch.file("\(name).ext")
+            try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: extensions))
+            let openssl = "/usr/bin/openssl"
+            #expect(try run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2", "-subj", "/CN=\(name) test CA"]) == 0)
+            #expect(try run(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"]) == 0)
+            #expect(try run(openssl, ["x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile", extensions]) == 0)
+            return (ca, certificate, key)
+        }
+
+        func emptyDatabase() throws -> String {
+            let db = scratch.file("access.sqlite")
+            let empty = scratch.file("empty.jsonl")
+            FileManager.default.createFile(atPath: empty, contents: Data())
+            #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
+            return db
+        }
+
+        /// HTTPS with a generated certificate: a client trusting its CA reads and writes; one trusting another CA is
+        /// refused at the handshake; plain HTTP on the TLS port gets no answer.
+        @Test func httpsServesWithAGeneratedCertificate() throws {
+            let (ca, certificate, key) = try certificates("good")
+            let (otherCA, _, _) = try certificates("other")
+            let server = try LiveServer(arguments: ["--db", try emptyDatabase(), "--tls-cert", certificate, "--tls-key", key, "--api-key", "tls-key-123"])
+            defer { server.stop() }
+            #expect(server.base.hasPrefix("https://"))
+            let health = try curl(["-s", "-w", "\n%{http_code}", "--cacert", ca, "\(server.base)/health"])
+            #expect(health.status == 0 && health.stdout.hasSuffix("\n200"), "curl \(health.status): \(health.stdout)\n\(server.stderr)")
+            let created = try curl([
+                "-s", "-w", "\n%{http_code}", "--cacert", ca, "-X", "POST", "\(server.base)/v1/pins", "-H", "Authorization: Bearer tls-key-123",
+                "-H", "Content-Type: application/json", "-d", #"{"uniqueKey":"u","firstName":"Ada","lastName":"L","mapString":"x","mediaURL":"","lat":1,"lon":2}"#,
+            ])
+            #expect(created.stdout.hasSuffix("\n201"), "\(created.stdout)")
+            let nearby = try curl(["-s", "-w", "\n%{http_code}", "--cacert", ca, "\(server.base)/v1/nearby?lat=1&lon=2&kind=pin"])
+            #expect(nearby.stdout.contains("\"firstName\":\"Ada\"") && nearby.stdout.hasSuffix("\n200"), "\(nearby.stdout)")
+            // curl's exit 60: the peer's certificate is not trusted.
+            let untrusted = try curl(["-s", "--cacert", otherCA, "\(server.base)/health"])
+            #expect(untrusted.status == 60, "curl with another CA: exit \(untrusted.status)")
+            let plain = try curl(["-s", "-w", "%{http_code}", "http://127.0.0.1:\(server.port)/health"])
+            #expect(!plain.stdout.hasSuffix("200"), "plain HTTP answered on the TLS port: \(plain.stdout)")
+        }
+
+        /// Keys rotate on SIGHUP without a restart; a broken keys file leaves the keys in force.
+        @Test func keysRotateOnSIGHUP() throws {
+            let keys = scratch.file("keys.json")
+            func writeKeys(_ entries: [(String, String)]) throws {
+                let text = entries.map { #"{"name":"\#($0.0)","sha256":"\#(sha256($0.1))","scopes":["admin"]}"# }.joined(separator: ",")
+                try Data(#"{"keys":[\#(text)]}"#.utf8).write(to: URL(fileURLWithPath: keys))
+            }
+            try writeKeys([("first", "first-key-0001")])
+            let server = try LiveServer(arguments: ["--db", try emptyDatabase(), "--keys-file", keys])
+            defer { server.stop() }
+            func put(_ key: String) throws -> String {
+                try curl([
+                    "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "\(server.base)/v1/pois/k1", "-H", "Authorization: Bearer \(key)",
+                    "-H", "Content-Type: application/json", "-d", #"{"name":"K","category":"food.cafe","lat":1,"lon":2}"#,
+                ]).stdout
+            }
+            #expect(try put("first-key-0001") == "201")
+            #expect(try put("second-key-001") == "401")
+            /// Sends SIGHUP and waits for the server's log line that answers it (the `count`-th such line).
+            func hangUp(expecting text: String, count: Int) throws {
+                server.send(SIGHUP)
+                let started = Date()
+                while server.stderr.components(separatedBy: "SIGHUP:").count - 1 < count {
+                    guard Date().timeIntervalSince(started) < 120 else {
+                        Issue.record("no SIGHUP log line within 120 s; stderr:\n\(server.stderr)")
+                        return
+                    }
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
+                #expect(server.stderr.components(separatedBy: "SIGHUP:").last?.contains(text) == true, "\(server.stderr)")
+            }
+            try writeKeys([("second", "second-key-001")])
+            try hangUp(expecting: "reloaded 1 keys", count: 1)
+            #expect(try put("first-key-0001") == "401")
+            #expect(try put("second-key-001") == "200")
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: keys))
+            try hangUp(expecting: "keeping the keys in force", count: 2)
+            #expect(try put("second-key-001") == "200")
+        }
+
+        func sha256(_ key: String) -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+            let (input, output) = (Pipe(), Pipe())
+            process.standardInput = input
+            process.standardOutput = output
+            try! process.run()
+            input.fileHandleForWriting.write(Data(key.utf8))
+            try! input.fileHandleForWriting.close()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return String(text.prefix(64))
+        }
+    }
+}

@@ -44,6 +44,11 @@ public final class TokenVerifier: Sendable {
 
     public let settings: Settings
     private let keys: Mutex<Keys>
+    /// Tokens already verified → their user and expiry: a client sends the same token for up to an hour, and a
+    /// signature check (and jwt-kit's actor hop) per write would make a refused flood cost more than the reads beside
+    /// it. The expiry is still checked on every use; the cache is emptied when the keys are reloaded and when full.
+    private let verified = Mutex<[String: (subject: String, expires: Date)]>([:])
+    static let cacheSize = 10_000
 
     public init(settings: Settings) async throws(AccessConfigurationError) {
         self.settings = settings
@@ -54,6 +59,7 @@ public final class TokenVerifier: Sendable {
     public func reload() async throws(AccessConfigurationError) {
         let fresh = try await Self.read(settings)
         keys.withLock { $0 = fresh }
+        verified.withLock { $0.removeAll() }
     }
 
     /// Whether `credentials` has the shape of a JWT (three base64url parts), as opposed to an API key.
@@ -83,6 +89,10 @@ public final class TokenVerifier: Sendable {
 
     /// The user a valid token names (its `sub`), or why the token proves nothing.
     public func verify(_ token: String, now: Date = Date()) async throws(AccessError) -> String {
+        if let hit = verified.withLock({ $0[token] }) {
+            guard hit.expires.addingTimeInterval(TimeInterval(settings.leeway)) > now else { throw .unauthenticated("the token has expired") }
+            return hit.subject
+        }
         let header = try Self.header(token)
         guard let algorithm = header.alg else { throw .unauthenticated("the token's header names no algorithm (alg)") }
         guard algorithm.lowercased() != "none" else { throw .unauthenticated("unsigned tokens (alg: none) are refused") }
@@ -113,7 +123,15 @@ public final class TokenVerifier: Sendable {
             }
             throw .unauthenticated("the token is not valid: it does not verify against the configured keys")
         }
-        return try check(claims, now: now)
+        let subject = try check(claims, now: now)
+        // Only a token that is valid now is kept (nbf passed: `check` refused one that is not yet valid).
+        if let expires = claims.exp?.value {
+            verified.withLock { cache in
+                if cache.count >= Self.cacheSize { cache.removeAll(keepingCapacity: true) }
+                cache[token] = (subject, expires)
+            }
+        }
+        return subject
     }
 
     private func check(_ claims: Claims, now: Date) throws(AccessError) -> String {

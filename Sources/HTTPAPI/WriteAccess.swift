@@ -18,20 +18,25 @@ struct WriteAccess: Sendable {
         maximumPinsPerUser = configuration.maximumPinsPerUser
     }
 
-    /// The request's principal, with its write charged to the rate limits (keys are not limited: they are the
-    /// operator's own tools). `authorization` replaces the request's header (Parse's REST key).
+    /// The request's principal, with its write charged to the rate limits: a user's bucket, or the client
+    /// address's for writers without a token (keys are not limited: they are the operator's own tools). `authorization` replaces the request's header (Parse's REST key).
     func principal(_ request: Request, _ context: AppRequestContext, authorization: String? = nil) async throws(AccessError) -> Principal {
         let principal = try await authenticator.principal(authorization: authorization ?? request.headers[.authorization])
         guard let limiter else { return principal }
-        var buckets: [String] = []
+        // A user is limited by who they are (many users may share one address behind a NAT or a proxy); a writer
+        // without an identity, by its address.
+        let bucket: String
         switch principal {
         case .key: return principal
-        case .user(let subject): buckets.append("user:" + subject)
-        case .anonymous: break
+        case .user(let subject): bucket = "user:" + subject
+        case .anonymous:
+            guard let address = context.remoteAddress?.ipAddress else { return principal }
+            bucket = "address:" + address
         }
-        if let address = context.remoteAddress?.ipAddress { buckets.append("address:" + address) }
-        if let wait = limiter.take(buckets) {
-            throw .limited("too many writes: at most \(Self.format(limiter.rate)) a second (bursts of \(Int(limiter.burst))) per user and per address; retry in \(wait) s", retryAfter: wait)
+        if let wait = limiter.take([bucket]) {
+            throw .limited(
+                "too many writes: at most \(Self.format(limiter.rate)) a second (bursts of \(Int(limiter.burst))) per user, or per address without a token; retry in \(wait) s",
+                retryAfter: wait)
         }
         return principal
     }

@@ -176,3 +176,15 @@ import TestSupport
         #expect(limiter.entries <= 101)
     }
 }
+
+extension TokenVerifierTests {
+    /// A token verified once is remembered, but its expiry still counts on every use.
+    @Test func aRememberedTokenStillExpires() async throws {
+        let token = try await provider.token("u", expiresIn: 120)
+        #expect(try await verifier.verify(token) == "u")
+        #expect(try await verifier.verify(token, now: Date().addingTimeInterval(60)) == "u")
+        await #expect(throws: AccessError.unauthenticated("the token has expired")) {
+            try await verifier.verify(token, now: Date().addingTimeInterval(600))
+        }
+    }
+}

@@ -9,7 +9,7 @@
 #   benchmarks/http/run-load.sh DATA.jsonl ORIGINS.jsonl KEYWORDS.jsonl DB.sqlite OUTDIR [SECONDS] [CONNECTIONS] [SYSTEMS]
 #
 # DB.sqlite must hold DATA (`poi import DATA --db DB`); KEYWORDS is `poi bench keyword-nearby --dump-queries`
-# output. SYSTEMS is a comma list of poi,poi-1loop,poi-loop-per-core,poi-router,redis,postgis (default
+# output. SYSTEMS is a comma list of poi,poi-1loop,poi-loop-per-core,poi-router,poi-tls,redis,postgis (default
 # poi,poi-router,redis,postgis).
 # SCENARIOS (environment) narrows poi's scenarios, e.g. SCENARIOS=nearby. Progress goes to standard error.
 set -euo pipefail
@@ -55,13 +55,14 @@ run_poi() { # system-label serve-arguments...
   PORT=$(free_port)
   "$POI" serve --port "$PORT" --db "$DB" "$@" >"$OUT/$system-serve.log" 2>&1 &
   SERVER=$!; PIDS+=("$SERVER")
-  for _ in $(seq 1 1200); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
-  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/$system-serve.log" >&2; exit 1; }
+  local scheme="${SCHEME:-http}"
+  for _ in $(seq 1 1200); do curl -skf "$scheme://127.0.0.1:$PORT/health" >/dev/null && break; sleep 0.1; done
+  curl -skf "$scheme://127.0.0.1:$PORT/health" >/dev/null || { echo "poi serve did not start; see $OUT/$system-serve.log" >&2; exit 1; }
   for scenario in $SCENARIOS; do
     echo "== $system: wrk -t2 -c$CONNECTIONS -d${SECONDS_RUN}s $scenario" >&2
-    PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" >/dev/null
+    PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" -s benchmarks/http/paths.lua "$scheme://127.0.0.1:$PORT" >/dev/null
     before=$(cpu_seconds "$SERVER")
-    line=$(PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_RUN}s" -s benchmarks/http/paths.lua "http://127.0.0.1:$PORT" | tail -1)
+    line=$(PATHS="$OUT/$scenario.paths" wrk -t2 -c"$CONNECTIONS" -d"${SECONDS_RUN}s" -s benchmarks/http/paths.lua "$scheme://127.0.0.1:$PORT" | tail -1)
     after=$(cpu_seconds "$SERVER")
     line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d.update(system=sys.argv[4], scenario=sys.argv[2], connections=int(sys.argv[3]), client="wrk -t2"); print(json.dumps(d))' \
       "$line" "$scenario" "$CONNECTIONS" "$system")
@@ -78,6 +79,13 @@ if [[ ",$SYSTEMS," == *",poi,"* ]]; then run_poi poi; fi
 if [[ ",$SYSTEMS," == *",poi-1loop,"* ]]; then run_poi poi-1loop --event-loops 1; fi
 if [[ ",$SYSTEMS," == *",poi-loop-per-core,"* ]]; then run_poi poi-loop-per-core --event-loops "$(nproc)"; fi
 if [[ ",$SYSTEMS," == *",poi-router,"* ]]; then run_poi poi-router --no-fast-lane; fi
+# HTTPS (--tls-cert/--tls-key, swift-nio-ssl) with a self-signed P-256 certificate made here; wrk does the handshake
+# once per connection and does not verify the certificate.
+if [[ ",$SYSTEMS," == *",poi-tls,"* ]]; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$OUT/tls.key" -out "$OUT/tls.pem" -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+  SCHEME=https run_poi poi-tls --tls-cert "$OUT/tls.pem" --tls-key "$OUT/tls.key"
+fi
 
 # -------------------------------------------------------------------------------------------------------- Redis
 if [[ ",$SYSTEMS," == *",redis,"* ]]; then

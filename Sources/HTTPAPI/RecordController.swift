@@ -144,16 +144,16 @@ struct RecordController {
         return Response(status: .noContent)
     }
 
-    /// The `owner` filter of a pin list: only `me`, the pins of the user whose token the request carries ("is my
-    /// location already there?"). Nil when the parameter is absent.
-    static func owner(_ value: String?, authenticator: Authenticator, authorization: String?) async throws -> String? {
+    /// The `owner` filter of a pin list: only `me`, the pins of the caller ("is my location already there?") — a
+    /// user's own pins for a token; for an API key or an open server's anonymous caller, the pins no user owns.
+    /// Nil when the parameter is absent.
+    static func owner(_ value: String?, authenticator: Authenticator, authorization: String?) async throws -> SearchEngine.PinOwner? {
         guard let value else { return nil }
-        guard value == "me" else { throw Problem.badRequest("owner must be me (the pins of the user whose token is sent)") }
-        guard authorization != nil else { throw AccessError.noCredentials("owner=me needs the user's token: Authorization: Bearer <token>") }
-        guard case .user(let subject) = try await authenticator.principal(authorization: authorization) else {
-            throw Problem.badRequest("owner=me needs a user's token, not an API key")
+        guard value == "me" else { throw Problem.badRequest("owner must be me (the pins of the caller whose credentials are sent)") }
+        switch try await authenticator.principal(authorization: authorization) {
+        case .user(let subject): return .user(subject)
+        case .key, .anonymous: return .nobody
         }
-        return subject
     }
 
     private func pinInput(_ request: Request) async throws -> PinInput {

@@ -207,6 +207,14 @@ extension SearchEngine {
         }
     }
 
+    /// Whose pins a list holds.
+    public enum PinOwner: Sendable, Equatable {
+        /// The pins a user placed (their token's `sub`).
+        case user(String)
+        /// The pins no user owns: placed by keys, by an open server's writers, or before ownership was recorded.
+        case nobody
+    }
+
     /// How many pins `owner` has placed.
     public func pinCount(owner: String) -> Int {
         read { s in
@@ -228,7 +236,7 @@ extension SearchEngine {
     /// token's user placed), paged by skip/limit.
     /// (`limit` and `skip` are validated by the wire layer; a negative one counts as 0.)
     public func pins(
-        limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil, owner: String? = nil
+        limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil, owner: PinOwner? = nil
     ) -> (results: [PinRecord], total: Int) {
         let all: [PinRecord] = read { s in
             s.pinNumbers.values.compactMap { number -> PinRecord? in
@@ -237,7 +245,12 @@ extension SearchEngine {
             }
         }
         var selected = all.filter { pin in
-            (uniqueKey == nil || pin.uniqueKey == uniqueKey) && (owner == nil || pin.owner == owner)
+            guard uniqueKey == nil || pin.uniqueKey == uniqueKey else { return false }
+            switch owner {
+            case nil: return true
+            case .user(let subject)?: return pin.owner == subject
+            case .nobody?: return pin.owner == nil
+            }
         }
         selected.sort { a, b in
             switch order {

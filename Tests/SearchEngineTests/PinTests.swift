@@ -56,7 +56,8 @@ import TestSupport
         _ = try engine.createPin(input("k", "keyed"))
         // Moving keeps the owner; the owner's list holds only theirs.
         #expect(try engine.updatePin(id: first.id, input("k", "A moved")).owner == "alice")
-        #expect(engine.pins(limit: 10, skip: 0, owner: "alice").results.map(\.owner) == ["alice", "alice"])
+        #expect(engine.pins(limit: 10, skip: 0, owner: .user("alice")).results.map(\.owner) == ["alice", "alice"])
+        #expect(engine.pins(limit: 10, skip: 0, owner: .nobody).results.map(\.firstName) == ["keyed"])
         #expect(engine.pinCount(owner: "bob") == 1)
         // Deleting one makes room again.
         try engine.deletePin(id: first.id)

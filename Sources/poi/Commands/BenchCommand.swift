@@ -61,6 +61,9 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "keyword ops: keywords, one per line (default: words drawn from the records' names).")
     var keywordFile: String?
 
+    @Option(help: "keyword: query classes, one {\"class\",\"q\",\"origin\",\"lat\",\"lon\"} per line (benchmarks/keyword/make_classes.py); prints one line per class and origin.")
+    var classes: String?
+
     @Option(help: "keyword ops: write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
     var dumpQueries: String?
 
@@ -219,6 +222,10 @@ struct BenchCommand: ParsableCommand {
         let load = clock.now - start
         guard let engine else { return }
         keptUntilExit.append(engine)
+        if let classes {
+            try runKeywordClasses(engine, file: classes, load: seconds(load))
+            return
+        }
         let origins = try loadOrigins(near: engine.samplePositions(count: 50_000, seed: seed))
         var random = SplitMix64(seed: seed &+ 2)
         let keywords: [String]
@@ -270,6 +277,48 @@ struct BenchCommand: ParsableCommand {
         printLatencies(samples, n: engine.counts.pois, k: op == .keyword ? 20 : 10, load: seconds(load), results: results)
     }
 
+    /// One query of a class file.
+    struct ClassQuery: Decodable {
+        let `class`: String
+        let q: String
+        let origin: Bool
+        let lat: Double
+        let lon: Double
+    }
+
+    /// Each query of the class file once (after one warm-up pass over all of them), top 20 as GET /v1/search; one
+    /// JSON line per class and origin, in the file's order, with `class` and `origin` added.
+    private func runKeywordClasses(_ engine: SearchEngine, file: String, load: Double) throws {
+        guard let content = FileManager.default.contents(atPath: file) else { throw CLIError.usage("cannot read \(file)") }
+        let decoder = JSONDecoder()
+        let queries = try content.split(separator: 0x0A).filter { !$0.isEmpty }.map { line in
+            do { return try decoder.decode(ClassQuery.self, from: Data(line)) } catch { throw CLIError.usage("\(file): \(error)") }
+        }
+        func query(_ q: ClassQuery) -> SearchQuery {
+            SearchQuery(text: q.q, origin: q.origin ? Coordinate(uncheckedLatitude: q.lat, longitude: q.lon) : nil, limit: 20)
+        }
+        for q in queries { _ = try? engine.search(query(q)) }
+        var groups: [(key: String, origin: Bool, samples: [Double], results: Int)] = []
+        var slow: [(Double, String)] = []
+        let clock = ContinuousClock()
+        for q in queries {
+            if groups.last.map({ $0.key != q.class || $0.origin != q.origin }) ?? true { groups.append((q.class, q.origin, [], 0)) }
+            let t0 = clock.now
+            let found = (try? engine.search(query(q)).results.count) ?? 0
+            groups[groups.count - 1].samples.append(seconds(clock.now - t0) * 1e6)
+            groups[groups.count - 1].results += found
+            if slowest > 0 { slow.append((groups[groups.count - 1].samples.last!, "\(q.class)\(q.origin ? " @" : ""): \(q.q)")) }
+        }
+        for (micros, text) in slow.sorted(by: { $0.0 > $1.0 }).prefix(slowest) {
+            FileHandle.standardError.write(Data("slow: \((micros * 10).rounded() / 10) us  \(text)\n".utf8))
+        }
+        for group in groups {
+            let line = latencyLine(group.samples, n: engine.counts.pois, k: 20, load: load, results: group.results)
+            // The class and origin go first, for reading.
+            print("{\"class\":\"\(group.key)\",\"origin\":\(group.origin)," + line.dropFirst())
+        }
+    }
+
     /// A read request's user-space cost in the server: each target of --paths sent as a GET through the fast lane
     /// (request parsing, parameters, the engine, encoding, response bytes, request metrics), on one thread, over the
     /// database's indexes as `poi serve` opens them. `mean_results` is the mean response size in bytes.
@@ -312,6 +361,11 @@ struct BenchCommand: ParsableCommand {
 
     /// The JSON line of a per-query-timed benchmark: totals plus p50/p99 in microseconds.
     private func printLatencies(_ unsorted: [Double], n: Int, k: Int?, load: Double, results: Int) {
+        print(latencyLine(unsorted, n: n, k: k, load: load, results: results))
+    }
+
+    /// The JSON line of `printLatencies`.
+    private func latencyLine(_ unsorted: [Double], n: Int, k: Int?, load: Double, results: Int) -> String {
         let samples = unsorted.sorted()
         let total = samples.reduce(0, +)
         var json = JSONWriter()
@@ -340,7 +394,7 @@ struct BenchCommand: ParsableCommand {
             json.number(value)
         }
         json.endObject()
-        print(String(decoding: json.buffer, as: UTF8.self))
+        return String(decoding: json.buffer, as: UTF8.self)
     }
 
     private func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }

@@ -328,6 +328,8 @@ struct KeywordRanker {
             prefixes = expansions.map { $0.kind == .prefix ? 1 : 0 }
             idfs = lists.map { s.text.idf(documentFrequency: $0.count) }
             positions = Array(repeating: 0, count: lists.count)
+            blocks = expansions.map { s.text.blockBounds(of: $0.term) }
+            blockPositions = Array(repeating: 0, count: expansions.count)
             categories = group.categories
             labelled = group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
             members = s.members(ofCategoriesUnder: group.categories)
@@ -340,10 +342,44 @@ struct KeywordRanker {
             maxScore = most
         }
 
+        /// Per list, its block bounds (empty for a list too short to have them) and the first block that may still
+        /// overlap a range asked of `bound(from:to:ranker:)` (ranges come in increasing order).
+        let blocks: [FlatArray<InvertedIndex.BlockBound>]
+        var blockPositions: [Int]
+
+        /// The most this word can score on a record from `first` to `last`: the largest bound of its lists' blocks
+        /// that overlap the range, and its label's score. Each bound is a posting's own arithmetic on the block's
+        /// extremes, so a sum of such bounds in the words' order is never below the records' summed scores.
+        /// A word of many lists (a short prefix's completions) answers its overall bound instead.
+        mutating func bound(from first: UInt32, to last: UInt32, ranker: KeywordRanker) -> Double {
+            guard lists.count <= 8 else { return maxScore }
+            var most = labelled.isEmpty ? 0 : labelScore
+            let size = InvertedIndex.blockSize
+            for l in lists.indices {
+                let bounds = blocks[l]
+                let list = lists[l]
+                guard !bounds.isEmpty else {
+                    most = max(most, idfs[l] * (InvertedIndex.k1 + 1))
+                    continue
+                }
+                var b = blockPositions[l]
+                while b < bounds.count && list[min(list.count, (b + 1) * size) - 1].doc < first { b += 1 }
+                blockPositions[l] = b
+                while b < bounds.count && list[b * size].doc <= last {
+                    most = max(most, ranker.bound(bounds[b], idf: idfs[l]))
+                    b += 1
+                }
+            }
+            return most
+        }
+
         var postingCount: Int { lists.reduce(0) { $0 + $1.count } }
         var memberCount: Int { members.reduce(0) { $0 + $1.count } }
 
-        mutating func rewind() { positions = Array(repeating: 0, count: lists.count) }
+        mutating func rewind() {
+            positions = Array(repeating: 0, count: lists.count)
+            blockPositions = Array(repeating: 0, count: lists.count)
+        }
 
         /// How the record matches this word at best, or nil. A label alone satisfies the word only when `labels`.
         mutating func match(_ doc: UInt32, labels: Bool, ranker: KeywordRanker) -> WordMatch? {
@@ -445,7 +481,11 @@ struct KeywordRanker {
             } else if dropped == 0 && typos == 0 && prefixes == 0 && attributes == 0, let posting = matches[driving].posting,
                 posting.nameTokens == wholeNameTokens
             {
-                // Every word matched in the name: the name is the query only if it has as many tokens.
+                // Every word matched in the name: the name is the query only if it has as many tokens. The test reads
+                // and normalizes the name, so it is made only when the record could enter the page at its best (a
+                // page full of equal whole-name matches — a chain's name typed in full — refuses the rest unread).
+                let asWhole = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
+                guard heap.admits(bucket: asWhole, scoreBound: score, firstDoc: doc) else { return }
                 wholeName = hasWholeName(doc)
             }
             let bucket = RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: weighted || wholeName)
@@ -454,7 +494,32 @@ struct KeywordRanker {
 
         let source = cursors[driving]
         if !labels && source.lists.count == 1 {
-            for posting in source.lists[0] { visit(posting.doc) }
+            let list = source.lists[0]
+            let bounds = s.text.blockBounds(of: source.terms[0])
+            guard !bounds.isEmpty else {
+                for posting in list { visit(posting.doc) }
+                return
+            }
+            // Block-max: a block of the driving list is read only if the sum of every word's bound over the block's
+            // records, at the best bucket this pass can give, could still enter the page.
+            let best = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
+            let drivingLabel = source.labelled.isEmpty ? 0 : source.labelScore
+            let size = InvertedIndex.blockSize
+            for b in bounds.indices {
+                let start = b * size
+                let end = min(list.count, start + size)
+                if heap.isFull {
+                    let first = list[start].doc
+                    let last = list[end - 1].doc
+                    var total = 0.0
+                    for g in cursors.indices {
+                        total += g == driving
+                            ? max(bound(bounds[b], idf: source.idfs[0]), drivingLabel) : cursors[g].bound(from: first, to: last, ranker: self)
+                    }
+                    guard heap.admits(bucket: best, scoreBound: total, firstDoc: first) else { continue }
+                }
+                for i in start..<end { visit(list[i].doc) }
+            }
         } else {
             let lists = source.lists.map { $0.map(\.doc) } + (labels ? source.members : [])
             for doc in lists.reduce([], Self.merge) { visit(doc) }

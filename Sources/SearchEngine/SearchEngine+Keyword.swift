@@ -399,6 +399,13 @@ struct KeywordRanker {
                 if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
             }
             guard best != nil || labels else { return nil }
+            return withLabel(best, doc, ranker: ranker)
+        }
+
+        /// The better of a term match and the word's label match for the record.
+        func withLabel(_ match: WordMatch?, _ doc: UInt32, ranker: KeywordRanker) -> WordMatch? {
+            var best = match
+            let weighted = ranker.query.origin != nil
             if labelled.isEmpty { return best }
             if let b = best, b.typos == 0 && b.prefix == 0 && (weighted || b.attribute <= RankBucket.label) && (b.score >= labelScore || (!weighted && b.attribute < RankBucket.label)) {
                 return best  // a label match could not be better
@@ -409,6 +416,41 @@ struct KeywordRanker {
                 if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
             }
             return best
+        }
+
+        /// This word's best term match for each record of `driving`, by the record's position there — what
+        /// `match` answers record by record, found list by list instead: each list is intersected with the driving
+        /// list once, walking the shorter and galloping in the longer. For a short prefix's many completions this
+        /// reads each list in order once, where asking record by record would touch every list for every record.
+        func matches(along driving: [UInt32], ranker: KeywordRanker) -> [WordMatch?] {
+            let weighted = ranker.query.origin != nil
+            var table = [WordMatch?](repeating: nil, count: driving.count)
+            for l in lists.indices {
+                let list = lists[l]
+                func consider(_ i: Int, _ posting: InvertedIndex.Posting) {
+                    let attribute = posting.isInName ? RankBucket.name : RankBucket.other
+                    var score = ranker.s.text.score(posting, idf: idfs[l])
+                    if weighted { score *= RankBucket.weight(attribute: attribute) }
+                    let candidate = WordMatch(typos: typos[l], prefix: prefixes[l], attribute: attribute, score: score, posting: posting)
+                    if table[i].map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { table[i] = candidate }
+                }
+                if list.count < driving.count {
+                    var i = 0
+                    for posting in list {
+                        i = KeywordRanker.gallop(driving, from: i, to: posting.doc)
+                        guard i < driving.count else { break }
+                        if driving[i] == posting.doc { consider(i, posting) }
+                    }
+                } else {
+                    var p = 0
+                    for i in 0..<driving.count {
+                        p = KeywordRanker.gallop(list, from: p, to: driving[i])
+                        guard p < list.count else { break }
+                        if list[p].doc == driving[i] { consider(i, list[p]) }
+                    }
+                }
+            }
+            return table
         }
     }
 
@@ -439,7 +481,10 @@ struct KeywordRanker {
         for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
 
-        func visit(_ doc: UInt32) {
+        // Words of many lists (a short prefix's completions), matched list by list along a single driving list.
+        var tables = [[WordMatch?]?](repeating: nil, count: cursors.count)
+
+        func visit(_ doc: UInt32, at index: Int = -1) {
             var typos = 0
             var prefixes = 0
             var attributes = 0
@@ -457,7 +502,14 @@ struct KeywordRanker {
                     )
                     guard heap.admits(bucket: lowest, scoreBound: (partial + remaining[i]) * factor, firstDoc: doc) else { return }
                 }
-                guard let m = cursors[g].match(doc, labels: labels, ranker: self) else { return }
+                let found: WordMatch?
+                if index >= 0, let table = tables[g] {
+                    // As `match`: a label alone satisfies the word only in the labels pass.
+                    found = table[index] != nil || labels ? cursors[g].withLabel(table[index], doc, ranker: self) : nil
+                } else {
+                    found = cursors[g].match(doc, labels: labels, ranker: self)
+                }
+                guard let m = found else { return }
                 matches[g] = m
                 if i == 0 {
                     wholeNamePossible = dropped == 0 && m.posting.map { $0.isInName && $0.nameTokens == wholeNameTokens } ?? false
@@ -495,9 +547,15 @@ struct KeywordRanker {
         let source = cursors[driving]
         if !labels && source.lists.count == 1 {
             let list = source.lists[0]
+            if cursors.indices.contains(where: { $0 != driving && cursors[$0].lists.count > 4 }) {
+                let docs = list.map(\.doc)
+                for g in cursors.indices where g != driving && cursors[g].lists.count > 4 {
+                    tables[g] = cursors[g].matches(along: docs, ranker: self)
+                }
+            }
             let bounds = s.text.blockBounds(of: source.terms[0])
             guard !bounds.isEmpty else {
-                for posting in list { visit(posting.doc) }
+                for (i, posting) in list.enumerated() { visit(posting.doc, at: i) }
                 return
             }
             // Block-max: a block of the driving list is read only if the sum of every word's bound over the block's
@@ -512,17 +570,36 @@ struct KeywordRanker {
                     let first = list[start].doc
                     let last = list[end - 1].doc
                     var total = 0.0
+                    var someMatch = true
                     for g in cursors.indices {
-                        total += g == driving
-                            ? max(bound(bounds[b], idf: source.idfs[0]), drivingLabel) : cursors[g].bound(from: first, to: last, ranker: self)
+                        if g == driving {
+                            total += max(bound(bounds[b], idf: source.idfs[0]), drivingLabel)
+                        } else if let table = tables[g] {
+                            // The exact best over the block's records: none at all skips the block.
+                            var most = -1.0
+                            for i in start..<end { if let m = table[i] { most = max(most, m.score) } }
+                            if most < 0 { someMatch = false } else { total += cursors[g].labelled.isEmpty ? most : max(most, cursors[g].labelScore) }
+                        } else {
+                            total += cursors[g].bound(from: first, to: last, ranker: self)
+                        }
                     }
-                    guard heap.admits(bucket: best, scoreBound: total, firstDoc: first) else { continue }
+                    guard someMatch, heap.admits(bucket: best, scoreBound: total, firstDoc: first) else { continue }
                 }
-                for i in start..<end { visit(list[i].doc) }
+                for i in start..<end { visit(list[i].doc, at: i) }
             }
         } else {
             let lists = source.lists.map { $0.map(\.doc) } + (labels ? source.members : [])
-            for doc in lists.reduce([], Self.merge) { visit(doc) }
+            let docs = lists.reduce([], Self.merge)
+            let tabled = cursors.indices.filter { $0 != driving && cursors[$0].lists.count > 4 }
+            for g in tabled { tables[g] = cursors[g].matches(along: docs, ranker: self) }
+            // A stretch where a tabled word that no label can satisfy matches no record is skipped whole.
+            let required = tabled.filter { !labels || cursors[$0].labelled.isEmpty }
+            let size = InvertedIndex.blockSize
+            for start in stride(from: 0, to: docs.count, by: size) {
+                let end = min(docs.count, start + size)
+                if required.contains(where: { g in !(start..<end).contains { tables[g]![$0] != nil } }) { continue }
+                for i in start..<end { visit(docs[i], at: i) }
+            }
         }
     }
 
@@ -567,6 +644,25 @@ struct KeywordRanker {
         while low < high {
             let mid = (low + high) / 2
             if list[mid].doc < target { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// `gallop` over a list of record numbers.
+    @inline(__always)
+    static func gallop(_ list: [UInt32], from start: Int, to target: UInt32) -> Int {
+        var low = start
+        var step = 1
+        var high = start
+        while high < list.count && list[high] < target {
+            low = high + 1
+            high += step
+            step *= 2
+        }
+        high = min(high, list.count)
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid] < target { low = mid + 1 } else { high = mid }
         }
         return low
     }

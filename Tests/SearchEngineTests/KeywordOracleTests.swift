@@ -20,7 +20,7 @@ import TextIndex
         var engine: SearchEngine
     }
 
-    static func corpus(_ random: inout SplitMix64, count: Int) -> Corpus {
+    static func corpus(_ random: inout SplitMix64, count: Int, names: [String] = names) -> Corpus {
         let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17)]
         func pick(_ list: [String]) -> String { list[Int(random.next() % UInt64(list.count))] }
         var records: [POIRecord] = []
@@ -206,6 +206,47 @@ import TextIndex
                 }
             }
             #expect((page.next != nil) == (expected.count > query.limit), "\(context)")
+        }
+    }
+
+    /// A last word of one or two letters with many completions (more than the four above which the engine matches a
+    /// word list by list along the driving word rather than record by record), with and without an origin and a
+    /// category: still the scorer's order.
+    @Test func shortPrefixesWithManyCompletionsEqualTheScorer() throws {
+        var random = testRandom("shortPrefixesWithManyCompletionsEqualTheScorer")
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        // 30 words beginning with m and 30 with k (fewer than the engine's 64 completions, so none is cut).
+        var vocabulary: [String] = []
+        for first in ["m", "k"] {
+            while vocabulary.filter({ $0.hasPrefix(first) }).count < 30 {
+                let word = first + String((0..<(2 + Int(random.next() % 5))).map { _ in letters[Int(random.next() % 26)] })
+                if !vocabulary.contains(word) { vocabulary.append(word) }
+            }
+        }
+        let corpus = Self.corpus(&random, count: 4_000, names: Self.names + vocabulary)
+        for trial in 0..<60 {
+            let head = Self.names[Int(random.next() % UInt64(Self.names.count))]
+            let tail = vocabulary[Int(random.next() % UInt64(vocabulary.count))]
+            let text = head + " " + String(tail.prefix(1 + Int(random.next() % 2)))
+            let origin = trial % 2 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
+            let query = SearchQuery(text: text, origin: origin, category: trial % 5 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
+            let expected = Oracle(records: corpus.records, query: query).ranking()
+            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
+            let context = "trial \(trial): q=\(text) origin=\(String(describing: origin)) category=\(query.category ?? "-")"
+            #expect(got.count == min(query.limit, expected.count), "\(context)")
+            let oracle = Oracle(records: corpus.records, query: query)
+            let groups = oracle.groups()
+            for (position, doc) in got.enumerated() where position < expected.count {
+                guard let key = oracle.key(doc, groups) else {
+                    Issue.record("\(context): r\(doc) at \(position) does not match")
+                    break
+                }
+                let want = expected[position]
+                guard key.bucket == want.bucket, abs(key.score - want.score) <= 1e-9 * max(1, abs(want.score)) else {
+                    Issue.record("\(context): position \(position) has r\(doc) \(key), expected r\(want.doc) \(want.bucket), \(want.score)")
+                    break
+                }
+            }
         }
     }
 

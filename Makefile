@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RELEASE_BIN = .build/release/poi
 
-.PHONY: setup build release test run bench clean-var
+.PHONY: setup build release test run bench clean-var format lint
 
 setup:
 	@scripts/setup.sh
@@ -15,7 +15,14 @@ build: setup
 release: setup
 	$(SWIFT) build -c release --product poi
 
-test: setup
+# The committed .swift-format (Hummingbird's: 4 spaces, 150 columns, ordered imports); `make format` applies it.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
+
+test: setup lint
 	$(SWIFT) build --build-tests
 	scripts/postgres/with-server $(SWIFT) test
 	scripts/contract/run .build/debug/poi

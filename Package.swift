@@ -2,7 +2,7 @@
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -42,7 +42,11 @@ let package = Package(
         .target(name: "OSM", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
-        .target(name: "Gazetteer", dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
+        .target(
+            name: "Gazetteer",
+            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Catalog",
             dependencies: ["GeoCore", "Gazetteer", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift")],
@@ -132,14 +136,25 @@ let package = Package(
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
         .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
-        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CatalogTests",
+            dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "OSMTests", dependencies: ["OSM", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
-            dependencies: ["SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore", "TestSupport"],
+            dependencies: [
+                "SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore",
+                "TestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "APITests", dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "APITests",
+            dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [

@@ -1,6 +1,6 @@
 import BundledData
-import GeoCore
 import Gazetteer
+import GeoCore
 
 // geocode, reverse and convert as typed requests, parsed once for the HTTP server and the CLI (`poi geocode` and
 // `poi reverse` send the same parameters with --server as they parse locally), each with the encoder of its answer.
@@ -112,9 +112,22 @@ extension GeocodeResult {
         guard coordsys != .wgs84 else { return self }
         let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
         return GeocodeResult(
-            id: id, name: name, displayName: displayName, latitude: p.latitude, longitude: p.longitude, country: country, admin1: admin1,
-            admin2: admin2, population: population, type: type, score: score, adcode: adcode, unresolved: unresolved, distance: distance,
-            address: address, interpolation: interpolation
+            id: id,
+            name: name,
+            displayName: displayName,
+            latitude: p.latitude,
+            longitude: p.longitude,
+            country: country,
+            admin1: admin1,
+            admin2: admin2,
+            population: population,
+            type: type,
+            score: score,
+            adcode: adcode,
+            unresolved: unresolved,
+            distance: distance,
+            address: address,
+            interpolation: interpolation
         )
     }
 }
@@ -122,8 +135,15 @@ extension GeocodeResult {
 extension ReverseResult {
     public func replacingPlace(_ place: GeocodeResult) -> ReverseResult {
         ReverseResult(
-            place: place, country: country, countryName: countryName, admin1: admin1, admin2: admin2, city: city, division: division,
-            address: address)
+            place: place,
+            country: country,
+            countryName: countryName,
+            admin1: admin1,
+            admin2: admin2,
+            city: city,
+            division: division,
+            address: address
+        )
     }
 }
 

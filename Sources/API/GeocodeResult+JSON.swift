@@ -55,7 +55,9 @@ extension AddressComponents {
     /// `{"street", "housenumber", "unit", "postcode", "city"}`, the parts that are known.
     public func write(to json: inout JSONWriter) {
         json.beginObject()
-        for (key, value): (StaticString, String?) in [("street", street), ("housenumber", housenumber), ("unit", unit), ("postcode", postcode), ("city", city)] {
+        for (key, value): (StaticString, String?) in [
+            ("street", street), ("housenumber", housenumber), ("unit", unit), ("postcode", postcode), ("city", city),
+        ] {
             if let value {
                 json.key(key)
                 json.string(value)
@@ -70,7 +72,9 @@ extension ReverseResult {
         json.beginObject()
         json.key("place")
         if let place { place.write(to: &json) } else { json.null() }
-        for (key, value): (StaticString, String?) in [("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2), ("city", city)] {
+        for (key, value): (StaticString, String?) in [
+            ("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2), ("city", city),
+        ] {
             json.key(key)
             if let value { json.string(value) } else { json.null() }
         }

@@ -18,18 +18,25 @@ public struct NearbyRequest: Sendable {
             guard radius > 0, radius <= Rules.maximumRadius else { throw ParameterError("radius", Rules.radius) }
         }
         query = NearbyQuery(
-            origin: try p.origin(required: true, coordsys: encoder.coordsys)!, radius: radius, text: try p.text(),
-            category: try p.category(), kind: try p.kind(), limit: try p.limit()
+            origin: try p.origin(required: true, coordsys: encoder.coordsys)!,
+            radius: radius,
+            text: try p.text(),
+            category: try p.category(),
+            kind: try p.kind(),
+            limit: try p.limit()
         )
         query.after = try p.string("cursor").map { text throws(ParameterError) in try PageCursor.nearby(text, query: query) }
     }
 
     /// The answer's bytes, with the cursor of the next page.
     public func encode(_ page: Page) -> [UInt8] {
-        encoder.page(page, next: page.next.flatMap { position in
-            guard case .nearest(let after) = position else { return nil }
-            return PageCursor.nearby(after, query: query)
-        })
+        encoder.page(
+            page,
+            next: page.next.flatMap { position in
+                guard case .nearest(let after) = position else { return nil }
+                return PageCursor.nearby(after, query: query)
+            }
+        )
     }
 }
 
@@ -42,18 +49,25 @@ public struct SearchRequest: Sendable {
         encoder = try p.encoder()
         guard let text = try p.text() else { throw ParameterError("q", "is required") }
         query = SearchQuery(
-            text: text, origin: try p.origin(required: false, coordsys: encoder.coordsys), bbox: try p.bbox(coordsys: encoder.coordsys),
-            category: try p.category(), kind: try p.kind(), limit: try p.limit(),
+            text: text,
+            origin: try p.origin(required: false, coordsys: encoder.coordsys),
+            bbox: try p.bbox(coordsys: encoder.coordsys),
+            category: try p.category(),
+            kind: try p.kind(),
+            limit: try p.limit(),
             offset: try p.int("offset", in: 0...Rules.maximumOffset, default: 0)
         )
     }
 
     /// The answer's bytes; `next` is the offset of the next page.
     public func encode(_ page: Page) -> [UInt8] {
-        encoder.page(page, next: page.next.flatMap { position in
-            guard case .offset(let offset) = position else { return nil }
-            return String(offset)
-        })
+        encoder.page(
+            page,
+            next: page.next.flatMap { position in
+                guard case .offset(let offset) = position else { return nil }
+                return String(offset)
+            }
+        )
     }
 }
 
@@ -76,10 +90,13 @@ public struct WithinRequest: Sendable {
     }
 
     public func encode(_ page: Page) -> [UInt8] {
-        encoder.page(page, next: page.next.flatMap { position in
-            guard case .record(let after) = position else { return nil }
-            return PageCursor.within(after, query: query)
-        })
+        encoder.page(
+            page,
+            next: page.next.flatMap { position in
+                guard case .record(let after) = position else { return nil }
+                return PageCursor.within(after, query: query)
+            }
+        )
     }
 }
 

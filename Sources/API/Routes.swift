@@ -1,7 +1,10 @@
 /// One operation of the server: a method on a path.
 public struct Route: Sendable, Hashable, CustomStringConvertible {
     public enum Method: String, Sendable, Hashable, CaseIterable {
-        case get = "GET", post = "POST", put = "PUT", delete = "DELETE"
+        case get = "GET"
+        case post = "POST"
+        case put = "PUT"
+        case delete = "DELETE"
     }
 
     /// What the operation belongs to.

@@ -67,7 +67,9 @@ public enum WritePolicy {
         switch principal {
         case .anonymous: return nil
         case .user(let subject): return subject
-        case .key: try require(.writePins, principal, "creating pins with a key"); return nil
+        case .key:
+            try require(.writePins, principal, "creating pins with a key")
+            return nil
         }
     }
 

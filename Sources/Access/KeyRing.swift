@@ -93,7 +93,10 @@ public final class KeyRing: Sendable {
             var scopes: Set<Scope> = []
             for name in key.scopes {
                 guard let scope = Scope(rawValue: name) else {
-                    throw .malformed(file, "\(at).scopes: unknown scope \"\(name)\" (known: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    throw .malformed(
+                        file,
+                        "\(at).scopes: unknown scope \"\(name)\" (known: \(Scope.allCases.map(\.rawValue).joined(separator: ", ")))"
+                    )
                 }
                 scopes.insert(scope)
             }

@@ -184,7 +184,10 @@ public final class TokenVerifier: Sendable {
             for (index, key) in parsed.keys.enumerated() {
                 guard let kid = key.kid, !kid.isEmpty else { throw .malformed(file, "keys[\(index)] has no kid") }
                 guard key.kty == "RSA" || key.kty == "EC" || key.kty == "OKP" else {
-                    throw .malformed(file, "keys[\(index)] (\(kid)): kty must be RSA, EC or OKP (public keys; a shared secret goes in --auth-hs256-secret-file)")
+                    throw .malformed(
+                        file,
+                        "keys[\(index)] (\(kid)): kty must be RSA, EC or OKP (public keys; a shared secret goes in --auth-hs256-secret-file)"
+                    )
                 }
                 if let alg = key.alg, !asymmetric.contains(alg) { throw .malformed(file, "keys[\(index)] (\(kid)): alg \(alg) is not accepted") }
                 keys.publishedAlgorithms[kid] = key.alg

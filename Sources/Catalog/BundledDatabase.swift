@@ -22,7 +22,9 @@ public enum BundledDatabase {
     public static func ensure(at path: String, dataDirectory: String, progress: ((Int, Int) -> Void)? = nil) throws -> Bool {
         if FileManager.default.fileExists(atPath: path) { return false }
         try? FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            atPath: (path as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true
+        )
         let lock = open(path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard lock >= 0 else { throw BundledDatabaseError.lock(path + ".lock", String(cString: strerror(errno))) }
         defer { close(lock) }

@@ -48,12 +48,24 @@ extension CatalogStore {
     public func loadAddresses() throws(CatalogError) -> AddressData {
         try read { db in
             var data = AddressData()
-            let houses = try Row.fetchCursor(db, sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid")
+            let houses = try Row.fetchCursor(
+                db,
+                sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid"
+            )
             while let row = try houses.next() {
                 data.addresses.append(
                     AddressPoint(
-                        id: row[0], street: row[1], place: row[2], housenumber: row[3], unit: row[4], postcode: row[5], city: row[6], latitude: row[7],
-                        longitude: row[8]))
+                        id: row[0],
+                        street: row[1],
+                        place: row[2],
+                        housenumber: row[3],
+                        unit: row[4],
+                        postcode: row[5],
+                        city: row[6],
+                        latitude: row[7],
+                        longitude: row[8]
+                    )
+                )
             }
             let lines = try Row.fetchCursor(db, sql: "SELECT id, kind, names, city, postcode, points, numbers FROM street_line ORDER BY rowid")
             while let row = try lines.next() {
@@ -65,8 +77,15 @@ extension CatalogStore {
                 }
                 data.streets.append(
                     StreetLine(
-                        id: row[0], kind: StreetLine.Kind(rawValue: row[1]) ?? .street, names: names, points: Self.decodePoints(row[5]), numbers: numbers,
-                        city: row[3], postcode: row[4]))
+                        id: row[0],
+                        kind: StreetLine.Kind(rawValue: row[1]) ?? .street,
+                        names: names,
+                        points: Self.decodePoints(row[5]),
+                        numbers: numbers,
+                        city: row[3],
+                        postcode: row[4]
+                    )
+                )
             }
             return data
         }
@@ -78,15 +97,20 @@ extension CatalogStore {
                 try db.execute(sql: "DELETE FROM address")
                 try db.execute(sql: "DELETE FROM street_line")
                 let house = try db.makeStatement(
-                    sql: "INSERT OR REPLACE INTO address (id, street, place, housenumber, unit, postcode, city, lat, lon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                    sql:
+                        "INSERT OR REPLACE INTO address (id, street, place, housenumber, unit, postcode, city, lat, lon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                )
                 for a in data.addresses {
                     try house.execute(arguments: [a.id, a.street, a.place, a.housenumber, a.unit, a.postcode, a.city, a.latitude, a.longitude])
                 }
                 let line = try db.makeStatement(
-                    sql: "INSERT OR REPLACE INTO street_line (id, kind, names, city, postcode, points, numbers) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                    sql: "INSERT OR REPLACE INTO street_line (id, kind, names, city, postcode, points, numbers) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                )
                 for l in data.streets {
                     let numbers = l.numbers.map { "\($0.vertex):\($0.number)" }.joined(separator: ",")
-                    try line.execute(arguments: [l.id, l.kind.rawValue, l.names.joined(separator: "\u{1F}"), l.city, l.postcode, Self.encodePoints(l.points), numbers])
+                    try line.execute(arguments: [
+                        l.id, l.kind.rawValue, l.names.joined(separator: "\u{1F}"), l.city, l.postcode, Self.encodePoints(l.points), numbers,
+                    ])
                 }
             }
         } catch {

@@ -133,8 +133,11 @@ public final class CatalogStore: StoreOfRecord {
                 }
             }
             if !block.isEmpty { body(block) }
-            let pins = try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner FROM pin ORDER BY rowid")
-                .map(CatalogStore.pin)
+            let pins = try Row.fetchAll(
+                db,
+                sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner FROM pin ORDER BY rowid"
+            )
+            .map(CatalogStore.pin)
             return (pins, sequence)
         }
     }
@@ -153,7 +156,17 @@ public final class CatalogStore: StoreOfRecord {
     static func poi(_ row: Row) -> POIRecord {
         let tagsJSON: String = row[8]
         let tags = TagsJSON.decode(tagsJSON)
-        return POIRecord(id: row[0], name: row[1], category: row[2], address: row[3], city: row[4], country: row[5], lat: row[6], lon: row[7], tags: tags)
+        return POIRecord(
+            id: row[0],
+            name: row[1],
+            category: row[2],
+            address: row[3],
+            city: row[4],
+            country: row[5],
+            lat: row[6],
+            lon: row[7],
+            tags: tags
+        )
     }
 
     // MARK: Pins
@@ -172,15 +185,27 @@ public final class CatalogStore: StoreOfRecord {
 
     public func allPins() throws(CatalogError) -> [PinRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner FROM pin ORDER BY rowid")
-                .map(CatalogStore.pin)
+            try Row.fetchAll(
+                db,
+                sql: "SELECT id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner FROM pin ORDER BY rowid"
+            )
+            .map(CatalogStore.pin)
         }
     }
 
     static func pin(_ row: Row) -> PinRecord {
         PinRecord(
-            id: row[0], uniqueKey: row[1], firstName: row[2], lastName: row[3], mapString: row[4], mediaURL: row[5],
-            lat: row[6], lon: row[7], createdAt: row[8], updatedAt: row[9], owner: row[10]
+            id: row[0],
+            uniqueKey: row[1],
+            firstName: row[2],
+            lastName: row[3],
+            mapString: row[4],
+            mediaURL: row[5],
+            lat: row[6],
+            lon: row[7],
+            createdAt: row[8],
+            updatedAt: row[9],
+            owner: row[10]
         )
     }
 

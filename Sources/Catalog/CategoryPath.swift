@@ -6,7 +6,8 @@ public enum CategoryPath {
     /// The path in lower case, or nil when `text` is not one.
     public static func normalized(_ text: String) -> String? {
         let lowered = text.lowercased()
-        let valid = !lowered.isEmpty && lowered.count <= 64
+        let valid =
+            !lowered.isEmpty && lowered.count <= 64
             && lowered.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
                 !part.isEmpty && part.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "_" }
             }

@@ -193,7 +193,9 @@ public struct OSMImporter: Sendable {
             }
             let line = points.map { Coordinate2($0.latitude, $0.longitude) }
             if wantsStreet, line.count >= 2 {
-                result.addresses.streets.append(StreetLine(id: "osm-w\(way.id)", names: OSMImporter.names(tags), points: line, city: tags["addr:city"]))
+                result.addresses.streets.append(
+                    StreetLine(id: "osm-w\(way.id)", names: OSMImporter.names(tags), points: line, city: tags["addr:city"])
+                )
                 result.report.streets += 1
             }
             if let interpolation, let street = tags["addr:street"], line.count >= 2 {
@@ -206,7 +208,16 @@ public struct OSMImporter: Sendable {
                 }
                 if numbers.count >= 2 {
                     result.addresses.streets.append(
-                        StreetLine(id: "osm-w\(way.id)", kind: kind, names: [street], points: line, numbers: numbers, city: tags["addr:city"], postcode: tags["addr:postcode"]))
+                        StreetLine(
+                            id: "osm-w\(way.id)",
+                            kind: kind,
+                            names: [street],
+                            points: line,
+                            numbers: numbers,
+                            city: tags["addr:city"],
+                            postcode: tags["addr:postcode"]
+                        )
+                    )
                     result.report.interpolations += 1
                 } else {
                     try problem("interpolation way \(way.id) has fewer than two numbered nodes")
@@ -253,7 +264,9 @@ public struct OSMImporter: Sendable {
             if let name = OSMImporter.clean(tags["name"]), let category = importer.mapping.category({ tags[$0] }) {
                 var kept: [String: String] = [:]
                 for key in OSMTagMapping.keptTags { if let v = OSMImporter.clean(tags[key]) { kept[key] = v } }
-                let street = [tags["addr:street"] ?? tags["addr:place"], tags["addr:housenumber"]].compactMap { OSMImporter.clean($0) }.joined(separator: " ")
+                let street = [tags["addr:street"] ?? tags["addr:place"], tags["addr:housenumber"]].compactMap { OSMImporter.clean($0) }.joined(
+                    separator: " "
+                )
                 var country = tags["addr:country"].flatMap { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } ? $0.uppercased() : nil }
                 var city = OSMImporter.clean(tags["addr:city"])
                 if country == nil || city == nil {
@@ -262,8 +275,16 @@ public struct OSMImporter: Sendable {
                     city = city ?? found.city
                 }
                 let poi = POIRecord(
-                    id: id, name: String(name.prefix(200)), category: category, address: street.isEmpty ? nil : String(street.prefix(500)),
-                    city: city.map { String($0.prefix(500)) }, country: country, lat: point.latitude, lon: point.longitude, tags: kept)
+                    id: id,
+                    name: String(name.prefix(200)),
+                    category: category,
+                    address: street.isEmpty ? nil : String(street.prefix(500)),
+                    city: city.map { String($0.prefix(500)) },
+                    country: country,
+                    lat: point.latitude,
+                    lon: point.longitude,
+                    tags: kept
+                )
                 result.pois.append(poi)
                 result.report.pois += 1
             }
@@ -279,9 +300,17 @@ public struct OSMImporter: Sendable {
             for (k, number) in parts.enumerated() {
                 result.addresses.addresses.append(
                     AddressPoint(
-                        id: k == 0 ? id : "\(id)#\(k + 1)", street: street, place: place, housenumber: number, unit: OSMImporter.clean(tags["addr:unit"]),
-                        postcode: OSMImporter.clean(tags["addr:postcode"]), city: OSMImporter.clean(tags["addr:city"]), latitude: point.latitude,
-                        longitude: point.longitude))
+                        id: k == 0 ? id : "\(id)#\(k + 1)",
+                        street: street,
+                        place: place,
+                        housenumber: number,
+                        unit: OSMImporter.clean(tags["addr:unit"]),
+                        postcode: OSMImporter.clean(tags["addr:postcode"]),
+                        city: OSMImporter.clean(tags["addr:city"]),
+                        latitude: point.latitude,
+                        longitude: point.longitude
+                    )
+                )
                 result.report.addresses += 1
             }
         }

@@ -1,5 +1,5 @@
-import Foundation
 import BundledData
+import Foundation
 import GeoCore
 
 /// Streams records from JSONL, GeoJSON or CSV files into the store.
@@ -87,7 +87,11 @@ public final class RecordImporter {
                 if let earlier = seen.updateValue((name, line), forKey: parsed.id) {
                     report.duplicates += 1
                     let place = earlier.file == name ? "line \(earlier.line)" : "\(earlier.file):\(earlier.line)"
-                    let problem = ImportProblem(file: name, line: line, reason: "duplicate id \"\(parsed.id.prefix(80))\" (also at \(place)); this later row wins")
+                    let problem = ImportProblem(
+                        file: name,
+                        line: line,
+                        reason: "duplicate id \"\(parsed.id.prefix(80))\" (also at \(place)); this later row wins"
+                    )
                     if report.problems.count < 1_000 { report.problems.append(problem) }
                 }
                 batch.append(parsed)

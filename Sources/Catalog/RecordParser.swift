@@ -34,8 +34,15 @@ struct RecordParser {
             }
             return .poi(
                 POIRecord(
-                    id: id, name: name, category: category, address: text(fields["address"]), city: text(fields["city"]),
-                    country: text(fields["country"]), lat: lat, lon: lon, tags: tags
+                    id: id,
+                    name: name,
+                    category: category,
+                    address: text(fields["address"]),
+                    city: text(fields["city"]),
+                    country: text(fields["country"]),
+                    lat: lat,
+                    lon: lon,
+                    tags: tags
                 )
             )
         case .pin:
@@ -43,17 +50,25 @@ struct RecordParser {
             let created = text(fields["createdAt"]) ?? now
             return .pin(
                 PinRecord(
-                    id: id, uniqueKey: text(fields["uniqueKey"]) ?? "", firstName: text(fields["firstName"]) ?? "",
-                    lastName: text(fields["lastName"]) ?? "", mapString: text(fields["mapString"]) ?? "",
-                    mediaURL: text(fields["mediaURL"]) ?? "", lat: lat, lon: lon, createdAt: created,
+                    id: id,
+                    uniqueKey: text(fields["uniqueKey"]) ?? "",
+                    firstName: text(fields["firstName"]) ?? "",
+                    lastName: text(fields["lastName"]) ?? "",
+                    mapString: text(fields["mapString"]) ?? "",
+                    mediaURL: text(fields["mediaURL"]) ?? "",
+                    lat: lat,
+                    lon: lon,
+                    createdAt: created,
                     updatedAt: text(fields["updatedAt"]) ?? created
                 )
             )
         }
     }
 
-    static let poiFields: Set<String> = ["id", "kind", "name", "category", "address", "city", "country", "lat", "lon", "latitude",
-                                        "longitude", "lng", "tags", "distance"]
+    static let poiFields: Set<String> = [
+        "id", "kind", "name", "category", "address", "city", "country", "lat", "lon", "latitude",
+        "longitude", "lng", "tags", "distance",
+    ]
 
     static func isCategory(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 64

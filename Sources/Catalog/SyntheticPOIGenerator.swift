@@ -1,7 +1,7 @@
 import BundledData
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
 
 /// Deterministic synthetic POIs for scale tests and benchmarks.
 ///

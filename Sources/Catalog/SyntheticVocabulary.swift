@@ -68,8 +68,14 @@ enum SyntheticVocabulary {
     ]
 
     static let latinBrands: [String: [String]] = [
-        "food.cafe": ["Starbucks", "Costa Coffee", "Café {surname}", "{place} Coffee Roasters", "Espresso House", "Blue Bottle Coffee", "Kahvila {surname}", "Le Petit Café"],
-        "food.restaurant": ["Trattoria {surname}", "{place} Kitchen", "The Golden Dragon", "Sushi {surname}", "Taverna Olympia", "Bistro {surname}", "La Piazza", "Curry House", "Steakhouse {surname}"],
+        "food.cafe": [
+            "Starbucks", "Costa Coffee", "Café {surname}", "{place} Coffee Roasters", "Espresso House", "Blue Bottle Coffee", "Kahvila {surname}",
+            "Le Petit Café",
+        ],
+        "food.restaurant": [
+            "Trattoria {surname}", "{place} Kitchen", "The Golden Dragon", "Sushi {surname}", "Taverna Olympia", "Bistro {surname}", "La Piazza",
+            "Curry House", "Steakhouse {surname}",
+        ],
         "food.fast_food": ["McDonald's", "Burger King", "Subway", "KFC", "Hesburger", "Five Guys", "Domino's Pizza", "Taco Bell"],
         "food.bar": ["The Red Lion", "{surname}'s Pub", "Irish Bar", "Wine Bar {place}", "Brewdog"],
         "food.bakery": ["Bakery {surname}", "Le Fournil", "{place} Bakehouse", "Paul", "Backwerk"],

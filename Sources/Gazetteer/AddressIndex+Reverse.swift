@@ -11,9 +11,19 @@ extension AddressIndex {
             let s = streetOfAddress[Int(nearest.id)]
             let street = s >= 0 ? streets[Int(s)] : nil
             let match = AddressMatch(
-                kind: .house, id: a.id, street: a.streetOrPlace ?? street?.name ?? "", housenumber: a.housenumber, unit: a.unit,
-                postcode: a.postcode ?? street?.postcode, city: a.city ?? street?.city, latitude: a.latitude, longitude: a.longitude, score: 1,
-                interpolation: nil, unresolved: nil)
+                kind: .house,
+                id: a.id,
+                street: a.streetOrPlace ?? street?.name ?? "",
+                housenumber: a.housenumber,
+                unit: a.unit,
+                postcode: a.postcode ?? street?.postcode,
+                city: a.city ?? street?.city,
+                latitude: a.latitude,
+                longitude: a.longitude,
+                score: 1,
+                interpolation: nil,
+                unresolved: nil
+            )
             return (match, nearest.distance)
         }
         if let hit = segments.nearest(to: point, radius: Self.streetRadius) {
@@ -21,9 +31,19 @@ extension AddressIndex {
             let s = streetOfLine[hit.line]
             let street = s >= 0 ? streets[Int(s)] : nil
             let match = AddressMatch(
-                kind: .street, id: line.id, street: street?.name ?? line.names.first ?? "", housenumber: nil, unit: nil,
-                postcode: street?.postcode ?? line.postcode, city: street?.city ?? line.city, latitude: hit.point.latitude,
-                longitude: hit.point.longitude, score: 1, interpolation: nil, unresolved: nil)
+                kind: .street,
+                id: line.id,
+                street: street?.name ?? line.names.first ?? "",
+                housenumber: nil,
+                unit: nil,
+                postcode: street?.postcode ?? line.postcode,
+                city: street?.city ?? line.city,
+                latitude: hit.point.latitude,
+                longitude: hit.point.longitude,
+                score: 1,
+                interpolation: nil,
+                unresolved: nil
+            )
             return (match, hit.distance)
         }
         return nil

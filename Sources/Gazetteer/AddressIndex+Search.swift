@@ -105,13 +105,26 @@ struct ParsedAddress: Equatable {
             if let number = HouseNumber(numberText) {
                 readings.append(
                     ParsedAddress(
-                        street: words[..<k].joined(separator: " "), number: number, numberText: numberText, unit: unit, postcode: code,
-                        qualifiers: more))
+                        street: words[..<k].joined(separator: " "),
+                        number: number,
+                        numberText: numberText,
+                        unit: unit,
+                        postcode: code,
+                        qualifiers: more
+                    )
+                )
             }
         } else if words.count > 1, let number = HouseNumber(String(words[0])) {
             // "13 Main Street": the number first, as in English.
             readings.append(
-                ParsedAddress(street: words[1...].joined(separator: " "), number: number, numberText: String(words[0]), postcode: postcode, qualifiers: qualifiers))
+                ParsedAddress(
+                    street: words[1...].joined(separator: " "),
+                    number: number,
+                    numberText: String(words[0]),
+                    postcode: postcode,
+                    qualifiers: qualifiers
+                )
+            )
         }
         return readings
     }
@@ -120,7 +133,9 @@ struct ParsedAddress: Equatable {
     static func parseChinese(_ text: String, postcode: String?, qualifiers: [String]) -> [ParsedAddress] {
         let scalars = Array(text.unicodeScalars.filter { !$0.properties.isWhitespace })
         guard let hao = scalars.lastIndex(of: "号") else {
-            return [ParsedAddress(street: String(String.UnicodeScalarView(scalars)), postcode: postcode, qualifiers: qualifiers, streetIsSuffix: true)]
+            return [
+                ParsedAddress(street: String(String.UnicodeScalarView(scalars)), postcode: postcode, qualifiers: qualifiers, streetIsSuffix: true)
+            ]
         }
         var start = hao
         while start > 0, ("0"..."9").contains(scalars[start - 1]) { start -= 1 }
@@ -153,7 +168,12 @@ extension AddressIndex {
         for reading in ParsedAddress.parse(query.text) {
             for (street, quality) in streetCandidates(reading) {
                 guard var match = self.match(reading, in: Int(street), quality: quality) else { continue }
-                match.score += qualifierScore(reading, street: streets[Int(street)], at: Coordinate2(match.latitude, match.longitude), placeNear: placeNear)
+                match.score += qualifierScore(
+                    reading,
+                    street: streets[Int(street)],
+                    at: Coordinate2(match.latitude, match.longitude),
+                    placeNear: placeNear
+                )
                 if let near = query.near {
                     let d = Self.distance(Coordinate2(near.latitude, near.longitude), Coordinate2(match.latitude, match.longitude))
                     match.score += 0.1 * exp(-d / 20_000)
@@ -205,8 +225,19 @@ extension AddressIndex {
         func house(_ index: Int32, score: Double) -> AddressMatch {
             let a = addresses[Int(index)]
             return AddressMatch(
-                kind: .house, id: a.id, street: street.name, housenumber: a.housenumber, unit: reading.unit ?? a.unit, postcode: a.postcode ?? street.postcode,
-                city: a.city ?? street.city, latitude: a.latitude, longitude: a.longitude, score: base + score, interpolation: nil, unresolved: nil)
+                kind: .house,
+                id: a.id,
+                street: street.name,
+                housenumber: a.housenumber,
+                unit: reading.unit ?? a.unit,
+                postcode: a.postcode ?? street.postcode,
+                city: a.city ?? street.city,
+                latitude: a.latitude,
+                longitude: a.longitude,
+                score: base + score,
+                interpolation: nil,
+                unresolved: nil
+            )
         }
         func bestHouse(_ indices: [Int32]) -> Int32 {
             // Several objects with one number (a building and the shops in it): the one whose postcode was asked,
@@ -235,13 +266,26 @@ extension AddressIndex {
         return streetMatch(s, score: base + 2.5, interpolation: nil, point: street.anchor, unresolved: unresolved, reading: reading)
     }
 
-    func streetMatch(_ s: Int, score: Double, interpolation: String?, point: Coordinate2, unresolved: String?, reading: ParsedAddress) -> AddressMatch {
+    func streetMatch(_ s: Int, score: Double, interpolation: String?, point: Coordinate2, unresolved: String?, reading: ParsedAddress) -> AddressMatch
+    {
         let street = streets[s]
-        let id = street.lines.max { Self.length(lines[Int($0)].points) < Self.length(lines[Int($1)].points) }.map { lines[Int($0)].id }
+        let id =
+            street.lines.max { Self.length(lines[Int($0)].points) < Self.length(lines[Int($1)].points) }.map { lines[Int($0)].id }
             ?? street.addresses.first.map { addresses[Int($0)].id } ?? "street:\(s)"
         return AddressMatch(
-            kind: .street, id: id, street: street.name, housenumber: nil, unit: nil, postcode: street.postcode, city: street.city,
-            latitude: point.latitude, longitude: point.longitude, score: score, interpolation: interpolation, unresolved: unresolved)
+            kind: .street,
+            id: id,
+            street: street.name,
+            housenumber: nil,
+            unit: nil,
+            postcode: street.postcode,
+            city: street.city,
+            latitude: point.latitude,
+            longitude: point.longitude,
+            score: score,
+            interpolation: interpolation,
+            unresolved: unresolved
+        )
     }
 
     /// A position for `number` on an `addr:interpolation` line of the street whose numbered vertices bracket it, by

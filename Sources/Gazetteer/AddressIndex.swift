@@ -147,8 +147,14 @@ public final class AddressIndex: Sendable {
             let anchor = Self.anchor(lines: group.lines.map { data.streets[Int($0)] }, addresses: group.addresses.map { data.addresses[Int($0)] })
             streets.append(
                 Street(
-                    name: commonest(spellings) ?? "", city: commonest(cities), postcode: commonest(postcodes), addresses: group.addresses,
-                    lines: group.lines, anchor: anchor))
+                    name: commonest(spellings) ?? "",
+                    city: commonest(cities),
+                    postcode: commonest(postcodes),
+                    addresses: group.addresses,
+                    lines: group.lines,
+                    anchor: anchor
+                )
+            )
             numbers.append(houseNumbers)
             for name in names where !name.isEmpty { aliases[name, default: []].append(index) }
         }
@@ -163,7 +169,10 @@ public final class AddressIndex: Sendable {
         self.streetOfAddress = streetOfAddress
         self.streetOfLine = streetOfLine
         addressTree = RTree(
-            bulkLoading: data.addresses.enumerated().map { IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude) })
+            bulkLoading: data.addresses.enumerated().map {
+                IndexedPoint(id: UInt32($0.offset), latitude: $0.element.latitude, longitude: $0.element.longitude)
+            }
+        )
         segments = SegmentGrid(lines: data.streets)
         lineBoxes = data.streets.map { line in
             var box = (west: Double.infinity, south: Double.infinity, east: -Double.infinity, north: -Double.infinity)
@@ -207,7 +216,8 @@ public final class AddressIndex: Sendable {
                 let t = left / d
                 return Coordinate2(
                     points[i - 1].latitude + t * (points[i].latitude - points[i - 1].latitude),
-                    points[i - 1].longitude + t * (points[i].longitude - points[i - 1].longitude))
+                    points[i - 1].longitude + t * (points[i].longitude - points[i - 1].longitude)
+                )
             }
             left -= d
         }

@@ -14,8 +14,15 @@ public struct AddressPoint: Sendable, Equatable {
     public var longitude: Double
 
     public init(
-        id: String, street: String?, place: String? = nil, housenumber: String, unit: String? = nil, postcode: String? = nil,
-        city: String? = nil, latitude: Double, longitude: Double
+        id: String,
+        street: String?,
+        place: String? = nil,
+        housenumber: String,
+        unit: String? = nil,
+        postcode: String? = nil,
+        city: String? = nil,
+        latitude: Double,
+        longitude: Double
     ) {
         self.id = id
         self.street = street
@@ -54,7 +61,12 @@ public struct StreetLine: Sendable, Equatable {
     public var postcode: String?
 
     public init(
-        id: String, kind: Kind = .street, names: [String], points: [Coordinate2], numbers: [NumberedVertex] = [], city: String? = nil,
+        id: String,
+        kind: Kind = .street,
+        names: [String],
+        points: [Coordinate2],
+        numbers: [NumberedVertex] = [],
+        city: String? = nil,
         postcode: String? = nil
     ) {
         self.id = id

@@ -32,7 +32,10 @@ public struct CountryOutlines: Sendable {
             case "MultiPolygon": polygons = coordinates.map { rings($0 as? [Any] ?? []) }
             default: continue
             }
-            var west = 180.0, south = 90.0, east = -180.0, north = -90.0
+            var west = 180.0
+            var south = 90.0
+            var east = -180.0
+            var north = -90.0
             for polygon in polygons {
                 for ring in polygon {
                     for i in stride(from: 0, to: ring.count, by: 2) {
@@ -54,7 +57,8 @@ public struct CountryOutlines: Sendable {
 
     /// The ISO code of the country whose outline contains `point`, or nil (sea, or a disputed area without a code).
     public func country(at point: Coordinate) -> String? {
-        let x = point.longitude, y = point.latitude
+        let x = point.longitude
+        let y = point.latitude
         for outline in outlines where x >= outline.west && x <= outline.east && y >= outline.south && y <= outline.north {
             for polygon in outline.polygons where Self.contains(polygon, x, y) { return outline.country }
         }
@@ -69,7 +73,10 @@ public struct CountryOutlines: Sendable {
             guard n >= 3 else { continue }
             var j = n - 1
             for i in 0..<n {
-                let xi = ring[2 * i], yi = ring[2 * i + 1], xj = ring[2 * j], yj = ring[2 * j + 1]
+                let xi = ring[2 * i]
+                let yi = ring[2 * i + 1]
+                let xj = ring[2 * j]
+                let yj = ring[2 * j + 1]
                 if (yi > y) != (yj > y), x < (xj - xi) * (y - yi) / (yj - yi) + xi { inside.toggle() }
                 j = i
             }

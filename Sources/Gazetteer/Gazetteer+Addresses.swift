@@ -31,9 +31,22 @@ extension Gazetteer {
         if let hit = addresses.reverse(Coordinate2(point.latitude, point.longitude)) {
             let answer = addressResult(hit.match, language: .en, near: nil)
             result.address = GeocodeResult(
-                id: answer.id, name: answer.name, displayName: answer.displayName, latitude: answer.latitude, longitude: answer.longitude,
-                country: answer.country, admin1: answer.admin1, admin2: answer.admin2, population: nil, type: answer.type, score: answer.score,
-                adcode: nil, unresolved: nil, distance: (hit.distance * 10).rounded() / 10, address: answer.address)
+                id: answer.id,
+                name: answer.name,
+                displayName: answer.displayName,
+                latitude: answer.latitude,
+                longitude: answer.longitude,
+                country: answer.country,
+                admin1: answer.admin1,
+                admin2: answer.admin2,
+                population: nil,
+                type: answer.type,
+                score: answer.score,
+                adcode: nil,
+                unresolved: nil,
+                distance: (hit.distance * 10).rounded() / 10,
+                address: answer.address
+            )
         }
         return result
     }
@@ -58,10 +71,23 @@ extension Gazetteer {
         var display = [components.formatted]
         for part in [around.admin1, around.countryName].compactMap({ $0 }) where !part.isEmpty && !display.contains(part) { display.append(part) }
         return GeocodeResult(
-            id: match.id, name: name, displayName: display.joined(separator: ", "), latitude: match.latitude, longitude: match.longitude,
-            country: around.country ?? "", admin1: around.admin1 ?? "", admin2: around.admin2 ?? "", population: nil, type: match.kind.rawValue,
-            score: (match.score * 1000).rounded() / 1000, adcode: nil, unresolved: match.unresolved, distance: near.map { GreatCircle.distance($0, point) },
-            address: components, interpolation: match.interpolation)
+            id: match.id,
+            name: name,
+            displayName: display.joined(separator: ", "),
+            latitude: match.latitude,
+            longitude: match.longitude,
+            country: around.country ?? "",
+            admin1: around.admin1 ?? "",
+            admin2: around.admin2 ?? "",
+            population: nil,
+            type: match.kind.rawValue,
+            score: (match.score * 1000).rounded() / 1000,
+            adcode: nil,
+            unresolved: match.unresolved,
+            distance: near.map { GreatCircle.distance($0, point) },
+            address: components,
+            interpolation: match.interpolation
+        )
     }
 }
 

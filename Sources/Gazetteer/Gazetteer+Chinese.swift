@@ -51,9 +51,11 @@ extension Gazetteer {
         let provinceOptions = [(length: 0, divisions: [Int]())] + matches(at: 0) { $0.level == .province }
         for province in provinceOptions {
             consider(province.length, 1, province.divisions)
-            let cityOptions = [(length: 0, divisions: [Int]())] + matches(at: province.length) {
-                $0.level == .city && !$0.isPlaceholder && (province.divisions.isEmpty || isUnder($0, province.divisions))
-            }
+            let cityOptions =
+                [(length: 0, divisions: [Int]())]
+                + matches(at: province.length) {
+                    $0.level == .city && !$0.isPlaceholder && (province.divisions.isEmpty || isUnder($0, province.divisions))
+                }
             for city in cityOptions {
                 let afterCity = province.length + city.length
                 consider(afterCity, 2, city.divisions)

@@ -9,7 +9,9 @@ import TextIndex
 /// instead of parsing 170 000 rows and normalizing 700 000 names. It records the size and modification time of each
 /// bundled file it was built from (and the text analyzer's version), and is used only while all of them match.
 extension Gazetteer {
-    static let snapshotFormat: UInt32 = 0x4741_5A04  // "GAZ", 4: text-index block bounds every 64 postings (3: places as mapped columns, capitals; letter masks)
+    /// "GAZ" and a version: 4, text-index block bounds every 64 postings (3: places as mapped columns, capitals;
+    /// letter masks).
+    static let snapshotFormat: UInt32 = 0x4741_5A04
 
     /// What the snapshot must have been built from: each source file's name, size and modification time.
     static func sourceKey(directory: String) -> String {
@@ -47,7 +49,13 @@ extension Gazetteer {
         do {
             let (places, built, capitals) = try snapshot.get()
             let gazetteer = Gazetteer(
-                places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines, built: built, capitals: capitals
+                places: places,
+                divisions: divisions,
+                countries: countries,
+                admin1: admin1,
+                outlines: outlines,
+                built: built,
+                capitals: capitals
             )
             return (gazetteer, "read from the snapshot")
         } catch {

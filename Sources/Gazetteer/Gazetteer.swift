@@ -37,7 +37,13 @@ public final class Gazetteer: Sendable {
     public static func load(directory: String = DataDirectory.resolve()) throws -> Gazetteer {
         let places = try PlaceFile.loadPlaces(directory: directory)
         let side = try SideFiles(directory: directory)
-        return Gazetteer(places: PlaceTable(places), divisions: side.divisions, countries: side.countries, admin1: side.admin1, outlines: side.outlines)
+        return Gazetteer(
+            places: PlaceTable(places),
+            divisions: side.divisions,
+            countries: side.countries,
+            admin1: side.admin1,
+            outlines: side.outlines
+        )
     }
 
     /// The places, divisions, countries and R-trees without the name index: enough for reverse geocoding (what an
@@ -50,8 +56,13 @@ public final class Gazetteer: Sendable {
         names.finish { _ in 0 }
         let trees = Gazetteer.trees(places: places, divisions: side.divisions)
         return Gazetteer(
-            places: places, divisions: side.divisions, countries: side.countries, admin1: side.admin1, outlines: side.outlines,
-            built: Built(names: names, placeTree: trees.places, districtTree: trees.districts))
+            places: places,
+            divisions: side.divisions,
+            countries: side.countries,
+            admin1: side.admin1,
+            outlines: side.outlines,
+            built: Built(names: names, placeTree: trees.places, districtTree: trees.districts)
+        )
     }
 
     /// The name index and the two R-trees: what building takes time for, and what a snapshot holds.
@@ -62,8 +73,13 @@ public final class Gazetteer: Sendable {
     }
 
     init(
-        places: PlaceTable, divisions: [Division], countries: [Country], admin1: [(country: String, name: String, code: String)],
-        outlines: CountryOutlines? = nil, built: Built? = nil, capitals known: Set<Int>? = nil
+        places: PlaceTable,
+        divisions: [Division],
+        countries: [Country],
+        admin1: [(country: String, name: String, code: String)],
+        outlines: CountryOutlines? = nil,
+        built: Built? = nil,
+        capitals known: Set<Int>? = nil
     ) {
         self.places = places
         self.outlines = outlines
@@ -76,8 +92,10 @@ public final class Gazetteer: Sendable {
             countryCodes[country.code.lowercased()] = country.code
         }
         // Common names users type that differ from GeoNames' country names.
-        for (alias, code) in [("usa", "US"), ("united states of america", "US"), ("uk", "GB"), ("great britain", "GB"),
-                              ("england", "GB"), ("中国", "CN"), ("china", "CN"), ("russia", "RU"), ("south korea", "KR")] {
+        for (alias, code) in [
+            ("usa", "US"), ("united states of america", "US"), ("uk", "GB"), ("great britain", "GB"),
+            ("england", "GB"), ("中国", "CN"), ("china", "CN"), ("russia", "RU"), ("south korea", "KR"),
+        ] {
             countryCodes[alias] = code
         }
         self.countries = countryTable

@@ -26,9 +26,22 @@ public struct GeocodeResult: Sendable, Equatable {
     public let interpolation: String?
 
     public init(
-        id: String, name: String, displayName: String, latitude: Double, longitude: Double, country: String, admin1: String, admin2: String,
-        population: Int?, type: String, score: Double, adcode: String?, unresolved: String?, distance: Double?,
-        address: AddressComponents? = nil, interpolation: String? = nil
+        id: String,
+        name: String,
+        displayName: String,
+        latitude: Double,
+        longitude: Double,
+        country: String,
+        admin1: String,
+        admin2: String,
+        population: Int?,
+        type: String,
+        score: Double,
+        adcode: String?,
+        unresolved: String?,
+        distance: Double?,
+        address: AddressComponents? = nil,
+        interpolation: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -89,8 +102,14 @@ public struct ReverseResult: Sendable, Equatable {
     public var address: GeocodeResult?
 
     public init(
-        place: GeocodeResult?, country: String?, countryName: String?, admin1: String?, admin2: String?, city: String? = nil,
-        division: DivisionMatch?, address: GeocodeResult? = nil
+        place: GeocodeResult?,
+        country: String?,
+        countryName: String?,
+        admin1: String?,
+        admin2: String?,
+        city: String? = nil,
+        division: DivisionMatch?,
+        address: GeocodeResult? = nil
     ) {
         self.address = address
         self.place = place

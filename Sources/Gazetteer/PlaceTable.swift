@@ -118,9 +118,17 @@ public struct PlaceTable: RandomAccessCollection, Sendable {
     public subscript(i: Int) -> Place {
         let alternateRange = Int(alternateStarts[i])..<Int(alternateStarts[i + 1])
         return Place(
-            id: ids[i], name: names.string(i), asciiName: asciiNames.string(i), alternateNames: alternateRange.map { alternates.string($0) },
-            latitude: latitudes[i], longitude: longitudes[i], country: countries.string(i), admin1: admin1s.string(i), admin2: admin2s.string(i),
-            population: populations[i], kind: PlaceTable.kinds[Int(kindCodes[i])]
+            id: ids[i],
+            name: names.string(i),
+            asciiName: asciiNames.string(i),
+            alternateNames: alternateRange.map { alternates.string($0) },
+            latitude: latitudes[i],
+            longitude: longitudes[i],
+            country: countries.string(i),
+            admin1: admin1s.string(i),
+            admin2: admin2s.string(i),
+            population: populations[i],
+            kind: PlaceTable.kinds[Int(kindCodes[i])]
         )
     }
 

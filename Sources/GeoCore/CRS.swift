@@ -113,7 +113,12 @@ extension CRS {
             guard self != .wgs84 else { return box }
             let sw = toWGS84(latitude: box.south, longitude: box.west)
             let ne = toWGS84(latitude: box.north, longitude: box.east)
-            return BoundingBox(uncheckedWest: sw.longitude, south: min(sw.latitude, ne.latitude), east: ne.longitude, north: max(sw.latitude, ne.latitude))
+            return BoundingBox(
+                uncheckedWest: sw.longitude,
+                south: min(sw.latitude, ne.latitude),
+                east: ne.longitude,
+                north: max(sw.latitude, ne.latitude)
+            )
         }
 
         public func toWGS84(_ polygon: Polygon) -> Polygon {

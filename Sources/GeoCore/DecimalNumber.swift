@@ -5,8 +5,8 @@
 public enum DecimalNumber {
     /// The value of `text`, or nil when it is not a finite decimal number. Surrounding spaces are not allowed here;
     /// trim first where they are.
-    @_specialize(exported: true, where S == Substring)
-    @_specialize(exported: true, where S == String)
+    @_specialize(exported:true,where S == Substring)
+    @_specialize(exported:true,where S == String)
     public static func parse<S: StringProtocol>(_ text: S) -> Double? {
         // Read over contiguous bytes where the text has them (a query string's values do): indexing a substring's
         // UTF-8 view byte by byte costs more than the rest of the parse.
@@ -84,7 +84,7 @@ public enum DecimalNumber {
     private static let powersOfTen: [Double] = (0...15).map { exponent in (0..<exponent).reduce(1.0) { product, _ in product * 10 } }
 
     /// An integer in decimal digits with an optional sign (no `+0x1`, no `1e3`, no `1.0`).
-    @_specialize(exported: true, where S == Substring)
+    @_specialize(exported:true,where S == Substring)
     public static func parseInteger<S: StringProtocol>(_ text: S) -> Int? {
         if let value = text.utf8.withContiguousStorageIfAvailable({ parseInteger(utf8: $0) }) { return value }
         var text = String(text)

@@ -94,10 +94,16 @@ struct AMapAdapter {
             bytes += json.buffer
             bytes += Array(")".utf8)
             return Response(
-                status: .ok, headers: [.contentType: "application/javascript;charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+                status: .ok,
+                headers: [.contentType: "application/javascript;charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
             )
         }
-        return Response(status: .ok, headers: [.contentType: "application/json;charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.buffer)))
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json;charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.buffer))
+        )
     }
 
     // MARK: Parameters
@@ -247,9 +253,16 @@ struct AMapAdapter {
         let categories = try categories(p)
         let keywords = Self.keywords(p)
         let found = try paged(size: size, number: number, categories: categories) { position in
-            engine.nearby(NearbyQuery(
-                origin: origin, radius: Double(radius), text: keywords, category: Self.commonCategory(categories), limit: 100, after: position?.nearest
-            ))
+            engine.nearby(
+                NearbyQuery(
+                    origin: origin,
+                    radius: Double(radius),
+                    text: keywords,
+                    category: Self.commonCategory(categories),
+                    limit: 100,
+                    after: position?.nearest
+                )
+            )
         }
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
@@ -261,10 +274,14 @@ struct AMapAdapter {
         let area: WithinQuery.Area
         if points.count == 2 {
             // Two points: a rectangle, top-left and bottom-right (either order accepted).
-            area = .box(try BoundingBox(
-                west: min(points[0].longitude, points[1].longitude), south: min(points[0].latitude, points[1].latitude),
-                east: max(points[0].longitude, points[1].longitude), north: max(points[0].latitude, points[1].latitude)
-            ))
+            area = .box(
+                try BoundingBox(
+                    west: min(points[0].longitude, points[1].longitude),
+                    south: min(points[0].latitude, points[1].latitude),
+                    east: max(points[0].longitude, points[1].longitude),
+                    north: max(points[0].latitude, points[1].latitude)
+                )
+            )
         } else {
             var vertices = points
             if vertices.count > 3, vertices.first == vertices.last { vertices.removeLast() }
@@ -292,8 +309,10 @@ struct AMapAdapter {
         let dy = metres / 111_320
         let dx = dy / max(0.01, cos(point.latitude * .pi / 180))
         return BoundingBox(
-            uncheckedWest: max(-180, point.longitude - dx), south: max(-90, point.latitude - dy),
-            east: min(180, point.longitude + dx), north: min(90, point.latitude + dy)
+            uncheckedWest: max(-180, point.longitude - dx),
+            south: max(-90, point.latitude - dy),
+            east: min(180, point.longitude + dx),
+            north: min(90, point.latitude + dy)
         )
     }
 
@@ -421,13 +440,18 @@ struct AMapAdapter {
                 // A house (门牌号) or a street (道路) of the imported addresses.
                 let d = divisions(latitude: place.latitude, longitude: place.longitude, city: parts.city)
                 let inChina = place.country == "CN"
-                let formatted = inChina
-                    ? [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, parts.street ?? "", parts.housenumber.map { $0 + "号" } ?? ""].joined()
+                let formatted =
+                    inChina
+                    ? [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, parts.street ?? "", parts.housenumber.map { $0 + "号" } ?? ""]
+                        .joined()
                     : parts.formatted
                 let country = inChina ? "中国" : (gazetteer.countryName(place.country) ?? place.country)
                 answers.append(
-                    (formatted, (place.latitude, place.longitude), place.type == "house" ? "门牌号" : "道路", d, country, parts.street ?? "",
-                     parts.housenumber ?? ""))
+                    (
+                        formatted, (place.latitude, place.longitude), place.type == "house" ? "门牌号" : "道路", d, country, parts.street ?? "",
+                        parts.housenumber ?? ""
+                    )
+                )
             } else if let place = gazetteer.geocode(query).first {
                 let level: String
                 switch place.type {
@@ -438,7 +462,12 @@ struct AMapAdapter {
                 }
                 let d = divisions(latitude: place.latitude, longitude: place.longitude, city: place.name)
                 let formatted = place.adcode != nil ? place.displayName + (place.unresolved ?? "") : place.displayName
-                answers.append((formatted, (place.latitude, place.longitude), level, d, place.country == "CN" ? "中国" : (gazetteer.countryName(place.country) ?? place.country), "", ""))
+                answers.append(
+                    (
+                        formatted, (place.latitude, place.longitude), level, d,
+                        place.country == "CN" ? "中国" : (gazetteer.countryName(place.country) ?? place.country), "", ""
+                    )
+                )
             } else if let hit = try? engine.search(SearchQuery(text: text, limit: 1)).results.first, case .poi(let poi) = hit.record {
                 // No address match: a POI of that name (AMap's 兴趣点 level).
                 let d = divisions(latitude: poi.lat, longitude: poi.lon, city: poi.city)
@@ -502,9 +531,11 @@ struct AMapAdapter {
             func component(_ reverse: ReverseResult, _ d: Divisions, _ nearby: [Hit], _ point: Coordinate) {
                 json.beginObject()
                 let inChina = !d.adcode.isEmpty
-                let formatted = inChina
+                let formatted =
+                    inChina
                     ? [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname].joined()
-                    : reverse.country == nil ? "" : [reverse.city ?? reverse.place?.name, reverse.admin1, reverse.countryName].compactMap { $0 }.joined(separator: ", ")
+                    : reverse.country == nil
+                        ? "" : [reverse.city ?? reverse.place?.name, reverse.admin1, reverse.countryName].compactMap { $0 }.joined(separator: ", ")
                 json.field("formatted_address", formatted)
                 json.key("addressComponent")
                 json.beginObject()
@@ -524,7 +555,10 @@ struct AMapAdapter {
                 json.field("street", house?.address?.street ?? "")
                 json.field("number", house?.address?.housenumber ?? "")
                 json.field("location", house.map { Self.format(($0.latitude, $0.longitude)) } ?? "")
-                json.field("direction", house.map { Self.direction(from: point, to: Coordinate(uncheckedLatitude: $0.latitude, longitude: $0.longitude)) } ?? "")
+                json.field(
+                    "direction",
+                    house.map { Self.direction(from: point, to: Coordinate(uncheckedLatitude: $0.latitude, longitude: $0.longitude)) } ?? ""
+                )
                 json.field("distance", house.map { String(format: "%.1f", $0.distance ?? 0) } ?? "")
                 json.endObject()
                 json.key("businessAreas")
@@ -621,8 +655,11 @@ struct AMapTypes: Sendable {
         for category in categories {
             guard let id = category["id"] as? String else { continue }
             entries[id] = Entry(
-                category: id, code: category["amap_typecode"] as? String ?? "", name: category["amap_type"] as? String ?? "",
-                prefixes: category["amap"] as? [String] ?? [], chinese: category["zh"] as? [String] ?? []
+                category: id,
+                code: category["amap_typecode"] as? String ?? "",
+                name: category["amap_type"] as? String ?? "",
+                prefixes: category["amap"] as? [String] ?? [],
+                chinese: category["zh"] as? [String] ?? []
             )
         }
         return AMapTypes(entries: entries)

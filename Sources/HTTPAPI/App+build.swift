@@ -1,6 +1,6 @@
-import Catalog
 import API
 import BundledData
+import Catalog
 import Foundation
 import Gazetteer
 import Hummingbird
@@ -24,19 +24,29 @@ public func buildApplication(
     onServerRunning: @escaping @Sendable (_ address: String) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let endpointMetrics = metrics.map { _ in EndpointMetrics() }
-    let (router, reads) = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics)
+    let (router, reads) = makeRouter(
+        configuration: configuration,
+        engine: engine,
+        gazetteer: gazetteer,
+        metrics: metrics,
+        endpointMetrics: endpointMetrics
+    )
     let limits = configuration.limits
     let connections = ConnectionCounter(maximum: limits.maximumConnections)
     // The fast lane answers read routes below the router; with CORS on, the middleware's headers need the router.
-    let lane = configuration.fastLane && configuration.corsOrigin == nil
+    let lane =
+        configuration.fastLane && configuration.corsOrigin == nil
         ? FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: logger) : nil
     return Application(
         router: HeadAsGet(router: router),
-        server: HTTPServerBuilder { responder in GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, lane: lane, tls: tls) },
+        server: HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, lane: lane, tls: tls)
+        },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
         onServerRunning: { channel in
             let address = channel.localAddress.map { address in
-                address.protocol == .inet6 ? "[\(address.ipAddress ?? "::")]:\(address.port ?? 0)" : "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+                address.protocol == .inet6
+                    ? "[\(address.ipAddress ?? "::")]:\(address.port ?? 0)" : "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
             }
             await onServerRunning(address ?? "\(configuration.host):\(configuration.port)")
         },
@@ -52,7 +62,11 @@ public func buildRouter(
     metrics: PrometheusCollectorRegistry? = nil
 ) -> Router<AppRequestContext> {
     makeRouter(
-        configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: metrics.map { _ in EndpointMetrics() }
+        configuration: configuration,
+        engine: engine,
+        gazetteer: gazetteer,
+        metrics: metrics,
+        endpointMetrics: metrics.map { _ in EndpointMetrics() }
     ).router
 }
 
@@ -72,7 +86,8 @@ func makeRouter(
         let pois = metrics.makeGauge(descriptor: records, labels: [("kind", "poi")])
         let pins = metrics.makeGauge(descriptor: records, labels: [("kind", "pin")])
         // A replica of a shared store also reports where it stands in the store's change feed.
-        let replica = engine.followsStore
+        let replica =
+            engine.followsStore
             ? (
                 sequence: metrics.makeGauge(name: "poi_store_sequence", help: "The store's change sequence this replica has applied."),
                 connected: metrics.makeGauge(name: "poi_store_connected", help: "1 when this replica reached the store on its last attempt, else 0."),
@@ -97,13 +112,15 @@ func makeRouter(
     }
     if let origin = configuration.corsOrigin {
         // Opt-in CORS (`--cors ORIGIN`, or `*`): a web map on another origin may call the API, preflight included.
-        router.add(middleware: CORSMiddleware(
-            allowOrigin: origin == "*" ? .all : .custom(origin),
-            allowHeaders: [.accept, .authorization, .contentType, .origin, RequestID.header],
-            allowMethods: [.get, .head, .post, .put, .delete, .options],
-            exposedHeaders: ["X-Request-Id", "Retry-After"],
-            maxAge: .seconds(600)
-        ))
+        router.add(
+            middleware: CORSMiddleware(
+                allowOrigin: origin == "*" ? .all : .custom(origin),
+                allowHeaders: [.accept, .authorization, .contentType, .origin, RequestID.header],
+                allowMethods: [.get, .head, .post, .put, .delete, .options],
+                exposedHeaders: ["X-Request-Id", "Retry-After"],
+                maxAge: .seconds(600)
+            )
+        )
     }
     router.add(middleware: ProblemMiddleware())
     if metrics == nil {

@@ -135,7 +135,8 @@ struct FastAnswer {
     /// access each, which for a dozen pieces cost more than the copies (issue 17, `poi bench wire`).
     func write(to buffer: inout ByteBuffer, includeBody: Bool, close: Bool) {
         let reason = status == .ok ? "OK" : status.reasonPhrase
-        let bound = 160 + reason.utf8.count + contentType.utf8.count + requestID.utf8.count + date.utf8.count + server.utf8.count
+        let bound =
+            160 + reason.utf8.count + contentType.utf8.count + requestID.utf8.count + date.utf8.count + server.utf8.count
             + (includeBody ? body.count : 0)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { memory in
             var out = RawOutput(base: memory.baseAddress!.assumingMemoryBound(to: UInt8.self))
@@ -214,8 +215,15 @@ extension FastLane {
         let answer: FastAnswer
         do {
             let read = try entry.handler(ReadInput(query: FormQuery(query), pathParameter: parameter))
-            answer = FastAnswer(status: read.status, contentType: read.contentType, body: read.body, requestID: requestID,
-                                isProblem: false, date: HTTPDate.now(), server: serverName)
+            answer = FastAnswer(
+                status: read.status,
+                contentType: read.contentType,
+                body: read.body,
+                requestID: requestID,
+                isProblem: false,
+                date: HTTPDate.now(),
+                server: serverName
+            )
         } catch {
             let problem: Problem
             if let known = Problem.of(error) {
@@ -227,8 +235,15 @@ extension FastLane {
                 logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(path)", "error": "\(error)"])
                 problem = Problem(.internalServerError, "the request could not be completed")
             }
-            answer = FastAnswer(status: problem.status, contentType: "application/problem+json", body: problem.json(requestID: requestID),
-                                requestID: requestID, isProblem: true, date: HTTPDate.now(), server: serverName)
+            answer = FastAnswer(
+                status: problem.status,
+                contentType: "application/problem+json",
+                body: problem.json(requestID: requestID),
+                requestID: requestID,
+                isProblem: true,
+                date: HTTPDate.now(),
+                server: serverName
+            )
         }
         metrics?.record(route: entry.pattern, method: .get, status: answer.status, since: start)
         return answer
@@ -249,7 +264,8 @@ enum HTTPDate {
             var parts = tm()
             gmtime_r(&now, &parts)
             func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-            let text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
+            let text =
+                "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
                 + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
             cached = (second, text)
             return text

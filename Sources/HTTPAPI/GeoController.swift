@@ -1,8 +1,8 @@
 import API
 import BundledData
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
 import Hummingbird
 import SearchEngine
 
@@ -48,7 +48,9 @@ struct GeoController {
 
     func convertBatch(_ request: Request) async throws -> Response {
         let body = try await JSONBody.object(request, limit: maximumBodySize)
-        guard let fromText = try JSONBody.string(body, "from") else { throw Problem.badRequest("from is required (wgs84, gcj02, bd09 or EPSG:<code>)") }
+        guard let fromText = try JSONBody.string(body, "from") else {
+            throw Problem.badRequest("from is required (wgs84, gcj02, bd09 or EPSG:<code>)")
+        }
         guard let toText = try JSONBody.string(body, "to") else { throw Problem.badRequest("to is required (wgs84, gcj02, bd09 or EPSG:<code>)") }
         let from = try CRS(parsing: fromText)
         let to = try CRS(parsing: toText)
@@ -87,7 +89,9 @@ struct GeoController {
         do {
             try CoordinateConverter.shared.convert(&points, from: from, to: to)
         } catch {
-            if case .invalidPoint(let index, let reason) = error { throw Problem.badRequest(points.count == 1 ? reason : "points[\(index)]: \(reason)") }
+            if case .invalidPoint(let index, let reason) = error {
+                throw Problem.badRequest(points.count == 1 ? reason : "points[\(index)]: \(reason)")
+            }
             throw Problem.badRequest(error.description)
         }
         return points

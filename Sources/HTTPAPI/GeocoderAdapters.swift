@@ -34,28 +34,32 @@ struct GeocoderAdapters {
     }
 
     private func nominatim(_ body: () throws -> Response) -> Response {
-        do { return try body() } catch { return errorResponse(error) { message, code in
-            var json = JSONWriter()
-            json.beginObject()
-            json.key("error")
-            json.beginObject()
-            json.key("code")
-            json.number(code)
-            json.field("message", message)
-            json.endObject()
-            json.endObject()
-            return json.buffer
-        } }
+        do { return try body() } catch {
+            return errorResponse(error) { message, code in
+                var json = JSONWriter()
+                json.beginObject()
+                json.key("error")
+                json.beginObject()
+                json.key("code")
+                json.number(code)
+                json.field("message", message)
+                json.endObject()
+                json.endObject()
+                return json.buffer
+            }
+        }
     }
 
     private func photon(_ body: () throws -> Response) -> Response {
-        do { return try body() } catch { return errorResponse(error) { message, _ in
-            var json = JSONWriter()
-            json.beginObject()
-            json.field("message", message)
-            json.endObject()
-            return json.buffer
-        } }
+        do { return try body() } catch {
+            return errorResponse(error) { message, _ in
+                var json = JSONWriter()
+                json.beginObject()
+                json.field("message", message)
+                json.endObject()
+                return json.buffer
+            }
+        }
     }
 
     private func errorResponse(_ error: any Error, _ encode: (String, Int) -> [UInt8]) -> Response {
@@ -87,7 +91,10 @@ struct GeocoderAdapters {
     static func coordinate(_ parameters: QueryParameters, _ name: String, range: ClosedRange<Double>) throws -> Double? {
         guard let text = parameters.string(name) else { return nil }
         guard let value = DecimalNumber.parse(Substring(text.trimmingCharacters(in: .whitespaces))), range.contains(value) else {
-            throw AdapterError(status: .badRequest, message: "Parameter '\(name)' must be a number between \(Int(range.lowerBound)) and \(Int(range.upperBound)).")
+            throw AdapterError(
+                status: .badRequest,
+                message: "Parameter '\(name)' must be a number between \(Int(range.lowerBound)) and \(Int(range.upperBound))."
+            )
         }
         return value
     }
@@ -146,7 +153,14 @@ struct GeocoderAdapters {
     }
 
     /// Places named by `text` as typed, then POIs matching its words, then weaker place matches.
-    func candidates(_ text: String, limit: Int, language: String?, near: Coordinate?, countries: Set<String>?, box: BoundingBox?) throws -> [Candidate] {
+    func candidates(
+        _ text: String,
+        limit: Int,
+        language: String?,
+        near: Coordinate?,
+        countries: Set<String>?,
+        box: BoundingBox?
+    ) throws -> [Candidate] {
         let gazetteer = try requireGazetteer()
         let wide = min(100, max(limit * 4, 20))
         let query = try GeocodeQuery(text: text, limit: wide, country: countries?.count == 1 ? countries!.first : nil, language: language, near: near)
@@ -251,15 +265,23 @@ struct GeocoderAdapters {
             text = ["amenity", "street", "city", "county", "state", "country", "postalcode"]
                 .compactMap { p.string($0)?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: ", ")
         }
-        guard !text.isEmpty else { throw AdapterError(status: .badRequest, message: "Nominatim needs a query: q, or street, city, county, state, country, postalcode.") }
+        guard !text.isEmpty else {
+            throw AdapterError(status: .badRequest, message: "Nominatim needs a query: q, or street, city, county, state, country, postalcode.")
+        }
         let limit = try Self.limit(p, default: 10, maximum: 50)
-        let countries = p.string("countrycodes").map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty }) }
+        let countries = p.string("countrycodes").map {
+            Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty })
+        }
         let viewbox = try p.string("viewbox").map { try Self.box($0, name: "viewbox") }
         let bounded = Self.flag(p, "bounded")
         let near = viewbox.map { Coordinate(uncheckedLatitude: ($0.south + $0.north) / 2, longitude: ($0.west + $0.east) / 2) }
         let found = try candidates(
-            text, limit: limit, language: Self.language(p.string("accept-language")), near: near,
-            countries: countries?.isEmpty == false ? countries : nil, box: bounded ? viewbox : nil
+            text,
+            limit: limit,
+            language: Self.language(p.string("accept-language")),
+            near: near,
+            countries: countries?.isEmpty == false ? countries : nil,
+            box: bounded ? viewbox : nil
         )
         let details = (address: Self.flag(p, "addressdetails"), extratags: Self.flag(p, "extratags"), namedetails: Self.flag(p, "namedetails"))
         var json = JSONWriter()
@@ -276,13 +298,23 @@ struct GeocoderAdapters {
     func nominatimReverse(_ request: Request) throws -> Response {
         let p = RequestParameters(request)
         let format = try nominatimFormat(p, default: .json)
-        guard let lat = try Self.coordinate(p, "lat", range: -90...90) else { throw AdapterError(status: .badRequest, message: "Parameter 'lat' missing.") }
-        guard let lon = try Self.coordinate(p, "lon", range: -180...180) else { throw AdapterError(status: .badRequest, message: "Parameter 'lon' missing.") }
-        let zoom = try p.int("zoom", rule: "must be an integer from 0 to 18").map { zoom in
-            guard (0...18).contains(zoom) else { throw AdapterError(status: .badRequest, message: "Parameter 'zoom' must be a number between 0 and 18.") }
-            return zoom
-        } ?? 18
-        let details = (address: p.string("addressdetails").map { $0 != "0" } ?? true, extratags: Self.flag(p, "extratags"), namedetails: Self.flag(p, "namedetails"))
+        guard let lat = try Self.coordinate(p, "lat", range: -90...90) else {
+            throw AdapterError(status: .badRequest, message: "Parameter 'lat' missing.")
+        }
+        guard let lon = try Self.coordinate(p, "lon", range: -180...180) else {
+            throw AdapterError(status: .badRequest, message: "Parameter 'lon' missing.")
+        }
+        let zoom =
+            try p.int("zoom", rule: "must be an integer from 0 to 18").map { zoom in
+                guard (0...18).contains(zoom) else {
+                    throw AdapterError(status: .badRequest, message: "Parameter 'zoom' must be a number between 0 and 18.")
+                }
+                return zoom
+            } ?? 18
+        let details = (
+            address: p.string("addressdetails").map { $0 != "0" } ?? true, extratags: Self.flag(p, "extratags"),
+            namedetails: Self.flag(p, "namedetails")
+        )
         guard let candidate = try reverseCandidate(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
             return JSONResponse.body(Array(#"{"error":"Unable to geocode"}"#.utf8))
         }
@@ -466,7 +498,9 @@ struct GeocoderAdapters {
         json.key("importance")
         json.number((importance * 1_000).rounded() / 1_000)
         // Nominatim's addresstype: "road" for a street, "place" for a house number, the place type for a place.
-        let addresstype = tag.key == "highway" ? "road" : tag == ("place", "house") ? "place" : tag.key == "place" ? tag.value : tag.key == "boundary" ? "city_district" : tag.key
+        let addresstype =
+            tag.key == "highway"
+            ? "road" : tag == ("place", "house") ? "place" : tag.key == "place" ? tag.value : tag.key == "boundary" ? "city_district" : tag.key
         json.field("addresstype", addresstype)
         json.field("name", name)
         json.field("display_name", displayName(candidate))
@@ -542,8 +576,15 @@ struct GeocoderAdapters {
         let near = lat.map { Coordinate(uncheckedLatitude: $0, longitude: lon!) }
         let box = try p.string("bbox").map { try Self.box($0, name: "bbox") }
         let tags = p.source.filter { $0.key == "osm_tag" }.map { String($0.value) }
-        let found = try candidates(text, limit: tags.isEmpty ? limit : 100, language: Self.language(p.string("lang")), near: near, countries: nil, box: box)
-            .filter { candidate in tags.allSatisfy { Self.photonTag($0, matches: photonTag(candidate)) } }
+        let found = try candidates(
+            text,
+            limit: tags.isEmpty ? limit : 100,
+            language: Self.language(p.string("lang")),
+            near: near,
+            countries: nil,
+            box: box
+        )
+        .filter { candidate in tags.allSatisfy { Self.photonTag($0, matches: photonTag(candidate)) } }
         var json = JSONWriter()
         photonCollection(Array(found.prefix(limit)), to: &json)
         return JSONResponse.body(json.buffer)
@@ -555,10 +596,11 @@ struct GeocoderAdapters {
             throw AdapterError(status: .badRequest, message: "missing search term 'lat' and/or 'lon': /?lat=51.5&lon=8.0")
         }
         let limit = try Self.limit(p, default: 1, maximum: 50)
-        let radius = try p.double("radius", rule: "must be a number of kilometres").map { radius in
-            guard radius > 0, radius <= 100 else { throw AdapterError(status: .badRequest, message: "radius must be between 0 and 100 km") }
-            return radius
-        } ?? 1
+        let radius =
+            try p.double("radius", rule: "must be a number of kilometres").map { radius in
+                guard radius > 0, radius <= 100 else { throw AdapterError(status: .badRequest, message: "radius must be between 0 and 100 km") }
+                return radius
+            } ?? 1
         let point = Coordinate(uncheckedLatitude: lat, longitude: lon)
         var found: [Candidate] = engine.nearby(NearbyQuery(origin: point, radius: radius * 1_000, limit: min(limit, 100))).results.compactMap { hit in
             guard case .poi(let poi) = hit.record else { return nil }

@@ -93,8 +93,12 @@ public struct ConnectionLimits: Sendable {
     public var minimumImportRate: Int
 
     public init(
-        requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60), maximumConnections: Int = 4_096,
-        maximumHeadSize: Int = 64 * 1_024, maximumBodySize: Int = 1 << 20, maximumImportSize: Int = 1 << 30,
+        requestTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(60),
+        maximumConnections: Int = 4_096,
+        maximumHeadSize: Int = 64 * 1_024,
+        maximumBodySize: Int = 1 << 20,
+        maximumImportSize: Int = 1 << 30,
         minimumImportRate: Int = 256 * 1_024
     ) {
         self.maximumImportSize = maximumImportSize
@@ -312,8 +316,13 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard !refused else { return }
         switch error {
         case .headerOverflow:
-            answer(context, Problem(.init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
-                                    "the request line or headers are longer than \(limits.maximumHeadSize / 1_024) KiB"))
+            answer(
+                context,
+                Problem(
+                    .init(code: 431, reasonPhrase: "Request Header Fields Too Large"),
+                    "the request line or headers are longer than \(limits.maximumHeadSize / 1_024) KiB"
+                )
+            )
         case .invalidEOFState, .closedConnection:
             answer(context, Problem(.badRequest, "the connection closed before the request was complete"))
         case .invalidChunkSize:
@@ -341,7 +350,11 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
         headers.add(name: "content-length", value: String(body.count))
         headers.add(name: "connection", value: "close")
         headers.add(name: RequestID.header.rawName, value: requestID)
-        let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: problem.status.code, reasonPhrase: problem.status.reasonPhrase), headers: headers)
+        let head = HTTPResponseHead(
+            version: .http1_1,
+            status: .init(statusCode: problem.status.code, reasonPhrase: problem.status.reasonPhrase),
+            headers: headers
+        )
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
         timers.linger(context, flushed: context.writeAndFlush(wrapOutboundOut(.end(nil))))

@@ -61,11 +61,22 @@ final class ImportTasks: Sendable {
 
     /// Queues the import of the spooled file at `path` (deleted afterwards) and returns its task.
     func enqueue(
-        path: String, name: String, bytes: Int, options: RecordImporter.Options, crsName: String, engine: SearchEngine, osm: OSMImporter? = nil
+        path: String,
+        name: String,
+        bytes: Int,
+        options: RecordImporter.Options,
+        crsName: String,
+        engine: SearchEngine,
+        osm: OSMImporter? = nil
     ) -> Task {
         let id = "t_\(prefix)_\(counter.wrappingAdd(1, ordering: .relaxed).newValue)"
         let task = Task(
-            id: id, format: options.format ?? .jsonl, kind: options.kind, crs: crsName, strict: options.strict, bytes: bytes,
+            id: id,
+            format: options.format ?? .jsonl,
+            kind: options.kind,
+            crs: crsName,
+            strict: options.strict,
+            bytes: bytes,
             createdAt: Timestamp.now()
         )
         tasks.withLock { state in
@@ -125,7 +136,11 @@ final class ImportTasks: Sendable {
     /// An OpenStreetMap extract: read whole (a strict import stops before anything is written), then applied to the
     /// engine in one transaction (its POIs, the removal of `osm-` POIs it lacks) and its addresses made current.
     static func importOSM(
-        _ path: String, name: String, _ osm: OSMImporter, _ engine: SearchEngine, progress: @escaping (Int) -> Void
+        _ path: String,
+        name: String,
+        _ osm: OSMImporter,
+        _ engine: SearchEngine,
+        progress: @escaping (Int) -> Void
     ) throws(ImportError) -> ImportReport {
         let result = try osm.read(path, name: name) { read, _ in progress(read) }
         do { try engine.applyOSMImport(result) } catch { throw .cannotRead("\(name): \(error.description)") }
@@ -170,7 +185,9 @@ final class ImportTasks: Sendable {
             json.endObject()
         }
         json.endArray()
-        for (name, value): (StaticString, String?) in [("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)] {
+        for (name, value): (StaticString, String?) in [
+            ("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt),
+        ] {
             json.key(name)
             if let value { json.string(value) } else { json.null() }
         }
@@ -205,7 +222,10 @@ struct ImportController {
             try WritePolicy.importRecords(try await write.authenticator.principal(authorization: request.headers[.authorization]))
             let id = context.parameters.get("id") ?? ""
             guard let task = tasks[id] else {
-                throw Problem(.notFound, "no import task \(id.prefix(80)) (tasks are kept in memory, the last \(ImportTasks.kept), until the server restarts)")
+                throw Problem(
+                    .notFound,
+                    "no import task \(id.prefix(80)) (tasks are kept in memory, the last \(ImportTasks.kept), until the server restarts)"
+                )
             }
             return JSONResponse.body(ImportTasks.json(task))
         }
@@ -217,7 +237,8 @@ struct ImportController {
             guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson, csv or osmpbf") }
             return format
         }
-        let type = (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let type =
+            (request.headers[.contentType] ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         switch type {
         case "application/x-ndjson", "application/jsonl", "application/jsonlines", "application/x-jsonlines": return .jsonl
         case "application/geo+json": return .geojson
@@ -225,7 +246,8 @@ struct ImportController {
         case "application/x-protobuf", "application/vnd.openstreetmap.data+pbf": return .osmpbf
         default:
             throw .badRequest(
-                "format is required (jsonl, geojson, csv or osmpbf) unless the Content-Type is application/x-ndjson, application/geo+json, text/csv or application/x-protobuf")
+                "format is required (jsonl, geojson, csv or osmpbf) unless the Content-Type is application/x-ndjson, application/geo+json, text/csv or application/x-protobuf"
+            )
         }
     }
 
@@ -254,7 +276,8 @@ struct ImportController {
         }
         // The source's name in problem lines and errors ("places.jsonl:12: …"), default "body".
         let name = parameters.string("name") ?? "body"
-        guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard (1...200).contains(name.unicodeScalars.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw Problem.badRequest("name must be 1 to 200 characters without control characters")
         }
         let strict: Bool
@@ -266,7 +289,10 @@ struct ImportController {
         // Spool the body to a file: the import reads it in chunks on its own thread, whatever its size.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-import-\(UUID().uuidString)").path
         guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
-            throw Problem(.init(code: 507, reasonPhrase: "Insufficient Storage"), "cannot create a spool file in \(FileManager.default.temporaryDirectory.path)")
+            throw Problem(
+                .init(code: 507, reasonPhrase: "Insufficient Storage"),
+                "cannot create a spool file in \(FileManager.default.temporaryDirectory.path)"
+            )
         }
         var size = 0
         do {

@@ -14,7 +14,9 @@ public struct MapPageConfiguration: Sendable {
     public var outlinesPath: String?
 
     public init(
-        tilesURL: String? = nil, tilesAttribution: String = "", leafletDirectory: String = "/usr/share/javascript/leaflet",
+        tilesURL: String? = nil,
+        tilesAttribution: String = "",
+        leafletDirectory: String = "/usr/share/javascript/leaflet",
         outlinesPath: String? = nil
     ) {
         self.tilesURL = tilesURL
@@ -30,7 +32,9 @@ public struct MapPageConfiguration: Sendable {
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), ["{z}", "{x}", "{y}"].allSatisfy(tilesURL.contains),
             !tilesURL.unicodeScalars.contains(where: { $0.value < 0x21 || $0 == "\"" || $0 == "<" || $0 == ">" })
         else {
-            throw .invalid("--tiles must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png; got \(tilesURL)")
+            throw .invalid(
+                "--tiles must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png; got \(tilesURL)"
+            )
         }
     }
 }
@@ -75,7 +79,8 @@ struct MapPageController {
             if let data = try? Data(contentsOf: leaflet.appendingPathComponent(name)) {
                 assets["leaflet/\(name)"] = Asset(bytes: ByteBuffer(bytes: data), contentType: type)
             } else if name == "leaflet.js" {
-                leafletMissing = "Leaflet is not installed at \(configuration.leafletDirectory) (Debian package libjs-leaflet; scripts/setup.sh installs it)"
+                leafletMissing =
+                    "Leaflet is not installed at \(configuration.leafletDirectory) (Debian package libjs-leaflet; scripts/setup.sh installs it)"
             }
         }
         self.leafletMissing = leafletMissing
@@ -131,7 +136,8 @@ struct MapPageController {
             headers: [
                 .contentType: "text/html; charset=utf-8",
                 // The page loads only from this server, and talks to it; tiles (if any) are images from anywhere.
-                .contentSecurityPolicy: "default-src 'self'; img-src 'self' data: http: https:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'",
+                .contentSecurityPolicy:
+                    "default-src 'self'; img-src 'self' data: http: https:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'",
                 .xContentTypeOptions: "nosniff",
             ],
             body: ResponseBody(byteBuffer: bytes)

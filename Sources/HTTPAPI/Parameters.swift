@@ -59,8 +59,14 @@ struct FormQuery: ParameterSource, Sequence {
                 let valueStart = equals < 0 ? end : equals + 1
                 let key = keyEncoded ? decode(&bytes, start, keyEnd) : start..<keyEnd
                 let value = valueEncoded ? decode(&bytes, valueStart, end) : valueStart..<end
-                pairs.append(Pair(keyStart: Int32(key.lowerBound), keyEnd: Int32(key.upperBound),
-                                  valueStart: Int32(value.lowerBound), valueEnd: Int32(value.upperBound)))
+                pairs.append(
+                    Pair(
+                        keyStart: Int32(key.lowerBound),
+                        keyEnd: Int32(key.upperBound),
+                        valueStart: Int32(value.lowerBound),
+                        valueEnd: Int32(value.upperBound)
+                    )
+                )
             }
             start = end + 1
         }

@@ -2,8 +2,8 @@ import API
 import Access
 import BundledData
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
 import Hummingbird
 import Logging
 import SearchEngine
@@ -110,7 +110,9 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return problem.response(requestID: requestID)
         } catch let error as HTTPError {
             let detail: String
-            if error.status == .notFound, let routed = RouteTable.methods(for: request.uri.path), !routed.contains(where: { $0.rawValue == request.method.rawValue }) {
+            if error.status == .notFound, let routed = RouteTable.methods(for: request.uri.path),
+                !routed.contains(where: { $0.rawValue == request.method.rawValue })
+            {
                 let allowed = (routed.contains(.get) ? routed.map(\.rawValue) + ["HEAD"] : routed.map(\.rawValue)).joined(separator: ", ")
                 var response = Problem(.methodNotAllowed, "\(request.method) is not allowed on \(request.uri.path); use \(allowed)")
                     .response(requestID: requestID)

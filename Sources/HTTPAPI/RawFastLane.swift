@@ -286,7 +286,8 @@ public struct WireBench: Sendable {
 
     public init(configuration: ServerConfiguration, engine: SearchEngine, gazetteer: Gazetteer?, metrics: PrometheusCollectorRegistry?) {
         let endpointMetrics = metrics.map { _ in EndpointMetrics() }
-        let reads = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics).reads
+        let reads = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics)
+            .reads
         lane = FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: Logger(label: "poi"))
     }
 
@@ -375,9 +376,15 @@ struct FastRequest: Equatable, Sendable {
         // Method.
         let isHead: Bool
         var i: Int
-        if startsWith(bytes, "GET ") { isHead = false; i = 4 }
-        else if startsWith(bytes, "HEAD ") { isHead = true; i = 5 }
-        else { return couldStart(bytes, "GET ") || couldStart(bytes, "HEAD ") ? .incomplete : .other }
+        if startsWith(bytes, "GET ") {
+            isHead = false
+            i = 4
+        } else if startsWith(bytes, "HEAD ") {
+            isHead = true
+            i = 5
+        } else {
+            return couldStart(bytes, "GET ") || couldStart(bytes, "HEAD ") ? .incomplete : .other
+        }
         // Target: origin form, characters a URI may hold (RFC 3986), no fragment.
         let targetStart = i
         while i < count, bytes[i] != UInt8(ascii: " ") {
@@ -439,10 +446,10 @@ struct FastRequest: Equatable, Sendable {
             } else if equalsLowercased(name, "connection") {
                 guard !sawConnection else { return .other }
                 sawConnection = true
-                if equalsLowercased(value, "close") { close = true }
-                else if !equalsLowercased(value, "keep-alive") { return .other }
+                if equalsLowercased(value, "close") { close = true } else if !equalsLowercased(value, "keep-alive") { return .other }
             } else if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding")
-                        || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade") {
+                || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade")
+            {
                 return .other
             }
         }
@@ -474,8 +481,9 @@ struct FastRequest: Equatable, Sendable {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }
@@ -485,9 +493,10 @@ struct FastRequest: Equatable, Sendable {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "/"),
-             UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"),
-             UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
-             UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "%"): true
+            UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+            UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+            UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="), UInt8(ascii: "%"):
+            true
         default: false
         }
     }

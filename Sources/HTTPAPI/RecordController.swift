@@ -62,7 +62,9 @@ struct RecordController {
         let id = try id(context)
         let coordsys = try RequestParameters(request).coordsys()
         let body = try await JSONBody.object(request, limit: maximumBodySize)
-        if let given = try JSONBody.string(body, "id"), given != id { throw Problem.badRequest("id in the body must match the path (or be left out)") }
+        if let given = try JSONBody.string(body, "id"), given != id {
+            throw Problem.badRequest("id in the body must match the path (or be left out)")
+        }
         let position = try JSONBody.position(body, coordsys: coordsys)
         var tags: [String: String] = [:]
         switch body["tags"] {
@@ -75,9 +77,15 @@ struct RecordController {
         default: throw Problem.badRequest("tags must be an object of strings")
         }
         let poi = POIRecord(
-            id: id, name: try JSONBody.string(body, "name", required: true)!, category: try JSONBody.string(body, "category", required: true)!,
-            address: try JSONBody.string(body, "address"), city: try JSONBody.string(body, "city"), country: try JSONBody.string(body, "country"),
-            lat: position.latitude, lon: position.longitude, tags: tags
+            id: id,
+            name: try JSONBody.string(body, "name", required: true)!,
+            category: try JSONBody.string(body, "category", required: true)!,
+            address: try JSONBody.string(body, "address"),
+            city: try JSONBody.string(body, "city"),
+            country: try JSONBody.string(body, "country"),
+            lat: position.latitude,
+            lon: position.longitude,
+            tags: tags
         )
         let saved = try engine.upsertPOI(poi)
         let encoder = try encoder(request)
@@ -99,7 +107,9 @@ struct RecordController {
         if let uniqueKey, uniqueKey.unicodeScalars.count > 200 { throw Problem.badRequest("uniqueKey must be at most 200 characters") }
         let order: PinOrder
         if let text = p.string("order") {
-            guard let parsed = PinOrder(rawValue: text) else { throw Problem.badRequest("order must be one of -updatedAt, updatedAt, -createdAt, createdAt") }
+            guard let parsed = PinOrder(rawValue: text) else {
+                throw Problem.badRequest("order must be one of -updatedAt, updatedAt, -createdAt, createdAt")
+            }
             order = parsed
         } else {
             order = .updatedAtDescending
@@ -160,9 +170,13 @@ struct RecordController {
         let body = try await JSONBody.object(request, limit: maximumBodySize)
         let position = try JSONBody.position(body, coordsys: try RequestParameters(request).coordsys())
         return PinInput(
-            uniqueKey: try JSONBody.string(body, "uniqueKey") ?? "", firstName: try JSONBody.string(body, "firstName") ?? "",
-            lastName: try JSONBody.string(body, "lastName") ?? "", mapString: try JSONBody.string(body, "mapString") ?? "",
-            mediaURL: try JSONBody.string(body, "mediaURL") ?? "", latitude: position.latitude, longitude: position.longitude
+            uniqueKey: try JSONBody.string(body, "uniqueKey") ?? "",
+            firstName: try JSONBody.string(body, "firstName") ?? "",
+            lastName: try JSONBody.string(body, "lastName") ?? "",
+            mapString: try JSONBody.string(body, "mapString") ?? "",
+            mediaURL: try JSONBody.string(body, "mediaURL") ?? "",
+            latitude: position.latitude,
+            longitude: position.longitude
         )
     }
 }

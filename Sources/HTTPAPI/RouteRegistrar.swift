@@ -35,7 +35,9 @@ final class RouteRegistrar {
         on(operationId) { request, context in
             let answer = try handler(ReadInput(query: FormQuery(request.uri.query), pathParameter: name.flatMap { context.parameters.get($0)?[...] }))
             return Response(
-                status: answer.status, headers: [.contentType: answer.contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+                status: answer.status,
+                headers: [.contentType: answer.contentType],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
             )
         }
         reads.add(route, pattern: Self.pattern(route), cost: cost, handler: handler)

@@ -30,7 +30,10 @@ public struct ServerConfiguration: Sendable {
             do { key = try NIOSSLPrivateKey(file: privateKey, format: .pem) } catch {
                 throw .invalid("--tls-key \(privateKey): not a readable PEM private key (\(error))")
             }
-            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) },
+                privateKey: .privateKey(key)
+            )
             configuration.minimumTLSVersion = .tlsv12
             do { return try NIOSSLContext(configuration: configuration) } catch {
                 throw .invalid("--tls-cert and --tls-key do not make a TLS context (does the key match the certificate?): \(error)")
@@ -66,8 +69,13 @@ public struct ServerConfiguration: Sendable {
     public var maximumBodySize: Int { limits.maximumBodySize }
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, apiKey: String? = nil, limits: ConnectionLimits = ConnectionLimits(), corsOrigin: String? = nil,
-        mapPage: MapPageConfiguration = MapPageConfiguration(), dataDirectory: String? = nil
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        apiKey: String? = nil,
+        limits: ConnectionLimits = ConnectionLimits(),
+        corsOrigin: String? = nil,
+        mapPage: MapPageConfiguration = MapPageConfiguration(),
+        dataDirectory: String? = nil
     ) {
         self.dataDirectory = dataDirectory
         self.host = host

@@ -58,14 +58,16 @@ struct StudentLocationAdapter {
             switch error {
             // parse-server answers a request without its keys, or with a wrong one, 403 {"error": "unauthorized"}.
             case .noCredentials: parseError = ParseError(status: .forbidden, code: 119, message: "unauthorized")
-            case .unauthenticated(let message): parseError = ParseError(status: .unauthorized, code: 209, message: "invalid session token: \(message)")
+            case .unauthenticated(let message):
+                parseError = ParseError(status: .unauthorized, code: 209, message: "invalid session token: \(message)")
             case .forbidden(let message): parseError = ParseError(status: .forbidden, code: 119, message: message)
             case .limited(let message, let retryAfter):
                 var response = Self.body(ParseError(status: .tooManyRequests, code: 155, message: message))
                 if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
                 return response
             }
-        case let error as Problem: parseError = ParseError(status: error.status == .contentTooLarge ? .contentTooLarge : .badRequest, code: 107, message: error.detail)
+        case let error as Problem:
+            parseError = ParseError(status: error.status == .contentTooLarge ? .contentTooLarge : .badRequest, code: 107, message: error.detail)
         case let error as SearchError:
             switch error {
             case .notFound: parseError = .notFound
@@ -113,7 +115,9 @@ struct StudentLocationAdapter {
         if let key = p.string("uniqueKey") { equal.append(("uniqueKey", key)) }
         if let text = p.string("where"), !text.trimmingCharacters(in: .whitespaces).isEmpty {
             let value: JSONValue
-            do { value = try StrictJSON.parse(Array(text.utf8)) } catch { throw ParseError(status: .badRequest, code: 107, message: "where must be JSON: \(error.description)") }
+            do { value = try StrictJSON.parse(Array(text.utf8)) } catch {
+                throw ParseError(status: .badRequest, code: 107, message: "where must be JSON: \(error.description)")
+            }
             guard case .object(let members) = value else { throw ParseError.invalidQuery("where must be a JSON object") }
             for (key, condition) in members.sorted(by: { $0.key < $1.key }) {
                 guard Self.textFields.contains(key) else {
@@ -239,9 +243,12 @@ struct StudentLocationAdapter {
             }
         }
         var input = PinInput(
-            uniqueKey: try text("uniqueKey", old?.uniqueKey), firstName: try text("firstName", old?.firstName),
-            lastName: try text("lastName", old?.lastName), mapString: try text("mapString", old?.mapString),
-            mediaURL: try text("mediaURL", old?.mediaURL), latitude: try number("latitude", old?.lat),
+            uniqueKey: try text("uniqueKey", old?.uniqueKey),
+            firstName: try text("firstName", old?.firstName),
+            lastName: try text("lastName", old?.lastName),
+            mapString: try text("mapString", old?.mapString),
+            mediaURL: try text("mediaURL", old?.mediaURL),
+            latitude: try number("latitude", old?.lat),
             longitude: try number("longitude", old?.lon)
         )
         // Parse keeps whatever text a client puts in mediaURL (On the Map apps send junk and empty strings).

@@ -36,7 +36,8 @@ struct WriteAccess: Sendable {
         if let wait = limiter.take([bucket]) {
             throw .limited(
                 "too many writes: at most \(Self.format(limiter.rate)) a second (bursts of \(Int(limiter.burst))) per user, or per address without a token; retry in \(wait) s",
-                retryAfter: wait)
+                retryAfter: wait
+            )
         }
         return principal
     }

@@ -16,7 +16,12 @@ public enum AreaGeometry {
         guard !rings.isEmpty else { return nil }
         var south = Double.infinity
         var north = -Double.infinity
-        for ring in outer { for p in ring { south = min(south, p.latitude); north = max(north, p.latitude) } }
+        for ring in outer {
+            for p in ring {
+                south = min(south, p.latitude)
+                north = max(north, p.latitude)
+            }
+        }
         guard south < north else {
             // A degenerate (zero-height) ring: its first point is the best there is.
             return outer.first?.first

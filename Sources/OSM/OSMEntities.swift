@@ -29,7 +29,9 @@ public struct OSMWay: Sendable, Equatable {
 /// A relation: typed, roled members with tags.
 public struct OSMRelation: Sendable, Equatable {
     public enum MemberType: Int, Sendable {
-        case node = 0, way = 1, relation = 2
+        case node = 0
+        case way = 1
+        case relation = 2
     }
 
     public struct Member: Sendable, Equatable {

@@ -125,10 +125,18 @@ public final class PBFReader {
                     case (1, .lengthDelimited): raw = try reader.lengthDelimited()
                     case (2, .varint): rawSize = Int(truncatingIfNeeded: try reader.varint())
                     case (3, .lengthDelimited): zlib = try reader.lengthDelimited()
-                    case (4, _): other = "lzma"; try reader.skip(field.type)
-                    case (5, _): other = "bzip2"; try reader.skip(field.type)
-                    case (6, _): other = "lz4"; try reader.skip(field.type)
-                    case (7, _): other = "zstd"; try reader.skip(field.type)
+                    case (4, _):
+                        other = "lzma"
+                        try reader.skip(field.type)
+                    case (5, _):
+                        other = "bzip2"
+                        try reader.skip(field.type)
+                    case (6, _):
+                        other = "lz4"
+                        try reader.skip(field.type)
+                    case (7, _):
+                        other = "zstd"
+                        try reader.skip(field.type)
                     default: try reader.skip(field.type)
                     }
                 }
@@ -149,12 +157,17 @@ public final class PBFReader {
         let status = output.withUnsafeMutableBytes { out in
             blob.withUnsafeBytes { input in
                 uncompress(
-                    out.baseAddress?.assumingMemoryBound(to: Bytef.self), &outputLength,
-                    input.baseAddress!.advanced(by: zlib.lowerBound).assumingMemoryBound(to: Bytef.self), uLong(zlib.count))
+                    out.baseAddress?.assumingMemoryBound(to: Bytef.self),
+                    &outputLength,
+                    input.baseAddress!.advanced(by: zlib.lowerBound).assumingMemoryBound(to: Bytef.self),
+                    uLong(zlib.count)
+                )
             }
         }
         guard status == Z_OK else {
-            let reason = status == Z_DATA_ERROR ? "zlib data is corrupt" : status == Z_BUF_ERROR ? "zlib data is longer than its declared raw size" : "zlib error \(status)"
+            let reason =
+                status == Z_DATA_ERROR
+                ? "zlib data is corrupt" : status == Z_BUF_ERROR ? "zlib data is longer than its declared raw size" : "zlib error \(status)"
             throw .corruptBlob(offset: offset, reason: reason)
         }
         guard Int(outputLength) == rawSize else {

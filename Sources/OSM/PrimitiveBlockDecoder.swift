@@ -90,7 +90,12 @@ enum PrimitiveBlockDecoder {
             }
         }
         guard let id, let lat, let lon else { throw .malformed("node without id, lat or lon", at: range.lowerBound) }
-        return OSMNode(id: id, latitude: frame.latitude(lat), longitude: frame.longitude(lon), tags: try frame.tags(keys: keys, values: values, at: range.lowerBound))
+        return OSMNode(
+            id: id,
+            latitude: frame.latitude(lat),
+            longitude: frame.longitude(lon),
+            tags: try frame.tags(keys: keys, values: values, at: range.lowerBound)
+        )
     }
 
     static func denseNodes(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ frame: Frame, into nodes: inout [OSMNode]) throws(ProtobufError) {

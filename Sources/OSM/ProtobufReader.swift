@@ -6,7 +6,10 @@
 /// Every read is bounds-checked: a corrupt block throws `ProtobufError`, it never reads past the buffer.
 struct ProtobufReader {
     enum WireType: UInt8 {
-        case varint = 0, fixed64 = 1, lengthDelimited = 2, fixed32 = 5
+        case varint = 0
+        case fixed64 = 1
+        case lengthDelimited = 2
+        case fixed32 = 5
     }
 
     let bytes: UnsafeRawBufferPointer

@@ -88,7 +88,8 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     }
 
     static func parse(_ url: String) throws(CatalogError) -> (configuration: PostgresConnection.Configuration, location: String) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme.lowercased()) else {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme.lowercased())
+        else {
             throw .cannotOpen(path: url, reason: "not a postgresql://USER@HOST:PORT/DATABASE URL")
         }
         guard let host = components.host, !host.isEmpty else { throw .cannotOpen(path: url, reason: "the URL names no host") }
@@ -103,8 +104,12 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
             }
         }
         var configuration = PostgresConnection.Configuration(
-            host: host, port: port, username: user.removingPercentEncoding ?? user,
-            password: components.password?.removingPercentEncoding, database: database.removingPercentEncoding ?? database, tls: .disable
+            host: host,
+            port: port,
+            username: user.removingPercentEncoding ?? user,
+            password: components.password?.removingPercentEncoding,
+            database: database.removingPercentEncoding ?? database,
+            tls: .disable
         )
         configuration.options.connectTimeout = .seconds(5)
         return (configuration, "postgresql://\(user)@\(host):\(port)/\(database)")
@@ -146,7 +151,10 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
                 let sequence = try PostgresStore.sequence(connection, logger: logger)
-                _ = try connection.query(PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"), logger: logger).answer(on: connection)
+                _ = try connection.query(
+                    PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"),
+                    logger: logger
+                ).answer(on: connection)
                 let fetch = PostgresQuery(unsafeSQL: "FETCH FORWARD \(max(1, blockSize)) FROM every_poi")
                 while true {
                     let rows = try connection.query(fetch, logger: logger).answer(on: connection, within: 600)
@@ -155,7 +163,8 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     body(block)
                 }
                 _ = try connection.query("CLOSE every_poi", logger: logger).answer(on: connection)
-                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger).answer(on: connection, within: 600)
+                let pins = try connection.query(PostgresQuery(unsafeSQL: "SELECT \(PostgresStore.pinColumns) FROM pin ORDER BY ord"), logger: logger)
+                    .answer(on: connection, within: 600)
                     .map(PostgresStore.pin)
                 return (pins, sequence)
             }
@@ -166,7 +175,17 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         let (id, name, category, address, city, country, lat, lon, tags) = try row.decode(
             (String, String, String, String?, String?, String?, Double, Double, String).self
         )
-        return POIRecord(id: id, name: name, category: category, address: address, city: city, country: country, lat: lat, lon: lon, tags: TagsJSON.decode(tags))
+        return POIRecord(
+            id: id,
+            name: name,
+            category: category,
+            address: address,
+            city: city,
+            country: country,
+            lat: lat,
+            lon: lon,
+            tags: TagsJSON.decode(tags)
+        )
     }
 
     static func pin(_ row: PostgresRow) throws -> PinRecord {
@@ -174,8 +193,17 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
             (String, String, String, String, String, String, Double, Double, String, String, String?).self
         )
         return PinRecord(
-            id: id, uniqueKey: uniqueKey, firstName: firstName, lastName: lastName, mapString: mapString, mediaURL: mediaURL,
-            lat: lat, lon: lon, createdAt: createdAt, updatedAt: updatedAt, owner: owner
+            id: id,
+            uniqueKey: uniqueKey,
+            firstName: firstName,
+            lastName: lastName,
+            mapString: mapString,
+            mediaURL: mediaURL,
+            lat: lat,
+            lon: lon,
+            createdAt: createdAt,
+            updatedAt: updatedAt,
+            owner: owner
         )
     }
 
@@ -195,7 +223,10 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         return try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
                 // The row lock on store_state orders writers: sequence numbers commit in the order they are taken.
-                let rows = try connection.query("UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence", logger: logger).answer(on: connection)
+                let rows = try connection.query(
+                    "UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence",
+                    logger: logger
+                ).answer(on: connection)
                 guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
                 let (identity, number) = try row.decode((String, Int64).self)
                 let after = ChangeSequence(identity: identity, sequence: UInt64(number))
@@ -286,7 +317,9 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         var tags: String
 
         init(_ poi: POIRecord) {
-            (id, name, category, address, city, country, lat, lon) = (poi.id, poi.name, poi.category, poi.address, poi.city, poi.country, poi.lat, poi.lon)
+            (id, name, category, address, city, country, lat, lon) = (
+                poi.id, poi.name, poi.category, poi.address, poi.city, poi.country, poi.lat, poi.lon
+            )
             tags = TagsJSON.encode(poi.tags)
         }
     }
@@ -298,7 +331,9 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         var owner: String?
 
         init(_ pin: PinRecord) {
-            (id, unique_key, first_name, last_name, map_string, media_url) = (pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL)
+            (id, unique_key, first_name, last_name, map_string, media_url) = (
+                pin.id, pin.uniqueKey, pin.firstName, pin.lastName, pin.mapString, pin.mediaURL
+            )
             (lat, lon, created_at, updated_at, owner) = (pin.lat, pin.lon, pin.createdAt, pin.updatedAt, pin.owner)
         }
     }
@@ -325,7 +360,9 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet {
         try follower.run { connection in
             try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
-                let state = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer(on: connection)
+                let state = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer(
+                    on: connection
+                )
                 guard let row = state.first else { throw CatalogError.storage("store_state has no row") }
                 let (identity, current, trimmed) = try row.decode((String, Int64, Int64).self)
                 let now = ChangeSequence(identity: identity, sequence: UInt64(current))
@@ -360,7 +397,8 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public func changedRecordCount(after sequence: UInt64) throws(CatalogError) -> Int {
         try follower.run { connection in
             let rows = try connection.query(
-                "SELECT count(*) FROM (SELECT DISTINCT kind, id FROM change WHERE seq > \(Int64(sequence))) c", logger: logger
+                "SELECT count(*) FROM (SELECT DISTINCT kind, id FROM change WHERE seq > \(Int64(sequence))) c",
+                logger: logger
             ).answer(on: connection, within: 600)
             return Int(try rows.first?.decode(Int64.self) ?? 0)
         }
@@ -413,8 +451,12 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 let through = max(trimmed, behindReplicas ?? 0, expired ?? 0)
                 if through > trimmed {
                     _ = try connection.query("DELETE FROM change WHERE seq <= \(through)", logger: logger).answer(on: connection, within: 600)
-                    _ = try connection.query("UPDATE store_state SET trimmed_through = \(through) WHERE id = 1", logger: logger).answer(on: connection)
-                    _ = try connection.query("DELETE FROM replica WHERE seen_at < now() - make_interval(secs => \(seconds))", logger: logger).answer(on: connection)
+                    _ = try connection.query("UPDATE store_state SET trimmed_through = \(through) WHERE id = 1", logger: logger).answer(
+                        on: connection
+                    )
+                    _ = try connection.query("DELETE FROM replica WHERE seen_at < now() - make_interval(secs => \(seconds))", logger: logger).answer(
+                        on: connection
+                    )
                 }
                 return UInt64(through)
             }

@@ -56,7 +56,10 @@ final class Session: @unchecked Sendable {
     }
 
     private func open() throws -> PostgresConnection {
-        if distrusted.withLock({ flag in defer { flag = false }; return flag }), let stale = connection {
+        if distrusted.withLock({ flag in
+            defer { flag = false }
+            return flag
+        }), let stale = connection {
             try? stale.close().answer(within: 5)
             connection = nil
         }
@@ -67,7 +70,10 @@ final class Session: @unchecked Sendable {
             return Session.nextID
         }
         let opened = try PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.any(), configuration: configuration, id: id, logger: logger
+            on: MultiThreadedEventLoopGroup.singleton.any(),
+            configuration: configuration,
+            id: id,
+            logger: logger
         ).answer()
         do {
             try onConnect?(opened)
@@ -117,7 +123,6 @@ extension EventLoopFuture where Value: Sendable {
     func answer(within seconds: Int64 = 10) throws -> Value {
         try answer(closing: nil, within: seconds)
     }
-
 
     /// `answer`, also failing within 50 ms once `connection` is closed: a statement sent on a connection PostgreSQL
     /// is ending (a restart) may otherwise stay unanswered until the deadline. (Polled, not a callback on the
@@ -206,7 +211,8 @@ enum PostgresSchema {
         try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
             _ = try connection.query("SELECT pg_advisory_xact_lock(7402311)", logger: logger).answer(on: connection)
             _ = try connection.query(
-                "CREATE TABLE IF NOT EXISTS poi_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger
+                "CREATE TABLE IF NOT EXISTS poi_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+                logger: logger
             ).answer(on: connection)
             for (index, script) in migrations.enumerated() {
                 let version = index + 1

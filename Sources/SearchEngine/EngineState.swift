@@ -51,7 +51,14 @@ struct EngineState {
             }
             nameLength = UInt16(min(poi.name.utf8.count, Int(UInt16.max)))
         }
-        meta[Int(number)] = RecordMeta(live: true, isPin: EngineState.kind(record) == .pin, category: code, nameLength: nameLength, latitude: p.latitude, longitude: p.longitude)
+        meta[Int(number)] = RecordMeta(
+            live: true,
+            isPin: EngineState.kind(record) == .pin,
+            category: code,
+            nameLength: nameLength,
+            latitude: p.latitude,
+            longitude: p.longitude
+        )
     }
 
     func category(of number: UInt32) -> String? {
@@ -78,7 +85,10 @@ struct EngineState {
             }
             return fields
         case .pin(let pin):
-            return [.init(pin.firstName, weight: 3, isName: true), .init(pin.lastName, weight: 3, isName: true), .init(pin.mapString, weight: 1, isName: false)]
+            return [
+                .init(pin.firstName, weight: 3, isName: true), .init(pin.lastName, weight: 3, isName: true),
+                .init(pin.mapString, weight: 1, isName: false),
+            ]
         }
     }
 

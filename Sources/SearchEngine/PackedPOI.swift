@@ -65,8 +65,15 @@ public struct PackedPOI: Sendable {
 
     public var record: POIRecord {
         POIRecord(
-            id: text(idRange), name: text(nameRange), category: category, address: addressRange.map(text), city: city, country: country,
-            lat: latitude, lon: longitude, tags: tagsRange.isEmpty ? [:] : TagsJSON.decode(text(tagsRange))
+            id: text(idRange),
+            name: text(nameRange),
+            category: category,
+            address: addressRange.map(text),
+            city: city,
+            country: country,
+            lat: latitude,
+            lon: longitude,
+            tags: tagsRange.isEmpty ? [:] : TagsJSON.decode(text(tagsRange))
         )
     }
 }

@@ -26,7 +26,15 @@ public struct NearbyQuery: Sendable, Equatable {
     /// Continue after this (distance key, record) of a previous page (`Page.next`).
     public var after: NearestCursor?
 
-    public init(origin: Coordinate, radius: Double? = nil, text: String? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, after: NearestCursor? = nil) {
+    public init(
+        origin: Coordinate,
+        radius: Double? = nil,
+        text: String? = nil,
+        category: String? = nil,
+        kind: KindFilter = .poi,
+        limit: Int = 20,
+        after: NearestCursor? = nil
+    ) {
         self.origin = origin
         self.radius = radius
         self.text = text
@@ -47,7 +55,15 @@ public struct SearchQuery: Sendable, Equatable {
     public var limit: Int
     public var offset: Int
 
-    public init(text: String, origin: Coordinate? = nil, bbox: BoundingBox? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, offset: Int = 0) {
+    public init(
+        text: String,
+        origin: Coordinate? = nil,
+        bbox: BoundingBox? = nil,
+        category: String? = nil,
+        kind: KindFilter = .poi,
+        limit: Int = 20,
+        offset: Int = 0
+    ) {
         self.text = text
         self.origin = origin
         self.bbox = bbox

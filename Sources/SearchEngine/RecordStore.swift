@@ -144,8 +144,12 @@ struct RecordStore: Sendable {
         let hasCity = slot.city != Slot.none
         let hasCountry = slot.country != Slot.none
         let lengths = PackedPOI.Lengths(
-            id: Int(slot.idLength), name: Int(slot.nameLength), address: address, tags: Int(slot.tagsLength),
-            category: categories.utf8Count(slot.category), city: hasCity ? cities.utf8Count(slot.city) : nil,
+            id: Int(slot.idLength),
+            name: Int(slot.nameLength),
+            address: address,
+            tags: Int(slot.tagsLength),
+            category: categories.utf8Count(slot.category),
+            city: hasCity ? cities.utf8Count(slot.city) : nil,
             country: hasCountry ? countries.utf8Count(slot.country) : nil
         )
         // One allocation, filled part after part. (Zeroed first: the initializer that leaves the bytes uninitialized
@@ -272,10 +276,20 @@ extension RecordStore {
             throw .corrupt(path: snapshot.path, reason: "pin columns of different lengths")
         }
         for (i, number) in numbers.enumerated() {
-            guard Int(number) < slots.count, slots[Int(number)].kind == .pin else { throw .corrupt(path: snapshot.path, reason: "a pin without its slot") }
+            guard Int(number) < slots.count, slots[Int(number)].kind == .pin else {
+                throw .corrupt(path: snapshot.path, reason: "a pin without its slot")
+            }
             pins[number] = PinRecord(
-                id: columns[0][i], uniqueKey: columns[1][i], firstName: columns[2][i], lastName: columns[3][i], mapString: columns[4][i],
-                mediaURL: columns[5][i], lat: latitudes[i], lon: longitudes[i], createdAt: columns[6][i], updatedAt: columns[7][i],
+                id: columns[0][i],
+                uniqueKey: columns[1][i],
+                firstName: columns[2][i],
+                lastName: columns[3][i],
+                mapString: columns[4][i],
+                mediaURL: columns[5][i],
+                lat: latitudes[i],
+                lon: longitudes[i],
+                createdAt: columns[6][i],
+                updatedAt: columns[7][i],
                 owner: owners[i].isEmpty ? nil : owners[i]
             )
         }
@@ -283,7 +297,8 @@ extension RecordStore {
             let address = slot.addressLength == Slot.none ? 0 : Int(slot.addressLength)
             let end = slot.offset + Int(slot.idLength) + Int(slot.nameLength) + address + Int(slot.tagsLength)
             guard slot.offset >= 0, end <= bytes.count, Int(slot.category) < categories.strings.count,
-                slot.city == Slot.none || Int(slot.city) < cities.strings.count, slot.country == Slot.none || Int(slot.country) < countries.strings.count
+                slot.city == Slot.none || Int(slot.city) < cities.strings.count,
+                slot.country == Slot.none || Int(slot.country) < countries.strings.count
             else { throw .corrupt(path: snapshot.path, reason: "a record outside the packed bytes") }
         }
     }

@@ -55,7 +55,12 @@ extension SearchEngine {
                 var distance: Double?
                 if let origin {
                     let meta = s.meta[Int(entry.doc)]
-                    distance = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
+                    distance = GreatCircle.distance(
+                        latitude1: origin.latitude,
+                        longitude1: origin.longitude,
+                        latitude2: meta.latitude,
+                        longitude2: meta.longitude
+                    )
                 }
                 return hit(s, entry.doc, distance: distance, score: entry.score)
             }
@@ -111,7 +116,12 @@ struct KeywordRanker {
         guard let origin = query.origin else { return 1 }
         let meta = s.meta[Int(doc)]
         return RankBucket.decay(
-            metres: GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
+            metres: GreatCircle.distance(
+                latitude1: origin.latitude,
+                longitude1: origin.longitude,
+                latitude2: meta.latitude,
+                longitude2: meta.longitude
+            )
         )
     }
 
@@ -134,7 +144,10 @@ struct KeywordRanker {
         }
         if block.otherFrequency > 0 {
             let weight = query.origin != nil ? RankBucket.weight(attribute: RankBucket.other) : 1
-            most = max(most, InvertedIndex.bm25(frequency: block.otherFrequency, length: block.otherLength, averageLength: averageLength, idf: idf) * weight)
+            most = max(
+                most,
+                InvertedIndex.bm25(frequency: block.otherFrequency, length: block.otherLength, averageLength: averageLength, idf: idf) * weight
+            )
         }
         return most
     }
@@ -232,7 +245,13 @@ struct KeywordRanker {
                     let limit = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: averageLength, idf: idf)
                     let start = b * InvertedIndex.blockSize
                     guard heap.admits(bucket: bucket, scoreBound: limit, firstDoc: postings[start].doc) else { continue }
-                    scan(postings[start..<min(postings.count, start + InvertedIndex.blockSize)], inName: inName, idf: idf, bucket: bucket, into: &heap)
+                    scan(
+                        postings[start..<min(postings.count, start + InvertedIndex.blockSize)],
+                        inName: inName,
+                        idf: idf,
+                        bucket: bucket,
+                        into: &heap
+                    )
                 }
             }
         case .wholeName(let term):
@@ -245,7 +264,9 @@ struct KeywordRanker {
                 guard at < list.count, list[at].doc == doc else { continue }
                 let posting = list[at]
                 let score = s.text.score(posting, idf: idf)
-                if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(posting) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
+                if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(posting) {
+                    heap.offer(.init(bucket: bucket, score: score, doc: doc))
+                }
             }
         case .label(let lists, let score):
             for members in lists {
@@ -264,7 +285,8 @@ struct KeywordRanker {
     }
 
     @inline(__always)
-    private func scan(_ postings: Slice<UnsafeBufferPointer<InvertedIndex.Posting>>, inName: Bool, idf: Double, bucket: UInt64, into heap: inout TopK) {
+    private func scan(_ postings: Slice<UnsafeBufferPointer<InvertedIndex.Posting>>, inName: Bool, idf: Double, bucket: UInt64, into heap: inout TopK)
+    {
         for posting in postings where posting.isInName == inName {
             var score = s.text.score(posting, idf: idf)
             guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }
@@ -407,7 +429,10 @@ struct KeywordRanker {
             var best = match
             let weighted = ranker.query.origin != nil
             if labelled.isEmpty { return best }
-            if let b = best, b.typos == 0 && b.prefix == 0 && (weighted || b.attribute <= RankBucket.label) && (b.score >= labelScore || (!weighted && b.attribute < RankBucket.label)) {
+            if let b = best,
+                b.typos == 0 && b.prefix == 0 && (weighted || b.attribute <= RankBucket.label)
+                    && (b.score >= labelScore || (!weighted && b.attribute < RankBucket.label))
+            {
                 return best  // a label match could not be better
             }
             let code = Int(ranker.s.meta[Int(doc)].category)
@@ -460,7 +485,13 @@ struct KeywordRanker {
         var cursors = groups.map { WordCursor($0, ranker: self) }
         rank(&cursors, dropped: dropped, labels: false, into: &heap)
         guard cursors.contains(where: { !$0.members.isEmpty }) else { return }
-        let bestWithLabel = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: query.origin != nil ? 0 : RankBucket.label, wholeName: true)
+        let bestWithLabel = RankBucket.make(
+            dropped: dropped,
+            typos: 0,
+            prefixes: 0,
+            attributes: query.origin != nil ? 0 : RankBucket.label,
+            wholeName: true
+        )
         if heap.isFull, let worst = heap.worst, worst.bucket < bestWithLabel { return }
         for g in cursors.indices { cursors[g].rewind() }
         rank(&cursors, dropped: dropped, labels: true, into: &heap)
@@ -498,7 +529,11 @@ struct KeywordRanker {
             for (i, g) in order.enumerated() {
                 if (i > 0 || factor < 1) && heap.isFull {
                     let lowest = RankBucket.make(
-                        dropped: dropped, typos: typos, prefixes: prefixes, attributes: weighted ? 0 : attributes, wholeName: weighted || wholeNamePossible
+                        dropped: dropped,
+                        typos: typos,
+                        prefixes: prefixes,
+                        attributes: weighted ? 0 : attributes,
+                        wholeName: weighted || wholeNamePossible
                     )
                     guard heap.admits(bucket: lowest, scoreBound: (partial + remaining[i]) * factor, firstDoc: doc) else { return }
                 }

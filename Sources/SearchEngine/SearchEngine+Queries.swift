@@ -20,7 +20,8 @@ extension SearchEngine {
             let kinds = SearchEngine.kinds(query.kind)
             for kind in kinds {
                 // Each index passed straight from the state: through `spatial(_:)` it would be copied.
-                let found = kind == .poi
+                let found =
+                    kind == .poi
                     ? nearest(s, in: s.poiSpatial, kind: .poi, matcher: matcher, query: query, after: after)
                     : nearest(s, in: s.pinSpatial, kind: .pin, matcher: matcher, query: query, after: after)
                 if merged.isEmpty { merged = found } else { merged += found }
@@ -36,7 +37,12 @@ extension SearchEngine {
 
     /// The nearest records of one kind, by the planner's route.
     private func nearest(
-        _ s: EngineState, in index: SpatialIndex, kind: RecordKind, matcher: TextMatcher?, query: NearbyQuery, after: NearestCursor?
+        _ s: EngineState,
+        in index: SpatialIndex,
+        kind: RecordKind,
+        matcher: TextMatcher?,
+        query: NearbyQuery,
+        after: NearestCursor?
     ) -> [Neighbor] {
         guard index.count > 0 else { return [] }
         let route = forcedRoute ?? chooseRoute(s, matcher: matcher, index: index, query: query)
@@ -44,8 +50,12 @@ extension SearchEngine {
             return textFirstNearest(s, kind: kind, matcher: matcher, query: query, after: after)
         }
         return index.tree.nearest(
-            k: query.limit + 1, latitude: query.origin.latitude, longitude: query.origin.longitude,
-            maxDistance: query.radius, after: after, filter: filter(s, category: query.category, matcher: matcher)
+            k: query.limit + 1,
+            latitude: query.origin.latitude,
+            longitude: query.origin.longitude,
+            maxDistance: query.radius,
+            after: after,
+            filter: filter(s, category: query.category, matcher: matcher)
         )
     }
 
@@ -77,7 +87,12 @@ extension SearchEngine {
             if let category = query.category {
                 guard let own = s.category(of: number), own.isCategory(under: category) else { continue }
             }
-            let key = ChordDistance.key(latitude1: query.origin.latitude, longitude1: query.origin.longitude, latitude2: meta.latitude, longitude2: meta.longitude)
+            let key = ChordDistance.key(
+                latitude1: query.origin.latitude,
+                longitude1: query.origin.longitude,
+                latitude2: meta.latitude,
+                longitude2: meta.longitude
+            )
             if key > maxKey { continue }
             if let after, key < after.key || (key == after.key && number <= after.id) { continue }
             found.append(Neighbor(id: number, key: key))
@@ -151,8 +166,10 @@ extension SearchEngine {
             return cells.keys.sorted().map { bits in
                 let cell = cells[bits]!
                 return Cluster(
-                    geohash: Geohash(bits: bits, precision: query.precision), count: cell.count,
-                    latitude: cell.latitude / Double(cell.count), longitude: cell.longitude / Double(cell.count)
+                    geohash: Geohash(bits: bits, precision: query.precision),
+                    count: cell.count,
+                    latitude: cell.latitude / Double(cell.count),
+                    longitude: cell.longitude / Double(cell.count)
                 )
             }
         }

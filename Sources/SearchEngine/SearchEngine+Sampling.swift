@@ -26,7 +26,9 @@ extension SearchEngine {
             while words.count < count && attempts < count * 20 && !s.records.isEmpty {
                 attempts += 1
                 guard let record = s.records[Int(random.next() % UInt64(s.records.count))], case .poi(let poi) = record else { continue }
-                let candidates = poi.name.split(whereSeparator: { !$0.isLetter }).map(String.init).filter { $0.count >= 3 || $0.unicodeScalars.contains(where: TextNormalizer.isCJK) }
+                let candidates = poi.name.split(whereSeparator: { !$0.isLetter }).map(String.init).filter {
+                    $0.count >= 3 || $0.unicodeScalars.contains(where: TextNormalizer.isCJK)
+                }
                 if let word = candidates.randomElement(using: &random) { words.append(word) }
             }
             return words

@@ -1,6 +1,6 @@
-import Gazetteer
 import Catalog
 import Foundation
+import Gazetteer
 import GeoCore
 import Synchronization
 
@@ -29,18 +29,22 @@ public struct PinInput: Sendable {
     /// Checks every field: names and keys at most 200 characters, mapString at most 500, mediaURL empty or an
     /// absolute http/https URL, coordinates in range.
     public func validate() throws(SearchError) {
-        for (name, value, maximum) in [("uniqueKey", uniqueKey, 200), ("firstName", firstName, 200), ("lastName", lastName, 200), ("mapString", mapString, 500)] {
+        for (name, value, maximum) in [
+            ("uniqueKey", uniqueKey, 200), ("firstName", firstName, 200), ("lastName", lastName, 200), ("mapString", mapString, 500),
+        ] {
             guard value.unicodeScalars.count <= maximum else { throw .invalid(parameter: name, rule: "must be at most \(maximum) characters") }
             guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw .invalid(parameter: name, rule: "must not contain control characters")
             }
         }
         if !mediaURL.isEmpty && !mediaURLMustBeURL {
-            guard mediaURL.unicodeScalars.count <= 2_000, !mediaURL.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard mediaURL.unicodeScalars.count <= 2_000, !mediaURL.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
                 throw .invalid(parameter: "mediaURL", rule: "must be at most 2000 characters without control characters")
             }
         } else if !mediaURL.isEmpty {
-            guard mediaURL.unicodeScalars.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            guard mediaURL.unicodeScalars.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme),
                 url.host?.isEmpty == false
             else { throw .invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL") }
         }
@@ -183,8 +187,17 @@ extension SearchEngine {
             }
             let now = nextTimestamp()
             let pin = PinRecord(
-                id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
-                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: now, updatedAt: now, owner: owner
+                id: id,
+                uniqueKey: input.uniqueKey,
+                firstName: input.firstName,
+                lastName: input.lastName,
+                mapString: input.mapString,
+                mediaURL: input.mediaURL,
+                lat: input.latitude,
+                lon: input.longitude,
+                createdAt: now,
+                updatedAt: now,
+                owner: owner
             )
             try commit([.put(.pin(pin))])
             return pin
@@ -198,8 +211,16 @@ extension SearchEngine {
             guard let old = self.pin(id: id) else { throw .notFound(kind: "pin", id: id) }
             let now = nextTimestamp()
             let pin = PinRecord(
-                id: id, uniqueKey: input.uniqueKey, firstName: input.firstName, lastName: input.lastName, mapString: input.mapString,
-                mediaURL: input.mediaURL, lat: input.latitude, lon: input.longitude, createdAt: old.createdAt, updatedAt: now,
+                id: id,
+                uniqueKey: input.uniqueKey,
+                firstName: input.firstName,
+                lastName: input.lastName,
+                mapString: input.mapString,
+                mediaURL: input.mediaURL,
+                lat: input.latitude,
+                lon: input.longitude,
+                createdAt: old.createdAt,
+                updatedAt: now,
                 owner: old.owner
             )
             try commit([.put(.pin(pin))])
@@ -236,7 +257,11 @@ extension SearchEngine {
     /// token's user placed), paged by skip/limit.
     /// (`limit` and `skip` are validated by the wire layer; a negative one counts as 0.)
     public func pins(
-        limit: Int, skip: Int, order: PinOrder = .updatedAtDescending, uniqueKey: String? = nil, owner: PinOwner? = nil
+        limit: Int,
+        skip: Int,
+        order: PinOrder = .updatedAtDescending,
+        uniqueKey: String? = nil,
+        owner: PinOwner? = nil
     ) -> (results: [PinRecord], total: Int) {
         let all: [PinRecord] = read { s in
             s.pinNumbers.values.compactMap { number -> PinRecord? in

@@ -1,14 +1,15 @@
 import Catalog
 import Foundation
 import Gazetteer
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
 import GeoCore
 import SnapshotFile
 import SpatialIndex
+import Synchronization
 import TextIndex
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The one query engine behind the CLI and the HTTP server: records in memory behind spatial and text indexes,
 /// durably stored in SQLite.
@@ -138,7 +139,9 @@ public final class SearchEngine: @unchecked Sendable {
     /// records are applied one by one, so past a fifth of the store (and at least 50 000 records, e.g. a large import
     /// while this server was down) a build from the tables wins. An error asking is left to reading the changes.
     static func tooManyChanges(_ store: any StoreOfRecord, after sequence: UInt64) -> String? {
-        guard let feed = store.feed, let changed = try? feed.changedRecordCount(after: sequence), let total = try? store.poiCount() else { return nil }
+        guard let feed = store.feed, let changed = try? feed.changedRecordCount(after: sequence), let total = try? store.poiCount() else {
+            return nil
+        }
         let limit = max(50_000, total / 5)
         return changed > limit ? "\(changed) records changed after it, more than \(limit): building from the store is faster" : nil
     }
@@ -246,7 +249,10 @@ public final class SearchEngine: @unchecked Sendable {
     /// never merged.
     func matchingRecords(_ s: EngineState, _ matcher: TextMatcher) -> [UInt32] {
         let groups = matcher.groups.map { group in
-            (lists: group.expansions.map { s.text.postings(of: $0.term) }, members: s.members(ofCategoriesUnder: group.categories), categories: group.categories)
+            (
+                lists: group.expansions.map { s.text.postings(of: $0.term) }, members: s.members(ofCategoriesUnder: group.categories),
+                categories: group.categories
+            )
         }
         func size(_ g: Int) -> Int { groups[g].lists.reduce(0) { $0 + $1.count } + groups[g].members.reduce(0) { $0 + $1.count } }
         guard let first = groups.indices.min(by: { size($0) < size($1) }) else { return [] }
@@ -254,7 +260,8 @@ public final class SearchEngine: @unchecked Sendable {
         let others = groups.indices.filter { $0 != first }.map { g in
             WordFilter(
                 lists: groups[g].lists,
-                labelled: groups[g].categories.isEmpty ? [] : s.categoryNames.map { name in groups[g].categories.contains { name.isCategory(under: $0) } }
+                labelled: groups[g].categories.isEmpty
+                    ? [] : s.categoryNames.map { name in groups[g].categories.contains { name.isCategory(under: $0) } }
             )
         }.sorted { $0.postingCount < $1.postingCount }
         if !others.isEmpty {
@@ -266,7 +273,8 @@ public final class SearchEngine: @unchecked Sendable {
     /// Estimated number of text candidates: the smallest group's posting and category sizes.
     func estimatedCandidates(_ s: EngineState, _ matcher: TextMatcher) -> Int {
         matcher.groups.map { group in
-            group.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) } + s.members(ofCategoriesUnder: group.categories).reduce(0) { $0 + $1.count }
+            group.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) }
+                + s.members(ofCategoriesUnder: group.categories).reduce(0) { $0 + $1.count }
         }.min() ?? 0
     }
 

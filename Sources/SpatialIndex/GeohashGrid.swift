@@ -1,5 +1,5 @@
-import SnapshotFile
 import GeoCore
+import SnapshotFile
 
 /// One cell of a clustering answer.
 public struct Cluster: Sendable, Equatable {

@@ -35,7 +35,9 @@ extension RTree {
                     let child = branchChildren[i]
                     if parent(of: child, level: level - 1) != node { try fail("child \(child) of \(node) names another parent") }
                     if branchBoxes[i] != box(of: child, level: level - 1) {
-                        try fail("box of child \(child) (level \(level - 1)) in \(node) is not its tight bounding box: \(branchBoxes[i]) vs \(box(of: child, level: level - 1)); root \(root) level \(rootLevel)")
+                        try fail(
+                            "box of child \(child) (level \(level - 1)) in \(node) is not its tight bounding box: \(branchBoxes[i]) vs \(box(of: child, level: level - 1)); root \(root) level \(rootLevel)"
+                        )
                     }
                     stack.append((child, level - 1))
                 }

@@ -1,5 +1,5 @@
-import SnapshotFile
 import GeoCore
+import SnapshotFile
 
 /// The spatial indexes of one record set kept in step: the R-tree for nearest, radius, box and polygon queries and
 /// the geohash grid for clustering.

@@ -1,4 +1,6 @@
+import Foundation
 import SnapshotFile
+
 /// An inverted index with BM25 scoring (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
 /// Beyond", 2009; k1 = 1.2, b = 0.75), incremental adds and removes, a term dictionary for prefix and typo
 /// expansion, and per-block score bounds for top-k evaluation that skips blocks (block-max WAND, Ding & Suel 2011;
@@ -83,7 +85,11 @@ public struct InvertedIndex: Sendable {
 
     /// One way a query word can match: a dictionary term, and how far it is from the word as typed.
     public struct Expansion: Sendable, Equatable {
-        public enum Kind: UInt8, Sendable { case exact = 0, prefix = 1, typo = 2 }
+        public enum Kind: UInt8, Sendable {
+            case exact = 0
+            case prefix = 1
+            case typo = 2
+        }
         public let term: Int32
         public let kind: Kind
         /// Edits from the word as typed (typo expansions only).
@@ -142,7 +148,9 @@ public struct InvertedIndex: Sendable {
             for token in tokens {
                 // Terms are NFC already (TextNormalizer), so equal text is equal bytes; String's == would check
                 // normalization again for every non-ASCII pair.
-                if let i = frequencies.firstIndex(where: { $0.text.utf8.count == token.text.utf8.count && $0.text.utf8.elementsEqual(token.text.utf8) }) {
+                if let i = frequencies.firstIndex(where: {
+                    $0.text.utf8.count == token.text.utf8.count && $0.text.utf8.elementsEqual(token.text.utf8)
+                }) {
                     frequencies[i].frequency += field.weight
                     frequencies[i].fields |= bit
                 } else {
@@ -507,5 +515,3 @@ struct ScalarKeys: Sendable {
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 }
-
-import Foundation

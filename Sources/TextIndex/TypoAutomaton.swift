@@ -12,7 +12,10 @@
 public enum TypoAutomaton {
     /// Indices of keys within `maxEdits` of `query`, with their distance, in key order.
     public static func matches<E: Comparable>(
-        of query: UnsafeBufferPointer<E>, maxEdits: Int, count: Int, key: (Int) -> UnsafeBufferPointer<E>
+        of query: UnsafeBufferPointer<E>,
+        maxEdits: Int,
+        count: Int,
+        key: (Int) -> UnsafeBufferPointer<E>
     ) -> [(index: Int, edits: Int)] {
         guard maxEdits >= 0, count > 0 else { return [] }
         let m = query.count
@@ -72,7 +75,10 @@ public enum TypoAutomaton {
     /// The first index at or after `low` whose key does not start with `prefix` (the keys that do are contiguous
     /// there, because the list is sorted and key(low - 1) starts with it).
     static func firstIndex<E: Comparable>(
-        from low: Int, count: Int, notStartingWith prefix: UnsafeBufferPointer<E>, key: (Int) -> UnsafeBufferPointer<E>
+        from low: Int,
+        count: Int,
+        notStartingWith prefix: UnsafeBufferPointer<E>,
+        key: (Int) -> UnsafeBufferPointer<E>
     ) -> Int {
         var low = low
         var high = count

@@ -11,7 +11,8 @@ struct Poi: AsyncParsableCommand {
         abstract: "Geospatial POI search: nearby, keyword, bbox/polygon, geocoding and coordinate conversion.",
         version: Poi.version,
         subcommands: [
-            ServeCommand.self, NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self, ReverseCommand.self,
+            ServeCommand.self, NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self,
+            ReverseCommand.self,
             ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self, KeysCommand.self,
         ]
     )
@@ -132,7 +133,8 @@ enum CommandLineArguments {
 
     /// Optimal string alignment distance (adjacent transpositions count as one edit).
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
         var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
         for i in 0...a.count { table[i][0] = i }

@@ -1,5 +1,6 @@
 import API
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -93,16 +94,26 @@ enum ServerClient {
         if format != .table {
             print(String(decoding: bytes, as: UTF8.self))
         } else {
-            guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any], let results = object["results"] as? [[String: Any]] else {
+            guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+                let results = object["results"] as? [[String: Any]]
+            else {
                 throw CLIError.failure("the server's answer is not a result list")
             }
-            print(Table.render(header: ["name", "category", "distance", "lat", "lon", "id"], rows: results.map { r in
-                let name = (r["name"] as? String) ?? [r["firstName"] as? String, r["lastName"] as? String].compactMap { $0 }.joined(separator: " ")
-                return [
-                    name, (r["category"] as? String) ?? (r["kind"] as? String ?? ""), (r["distance"] as? Double).map { String(format: "%.0f m", $0) } ?? "",
-                    String(format: "%.6f", r["lat"] as? Double ?? 0), String(format: "%.6f", r["lon"] as? Double ?? 0), r["id"] as? String ?? "",
-                ]
-            }))
+            print(
+                Table.render(
+                    header: ["name", "category", "distance", "lat", "lon", "id"],
+                    rows: results.map { r in
+                        let name =
+                            (r["name"] as? String) ?? [r["firstName"] as? String, r["lastName"] as? String].compactMap { $0 }.joined(separator: " ")
+                        return [
+                            name, (r["category"] as? String) ?? (r["kind"] as? String ?? ""),
+                            (r["distance"] as? Double).map { String(format: "%.0f m", $0) } ?? "",
+                            String(format: "%.6f", r["lat"] as? Double ?? 0), String(format: "%.6f", r["lon"] as? Double ?? 0),
+                            r["id"] as? String ?? "",
+                        ]
+                    }
+                )
+            )
             if let next = object["next"] as? String { print("next: \(next)") }
             if results.isEmpty { throw CLIError.failure("no results") }
         }

@@ -17,24 +17,38 @@ import Testing
         #expect(request.query.kind == .poi)
     }
 
-    @Test(arguments: [
-        ([("lat", "0x10"), ("lon", "1")], ParameterError("lat", "must be a number between -90 and 90")),
-        ([("lat", "91"), ("lon", "1")], ParameterError("lat", "must be a number between -90 and 90")),
-        ([("lat", "1")], ParameterError("lon", "is required when lat is given")),
-        ([("lon", "1")], ParameterError("lat", "is required when lon is given")),
-        ([], ParameterError("lat", "is required (with lon)")),
-        ([("lat", "1"), ("lon", "1"), ("radius", "0")], ParameterError("radius", "must be a number of metres greater than 0 and at most 1000000")),
-        ([("lat", "1"), ("lon", "1"), ("radius", "nan")], ParameterError("radius", "must be a number of metres greater than 0 and at most 1000000")),
-        ([("lat", "1"), ("lon", "1"), ("limit", "0")], ParameterError("limit", "must be an integer between 1 and 100")),
-        ([("lat", "1"), ("lon", "1"), ("limit", "1.5")], ParameterError("limit", "must be an integer between 1 and 100")),
-        ([("lat", "1"), ("lon", "1"), ("q", "  ")], ParameterError("q", "must not be empty")),
-        ([("lat", "1"), ("lon", "1"), ("q", "a\u{7}b")], ParameterError("q", "must not contain control characters")),
-        ([("lat", "1"), ("lon", "1"), ("category", "food..cafe")], ParameterError("category", "must be a category path such as food or food.cafe")),
-        ([("lat", "1"), ("lon", "1"), ("kind", "POI")], ParameterError("kind", "must be poi, pin or all")),
-        ([("lat", "1"), ("lon", "1"), ("coordsys", "epsg:4326")], ParameterError("coordsys", "must be wgs84, gcj02 or bd09")),
-        ([("lat", "1"), ("lon", "1"), ("format", "xml")], ParameterError("format", "must be json or geojson")),
-        ([("lat", "1"), ("lon", "1"), ("cursor", "x")], ParameterError("cursor", "is malformed: pass the next value of a previous page unchanged")),
-    ] as [([(String, String?)], ParameterError)])
+    @Test(
+        arguments: [
+            ([("lat", "0x10"), ("lon", "1")], ParameterError("lat", "must be a number between -90 and 90")),
+            ([("lat", "91"), ("lon", "1")], ParameterError("lat", "must be a number between -90 and 90")),
+            ([("lat", "1")], ParameterError("lon", "is required when lat is given")),
+            ([("lon", "1")], ParameterError("lat", "is required when lon is given")),
+            ([], ParameterError("lat", "is required (with lon)")),
+            (
+                [("lat", "1"), ("lon", "1"), ("radius", "0")],
+                ParameterError("radius", "must be a number of metres greater than 0 and at most 1000000")
+            ),
+            (
+                [("lat", "1"), ("lon", "1"), ("radius", "nan")],
+                ParameterError("radius", "must be a number of metres greater than 0 and at most 1000000")
+            ),
+            ([("lat", "1"), ("lon", "1"), ("limit", "0")], ParameterError("limit", "must be an integer between 1 and 100")),
+            ([("lat", "1"), ("lon", "1"), ("limit", "1.5")], ParameterError("limit", "must be an integer between 1 and 100")),
+            ([("lat", "1"), ("lon", "1"), ("q", "  ")], ParameterError("q", "must not be empty")),
+            ([("lat", "1"), ("lon", "1"), ("q", "a\u{7}b")], ParameterError("q", "must not contain control characters")),
+            (
+                [("lat", "1"), ("lon", "1"), ("category", "food..cafe")],
+                ParameterError("category", "must be a category path such as food or food.cafe")
+            ),
+            ([("lat", "1"), ("lon", "1"), ("kind", "POI")], ParameterError("kind", "must be poi, pin or all")),
+            ([("lat", "1"), ("lon", "1"), ("coordsys", "epsg:4326")], ParameterError("coordsys", "must be wgs84, gcj02 or bd09")),
+            ([("lat", "1"), ("lon", "1"), ("format", "xml")], ParameterError("format", "must be json or geojson")),
+            (
+                [("lat", "1"), ("lon", "1"), ("cursor", "x")],
+                ParameterError("cursor", "is malformed: pass the next value of a previous page unchanged")
+            ),
+        ] as [([(String, String?)], ParameterError)]
+    )
     func nearbyRefuses(_ items: [(String, String?)], _ expected: ParameterError) {
         #expect(throws: expected) { try nearby(QueryItems(items)) }
     }
@@ -48,10 +62,14 @@ import Testing
         #expect(throws: ParameterError("offset", "must be an integer between 0 and 10000")) { try search([("q", "x"), ("offset", "10001")]) }
         #expect(throws: ParameterError("bbox", "south must not be greater than north")) { try search([("q", "x"), ("bbox", "0,1,1,0")]) }
         #expect(throws: ParameterError("bbox", "or polygon is required")) { try within([]) }
-        #expect(throws: ParameterError("bbox", "and polygon must not both be given")) { try within([("bbox", "0,0,1,1"), ("polygon", "0,0;1,0;1,1")]) }
+        #expect(throws: ParameterError("bbox", "and polygon must not both be given")) {
+            try within([("bbox", "0,0,1,1"), ("polygon", "0,0;1,0;1,1")])
+        }
         #expect(throws: ParameterError("bbox", "is required")) { try clusters([("precision", "3")]) }
         #expect(throws: ParameterError("precision", "is required (an integer between 1 and 12)")) { try clusters([("bbox", "0,0,1,1")]) }
-        #expect(throws: ParameterError("precision", "must be an integer between 1 and 12")) { try clusters([("bbox", "0,0,1,1"), ("precision", "13")]) }
+        #expect(throws: ParameterError("precision", "must be an integer between 1 and 12")) {
+            try clusters([("bbox", "0,0,1,1"), ("precision", "13")])
+        }
     }
 
     @Test func positionsAreGivenInTheRequestsCoordinateSystem() throws {
@@ -66,9 +84,16 @@ import Testing
     @Test func aCursorContinuesOnlyItsOwnQuery() throws {
         let first = try NearbyRequest(RequestParameters(QueryItems([("lat", "60.17"), ("lon", "24.94"), ("q", "cafe")])))
         let cursor = PageCursor.nearby(NearestCursor(key: 0.25, id: 7), query: first.query)
-        let again = try NearbyRequest(RequestParameters(QueryItems([("lat", "60.17"), ("lon", "24.94"), ("q", "cafe"), ("limit", "50"), ("cursor", cursor)])))
+        let again = try NearbyRequest(
+            RequestParameters(QueryItems([("lat", "60.17"), ("lon", "24.94"), ("q", "cafe"), ("limit", "50"), ("cursor", cursor)]))
+        )
         #expect(again.query.after == NearestCursor(key: 0.25, id: 7))
-        #expect(throws: ParameterError("cursor", "belongs to another query: send it with the same lat, lon, radius, q, category and kind as the page that gave it")) {
+        #expect(
+            throws: ParameterError(
+                "cursor",
+                "belongs to another query: send it with the same lat, lon, radius, q, category and kind as the page that gave it"
+            )
+        ) {
             _ = try NearbyRequest(RequestParameters(QueryItems([("lat", "60.18"), ("lon", "24.94"), ("q", "cafe"), ("cursor", cursor)])))
         }
         // A nearby cursor is not a within cursor.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @testable import Access
 
@@ -13,7 +13,13 @@ import TestSupport
     init() async throws {
         provider = try TestIdentityProvider(directory: scratch.path)
         verifier = try await TokenVerifier(
-            settings: .init(jwksFile: provider.jwksFile, secretFile: provider.secretFile, issuer: provider.issuer, audience: provider.audience, leeway: 30)
+            settings: .init(
+                jwksFile: provider.jwksFile,
+                secretFile: provider.secretFile,
+                issuer: provider.issuer,
+                audience: provider.audience,
+                leeway: 30
+            )
         )
     }
 

@@ -1,8 +1,8 @@
 import Catalog
 import Foundation
 import GeoCore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ImportTests {
     let scratch = ScratchDirectory("poi-import")
@@ -47,25 +47,34 @@ import TestSupport
     }
 
     @Test func strictRollsBackTheWholeFile() throws {
-        let path = file("strict.jsonl", """
+        let path = file(
+            "strict.jsonl",
+            """
             {"id":"a","name":"A","lat":1,"lon":2}
             {"id":"b","name":"B","lat":100,"lon":2}
-            """)
+            """
+        )
         let store = try store()
         #expect(throws: ImportError.self) { try RecordImporter(store: store, options: .init(strict: true)).importFile(path) }
         #expect(try store.poiCount() == 0)
     }
 
     @Test func geojsonAndCSV() throws {
-        let geojson = file("pois.geojson", """
+        let geojson = file(
+            "pois.geojson",
+            """
             {"type": "FeatureCollection", "name": "test", "features": [
               {"type": "Feature", "id": "g1", "geometry": {"type": "Point", "coordinates": [24.94, 60.17]},
                "properties": {"name": "Kahvila \\"Kuu\\" {1}", "category": "food.cafe"}},
               {"type": "Feature", "geometry": {"type": "LineString", "coordinates": [[0,0],[1,1]]}, "properties": {"id": "g2", "name": "line"}},
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [24.95, 60.18]}, "properties": {"id": "g3", "name": "Tori"}}
             ]}
-            """)
-        let csv = file("pois.csv", "id,name,category,latitude,longitude,opening_hours\nc1,\"Cafe, \"\"Quoted\"\"\",food.cafe,60.1,24.9,Mo-Fr\nc2,Two lines \"x\ny\",shop.other,60.2,24.8,\nc3,missing,food.cafe,,24.9,\nc4,short,row\n")
+            """
+        )
+        let csv = file(
+            "pois.csv",
+            "id,name,category,latitude,longitude,opening_hours\nc1,\"Cafe, \"\"Quoted\"\"\",food.cafe,60.1,24.9,Mo-Fr\nc2,Two lines \"x\ny\",shop.other,60.2,24.8,\nc3,missing,food.cafe,,24.9,\nc4,short,row\n"
+        )
         let store = try store()
         let g = try RecordImporter(store: store, options: .init()).importFile(geojson)
         #expect(g.imported == 2 && g.skipped == 1)

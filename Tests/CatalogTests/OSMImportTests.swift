@@ -1,10 +1,10 @@
 import BundledData
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
 import OSM
-import Testing
 import TestSupport
+import Testing
 
 @testable import Catalog
 
@@ -15,7 +15,9 @@ import TestSupport
     static let dataDirectory = repository.appendingPathComponent("data").path
     static let helsinki = dataDirectory + "/Helsinki.osm.pbf"
     static let gazetteer = try! Gazetteer.load(directory: dataDirectory)
-    static let importer = OSMImporter(mapping: try! OSMTagMapping.load(directory: dataDirectory)) { gazetteer.cityAndCountry(latitude: $0, longitude: $1) }
+    static let importer = OSMImporter(mapping: try! OSMTagMapping.load(directory: dataDirectory)) {
+        gazetteer.cityAndCountry(latitude: $0, longitude: $1)
+    }
     static let imported = try! importer.read(helsinki)
     let scratch = ScratchDirectory("poi-osm-import")
 
@@ -75,7 +77,10 @@ import TestSupport
         } catch {
             #expect(error.description.contains("refers to") && error.description.contains("strict import"), "\(error.description)")
         }
-        #expect(Self.imported.report.problemCount > 0 && Self.imported.report.problems.allSatisfy { $0.reason.contains("way") || $0.reason.contains("relation") })
+        #expect(
+            Self.imported.report.problemCount > 0
+                && Self.imported.report.problems.allSatisfy { $0.reason.contains("way") || $0.reason.contains("relation") }
+        )
     }
 
     @Test func aTruncatedExtractIsRefusedWithItsOffset() throws {
@@ -113,7 +118,9 @@ import TestSupport
         // Swedish names of streets, from the lines' variants.
         var swedish: [String: String] = [:]
         for line in data.streets where line.names.count > 1 {
-            if let sv = line.names.dropFirst().first(where: { $0 != line.names[0] && ($0.hasSuffix("gatan") || $0.hasSuffix("vägen") || $0.hasSuffix("en")) }) {
+            if let sv = line.names.dropFirst().first(where: {
+                $0 != line.names[0] && ($0.hasSuffix("gatan") || $0.hasSuffix("vägen") || $0.hasSuffix("en"))
+            }) {
                 swedish[line.names[0]] = sv
             }
         }
@@ -133,7 +140,9 @@ import TestSupport
             }
             var tally = forms[form, default: (0, 0)]
             tally.total += 1
-            if let d, d <= 50, top?.type == "house" { tally.hit += 1 } else if tally.total - tally.hit <= 3 {
+            if let d, d <= 50, top?.type == "house" {
+                tally.hit += 1
+            } else if tally.total - tally.hit <= 3 {
                 print("miss (\(form)): \"\(text)\" → \(top?.displayName ?? "nothing") \(d.map { "\(Int($0)) m" } ?? "")")
             }
             forms[form] = tally
@@ -155,10 +164,16 @@ import TestSupport
         let sample = houses
         for house in sample {
             let bearing = Double(random.next() % 360)
-            let p = GreatCircle.destination(from: Coordinate(uncheckedLatitude: house.latitude, longitude: house.longitude), distance: 3, bearing: bearing)
+            let p = GreatCircle.destination(
+                from: Coordinate(uncheckedLatitude: house.latitude, longitude: house.longitude),
+                distance: 3,
+                bearing: bearing
+            )
             guard let answer = Self.gazetteer.reverse(p, addresses: index).address else { continue }
             let same = answer.address?.street == house.street && answer.address?.housenumber == house.housenumber
-            let twin = GreatCircle.distance(latitude1: answer.latitude, longitude1: answer.longitude, latitude2: house.latitude, longitude2: house.longitude) < 1
+            let twin =
+                GreatCircle.distance(latitude1: answer.latitude, longitude1: answer.longitude, latitude2: house.latitude, longitude2: house.longitude)
+                < 1
             if same || twin { right += 1 }
         }
         print("reverse: \(right)/\(sample.count)")

@@ -21,14 +21,16 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ("{}", [:]),
-        (" { } ", [:]),
-        ("{\"a\":\"b\"}", ["a": "b"]),
-        ("{ \"a\" : \"b\" , \"c\":\"d\" }", ["a": "b", "c": "d"]),
-        ("{\"a\":\"\\u00e9\\ud83d\\ude00\"}", ["a": "é😀"]),
-        ("{\"a\":\"x\\/y\"}", ["a": "x/y"]),
-    ] as [(String, [String: String])])
+    @Test(
+        arguments: [
+            ("{}", [:]),
+            (" { } ", [:]),
+            ("{\"a\":\"b\"}", ["a": "b"]),
+            ("{ \"a\" : \"b\" , \"c\":\"d\" }", ["a": "b", "c": "d"]),
+            ("{\"a\":\"\\u00e9\\ud83d\\ude00\"}", ["a": "é😀"]),
+            ("{\"a\":\"x\\/y\"}", ["a": "x/y"]),
+        ] as [(String, [String: String])]
+    )
     func readsValidObjects(json: String, expected: [String: String]) {
         #expect(TagsJSON.decode(json) == expected)
     }

@@ -42,12 +42,20 @@ import Testing
         let metresPerDegree = GreatCircle.earthRadius * .pi / 180 * cos(latitude * .pi / 180)
         let houses = numbers.map { n in
             AddressPoint(
-                id: "h-\(name)-\(n)", street: name, housenumber: String(n), postcode: "99999", city: city,
-                latitude: latitude + (n % 2 == 0 ? 0.0001 : -0.0001), longitude: west + Double(n) * 10 / metresPerDegree)
+                id: "h-\(name)-\(n)",
+                street: name,
+                housenumber: String(n),
+                postcode: "99999",
+                city: city,
+                latitude: latitude + (n % 2 == 0 ? 0.0001 : -0.0001),
+                longitude: west + Double(n) * 10 / metresPerDegree
+            )
         }
         let line = StreetLine(
-            id: "l-\(name)", names: [name, name + "vägen"],
-            points: stride(from: 0, through: 200, by: 50).map { Coordinate2(latitude, west + Double($0) * 10 / metresPerDegree) })
+            id: "l-\(name)",
+            names: [name, name + "vägen"],
+            points: stride(from: 0, through: 200, by: 50).map { Coordinate2(latitude, west + Double($0) * 10 / metresPerDegree) }
+        )
         return (houses, line)
     }
 
@@ -86,7 +94,12 @@ import Testing
         let north = 100 / (GreatCircle.earthRadius * .pi / 180)
         let points = [Coordinate2(lat, lon), Coordinate2(lat, lon + east), Coordinate2(lat + north, lon + east)]
         let line = StreetLine(
-            id: "i-1", kind: .even, names: ["Tammitie"], points: points, numbers: [NumberedVertex(vertex: 0, number: 2), NumberedVertex(vertex: 2, number: 22)])
+            id: "i-1",
+            kind: .even,
+            names: ["Tammitie"],
+            points: points,
+            numbers: [NumberedVertex(vertex: 0, number: 2), NumberedVertex(vertex: 2, number: 22)]
+        )
         let ends = [
             AddressPoint(id: "a", street: "Tammitie", housenumber: "2", latitude: lat, longitude: lon),
             AddressPoint(id: "b", street: "Tammitie", housenumber: "22", latitude: lat + north, longitude: lon + east),

@@ -1,5 +1,6 @@
 import GeoCore
 import Testing
+
 @testable import Gazetteer
 
 /// The query table: what a user types and the place that must come first.

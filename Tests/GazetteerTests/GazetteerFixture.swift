@@ -1,4 +1,5 @@
 import BundledData
+
 @testable import Gazetteer
 
 /// The bundled gazetteer, loaded once for all tests of this target.

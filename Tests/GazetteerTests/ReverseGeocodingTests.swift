@@ -1,5 +1,6 @@
 import GeoCore
 import Testing
+
 @testable import Gazetteer
 
 @Suite struct ReverseGeocodingTests {
@@ -23,7 +24,9 @@ import Testing
     }
 
     @Test func knownPlacesReverseToThemselves() throws {
-        for (lat, lon, id) in [(40.71427, -74.00597, "geonames:5128581"), (-33.86785, 151.20732, "geonames:2147714"), (35.6895, 139.69171, "geonames:1850147")] {
+        for (lat, lon, id) in [
+            (40.71427, -74.00597, "geonames:5128581"), (-33.86785, 151.20732, "geonames:2147714"), (35.6895, 139.69171, "geonames:1850147"),
+        ] {
             let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: lat, longitude: lon))
             #expect(result.place?.id == id)
             #expect((result.place?.distance ?? .infinity) < 1)
@@ -74,7 +77,8 @@ import Testing
         let outlines = try #require(GazetteerFixture.shared.outlines)
         var random = SplitMix64(seed: 5)
         for _ in 0..<300 {
-            let x = random.uniform(-180...180), y = random.uniform(-60...80)
+            let x = random.uniform(-180...180)
+            let y = random.uniform(-60...80)
             var expected: String?
             for outline in outlines.outlines {
                 for polygon in outline.polygons where polygon.reduce(0, { $0 + Self.winding($1, x, y) }) % 2 != 0 {
@@ -106,7 +110,10 @@ import Testing
             let point = try Coordinate(latitude: random.uniform(-60...70), longitude: random.uniform(-180...180))
             let best = gazetteer.places.indices.min {
                 GreatCircle.distance(point, Coordinate(uncheckedLatitude: gazetteer.places[$0].latitude, longitude: gazetteer.places[$0].longitude))
-                    < GreatCircle.distance(point, Coordinate(uncheckedLatitude: gazetteer.places[$1].latitude, longitude: gazetteer.places[$1].longitude))
+                    < GreatCircle.distance(
+                        point,
+                        Coordinate(uncheckedLatitude: gazetteer.places[$1].latitude, longitude: gazetteer.places[$1].longitude)
+                    )
             }!
             #expect(gazetteer.reverse(point).place?.id == "geonames:\(gazetteer.places[best].id)")
         }

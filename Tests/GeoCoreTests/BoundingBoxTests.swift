@@ -76,7 +76,10 @@ import Testing
                 for j in 0...steps {
                     let lat = south + (north - south) * Double(i) / Double(steps)
                     let lon = Coordinate.wrapLongitude(west + box.longitudeSpan * Double(j) / Double(steps))
-                    sampled = min(sampled, GreatCircle.distance(latitude1: point.latitude, longitude1: point.longitude, latitude2: lat, longitude2: lon))
+                    sampled = min(
+                        sampled,
+                        GreatCircle.distance(latitude1: point.latitude, longitude1: point.longitude, latitude2: lat, longitude2: lon)
+                    )
                 }
             }
             #expect(bound <= sampled + 1e-6, "box \(box) point \(point): bound \(bound) > sampled \(sampled)")

@@ -1,5 +1,6 @@
-@testable import GeoCore
 import Testing
+
+@testable import GeoCore
 
 @Suite struct ChinaDatumTests {
     /// Vectors published with the reference implementation wandergis/coordTransform (Tiananmen area).

@@ -46,8 +46,10 @@ import Testing
 
     @Test func polygonsTakeBothSeparatorsAndRectangles() async throws {
         try await amapApp().test(.router) { client in
-            for polygon in ["116.30,39.97|116.34,39.97|116.34,40.0|116.30,40.0|116.30,39.97", "116.30,39.97;116.34,39.97;116.34,40.0;116.30,40.0",
-                            "116.30,40.0|116.34,39.97"] {
+            for polygon in [
+                "116.30,39.97|116.34,39.97|116.34,40.0|116.30,40.0|116.30,39.97", "116.30,39.97;116.34,39.97;116.34,40.0;116.30,40.0",
+                "116.30,40.0|116.34,39.97",
+            ] {
                 let encoded = polygon.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
                 let answer = try json(try await client.execute(uri: "/v3/place/polygon?polygon=\(encoded)", method: .get))
                 #expect((answer["pois"] as? [[String: Any]])?.map { $0["id"] as? String } == ["cn1"], "\(polygon): \(answer)")
@@ -90,14 +92,18 @@ import Testing
 
     @Test func convertAndGeocode() async throws {
         try await amapApp().test(.router) { client in
-            let converted = try json(try await client.execute(uri: "/v3/assistant/coordinate/convert?locations=116.3164,39.9836%7C24.94,60.17&coordsys=gps", method: .get))
+            let converted = try json(
+                try await client.execute(uri: "/v3/assistant/coordinate/convert?locations=116.3164,39.9836%7C24.94,60.17&coordsys=gps", method: .get)
+            )
             #expect(converted["info"] as? String == "ok")
             let pairs = (converted["locations"] as? String ?? "").split(separator: ";")
             #expect(pairs.count == 2)
             let gcj = ChinaDatum.wgs84ToGCJ02(latitude: 39.9836, longitude: 116.3164)
             #expect(pairs.first == Substring(String(format: "%.12f,%.12f", gcj.longitude, gcj.latitude)))
             #expect(pairs.last == "24.940000000000,60.170000000000", "outside China GCJ-02 is WGS-84")
-            let geo = try json(try await client.execute(uri: "/v3/geocode/geo?address=%E5%8C%97%E4%BA%AC%E5%B8%82%E6%B5%B7%E6%B7%80%E5%8C%BA", method: .get))
+            let geo = try json(
+                try await client.execute(uri: "/v3/geocode/geo?address=%E5%8C%97%E4%BA%AC%E5%B8%82%E6%B5%B7%E6%B7%80%E5%8C%BA", method: .get)
+            )
             let first = try #require((geo["geocodes"] as? [[String: Any]])?.first)
             #expect(first["district"] as? String == "海淀区" && first["level"] as? String == "区县")
             // No address match: a POI of the catalog by that name, at the 兴趣点 level.

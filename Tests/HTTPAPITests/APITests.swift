@@ -27,8 +27,15 @@ func makeEngine() -> SearchEngine {
         let lon = 24.94 + Double(i % 7) * 0.001
         pois.append(
             POIRecord(
-                id: "p\(i)", name: isCafe ? "Cafe \(i)" : "Stop \(i)", category: isCafe ? "food.cafe" : "transport.bus_stop",
-                address: nil, city: "Helsinki", country: "FI", lat: lat, lon: lon, tags: [:]
+                id: "p\(i)",
+                name: isCafe ? "Cafe \(i)" : "Stop \(i)",
+                category: isCafe ? "food.cafe" : "transport.bus_stop",
+                address: nil,
+                city: "Helsinki",
+                country: "FI",
+                lat: lat,
+                lon: lon,
+                tags: [:]
             )
         )
     }
@@ -104,7 +111,9 @@ func json(_ response: TestResponse) throws -> [String: Any] {
     @Test func coordsysGCJ02InAndOut() async throws {
         let gcj = ChinaDatum.wgs84ToGCJ02(latitude: 39.9836, longitude: 116.3164)
         try await app().test(.router) { client in
-            let page = try json(try await client.execute(uri: "/v1/nearby?lat=\(gcj.latitude)&lon=\(gcj.longitude)&coordsys=gcj02&limit=1", method: .get))
+            let page = try json(
+                try await client.execute(uri: "/v1/nearby?lat=\(gcj.latitude)&lon=\(gcj.longitude)&coordsys=gcj02&limit=1", method: .get)
+            )
             let first = (page["results"] as! [[String: Any]])[0]
             #expect(first["id"] as? String == "cn1")
             #expect(abs((first["lat"] as! Double) - gcj.latitude) < 1e-9 && abs((first["lon"] as! Double) - gcj.longitude) < 1e-9)
@@ -179,16 +188,30 @@ func json(_ response: TestResponse) throws -> [String: Any] {
 
     @Test func pinsCRUDWithAPIKey() async throws {
         try await app(apiKey: "secret-key-1").test(.router) { client in
-            let body = ByteBuffer(string: #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#)
+            let body = ByteBuffer(
+                string:
+                    #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#
+            )
             #expect(try await client.execute(uri: "/v1/pins", method: .post, body: body).status == .unauthorized)
-            #expect(try await client.execute(uri: "/v1/pins", method: .post, headers: [.authorization: "Bearer wrong-key-11"], body: body).status == .unauthorized)
+            #expect(
+                try await client.execute(uri: "/v1/pins", method: .post, headers: [.authorization: "Bearer wrong-key-11"], body: body).status
+                    == .unauthorized
+            )
             let created = try await client.execute(uri: "/v1/pins", method: .post, headers: [.authorization: "Bearer secret-key-1"], body: body)
             #expect(created.status == .created)
             let pin = try json(created)
             let id = pin["id"] as! String
             #expect(pin["kind"] as? String == "pin" && (pin["createdAt"] as! String).hasSuffix("Z"))
-            let update = ByteBuffer(string: #"{"uniqueKey":"u1","firstName":"Ada","lastName":"King","mapString":"London","mediaURL":"http://example.org/x","lat":51.5,"lon":-0.12}"#)
-            let updated = try await client.execute(uri: "/v1/pins/\(id)", method: .put, headers: [.authorization: "Bearer secret-key-1"], body: update)
+            let update = ByteBuffer(
+                string:
+                    #"{"uniqueKey":"u1","firstName":"Ada","lastName":"King","mapString":"London","mediaURL":"http://example.org/x","lat":51.5,"lon":-0.12}"#
+            )
+            let updated = try await client.execute(
+                uri: "/v1/pins/\(id)",
+                method: .put,
+                headers: [.authorization: "Bearer secret-key-1"],
+                body: update
+            )
             #expect(updated.status == .ok)
             #expect(try json(updated)["lastName"] as? String == "King")
             let list = try json(try await client.execute(uri: "/v1/pins?uniqueKey=u1", method: .get))
@@ -197,7 +220,10 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             let rejected = try await client.execute(uri: "/v1/pins", method: .post, headers: [.authorization: "Bearer secret-key-1"], body: badURL)
             #expect(rejected.status == .badRequest && String(buffer: rejected.body).contains("mediaURL must be an absolute http or https URL"))
             #expect(try await client.execute(uri: "/v1/pins/\(id)", method: .delete).status == .unauthorized)
-            #expect(try await client.execute(uri: "/v1/pins/\(id)", method: .delete, headers: [.authorization: "Bearer secret-key-1"]).status == .noContent)
+            #expect(
+                try await client.execute(uri: "/v1/pins/\(id)", method: .delete, headers: [.authorization: "Bearer secret-key-1"]).status
+                    == .noContent
+            )
             #expect(try await client.execute(uri: "/v1/pins/\(id)", method: .get).status == .notFound)
         }
     }
@@ -223,8 +249,16 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             let point = one["point"] as! [Double]
             // Foundation's JSON parser on Linux may differ in the last bit; the text is exact (the CLI test checks it).
             #expect(abs(point[0] - 116.41024449916938) < 1e-12 && abs(point[1] - 39.91640428150164) < 1e-12)
-            #expect(String(buffer: try await client.execute(uri: "/v1/convert?from=wgs84&to=gcj02&lat=39.915&lon=116.404", method: .get).body).contains("116.41024449916938"))
-            let batch = try await client.execute(uri: "/v1/convert", method: .post, body: ByteBuffer(string: #"{"from":"wgs84","to":"EPSG:3857","points":[[0,0],[24.9384,60.1699]]}"#))
+            #expect(
+                String(buffer: try await client.execute(uri: "/v1/convert?from=wgs84&to=gcj02&lat=39.915&lon=116.404", method: .get).body).contains(
+                    "116.41024449916938"
+                )
+            )
+            let batch = try await client.execute(
+                uri: "/v1/convert",
+                method: .post,
+                body: ByteBuffer(string: #"{"from":"wgs84","to":"EPSG:3857","points":[[0,0],[24.9384,60.1699]]}"#)
+            )
             #expect(batch.status == .ok)
             #expect(((try json(batch))["points"] as! [[Double]]).count == 2)
             let health = try json(try await client.execute(uri: "/health", method: .get))

@@ -1,8 +1,9 @@
-@testable import HTTPAPI
 import Logging
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import HTTPAPI
 
 /// A closed connection gives back everything it held. The request deadline's closure once kept the connection's
 /// handler context — and with it the whole pipeline — alive through `ConnectionTimers` (a retain cycle): about 400

@@ -63,7 +63,8 @@ import Testing
     @Test func corsPreflightAndSimpleRequestsForOneOrigin() async throws {
         try await corsApp("https://maps.example.org").test(.router) { client in
             let preflight = try await client.execute(
-                uri: "/v1/pins", method: .options,
+                uri: "/v1/pins",
+                method: .options,
                 headers: [.origin: "https://maps.example.org", .accessControlRequestMethod: "POST", .accessControlRequestHeaders: "content-type"]
             )
             #expect(preflight.status == .noContent)
@@ -153,8 +154,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["tiles.example.org/{z}/{x}/{y}.png", "https://tiles.example.org/{z}/{x}.png", "javascript:alert(1)//{z}{x}{y}",
-                      "https://t.example.org/{z}/{x}/{y}.png\"><script>"])
+    @Test(arguments: [
+        "tiles.example.org/{z}/{x}/{y}.png", "https://tiles.example.org/{z}/{x}.png", "javascript:alert(1)//{z}{x}{y}",
+        "https://t.example.org/{z}/{x}/{y}.png\"><script>",
+    ])
     func tileURLsMustBeTemplates(_ url: String) {
         #expect(throws: ServerConfigurationError.self) {
             try ServerConfiguration(mapPage: MapPageConfiguration(tilesURL: url)).validate()

@@ -25,14 +25,16 @@ let bundledGazetteer: Gazetteer = {
 
     @Test func nominatimSearchHasNominatimsFields() async throws {
         try await adapterApp().test(.router) { client in
-            let places = try array(try await client.execute(uri: "/nominatim/search?q=Berlin&format=json&limit=1&addressdetails=1&extratags=True", method: .get))
+            let places = try array(
+                try await client.execute(uri: "/nominatim/search?q=Berlin&format=json&limit=1&addressdetails=1&extratags=True", method: .get)
+            )
             let berlin = try #require(places.first)
             let expected = try #require(bundledGazetteer.geocode(try GeocodeQuery(text: "Berlin", limit: 1)).first)
             #expect(berlin["lat"] as? String == String(format: "%.7f", expected.latitude))
             #expect(berlin["lon"] as? String == String(format: "%.7f", expected.longitude))
             #expect(berlin["display_name"] as? String == expected.displayName)
             #expect(berlin["class"] as? String == "place" && berlin["type"] as? String == "city")
-            #expect(berlin["place_id"] as? Int == 2950159)
+            #expect(berlin["place_id"] as? Int == 2_950_159)
             #expect(berlin["osm_type"] == nil, "GeoNames places claim no OSM id")
             #expect((berlin["boundingbox"] as? [String])?.count == 4)
             let address = try #require(berlin["address"] as? [String: String])
@@ -52,7 +54,9 @@ let bundledGazetteer: Gazetteer = {
             let us = try array(try await client.execute(uri: "/nominatim/search?q=Springfield&format=json&limit=5&countrycodes=us", method: .get))
             #expect(us.count == 5)
             #expect(us.allSatisfy { ($0["display_name"] as? String ?? "").hasSuffix("United States") })
-            let structured = try array(try await client.execute(uri: "/nominatim/search?city=Springfield&state=Illinois&format=json&limit=1", method: .get))
+            let structured = try array(
+                try await client.execute(uri: "/nominatim/search?city=Springfield&state=Illinois&format=json&limit=1", method: .get)
+            )
             #expect((structured.first?["display_name"] as? String ?? "").contains("Illinois"))
             let none = try await client.execute(uri: "/nominatim/search?q=Qqqzzx%20Xyzzyq&format=json", method: .get)
             #expect(none.status == .ok && String(buffer: none.body) == "[]")
@@ -100,7 +104,11 @@ let bundledGazetteer: Gazetteer = {
             let names = (cafes["features"] as? [[String: Any]])?.compactMap { ($0["properties"] as? [String: Any])?["name"] as? String } ?? []
             #expect(names.count == 3 && names.allSatisfy { $0.hasPrefix("Cafe") }, "\(names)")
             let excluded = try json(try await client.execute(uri: "/photon/api?q=cafe&lat=60.17&lon=24.94&limit=3&osm_tag=!amenity", method: .get))
-            #expect(((excluded["features"] as? [[String: Any]]) ?? []).allSatisfy { ($0["properties"] as? [String: Any])?["osm_key"] as? String != "amenity" })
+            #expect(
+                ((excluded["features"] as? [[String: Any]]) ?? []).allSatisfy {
+                    ($0["properties"] as? [String: Any])?["osm_key"] as? String != "amenity"
+                }
+            )
             let reverse = try json(try await client.execute(uri: "/photon/reverse?lat=60.17&lon=24.94", method: .get))
             #expect(((reverse["features"] as? [[String: Any]])?.first?["properties"] as? [String: Any])?["name"] as? String == "Cafe 0")
             let bad = try await client.execute(uri: "/photon/api?limit=1", method: .get)

@@ -5,8 +5,8 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import SearchEngine
-import Testing
 import TestSupport
+import Testing
 
 /// `POST /v1/import` and `GET /v1/tasks/{id}`: a body imported into the running engine and its store, reported as a
 /// task, with the contract's rules for bad input.
@@ -44,7 +44,11 @@ import TestSupport
     @Test func importedRecordsAreQueryableAndDurableWhenTheTaskSucceeds() async throws {
         let (engine, path) = try engine()
         try await importApp(engine).test(.router) { client in
-            let accepted = try await client.execute(uri: "/v1/import?format=jsonl&name=saunas.jsonl", method: .post, body: ByteBuffer(string: Self.rows))
+            let accepted = try await client.execute(
+                uri: "/v1/import?format=jsonl&name=saunas.jsonl",
+                method: .post,
+                body: ByteBuffer(string: Self.rows)
+            )
             #expect(accepted.status == .accepted)
             let task = try json(accepted)
             let id = try #require(task["id"] as? String)
@@ -87,14 +91,26 @@ import TestSupport
         try await app.test(.router) { client in
             var imported: [Int] = []
             for round in 1...2 {
-                let accepted = try json(try await client.execute(
-                    uri: "/v1/import?name=Helsinki.osm.pbf", method: .post, headers: [.contentType: "application/x-protobuf"], body: ByteBuffer(bytes: bytes)))
+                let accepted = try json(
+                    try await client.execute(
+                        uri: "/v1/import?name=Helsinki.osm.pbf",
+                        method: .post,
+                        headers: [.contentType: "application/x-protobuf"],
+                        body: ByteBuffer(bytes: bytes)
+                    )
+                )
                 let done = try await finished(client, try #require(accepted["id"] as? String))
                 #expect(done["status"] as? String == "succeeded", "round \(round): \(done)")
                 imported.append(done["imported"] as? Int ?? 0)
-                #expect((done["problems"] as? [[String: Any]])?.first?["reason"] as? String ?? "" != "", "a clipped extract reports its dangling ways")
+                #expect(
+                    (done["problems"] as? [[String: Any]])?.first?["reason"] as? String ?? "" != "",
+                    "a clipped extract reports its dangling ways"
+                )
             }
-            #expect(imported[0] > 1_500 && imported[1] == imported[0] && engine.counts.pois == imported[0], "\(imported), \(engine.counts.pois) in the engine")
+            #expect(
+                imported[0] > 1_500 && imported[1] == imported[0] && engine.counts.pois == imported[0],
+                "\(imported), \(engine.counts.pois) in the engine"
+            )
             #expect(engine.poi(id: "osm-r4055") == nil, "a building part without a name is no POI")
             let house = try json(try await client.execute(uri: "/v1/geocode?q=Mannerheimintie%2013%20a,%20Helsinki&limit=1", method: .get))
             let first = try #require((house["results"] as? [[String: Any]])?.first)
@@ -104,8 +120,13 @@ import TestSupport
             #expect((reverse["address"] as? [String: Any])?["type"] as? String == "house")
             let streets = try json(try await client.execute(uri: "/v1/streets?bbox=24.938,60.168,24.940,60.169", method: .get))
             #expect((streets["features"] as? [[String: Any]])?.isEmpty == false)
-            let wrongKind = try json(try await client.execute(
-                uri: "/v1/import?format=osmpbf&kind=pin", method: .post, body: ByteBuffer(bytes: bytes)))
+            let wrongKind = try json(
+                try await client.execute(
+                    uri: "/v1/import?format=osmpbf&kind=pin",
+                    method: .post,
+                    body: ByteBuffer(bytes: bytes)
+                )
+            )
             let failed = try await finished(client, try #require(wrongKind["id"] as? String))
             #expect(failed["status"] as? String == "failed" && (failed["error"] as? String ?? "").contains("kind must be poi"), "\(failed)")
         }
@@ -117,7 +138,9 @@ import TestSupport
     @Test func strictImportsAllOrNothing() async throws {
         let (engine, _) = try engine()
         try await importApp(engine).test(.router) { client in
-            let accepted = try json(try await client.execute(uri: "/v1/import?format=jsonl&strict=true&name=s.jsonl", method: .post, body: ByteBuffer(string: Self.rows)))
+            let accepted = try json(
+                try await client.execute(uri: "/v1/import?format=jsonl&strict=true&name=s.jsonl", method: .post, body: ByteBuffer(string: Self.rows))
+            )
             let done = try await finished(client, try #require(accepted["id"] as? String))
             #expect(done["status"] as? String == "failed")
             #expect((done["error"] as? String ?? "").contains("s.jsonl:3:"), "\(done)")
@@ -136,9 +159,14 @@ import TestSupport
         try gzip.run()
         gzip.waitUntilExit()
         try await importApp(engine).test(.router) { client in
-            let accepted = try json(try await client.execute(
-                uri: "/v1/import", method: .post, headers: [.contentType: "text/csv; charset=utf-8"], body: ByteBuffer(bytes: try Data(contentsOf: gzipped))
-            ))
+            let accepted = try json(
+                try await client.execute(
+                    uri: "/v1/import",
+                    method: .post,
+                    headers: [.contentType: "text/csv; charset=utf-8"],
+                    body: ByteBuffer(bytes: try Data(contentsOf: gzipped))
+                )
+            )
             #expect(accepted["format"] as? String == "csv")
             let done = try await finished(client, try #require(accepted["id"] as? String))
             #expect(done["status"] as? String == "succeeded" && done["imported"] as? Int == 1, "\(done)")
@@ -171,7 +199,10 @@ import TestSupport
             let unauthorized = try await client.execute(uri: "/v1/import?format=jsonl", method: .post, body: ByteBuffer(string: Self.rows))
             #expect(unauthorized.status == .unauthorized)
             let empty = try await client.execute(
-                uri: "/v1/import?format=jsonl", method: .post, headers: [.authorization: "Bearer import-key-123"], body: ByteBuffer()
+                uri: "/v1/import?format=jsonl",
+                method: .post,
+                headers: [.authorization: "Bearer import-key-123"],
+                body: ByteBuffer()
             )
             #expect(empty.status == .badRequest)
             #expect((try json(empty)["detail"] as? String ?? "").contains("the body is empty"))

@@ -80,14 +80,16 @@ import Testing
     /// decoded id, not the encoded text.
     @Test func pathIdsArePercentDecoded() async throws {
         let engine = SearchEngine(
-            pois: [POIRecord(id: "café-1", name: "Café Ursula", category: "food.cafe", lat: 60.16, lon: 24.95)], taxonomy: taxonomy
+            pois: [POIRecord(id: "café-1", name: "Café Ursula", category: "food.cafe", lat: 60.16, lon: 24.95)],
+            taxonomy: taxonomy
         )
         try await app(engine: engine).test(.router) { client in
             let fetched = try await client.execute(uri: "/v1/pois/caf%C3%A9-1", method: .get)
             #expect(fetched.status == .ok)
             #expect(try json(fetched)["id"] as? String == "café-1")
             let put = try await client.execute(
-                uri: "/v1/pois/a%2Fb%20c", method: .put,
+                uri: "/v1/pois/a%2Fb%20c",
+                method: .put,
                 body: ByteBuffer(string: #"{"name":"Slash","category":"food.cafe","lat":60,"lon":24}"#)
             )
             #expect(put.status == .created)
@@ -115,7 +117,9 @@ import Testing
             }
             let box = try json(try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.3&limit=5", method: .get))
             let boxCursor = try #require(box["next"] as? String)
-            #expect(try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.4&limit=5&cursor=\(boxCursor)", method: .get).status == .badRequest)
+            #expect(
+                try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.4&limit=5&cursor=\(boxCursor)", method: .get).status == .badRequest
+            )
             #expect(try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.3&limit=5&cursor=\(boxCursor)", method: .get).status == .ok)
             // A nearby cursor is not a within cursor.
             #expect(try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.3&cursor=\(cursor)", method: .get).status == .badRequest)

@@ -23,9 +23,15 @@ import Testing
     }
 
     struct Results: Codable { let results: [StudentLocation] }
-    struct Created: Codable { let createdAt: String; let objectId: String }
+    struct Created: Codable {
+        let createdAt: String
+        let objectId: String
+    }
     struct Updated: Codable { let updatedAt: String }
-    struct ParseError: Codable { let code: Int; let error: String }
+    struct ParseError: Codable {
+        let code: Int
+        let error: String
+    }
 
     static let parseHeaders: HTTPFields = [
         HTTPFields.Element.Name("X-Parse-Application-Id")!: "QrX47CA9cyuGewLdsL7o5Eb8iug6Em8ye0dnAbIr",
@@ -37,7 +43,8 @@ import Testing
         try JSONDecoder().decode(T.self, from: Data(response.body.readableBytesView))
     }
 
-    static let body = #"{"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Mountain View, CA","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}"#
+    static let body =
+        #"{"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Mountain View, CA","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}"#
 
     @Test(arguments: ["/parse/classes/StudentLocation", "/v1/StudentLocation"])
     func postListFindAndOverwrite(_ base: String) async throws {
@@ -48,10 +55,14 @@ import Testing
             #expect(posted.headers[.location] == "\(base)/\(created.objectId)")
             #expect(created.createdAt.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil)
             // A second user, and a junk mediaURL as real apps send.
-            let other = #"{"uniqueKey":"999","firstName":"Ann","lastName":"Lee","mapString":"Helsinki","mediaURL":"my site","latitude":60.17,"longitude":24.94}"#
+            let other =
+                #"{"uniqueKey":"999","firstName":"Ann","lastName":"Lee","mapString":"Helsinki","mediaURL":"my site","latitude":60.17,"longitude":24.94}"#
             #expect(try await client.execute(uri: base, method: .post, body: ByteBuffer(string: other)).status == .created)
             // The list decodes strictly, newest first.
-            let list = try decode(Results.self, try await client.execute(uri: "\(base)?limit=100&order=-updatedAt", method: .get, headers: Self.parseHeaders))
+            let list = try decode(
+                Results.self,
+                try await client.execute(uri: "\(base)?limit=100&order=-updatedAt", method: .get, headers: Self.parseHeaders)
+            )
             #expect(list.results.map(\.uniqueKey) == ["999", "1234"])
             #expect(list.results[0].mediaURL == "my site")
             // Find by uniqueKey: Parse's where (with the space lukevanin sends), and v1's plain parameter.
@@ -61,14 +72,28 @@ import Testing
             let plain = try decode(Results.self, try await client.execute(uri: "\(base)?uniqueKey=1234", method: .get))
             #expect(plain.results == found.results)
             // Overwrite: PUT the whole object, answered with updatedAt.
-            let moved = Self.body.replacingOccurrences(of: "37.386052", with: "37.4").replacingOccurrences(of: "Mountain View, CA", with: "Palo Alto, CA")
-            let put = try await client.execute(uri: "\(base)/\(created.objectId)", method: .put, headers: Self.parseHeaders, body: ByteBuffer(string: moved))
+            let moved = Self.body.replacingOccurrences(of: "37.386052", with: "37.4").replacingOccurrences(
+                of: "Mountain View, CA",
+                with: "Palo Alto, CA"
+            )
+            let put = try await client.execute(
+                uri: "\(base)/\(created.objectId)",
+                method: .put,
+                headers: Self.parseHeaders,
+                body: ByteBuffer(string: moved)
+            )
             #expect(put.status == .ok)
             let updated = try decode(Updated.self, put)
             let one = try decode(StudentLocation.self, try await client.execute(uri: "\(base)/\(created.objectId)", method: .get))
-            #expect(one.mapString == "Palo Alto, CA" && one.latitude == 37.4 && one.updatedAt == updated.updatedAt && one.createdAt == created.createdAt)
+            #expect(
+                one.mapString == "Palo Alto, CA" && one.latitude == 37.4 && one.updatedAt == updated.updatedAt && one.createdAt == created.createdAt
+            )
             // A partial PUT changes only the keys it names (Parse semantics).
-            _ = try await client.execute(uri: "\(base)/\(created.objectId)", method: .put, body: ByteBuffer(string: #"{"mediaURL":"https://example.org"}"#))
+            _ = try await client.execute(
+                uri: "\(base)/\(created.objectId)",
+                method: .put,
+                body: ByteBuffer(string: #"{"mediaURL":"https://example.org"}"#)
+            )
             let partial = try decode(StudentLocation.self, try await client.execute(uri: "\(base)/\(created.objectId)", method: .get))
             #expect(partial.mediaURL == "https://example.org" && partial.mapString == "Palo Alto, CA" && partial.firstName == "John")
         }
@@ -76,7 +101,10 @@ import Testing
 
     @Test func oneRecordTwoViews() async throws {
         try await app().test(.router) { client in
-            let created = try decode(Created.self, try await client.execute(uri: "/parse/classes/StudentLocation", method: .post, body: ByteBuffer(string: Self.body)))
+            let created = try decode(
+                Created.self,
+                try await client.execute(uri: "/parse/classes/StudentLocation", method: .post, body: ByteBuffer(string: Self.body))
+            )
             let pin = try json(try await client.execute(uri: "/v1/pins/\(created.objectId)", method: .get))
             #expect(pin["firstName"] as? String == "John" && pin["lat"] as? Double == 37.386052)
             let viaUdacity = try decode(StudentLocation.self, try await client.execute(uri: "/v1/StudentLocation/\(created.objectId)", method: .get))
@@ -109,12 +137,22 @@ import Testing
 
     @Test func unknownOrderKeysAreToleratedAndTheKeyIsChecked() async throws {
         try await app(apiKey: "student-key-1").test(.router) { client in
-            let denied = try await client.execute(uri: "/parse/classes/StudentLocation", method: .post, headers: Self.parseHeaders, body: ByteBuffer(string: Self.body))
+            let denied = try await client.execute(
+                uri: "/parse/classes/StudentLocation",
+                method: .post,
+                headers: Self.parseHeaders,
+                body: ByteBuffer(string: Self.body)
+            )
             #expect(denied.status == .forbidden)
             #expect(try decode(ParseError.self, denied).error == "unauthorized")
             var headers = Self.parseHeaders
             headers[HTTPFields.Element.Name("X-Parse-REST-API-Key")!] = "student-key-1"
-            let allowed = try await client.execute(uri: "/parse/classes/StudentLocation", method: .post, headers: headers, body: ByteBuffer(string: Self.body))
+            let allowed = try await client.execute(
+                uri: "/parse/classes/StudentLocation",
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(string: Self.body)
+            )
             #expect(allowed.status == .created)
             let list = try decode(Results.self, try await client.execute(uri: "/parse/classes/StudentLocation?order=-updateAt", method: .get))
             #expect(list.results.count == 1)

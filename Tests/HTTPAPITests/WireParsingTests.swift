@@ -1,8 +1,9 @@
 import API
 import Foundation
 import GeoCore
-@testable import HTTPAPI
 import Testing
+
+@testable import HTTPAPI
 
 /// The byte-level parsing of the read path: the query string's form decoding against Python's and Foundation's
 /// percent-decoding, and the byte lane's request parser on whole, split and unusual requests.
@@ -17,46 +18,46 @@ import Testing
     /// Pairs from Python's `urllib.parse.unquote_plus(text, errors="replace")` (an independent implementation of the
     /// WHATWG form decoding): invalid escapes kept, bytes that are not UTF-8 replaced per maximal subpart.
     static let pythonVectors: [(String, String)] = [
-            ("%2B%00%F0%9F%98%80", "+\u{0}\u{1f600}"),
-            ("%", "%"),
-            ("%2%zz%ED%A0%80+%e5%8c", "%2%zz\u{fffd}\u{fffd}\u{fffd} \u{fffd}"),
-            ("+%", " %"),
-            ("%0a%%A9%", "\u{a}%\u{fffd}%"),
-            ("%0a+%ED%A0%80%2%A9", "\u{a} \u{fffd}\u{fffd}\u{fffd}%2\u{fffd}"),
-            ("+%ED%A0%80%ED%A0%80%00+", " \u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{0} "),
-            ("+%F0%9F%98", " \u{fffd}"),
-            ("%E2%82%AC%0a", "\u{20ac}\u{a}"),
-            ("%F0%9F%98%2", "\u{fffd}%2"),
-            ("%E2%82%AC%F0%9F%98%20%2%ED%A0%80", "\u{20ac}\u{fffd} %2\u{fffd}\u{fffd}\u{fffd}"),
-            ("%F0%9F%98%80%C3%zz%2%F0%9F%98", "\u{1f600}\u{fffd}%zz%2\u{fffd}"),
-            ("%ED%A0%80", "\u{fffd}\u{fffd}\u{fffd}"),
-            ("%C0%AF", "\u{fffd}\u{fffd}"),
-            ("%E5%8C%97%F0%9F%98", "\u{5317}\u{fffd}"),
-            ("%FF\u{e9}%ED%A0%80\u{e9}", "\u{fffd}\u{e9}\u{fffd}\u{fffd}\u{fffd}\u{e9}"),
-            ("%E2%82%AC%A9%20", "\u{20ac}\u{fffd} "),
-            ("%%ED%A0%80", "%\u{fffd}\u{fffd}\u{fffd}"),
-            ("%e5%8c%E5%8C%97%FF", "\u{fffd}\u{5317}\u{fffd}"),
-            ("%E2%82%AC%C0%AF%%2", "\u{20ac}\u{fffd}\u{fffd}%%2"),
-            ("%0a%20%FF%2B%E5%8C%97", "\u{a} \u{fffd}+\u{5317}"),
-            ("+%%F0%9F%98%ED%A0%80", " %\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
-            ("%FF%zz%C0%AF", "\u{fffd}%zz\u{fffd}\u{fffd}"),
-            ("%ED%A0%80\u{e9}%%", "\u{fffd}\u{fffd}\u{fffd}\u{e9}%%"),
-            ("%E5%8C%97%+", "\u{5317}% "),
-            ("%F0%9F%98%80%ED%A0%80\u{e9}", "\u{1f600}\u{fffd}\u{fffd}\u{fffd}\u{e9}"),
-            ("%00%zza", "\u{0}%zza"),
-            ("%zz%20%C0%AF%2", "%zz \u{fffd}\u{fffd}%2"),
-            ("+%C3%E2%82%AC%2B", " \u{fffd}\u{20ac}+"),
-            ("%00%00", "\u{0}\u{0}"),
-            ("%%20\u{e9}%00", "% \u{e9}\u{0}"),
-            ("%C3%A9%2B%0a%F0%9F%98%C3%A9", "\u{e9}+\u{a}\u{fffd}\u{e9}"),
-            ("%zz%00%A9%2B", "%zz\u{0}\u{fffd}+"),
-            ("%20", " "),
-            ("%A9%A9", "\u{fffd}\u{fffd}"),
-            ("%E5%8C%97", "\u{5317}"),
-            ("%20%C3%A9%E2%82%ACa%2B", " \u{e9}\u{20ac}a+"),
-            ("%F0%9F%98%zz%C0%AF%ED%A0%80", "\u{fffd}%zz\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
-            ("%2B%e5%8c%C0%AF", "+\u{fffd}\u{fffd}\u{fffd}"),
-            ("\u{e9}", "\u{e9}"),
+        ("%2B%00%F0%9F%98%80", "+\u{0}\u{1f600}"),
+        ("%", "%"),
+        ("%2%zz%ED%A0%80+%e5%8c", "%2%zz\u{fffd}\u{fffd}\u{fffd} \u{fffd}"),
+        ("+%", " %"),
+        ("%0a%%A9%", "\u{a}%\u{fffd}%"),
+        ("%0a+%ED%A0%80%2%A9", "\u{a} \u{fffd}\u{fffd}\u{fffd}%2\u{fffd}"),
+        ("+%ED%A0%80%ED%A0%80%00+", " \u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{0} "),
+        ("+%F0%9F%98", " \u{fffd}"),
+        ("%E2%82%AC%0a", "\u{20ac}\u{a}"),
+        ("%F0%9F%98%2", "\u{fffd}%2"),
+        ("%E2%82%AC%F0%9F%98%20%2%ED%A0%80", "\u{20ac}\u{fffd} %2\u{fffd}\u{fffd}\u{fffd}"),
+        ("%F0%9F%98%80%C3%zz%2%F0%9F%98", "\u{1f600}\u{fffd}%zz%2\u{fffd}"),
+        ("%ED%A0%80", "\u{fffd}\u{fffd}\u{fffd}"),
+        ("%C0%AF", "\u{fffd}\u{fffd}"),
+        ("%E5%8C%97%F0%9F%98", "\u{5317}\u{fffd}"),
+        ("%FF\u{e9}%ED%A0%80\u{e9}", "\u{fffd}\u{e9}\u{fffd}\u{fffd}\u{fffd}\u{e9}"),
+        ("%E2%82%AC%A9%20", "\u{20ac}\u{fffd} "),
+        ("%%ED%A0%80", "%\u{fffd}\u{fffd}\u{fffd}"),
+        ("%e5%8c%E5%8C%97%FF", "\u{fffd}\u{5317}\u{fffd}"),
+        ("%E2%82%AC%C0%AF%%2", "\u{20ac}\u{fffd}\u{fffd}%%2"),
+        ("%0a%20%FF%2B%E5%8C%97", "\u{a} \u{fffd}+\u{5317}"),
+        ("+%%F0%9F%98%ED%A0%80", " %\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+        ("%FF%zz%C0%AF", "\u{fffd}%zz\u{fffd}\u{fffd}"),
+        ("%ED%A0%80\u{e9}%%", "\u{fffd}\u{fffd}\u{fffd}\u{e9}%%"),
+        ("%E5%8C%97%+", "\u{5317}% "),
+        ("%F0%9F%98%80%ED%A0%80\u{e9}", "\u{1f600}\u{fffd}\u{fffd}\u{fffd}\u{e9}"),
+        ("%00%zza", "\u{0}%zza"),
+        ("%zz%20%C0%AF%2", "%zz \u{fffd}\u{fffd}%2"),
+        ("+%C3%E2%82%AC%2B", " \u{fffd}\u{20ac}+"),
+        ("%00%00", "\u{0}\u{0}"),
+        ("%%20\u{e9}%00", "% \u{e9}\u{0}"),
+        ("%C3%A9%2B%0a%F0%9F%98%C3%A9", "\u{e9}+\u{a}\u{fffd}\u{e9}"),
+        ("%zz%00%A9%2B", "%zz\u{0}\u{fffd}+"),
+        ("%20", " "),
+        ("%A9%A9", "\u{fffd}\u{fffd}"),
+        ("%E5%8C%97", "\u{5317}"),
+        ("%20%C3%A9%E2%82%ACa%2B", " \u{e9}\u{20ac}a+"),
+        ("%F0%9F%98%zz%C0%AF%ED%A0%80", "\u{fffd}%zz\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}"),
+        ("%2B%e5%8c%C0%AF", "+\u{fffd}\u{fffd}\u{fffd}"),
+        ("\u{e9}", "\u{e9}"),
     ]
 
     @Test func formDecodingAgreesWithPython() {
@@ -71,7 +72,9 @@ import Testing
     @Test func formDecodingAgreesWithFoundationOnWellFormedInput() {
         let seed = Self.seed("formDecodingAgreesWithFoundationOnWellFormedInput")
         var random = SplitMix64(seed: seed)
-        let pieces = ["a", "Z", "0", "+", "%2B", "%20", "%25", "%C3%A9", "%E2%82%AC", "%00", "%0a", "é", "€", "-", "~", "%E5%8C%97", "%F0%9F%98%80", "*"]
+        let pieces = [
+            "a", "Z", "0", "+", "%2B", "%20", "%25", "%C3%A9", "%E2%82%AC", "%00", "%0a", "é", "€", "-", "~", "%E5%8C%97", "%F0%9F%98%80", "*",
+        ]
         for _ in 0..<20_000 {
             var text = ""
             for _ in 0..<(random.next() % 8) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
@@ -112,9 +115,13 @@ import Testing
 
     @Test func byteLaneTakesPlainReads() {
         let request = "GET /v1/nearby?lat=60.17&lon=24.94 HTTP/1.1\r\nHost: x\r\nx-request-ID:  abc \r\nConnection: Keep-Alive\r\n\r\n"
-        #expect(Self.parse(request) == .request(
-            FastRequest(isHead: false, target: "/v1/nearby?lat=60.17&lon=24.94", requestID: "abc", close: false), length: request.utf8.count
-        ))
+        #expect(
+            Self.parse(request)
+                == .request(
+                    FastRequest(isHead: false, target: "/v1/nearby?lat=60.17&lon=24.94", requestID: "abc", close: false),
+                    length: request.utf8.count
+                )
+        )
         let head = "HEAD /health HTTP/1.1\r\nConnection: close\r\n\r\nGET /next"
         #expect(Self.parse(head) == .request(FastRequest(isHead: true, target: "/health", requestID: nil, close: true), length: head.utf8.count - 9))
     }
@@ -153,16 +160,24 @@ import Testing
             var close = false
             for _ in 0..<(random.next() % 5) {
                 switch random.next() % 4 {
-                case 0 where id == nil: id = "id-\(random.next() % 1000)"; request += "X-Request-Id: \(id!)\r\n"
+                case 0 where id == nil:
+                    id = "id-\(random.next() % 1000)"
+                    request += "X-Request-Id: \(id!)\r\n"
                 case 1: request += "Accept: */*\r\n"
                 case 2: request += "User-Agent:\tcurl/8 (x; y)\t\r\n"
                 default: request += "Host: example.org:8080\r\n"
                 }
             }
-            if random.next() % 3 == 0 { close = true; request += "connection: CLOSE\r\n" }
+            if random.next() % 3 == 0 {
+                close = true
+                request += "connection: CLOSE\r\n"
+            }
             request += "\r\n"
             let bytes = Array(request.utf8)
-            let expected = FastRequest.Parsed.request(FastRequest(isHead: method == "HEAD", target: target, requestID: id, close: close), length: bytes.count)
+            let expected = FastRequest.Parsed.request(
+                FastRequest(isHead: method == "HEAD", target: target, requestID: id, close: close),
+                length: bytes.count
+            )
             for cut in 1..<bytes.count {
                 let parsed = bytes[..<cut].withUnsafeBytes { FastRequest.parse($0, maximumHeadSize: 64 * 1_024) }
                 #expect(parsed == .incomplete, "SEED=\(seed) \(request.debugDescription) cut at \(cut): \(parsed)")
@@ -176,11 +191,15 @@ import Testing
     /// form decoding finds the parameter (checked on random queries), and light for plain spatial queries.
     @Test func heavyWhenTheQueryHasTheParameter() {
         let cost = ReadCost.heavyWith(parameter: "q")
-        for target in ["/v1/nearby?q=x", "/v1/nearby?lat=1&q=", "/v1/nearby?lat=1&q", "/v1/nearby?q&lat=1", "/v1/nearby?%71=x", "/v1/nearby?a+b=1&lat=2"] {
+        for target in [
+            "/v1/nearby?q=x", "/v1/nearby?lat=1&q=", "/v1/nearby?lat=1&q", "/v1/nearby?q&lat=1", "/v1/nearby?%71=x", "/v1/nearby?a+b=1&lat=2",
+        ] {
             #expect(cost.isHeavy(target: target), "\(target)")
         }
-        for target in ["/v1/nearby", "/v1/nearby?", "/v1/nearby?lat=1&lon=2&radius=1000&limit=10", "/v1/nearby?aq=1", "/v1/nearby?x=q&y=%71",
-                       "/v1/nearby?qq=1&&"] {
+        for target in [
+            "/v1/nearby", "/v1/nearby?", "/v1/nearby?lat=1&lon=2&radius=1000&limit=10", "/v1/nearby?aq=1", "/v1/nearby?x=q&y=%71",
+            "/v1/nearby?qq=1&&",
+        ] {
             #expect(!cost.isHeavy(target: target), "\(target)")
         }
         #expect(!ReadCost.light.isHeavy(target: "/v1/nearby?q=x") && ReadCost.heavy.isHeavy(target: "/health"))
@@ -201,12 +220,16 @@ import Testing
         func heavy(_ target: String) throws -> Bool {
             try #require(reads.match(FastLaneHandler.pathOnly(target)), "no read route for \(target)").entry.cost.isHeavy(target: target)
         }
-        for target in ["/v1/search?q=cafe", "/v1/geocode?q=Helsinki", "/v1/reverse?lat=60&lon=25", "/v1/clusters?bbox=24,60,25,61",
-                       "/v1/nearby?lat=60&lon=25&q=cafe", "/v1/within?bbox=24,60,25,61&q=cafe"] {
+        for target in [
+            "/v1/search?q=cafe", "/v1/geocode?q=Helsinki", "/v1/reverse?lat=60&lon=25", "/v1/clusters?bbox=24,60,25,61",
+            "/v1/nearby?lat=60&lon=25&q=cafe", "/v1/within?bbox=24,60,25,61&q=cafe",
+        ] {
             #expect(try heavy(target), "\(target)")
         }
-        for target in ["/v1/nearby?lat=60&lon=25&radius=1000&limit=10", "/v1/within?bbox=24,60,25,61", "/v1/convert?from=wgs84&to=gcj02&lat=39.9&lon=116.4",
-                       "/v1/pois/osm-1", "/v1/pins/p-1", "/health"] {
+        for target in [
+            "/v1/nearby?lat=60&lon=25&radius=1000&limit=10", "/v1/within?bbox=24,60,25,61", "/v1/convert?from=wgs84&to=gcj02&lat=39.9&lon=116.4",
+            "/v1/pois/osm-1", "/v1/pins/p-1", "/health",
+        ] {
             #expect(try !heavy(target), "\(target)")
         }
     }

@@ -5,8 +5,8 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import SearchEngine
-import Testing
 import TestSupport
+import Testing
 
 /// Who may write what, through the router: users' tokens own their pins in every wire form (v1, Parse, Udacity),
 /// keys act by their scopes, every bad credential is refused on every write route, and the rate limits and the
@@ -25,7 +25,9 @@ import TestSupport
     }
 
     func app(
-        engine: SearchEngine = makeEngine(), writeLimits: (rate: Double, burst: Int)? = nil, maximumPinsPerUser: Int? = nil
+        engine: SearchEngine = makeEngine(),
+        writeLimits: (rate: Double, burst: Int)? = nil,
+        maximumPinsPerUser: Int? = nil
     ) async throws -> some ApplicationProtocol {
         var configuration = ServerConfiguration()
         configuration.authenticator = Authenticator(
@@ -60,12 +62,14 @@ import TestSupport
         Form(
             base: "/parse/classes/StudentLocation",
             body: #"{"uniqueKey":"s1","firstName":"Ada","lastName":"L","mapString":"Helsinki","mediaURL":"","latitude":60.17,"longitude":24.94}"#,
-            moved: #"{"mapString":"Espoo","latitude":60.2,"longitude":24.65}"#, idKey: "objectId"
+            moved: #"{"mapString":"Espoo","latitude":60.2,"longitude":24.65}"#,
+            idKey: "objectId"
         ),
         Form(
             base: "/v1/StudentLocation",
             body: #"{"uniqueKey":"s1","firstName":"Ada","lastName":"L","mapString":"Helsinki","mediaURL":"","latitude":60.17,"longitude":24.94}"#,
-            moved: #"{"mapString":"Espoo","latitude":60.2,"longitude":24.65}"#, idKey: "objectId"
+            moved: #"{"mapString":"Espoo","latitude":60.2,"longitude":24.65}"#,
+            idKey: "objectId"
         ),
     ]
 
@@ -84,11 +88,21 @@ import TestSupport
                 #expect(refused.status == .forbidden, "\(form) \(method) by bob: \(String(buffer: refused.body))")
             }
             // Nor may an import key; the owner and a pins:write key may.
-            let importer = try await client.execute(uri: pin, method: .put, headers: Self.bearer(Self.keys["etl"]!), body: ByteBuffer(string: form.moved))
+            let importer = try await client.execute(
+                uri: pin,
+                method: .put,
+                headers: Self.bearer(Self.keys["etl"]!),
+                body: ByteBuffer(string: form.moved)
+            )
             #expect(importer.status == .forbidden, "\(form): \(String(buffer: importer.body))")
             let moved = try await client.execute(uri: pin, method: .put, headers: Self.bearer(alice), body: ByteBuffer(string: form.moved))
             #expect(moved.status == .ok, "\(form): \(String(buffer: moved.body))")
-            let moderated = try await client.execute(uri: pin, method: .put, headers: Self.bearer(Self.keys["moderation"]!), body: ByteBuffer(string: form.moved))
+            let moderated = try await client.execute(
+                uri: pin,
+                method: .put,
+                headers: Self.bearer(Self.keys["moderation"]!),
+                body: ByteBuffer(string: form.moved)
+            )
             #expect(moderated.status == .ok, "\(form): \(String(buffer: moderated.body))")
             let stored = try json(try await client.execute(uri: "/v1/pins/\(id)", method: .get))
             #expect(stored["lat"] as? Double == 60.2, "\(form): \(stored)")
@@ -107,7 +121,12 @@ import TestSupport
         let alice = try await provider.token("alice", signer: .hmac)
         try await app().test(.router) { client in
             let headers: HTTPFields = [.init("X-Parse-Session-Token")!: alice, .contentType: "application/json"]
-            let created = try await client.execute(uri: Self.forms[1].base, method: .post, headers: headers, body: ByteBuffer(string: Self.forms[1].body))
+            let created = try await client.execute(
+                uri: Self.forms[1].base,
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(string: Self.forms[1].body)
+            )
             #expect(created.status == .created, "\(String(buffer: created.body))")
             let id = try json(created)["objectId"] as! String
             let bob: HTTPFields = [.init("X-Parse-Session-Token")!: try await provider.token("bob"), .contentType: "application/json"]
@@ -140,10 +159,16 @@ import TestSupport
                 let uri = route.path.replacingOccurrences(of: "{id}", with: "p1").replacingOccurrences(of: "{objectId}", with: "p1")
                 for (name, headers) in bad {
                     let response = try await client.execute(
-                        uri: uri, method: HTTPRequest.Method(route.method.rawValue)!, headers: headers, body: ByteBuffer(string: Self.forms[0].body)
+                        uri: uri,
+                        method: HTTPRequest.Method(route.method.rawValue)!,
+                        headers: headers,
+                        body: ByteBuffer(string: Self.forms[0].body)
                     )
                     let allowed: Set<UInt16> = route.group == .compatibility ? [401, 403] : [401]
-                    #expect(allowed.contains(UInt16(response.status.code)), "\(route) with \(name): \(response.status) \(String(buffer: response.body))")
+                    #expect(
+                        allowed.contains(UInt16(response.status.code)),
+                        "\(route) with \(name): \(response.status) \(String(buffer: response.body))"
+                    )
                 }
             }
         }
@@ -154,12 +179,22 @@ import TestSupport
         let user = try await provider.token("alice")
         let poi = #"{"name":"Kahvila","category":"food.cafe","lat":60.17,"lon":24.94}"#
         try await app().test(.router) { client in
-            for (credentials, status) in [(user, HTTPResponse.Status.forbidden), (Self.keys["etl"]!, .forbidden), (Self.keys["moderation"]!, .forbidden), (Self.keys["admin"]!, .created)] {
-                let response = try await client.execute(uri: "/v1/pois/k1", method: .put, headers: Self.bearer(credentials), body: ByteBuffer(string: poi))
+            for (credentials, status) in [
+                (user, HTTPResponse.Status.forbidden), (Self.keys["etl"]!, .forbidden), (Self.keys["moderation"]!, .forbidden),
+                (Self.keys["admin"]!, .created),
+            ] {
+                let response = try await client.execute(
+                    uri: "/v1/pois/k1",
+                    method: .put,
+                    headers: Self.bearer(credentials),
+                    body: ByteBuffer(string: poi)
+                )
                 #expect(response.status == status, "\(String(buffer: response.body))")
             }
             let jsonl = #"{"id":"imp1","name":"Imported","category":"food.cafe","lat":60.1,"lon":24.9}"# + "\n"
-            for (credentials, status) in [(user, HTTPResponse.Status.forbidden), (Self.keys["moderation"]!, .forbidden), (Self.keys["etl"]!, .accepted)] {
+            for (credentials, status) in [
+                (user, HTTPResponse.Status.forbidden), (Self.keys["moderation"]!, .forbidden), (Self.keys["etl"]!, .accepted),
+            ] {
                 var headers = Self.bearer(credentials)
                 headers[.contentType] = "application/x-ndjson"
                 let response = try await client.execute(uri: "/v1/import", method: .post, headers: headers, body: ByteBuffer(string: jsonl))
@@ -170,11 +205,23 @@ import TestSupport
             #expect(try await client.execute(uri: "/v1/tasks", method: .get, headers: Self.bearer(user)).status == .forbidden)
             #expect(try await client.execute(uri: "/v1/tasks", method: .get, headers: Self.bearer(Self.keys["etl"]!)).status == .ok)
             // A key creates pins only with pins:write; those pins have no owner, so no user may change them.
-            let keyed = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(Self.keys["moderation"]!), body: ByteBuffer(string: Self.forms[0].body))
+            let keyed = try await client.execute(
+                uri: "/v1/pins",
+                method: .post,
+                headers: Self.bearer(Self.keys["moderation"]!),
+                body: ByteBuffer(string: Self.forms[0].body)
+            )
             #expect(keyed.status == .created)
             let id = try json(keyed)["id"] as! String
             #expect(try await client.execute(uri: "/v1/pins/\(id)", method: .delete, headers: Self.bearer(user)).status == .forbidden)
-            #expect(try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(Self.keys["etl"]!), body: ByteBuffer(string: Self.forms[0].body)).status == .forbidden)
+            #expect(
+                try await client.execute(
+                    uri: "/v1/pins",
+                    method: .post,
+                    headers: Self.bearer(Self.keys["etl"]!),
+                    body: ByteBuffer(string: Self.forms[0].body)
+                ).status == .forbidden
+            )
         }
     }
 
@@ -184,24 +231,47 @@ import TestSupport
         // One write an hour after a burst of two: however slow the machine, no token comes back during the test.
         try await app(writeLimits: (rate: 1.0 / 3_600, burst: 2)).test(.router) { client in
             for _ in 0..<2 {
-                let ok = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[0].body))
+                let ok = try await client.execute(
+                    uri: "/v1/pins",
+                    method: .post,
+                    headers: Self.bearer(alice),
+                    body: ByteBuffer(string: Self.forms[0].body)
+                )
                 #expect(ok.status == .created)
             }
-            let limited = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[0].body))
+            let limited = try await client.execute(
+                uri: "/v1/pins",
+                method: .post,
+                headers: Self.bearer(alice),
+                body: ByteBuffer(string: Self.forms[0].body)
+            )
             #expect(limited.status == .tooManyRequests)
             #expect(limited.headers[.contentType] == "application/problem+json")
             let wait = Int(limited.headers[.retryAfter] ?? "")
             #expect(wait != nil && (3_000...3_600).contains(wait!), "Retry-After: \(String(describing: limited.headers[.retryAfter]))")
             #expect(String(buffer: limited.body).contains("too many writes"))
             // The Parse form answers Parse's code for it.
-            let parse = try await client.execute(uri: Self.forms[1].base, method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[1].body))
+            let parse = try await client.execute(
+                uri: Self.forms[1].base,
+                method: .post,
+                headers: Self.bearer(alice),
+                body: ByteBuffer(string: Self.forms[1].body)
+            )
             #expect(parse.status == .tooManyRequests)
             #expect(try json(parse)["code"] as? Int == 155)
             // Another user, reads, and keys are not limited.
-            #expect(try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(bob), body: ByteBuffer(string: Self.forms[0].body)).status == .created)
+            #expect(
+                try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(bob), body: ByteBuffer(string: Self.forms[0].body))
+                    .status == .created
+            )
             for _ in 0..<20 { #expect(try await client.execute(uri: "/v1/pins?owner=me", method: .get, headers: Self.bearer(alice)).status == .ok) }
             for _ in 0..<5 {
-                let keyed = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(Self.keys["admin"]!), body: ByteBuffer(string: Self.forms[0].body))
+                let keyed = try await client.execute(
+                    uri: "/v1/pins",
+                    method: .post,
+                    headers: Self.bearer(Self.keys["admin"]!),
+                    body: ByteBuffer(string: Self.forms[0].body)
+                )
                 #expect(keyed.status == .created)
             }
         }
@@ -211,9 +281,21 @@ import TestSupport
         let alice = try await provider.token("alice")
         try await app(maximumPinsPerUser: 2).test(.router) { client in
             for _ in 0..<2 {
-                #expect(try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[0].body)).status == .created)
+                #expect(
+                    try await client.execute(
+                        uri: "/v1/pins",
+                        method: .post,
+                        headers: Self.bearer(alice),
+                        body: ByteBuffer(string: Self.forms[0].body)
+                    ).status == .created
+                )
             }
-            let over = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[0].body))
+            let over = try await client.execute(
+                uri: "/v1/pins",
+                method: .post,
+                headers: Self.bearer(alice),
+                body: ByteBuffer(string: Self.forms[0].body)
+            )
             #expect(over.status == .forbidden)
             #expect(String(buffer: over.body).contains("the most one user may have"))
         }
@@ -225,7 +307,12 @@ import TestSupport
             #expect(anonymous.status == .unauthorized)
             #expect(try await client.execute(uri: "/v1/pins?owner=alice", method: .get).status == .badRequest)
             // A key's "own" pins are those no user owns (placed by keys).
-            let keyed = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(Self.keys["moderation"]!), body: ByteBuffer(string: Self.forms[0].body))
+            let keyed = try await client.execute(
+                uri: "/v1/pins",
+                method: .post,
+                headers: Self.bearer(Self.keys["moderation"]!),
+                body: ByteBuffer(string: Self.forms[0].body)
+            )
             let alice = try await provider.token("alice")
             _ = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[0].body))
             let byKeys = try json(try await client.execute(uri: "/v1/pins?owner=me", method: .get, headers: Self.bearer(Self.keys["admin"]!)))

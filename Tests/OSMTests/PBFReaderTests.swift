@@ -1,7 +1,7 @@
 import Foundation
 import OSM
-import Testing
 import TestSupport
+import Testing
 
 /// The PBF reader against pyosmium (libosmium), an independent implementation: every object of the bundled Helsinki
 /// extract and of a synthetic extract pyosmium wrote, compared line by line in a canonical text form; then files

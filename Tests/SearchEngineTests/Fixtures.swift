@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GeoCore
+
 @testable import SearchEngine
 
 func testRandom(_ name: String) -> SplitMix64 {
@@ -29,7 +30,9 @@ func randomPOIs(_ count: Int, _ random: inout SplitMix64) -> [POIRecord] {
     return (0..<count).map { i in
         let c = centres[Int(random.next() % UInt64(centres.count))]
         let p = GreatCircle.destination(
-            from: Coordinate(uncheckedLatitude: c.0, longitude: c.1), distance: random.uniform(0...20_000), bearing: random.uniform(0...360)
+            from: Coordinate(uncheckedLatitude: c.0, longitude: c.1),
+            distance: random.uniform(0...20_000),
+            bearing: random.uniform(0...360)
         )
         let name = (0..<(1 + Int(random.next() % 3))).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: " ")
         return poi("t\(i)", name, categories[Int(random.next() % UInt64(categories.count))], p.latitude, p.longitude)

@@ -1,12 +1,13 @@
 import BundledData
 import Catalog
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
+import TestSupport
 import Testing
 import TextIndex
+
 @testable import SearchEngine
-import TestSupport
 
 /// The ranking rules on small judged sets: the bundled Helsinki POIs (real OpenStreetMap data) and generated
 /// records, checked by what a person would expect on top, not by exact orders.
@@ -78,7 +79,10 @@ import TestSupport
             for poi in results {
                 let named = Self.words(poi.name).contains(word) || Self.words(poi.name).contains(word + "s")
                 #expect(named || poi.category.hasSuffix(word) || Self.words(poi.name).first == word, "\(word): \(poi.name) (\(poi.category))")
-                #expect(!Self.words(poi.name).contains { $0 != word && $0.hasPrefix(word) && !Self.words(poi.name).contains(word) }, "\(word): \(poi.name)")
+                #expect(
+                    !Self.words(poi.name).contains { $0 != word && $0.hasPrefix(word) && !Self.words(poi.name).contains(word) },
+                    "\(word): \(poi.name)"
+                )
             }
         }
     }

@@ -3,14 +3,17 @@ import Foundation
 import GeoCore
 import Testing
 import TextIndex
+
 @testable import SearchEngine
 
 /// The engine's keyword top-k against an exhaustive scorer written from the ranking rules and the documents
 /// themselves (no index): every record gets its rule bucket and BM25 score, all are sorted, and the engine's page
 /// must be that order's prefix (equal keys position by position, so near-ties cannot make it flaky).
 @Suite struct KeywordOracleTests {
-    static let names = ["cafe", "cafeteria", "caffe", "java", "javanese", "bar", "barcelona", "kahvila", "sushi", "pizza",
-                        "north", "harbour", "market", "green", "咖啡", "星巴克", "中关村"]
+    static let names = [
+        "cafe", "cafeteria", "caffe", "java", "javanese", "bar", "barcelona", "kahvila", "sushi", "pizza",
+        "north", "harbour", "market", "green", "咖啡", "星巴克", "中关村",
+    ]
     static let streets = ["north street", "harbour road", "java lane", "market square", "green park", "cafe alley"]
     static let cities = ["helsinki", "espoo", "barcelona", "java city"]
     static let categories = ["food.cafe", "food.restaurant", "transport.bus_stop", "education.university", "shop.supermarket", "office"]
@@ -26,11 +29,27 @@ import TextIndex
         var records: [POIRecord] = []
         for i in 0..<count {
             let c = centres[Int(random.next() % UInt64(centres.count))]
-            let p = GreatCircle.destination(from: Coordinate(uncheckedLatitude: c.0, longitude: c.1), distance: random.uniform(0...30_000), bearing: random.uniform(0...360))
+            let p = GreatCircle.destination(
+                from: Coordinate(uncheckedLatitude: c.0, longitude: c.1),
+                distance: random.uniform(0...30_000),
+                bearing: random.uniform(0...360)
+            )
             let name = (0..<(1 + Int(random.next() % 3))).map { _ in pick(names) }.joined(separator: " ")
             let address = random.next() % 2 == 0 ? pick(streets) + " \(random.next() % 50)" : nil
             let city = random.next() % 3 == 0 ? pick(cities) : nil
-            records.append(POIRecord(id: "r\(i)", name: name, category: pick(categories), address: address, city: city, country: nil, lat: p.latitude, lon: p.longitude, tags: [:]))
+            records.append(
+                POIRecord(
+                    id: "r\(i)",
+                    name: name,
+                    category: pick(categories),
+                    address: address,
+                    city: city,
+                    country: nil,
+                    lat: p.latitude,
+                    lon: p.longitude,
+                    tags: [:]
+                )
+            )
         }
         return Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
     }
@@ -79,13 +98,16 @@ import TextIndex
                 if word.unicodeScalars.contains(where: TextNormalizer.isCJK) {
                     let chars = Array(word)
                     let grams = chars.count == 1 ? [String(chars)] : (0..<(chars.count - 1)).map { String(chars[$0...($0 + 1)]) }
-                    for gram in grams { groups.append(Group(expansions: df[gram] != nil ? [(gram, 0, 0)] : [], labels: testTaxonomy.categories(forLabel: word))) }
+                    for gram in grams {
+                        groups.append(Group(expansions: df[gram] != nil ? [(gram, 0, 0)] : [], labels: testTaxonomy.categories(forLabel: word)))
+                    }
                     continue
                 }
                 var expansions: [(term: String, typos: Int, prefix: Int)] = []
                 if df[word] != nil { expansions.append((word, 0, 0)) }
                 if w == words.count - 1 {
-                    for term in df.keys where term.count > word.count && term.hasPrefix(word) && !term.unicodeScalars.contains(where: TextNormalizer.isCJK) {
+                    for term in df.keys
+                    where term.count > word.count && term.hasPrefix(word) && !term.unicodeScalars.contains(where: TextNormalizer.isCJK) {
                         expansions.append((term, 0, 1))
                     }
                 }
@@ -114,18 +136,28 @@ import TextIndex
             let weighted = query.origin != nil
             let labelMembers = { (labels: [String]) in records.filter { r in labels.contains { r.category.isCategory(under: $0) } }.count }
             for dropped in 0..<groups.count {
-                var typos = 0, prefixes = 0, attributes = 0
+                var typos = 0
+                var prefixes = 0
+                var attributes = 0
                 var score = 0.0
                 var all = true
                 for group in groups[0..<(groups.count - dropped)] {
                     var best: (typos: Int, prefix: Int, attribute: Int, score: Double)?
                     func offer(_ c: (typos: Int, prefix: Int, attribute: Int, score: Double)) {
-                        guard let b = best else { best = c; return }
+                        guard let b = best else {
+                            best = c
+                            return
+                        }
                         let better: Bool
-                        if c.typos != b.typos { better = c.typos < b.typos }
-                        else if c.prefix != b.prefix { better = c.prefix < b.prefix }
-                        else if !weighted && c.attribute != b.attribute { better = c.attribute < b.attribute }
-                        else { better = c.score > b.score }
+                        if c.typos != b.typos {
+                            better = c.typos < b.typos
+                        } else if c.prefix != b.prefix {
+                            better = c.prefix < b.prefix
+                        } else if !weighted && c.attribute != b.attribute {
+                            better = c.attribute < b.attribute
+                        } else {
+                            better = c.score > b.score
+                        }
                         if better { best = c }
                     }
                     for e in group.expansions {
@@ -141,15 +173,26 @@ import TextIndex
                     if !group.labels.isEmpty && group.labels.contains(where: { records[i].category.isCategory(under: $0) }) {
                         offer((0, 0, 1, idf(labelMembers(group.labels)) * 0.8))
                     }
-                    guard let b = best else { all = false; break }
-                    typos += b.typos; prefixes += b.prefix; attributes += b.attribute; score += b.score
+                    guard let b = best else {
+                        all = false
+                        break
+                    }
+                    typos += b.typos
+                    prefixes += b.prefix
+                    attributes += b.attribute
+                    score += b.score
                 }
                 guard all else { continue }
                 var wholeName = false
                 if let origin = query.origin {
                     attributes = 0
                     wholeName = true
-                    let d = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: records[i].lat, longitude2: records[i].lon)
+                    let d = GreatCircle.distance(
+                        latitude1: origin.latitude,
+                        longitude1: origin.longitude,
+                        latitude2: records[i].lat,
+                        longitude2: records[i].lon
+                    )
                     score *= 1 / (1 + d / 2_000)
                 } else if dropped == 0 && typos == 0 && prefixes == 0 && attributes == 0 {
                     wholeName = TextNormalizer.normalize(records[i].name) == TextNormalizer.normalize(query.text)
@@ -177,7 +220,8 @@ import TextIndex
             words[0] = String(String.UnicodeScalarView(scalars))
         default: break
         }
-        let origin = random.next() % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
+        let origin =
+            random.next() % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
         let category = random.next() % 5 == 0 ? "food" : nil
         return SearchQuery(text: words.joined(separator: " "), origin: origin, category: category, limit: 1 + Int(random.next() % 30))
     }
@@ -228,7 +272,8 @@ import TextIndex
             let head = Self.names[Int(random.next() % UInt64(Self.names.count))]
             let tail = vocabulary[Int(random.next() % UInt64(vocabulary.count))]
             let text = head + " " + String(tail.prefix(1 + Int(random.next() % 2)))
-            let origin = trial % 2 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
+            let origin =
+                trial % 2 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
             let query = SearchQuery(text: text, origin: origin, category: trial % 5 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
             let expected = Oracle(records: corpus.records, query: query).ranking()
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
@@ -257,8 +302,20 @@ import TextIndex
         for _ in 0..<300 {
             let i = Int(random.next() % UInt64(corpus.records.count))
             let old = corpus.records[i]
-            let name = (0..<(1 + Int(random.next() % 2))).map { _ in Self.names[Int(random.next() % UInt64(Self.names.count))] }.joined(separator: " ")
-            let updated = POIRecord(id: old.id, name: name, category: old.category, address: old.address, city: old.city, country: nil, lat: old.lat, lon: old.lon, tags: [:])
+            let name = (0..<(1 + Int(random.next() % 2))).map { _ in Self.names[Int(random.next() % UInt64(Self.names.count))] }.joined(
+                separator: " "
+            )
+            let updated = POIRecord(
+                id: old.id,
+                name: name,
+                category: old.category,
+                address: old.address,
+                city: old.city,
+                country: nil,
+                lat: old.lat,
+                lon: old.lon,
+                tags: [:]
+            )
             _ = try corpus.engine.upsertPOI(updated)
             corpus.records[i] = updated
         }

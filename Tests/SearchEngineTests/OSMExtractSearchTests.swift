@@ -1,8 +1,8 @@
 import BundledData
 import Catalog
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
 import Testing
 
 @testable import SearchEngine

@@ -15,7 +15,9 @@ import Testing
         let store = try CatalogStore(path: directory.appendingPathComponent("w.sqlite").path)
         let engine = try SearchEngine(store: store, taxonomy: testTaxonomy)
         let pins = try (0..<3).map { i in
-            try engine.createPin(PinInput(uniqueKey: "u\(i)", firstName: "F", lastName: "L", mapString: "", mediaURL: "", latitude: 60, longitude: 24))
+            try engine.createPin(
+                PinInput(uniqueKey: "u\(i)", firstName: "F", lastName: "L", mapString: "", mediaURL: "", latitude: 60, longitude: 24)
+            )
         }
         // Widen the window between commit and index update, where an unordered write would slip in.
         engine.afterCommit = { usleep(UInt32.random(in: 0...300)) }
@@ -35,20 +37,38 @@ import Testing
                 case 0:
                     try? engine.deletePOI(id: id)
                 case 1, 2:
-                    _ = try? engine.updatePin(id: pin.id, PinInput(
-                        uniqueKey: "u", firstName: "r\(round)w\(worker)", lastName: "L", mapString: "", mediaURL: "",
-                        latitude: random.uniform(-80...80), longitude: random.uniform(-170...170)
-                    ))
+                    _ = try? engine.updatePin(
+                        id: pin.id,
+                        PinInput(
+                            uniqueKey: "u",
+                            firstName: "r\(round)w\(worker)",
+                            lastName: "L",
+                            mapString: "",
+                            mediaURL: "",
+                            latitude: random.uniform(-80...80),
+                            longitude: random.uniform(-170...170)
+                        )
+                    )
                 default:
                     let record = POIRecord(
-                        id: id, name: "r\(round) w\(worker)", category: "food.cafe", address: nil, city: nil, country: nil,
-                        lat: random.uniform(-80...80), lon: random.uniform(-170...170), tags: [:]
+                        id: id,
+                        name: "r\(round) w\(worker)",
+                        category: "food.cafe",
+                        address: nil,
+                        city: nil,
+                        country: nil,
+                        lat: random.uniform(-80...80),
+                        lon: random.uniform(-170...170),
+                        tags: [:]
                     )
                     _ = try? engine.upsertPOI(record)
                 }
             }
             #expect(engine.poi(id: id) == (try store.poi(id: id)), "round \(round), POI \(id): index and store disagree")
-            #expect(engine.pin(id: pin.id) == (try store.allPins()).first { $0.id == pin.id }, "round \(round), pin \(pin.id): index and store disagree")
+            #expect(
+                engine.pin(id: pin.id) == (try store.allPins()).first { $0.id == pin.id },
+                "round \(round), pin \(pin.id): index and store disagree"
+            )
         }
         // A restart from the store answers the same as the running engine.
         let restarted = try SearchEngine(store: store, taxonomy: testTaxonomy)

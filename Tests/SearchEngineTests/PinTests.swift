@@ -1,9 +1,10 @@
 import Catalog
 import Foundation
 import GeoCore
-import Testing
-@testable import SearchEngine
 import TestSupport
+import Testing
+
+@testable import SearchEngine
 
 @Suite struct PinTests {
     func input(_ key: String, _ name: String, lat: Double = 37.386, lon: Double = -122.083, url: String = "https://example.org") -> PinInput {
@@ -63,7 +64,9 @@ import TestSupport
         try engine.deletePin(id: first.id)
         _ = try engine.createPin(input("k", "A4"), owner: "alice", maximumPerOwner: 2)
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
-        #expect(reopened.pins(limit: 10, skip: 0).results.sorted { $0.id < $1.id } == engine.pins(limit: 10, skip: 0).results.sorted { $0.id < $1.id })
+        #expect(
+            reopened.pins(limit: 10, skip: 0).results.sorted { $0.id < $1.id } == engine.pins(limit: 10, skip: 0).results.sorted { $0.id < $1.id }
+        )
         #expect(reopened.pinCount(owner: "alice") == 2)
     }
 

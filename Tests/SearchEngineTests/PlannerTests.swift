@@ -2,6 +2,7 @@ import Catalog
 import GeoCore
 import SpatialIndex
 import Testing
+
 @testable import SearchEngine
 
 @Suite struct PlannerTests {
@@ -13,7 +14,10 @@ import Testing
         spatial.forcedRoute = .spatialFirst
         let text = SearchEngine(pois: pois, taxonomy: testTaxonomy)
         text.forcedRoute = .textFirst
-        let keywords = ["cafe", "java", "kahv", "pizza bar", "咖啡", "中关村", "coffee", "sushii", "harbour market", "university", "星巴克咖啡", "cafe b", "咖啡 c", "bar k", "coffee shop"]
+        let keywords = [
+            "cafe", "java", "kahv", "pizza bar", "咖啡", "中关村", "coffee", "sushii", "harbour market", "university", "星巴克咖啡", "cafe b", "咖啡 c", "bar k",
+            "coffee shop",
+        ]
         for round in 0..<200 {
             let origin = pois[Int(random.next() % UInt64(pois.count))]
             let query = try NearbyQuery(

@@ -19,18 +19,36 @@ import Testing
         func maybe(_ value: String) -> String? { random.next() % 3 == 0 ? nil : value }
         func record() -> Hit.Record {
             if random.next() % 5 == 0 {
-                return .pin(PinRecord(
-                    id: text(8), uniqueKey: text(4), firstName: text(6), lastName: text(6), mapString: text(10), mediaURL: "https://x/" + text(4),
-                    lat: random.uniform(-90...90), lon: random.uniform(-180...180), createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z"
-                ))
+                return .pin(
+                    PinRecord(
+                        id: text(8),
+                        uniqueKey: text(4),
+                        firstName: text(6),
+                        lastName: text(6),
+                        mapString: text(10),
+                        mediaURL: "https://x/" + text(4),
+                        lat: random.uniform(-90...90),
+                        lon: random.uniform(-180...180),
+                        createdAt: "2026-01-01T00:00:00.000Z",
+                        updatedAt: "2026-01-01T00:00:00.000Z"
+                    )
+                )
             }
             var tags: [String: String] = [:]
             for _ in 0..<Int(random.next() % 3) { tags[text(5)] = text(8) }
-            return .poi(POIRecord(
-                id: text(12), name: text(30), category: ["food.cafe", "shop", "transport.bus_stop"][Int(random.next() % 3)],
-                address: maybe(text(40)), city: maybe(["Helsinki", "北京", text(6)][Int(random.next() % 3)]), country: maybe(["FI", "CN"][Int(random.next() % 2)]),
-                lat: random.uniform(-90...90), lon: random.uniform(-180...180), tags: tags
-            ))
+            return .poi(
+                POIRecord(
+                    id: text(12),
+                    name: text(30),
+                    category: ["food.cafe", "shop", "transport.bus_stop"][Int(random.next() % 3)],
+                    address: maybe(text(40)),
+                    city: maybe(["Helsinki", "北京", text(6)][Int(random.next() % 3)]),
+                    country: maybe(["FI", "CN"][Int(random.next() % 2)]),
+                    lat: random.uniform(-90...90),
+                    lon: random.uniform(-180...180),
+                    tags: tags
+                )
+            )
         }
         var store = RecordStore()
         var oracle: [Hit.Record?] = []

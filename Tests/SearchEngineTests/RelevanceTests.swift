@@ -1,6 +1,7 @@
 import Catalog
 import GeoCore
 import Testing
+
 @testable import SearchEngine
 
 @Suite struct RelevanceTests {

@@ -88,7 +88,10 @@ enum TestPostgres {
     /// of the store finds around random points.
     static func expectMatches(_ engine: SearchEngine, _ url: String, seed: UInt64, _ comment: Comment) throws {
         let (pois, pins) = try storeContents(url)
-        #expect(engine.counts.pois == pois.count && engine.counts.pins == pins.count, "\(comment): counts \(engine.counts) vs store \(pois.count), \(pins.count)")
+        #expect(
+            engine.counts.pois == pois.count && engine.counts.pins == pins.count,
+            "\(comment): counts \(engine.counts) vs store \(pois.count), \(pins.count)"
+        )
         for (id, poi) in pois where engine.poi(id: id) != poi {
             Issue.record("\(comment): POI \(id) is \(String(describing: engine.poi(id: id))), the store has \(poi)")
             return
@@ -106,14 +109,24 @@ enum TestPostgres {
             let distance = { (poi: POIRecord) in GreatCircle.distance(origin, try! Coordinate(latitude: poi.lat, longitude: poi.lon)) }
             let expected = Set(pois.values.filter { distance($0) <= radius }.map(\.id))
             let wrong = found.symmetricDifference(expected).sorted()
-            #expect(wrong.isEmpty, "\(comment): nearby \(origin) \(Int(radius)) m: \(found.count) found, \(expected.count) expected; differing: \(wrong.prefix(5).map { "\($0) at \(pois[$0].map(distance) ?? -1) m" })")
+            #expect(
+                wrong.isEmpty,
+                "\(comment): nearby \(origin) \(Int(radius)) m: \(found.count) found, \(expected.count) expected; differing: \(wrong.prefix(5).map { "\($0) at \(pois[$0].map(distance) ?? -1) m" })"
+            )
         }
     }
 
     static func poi(_ id: String, _ random: inout SplitMix64, name: String = "Kahvila") -> POIRecord {
         POIRecord(
-            id: id, name: "\(name) \(random.next() % 1_000)", category: "food.cafe", address: nil, city: "Helsinki", country: "FI",
-            lat: 60.17 + random.uniform(-0.05...0.05), lon: 24.94 + random.uniform(-0.1...0.1), tags: ["cuisine": "coffee"]
+            id: id,
+            name: "\(name) \(random.next() % 1_000)",
+            category: "food.cafe",
+            address: nil,
+            city: "Helsinki",
+            country: "FI",
+            lat: 60.17 + random.uniform(-0.05...0.05),
+            lon: 24.94 + random.uniform(-0.1...0.1),
+            tags: ["cuisine": "coffee"]
         )
     }
 
@@ -130,8 +143,16 @@ enum TestPostgres {
         #expect(try store.record(.poi, id: "a") == .poi(a))
         #expect(try store.record(.poi, id: "b") == nil)
         let pin = PinRecord(
-            id: "p1", uniqueKey: "u", firstName: "Ada", lastName: "L", mapString: "Helsinki", mediaURL: "https://example.org/x?'; DROP TABLE pin; --",
-            lat: 60.2, lon: 24.9, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:00.000Z"
+            id: "p1",
+            uniqueKey: "u",
+            firstName: "Ada",
+            lastName: "L",
+            mapString: "Helsinki",
+            mediaURL: "https://example.org/x?'; DROP TABLE pin; --",
+            lat: 60.2,
+            lon: 24.9,
+            createdAt: "2026-01-01T00:00:00.000Z",
+            updatedAt: "2026-01-01T00:00:00.000Z"
         )
         try store.commit([.put(.pin(pin))])
         let all = try store.changes(after: 0)
@@ -179,10 +200,18 @@ enum TestPostgres {
             switch random.next() % 7 {
             case 0: try? writer.deletePOI(id: "r\(random.next() % 120)")
             case 1:
-                let pin = try writer.createPin(PinInput(
-                    uniqueKey: "u\(step % 5)", firstName: "Pin", lastName: "\(step)", mapString: "Helsinki", mediaURL: "",
-                    latitude: 60.17 + random.uniform(-0.05...0.05), longitude: 24.94
-                ), owner: step % 3 == 0 ? nil : "user-\(step % 4)")
+                let pin = try writer.createPin(
+                    PinInput(
+                        uniqueKey: "u\(step % 5)",
+                        firstName: "Pin",
+                        lastName: "\(step)",
+                        mapString: "Helsinki",
+                        mediaURL: "",
+                        latitude: 60.17 + random.uniform(-0.05...0.05),
+                        longitude: 24.94
+                    ),
+                    owner: step % 3 == 0 ? nil : "user-\(step % 4)"
+                )
                 pins.append(pin.id)
                 // The writer reads its own write at once.
                 #expect(writer.pin(id: pin.id) == pin, "SEED=\(seed)")
@@ -310,7 +339,9 @@ enum TestPostgres {
     @Test func aPostgreSQLRestartCostsWritesOnlyWhileItIsDown() throws {
         // A server of this test's own, to stop and start on the same port.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-pg-restart-\(UUID().uuidString)").path
-        let url = try TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/start", [directory]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = try TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/start", [directory]).trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
         let port = try String(contentsOfFile: directory + "/port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         defer {
             _ = try? TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/stop", [directory])

@@ -29,10 +29,15 @@ import Testing
             out.append(text(engine.nearby(NearbyQuery(origin: origin, text: word, category: round % 4 == 0 ? "food" : nil, kind: kind, limit: 10))))
             out.append(text(try engine.search(SearchQuery(text: word, origin: round % 2 == 0 ? origin : nil, kind: kind, limit: 20))))
             let box = try BoundingBox(
-                west: max(-180, origin.longitude - 0.2), south: origin.latitude - 0.1, east: min(180, origin.longitude + 0.2), north: origin.latitude + 0.1
+                west: max(-180, origin.longitude - 0.2),
+                south: origin.latitude - 0.1,
+                east: min(180, origin.longitude + 0.2),
+                north: origin.latitude + 0.1
             )
             out.append(text(engine.within(WithinQuery(area: .box(box), text: round % 3 == 0 ? word : nil, kind: kind, limit: 25))))
-            out.append(String(decoding: encoder.clusters(try engine.clusters(ClusterQuery(bbox: box, precision: 4 + round % 4, kind: kind))), as: UTF8.self))
+            out.append(
+                String(decoding: encoder.clusters(try engine.clusters(ClusterQuery(bbox: box, precision: 4 + round % 4, kind: kind))), as: UTF8.self)
+            )
             let id = ids[Int(random.next() % UInt64(ids.count))]
             out.append("\(String(describing: engine.poi(id: id))) \(String(describing: engine.pin(id: id)))")
         }
@@ -50,8 +55,16 @@ import Testing
             case 1:
                 // Through the import path, so that ids and timestamps are the same for the same seed.
                 let pin = PinRecord(
-                    id: "pin-\(seed % 1_000)-\(i)", uniqueKey: "u\(i % 7)", firstName: "Kahvila", lastName: "\(i)", mapString: "Helsinki", mediaURL: "",
-                    lat: p.lat, lon: p.lon, createdAt: "2026-01-01T00:00:00.000Z", updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z",
+                    id: "pin-\(seed % 1_000)-\(i)",
+                    uniqueKey: "u\(i % 7)",
+                    firstName: "Kahvila",
+                    lastName: "\(i)",
+                    mapString: "Helsinki",
+                    mediaURL: "",
+                    lat: p.lat,
+                    lon: p.lon,
+                    createdAt: "2026-01-01T00:00:00.000Z",
+                    updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z",
                     // Owned and unowned pins: the owner must survive the snapshot and the store.
                     owner: i % 3 == 0 ? nil : "user-\(i % 5)"
                 )
@@ -104,7 +117,10 @@ import Testing
         try SnapshotTests.write(original, seed: seed &+ 1, count: 400, pins: &pinsA)
         try SnapshotTests.write(restored, seed: seed &+ 1, count: 400, pins: &pinsB)
         let after = ids + pinsA
-        #expect(try SnapshotTests.answers(restored, seed: seed &+ 2, ids: after) == SnapshotTests.answers(original, seed: seed &+ 2, ids: after), "SEED=\(seed)")
+        #expect(
+            try SnapshotTests.answers(restored, seed: seed &+ 2, ids: after) == SnapshotTests.answers(original, seed: seed &+ 2, ids: after),
+            "SEED=\(seed)"
+        )
     }
 
     @Test func startUpUsesTheSnapshotOnlyWhileItMatchesTheStore() throws {
@@ -146,7 +162,10 @@ import Testing
         // One more write through an engine: the old snapshot is behind the store and is not used.
         try fromSnapshot.upsertPOI(poi("late", "Late Cafe", "food.cafe", 60.2, 24.9))
         let behind = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
-        guard case .rebuilt(let reason?) = behind.startup else { Issue.record("a stale snapshot was read: \(behind.startup)"); return }
+        guard case .rebuilt(let reason?) = behind.startup else {
+            Issue.record("a stale snapshot was read: \(behind.startup)")
+            return
+        }
         #expect(reason.contains("out of date"), "\(reason)")
         #expect(behind.poi(id: "late") != nil)
 

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import Testing
+
 @testable import SpatialIndex
 
 @Suite struct ClusterTests {
@@ -29,8 +30,11 @@ import Testing
             }
             #expect(cluster.count == e.count, "count of \(cluster.geohash)")
             #expect(abs(cluster.latitude - e.lat / Double(e.count)) < 1e-6 && abs(cluster.longitude - e.lon / Double(e.count)) < 1e-6)
-            #expect(cluster.geohash.bounds.contains(latitude: cluster.latitude, longitude: cluster.longitude)
-                || cluster.geohash.bounds.minimumDistance(from: Coordinate(uncheckedLatitude: cluster.latitude, longitude: cluster.longitude)) < 0.05)
+            #expect(
+                cluster.geohash.bounds.contains(latitude: cluster.latitude, longitude: cluster.longitude)
+                    || cluster.geohash.bounds.minimumDistance(from: Coordinate(uncheckedLatitude: cluster.latitude, longitude: cluster.longitude))
+                        < 0.05
+            )
         }
     }
 
@@ -75,7 +79,8 @@ import Testing
             let precision = 2 + Int(random.next() % 6)
             let origin = points[Int(random.next() % UInt64(points.count))]
             let cell = try Geohash(latitude: origin.latitude, longitude: origin.longitude, precision: precision)
-            let expected = try points.filter { try Geohash(latitude: $0.latitude, longitude: $0.longitude, precision: precision).bits == cell.bits }.count
+            let expected = try points.filter { try Geohash(latitude: $0.latitude, longitude: $0.longitude, precision: precision).bits == cell.bits }
+                .count
             #expect(try index.estimatedCount(in: cell.bounds, precision: precision) == Double(expected), "cell \(cell)")
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import Testing
+
 @testable import SpatialIndex
 
 @Suite struct RTreeMutationTests {
@@ -60,7 +61,10 @@ import Testing
         #expect(tree.height >= 4)
         for _ in 0..<50 {
             let o = randomOrigin(&random, near: points)
-            #expect(tree.nearest(k: 10, latitude: o.latitude, longitude: o.longitude) == Array(bruteNearest(points, latitude: o.latitude, longitude: o.longitude).prefix(10)))
+            #expect(
+                tree.nearest(k: 10, latitude: o.latitude, longitude: o.longitude)
+                    == Array(bruteNearest(points, latitude: o.latitude, longitude: o.longitude).prefix(10))
+            )
         }
     }
 

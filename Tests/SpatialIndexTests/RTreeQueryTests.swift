@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import Testing
+
 @testable import SpatialIndex
 
 @Suite struct RTreeQueryTests {
@@ -19,7 +20,12 @@ import Testing
             // Reported distances agree with the haversine formula.
             for n in got {
                 let p = points[Int(n.id)]
-                let haversine = GreatCircle.distance(latitude1: origin.latitude, longitude1: origin.longitude, latitude2: p.latitude, longitude2: p.longitude)
+                let haversine = GreatCircle.distance(
+                    latitude1: origin.latitude,
+                    longitude1: origin.longitude,
+                    latitude2: p.latitude,
+                    longitude2: p.longitude
+                )
                 #expect(abs(n.distance - haversine) < 1e-3, "distance of \(n.id)")
             }
         }
@@ -96,7 +102,12 @@ import Testing
             let box: BoundingBox
             if round % 10 == 0 {
                 // Reaching a pole, or crossing the antimeridian, or both.
-                box = BoundingBox(uncheckedWest: random.uniform(90...180), south: random.uniform(60...89), east: random.uniform(-180 ... -90), north: 90)
+                box = BoundingBox(
+                    uncheckedWest: random.uniform(90...180),
+                    south: random.uniform(60...89),
+                    east: random.uniform(-180 ... -90),
+                    north: 90
+                )
             } else {
                 let origin = randomOrigin(&random, near: points)
                 let half = [0.01, 0.5, 5, 40][Int(random.next() % 4)]
@@ -134,7 +145,10 @@ import Testing
             let scale = [0.05, 1, 10][Int(random.next() % 3)]
             let angles = (0..<n).map { _ in random.uniform(0...(2 * .pi)) }.sorted()
             let vertices = angles.map { a in
-                Coordinate(uncheckedLatitude: origin.latitude + scale * random.uniform(0.2...1) * sin(a), longitude: origin.longitude + scale * random.uniform(0.2...1) * cos(a))
+                Coordinate(
+                    uncheckedLatitude: origin.latitude + scale * random.uniform(0.2...1) * sin(a),
+                    longitude: origin.longitude + scale * random.uniform(0.2...1) * cos(a)
+                )
             }
             guard let polygon = try? Polygon(vertices: vertices) else { continue }
             tested += 1

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+
 @testable import SpatialIndex
 
 /// The seed of a randomized test: `SEED` from the environment to replay a failure, otherwise a fresh one.

@@ -48,13 +48,20 @@ public struct TestIdentityProvider: Sendable {
 
     /// A token for `subject`, valid for an hour unless told otherwise.
     public func token(
-        _ subject: String?, signer: Signer = .ec, expiresIn: TimeInterval? = 3_600, notBefore: TimeInterval? = nil,
-        issuer: String? = nil, audience: String? = nil, kid: String? = nil
+        _ subject: String?,
+        signer: Signer = .ec,
+        expiresIn: TimeInterval? = 3_600,
+        notBefore: TimeInterval? = nil,
+        issuer: String? = nil,
+        audience: String? = nil,
+        kid: String? = nil
     ) async throws -> String {
         let now = Date()
         let claims = Claims(
-            sub: subject.map { SubjectClaim(value: $0) }, exp: expiresIn.map { ExpirationClaim(value: now.addingTimeInterval($0)) },
-            nbf: notBefore.map { NotBeforeClaim(value: now.addingTimeInterval($0)) }, iss: IssuerClaim(value: issuer ?? self.issuer),
+            sub: subject.map { SubjectClaim(value: $0) },
+            exp: expiresIn.map { ExpirationClaim(value: now.addingTimeInterval($0)) },
+            nbf: notBefore.map { NotBeforeClaim(value: now.addingTimeInterval($0)) },
+            iss: IssuerClaim(value: issuer ?? self.issuer),
             aud: AudienceClaim(value: [audience ?? self.audience])
         )
         let keys = JWTKeyCollection()
@@ -75,7 +82,12 @@ public struct TestIdentityProvider: Sendable {
     public func forgedToken(_ subject: String) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: ES256PrivateKey(), kid: "ec-1")
-        let claims = Claims(sub: SubjectClaim(value: subject), exp: ExpirationClaim(value: Date().addingTimeInterval(3_600)), iss: IssuerClaim(value: issuer), aud: AudienceClaim(value: [audience]))
+        let claims = Claims(
+            sub: SubjectClaim(value: subject),
+            exp: ExpirationClaim(value: Date().addingTimeInterval(3_600)),
+            iss: IssuerClaim(value: issuer),
+            aud: AudienceClaim(value: [audience])
+        )
         return try await keys.sign(claims, kid: "ec-1")
     }
 
@@ -95,6 +107,9 @@ public struct TestIdentityProvider: Sendable {
     }
 
     public static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+            of: "=",
+            with: ""
+        )
     }
 }

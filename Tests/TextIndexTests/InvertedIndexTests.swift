@@ -24,8 +24,10 @@ struct TestRandom {
 }
 
 @Suite struct InvertedIndexTests {
-    static let vocabulary = ["cafe", "cafeteria", "caffe", "kahvila", "java", "javanese", "bar", "barcelona", "barber", "museo",
-                             "museum", "kirjasto", "sushi", "market", "harbour", "north", "nord", "helsinki", "helsingin", "rautatieasema"]
+    static let vocabulary = [
+        "cafe", "cafeteria", "caffe", "kahvila", "java", "javanese", "bar", "barcelona", "barber", "museo",
+        "museum", "kirjasto", "sushi", "market", "harbour", "north", "nord", "helsinki", "helsingin", "rautatieasema",
+    ]
 
     static func randomText(_ random: inout TestRandom, words: Int, from vocabulary: [String] = vocabulary) -> String {
         (0..<words).map { _ in vocabulary[random.below(vocabulary.count)] }.joined(separator: " ")
@@ -40,7 +42,8 @@ struct TestRandom {
 
     @Test func analysisWeighsFieldsAndMarksNames() {
         let analyzed = InvertedIndex.terms(of: [
-            .init("Cafe Java", weight: 3, isName: true), .init("Java Street 1", weight: 1, isName: false), .init("Helsinki", weight: 1, isName: false),
+            .init("Cafe Java", weight: 3, isName: true), .init("Java Street 1", weight: 1, isName: false),
+            .init("Helsinki", weight: 1, isName: false),
         ])
         let java = analyzed.terms.first { $0.text == "java" }
         #expect(java?.frequency == 4)
@@ -96,7 +99,9 @@ struct TestRandom {
             index.add(document: UInt32(doc), fields: fields)
         }
         index.finishBulkLoad()
-        func tokens(_ fields: [InvertedIndex.Field]) -> [(String, Int)] { fields.flatMap { f in Tokenizer.tokens(f.text).map { ($0.text, f.weight) } } }
+        func tokens(_ fields: [InvertedIndex.Field]) -> [(String, Int)] {
+            fields.flatMap { f in Tokenizer.tokens(f.text).map { ($0.text, f.weight) } }
+        }
         let lengths = documents.map { tokens($0).reduce(0) { $0 + $1.1 } }
         let average = Double(lengths.reduce(0, +)) / Double(documents.count)
         for word in Self.vocabulary {
@@ -235,7 +240,11 @@ struct TestRandom {
                 var best: [UInt32: TopK.Entry] = [:]
                 for _ in 0..<(capacity * 4 + random.below(400)) {
                     // Few buckets, scores and documents, so that ties and repeats are common.
-                    let entry = TopK.Entry(bucket: UInt64(random.below(3)), score: Double(random.below(6)), doc: UInt32(random.below(capacity * 3 + 5)))
+                    let entry = TopK.Entry(
+                        bucket: UInt64(random.below(3)),
+                        score: Double(random.below(6)),
+                        doc: UInt32(random.below(capacity * 3 + 5))
+                    )
                     top.offer(entry)
                     if let old = best[entry.doc], !entry.ranks(before: old) { continue }
                     best[entry.doc] = entry

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -29,9 +29,33 @@ extension LiveTests {
             let extensions = scratch.file("\(name).ext")
             try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: extensions))
             let openssl = "/usr/bin/openssl"
-            #expect(try run(openssl, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2", "-subj", "/CN=\(name) test CA"]) == 0)
-            #expect(try run(openssl, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"]) == 0)
-            #expect(try run(openssl, ["x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile", extensions]) == 0)
+            #expect(
+                try run(
+                    openssl,
+                    [
+                        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2",
+                        "-subj", "/CN=\(name) test CA",
+                    ]
+                ) == 0
+            )
+            #expect(
+                try run(
+                    openssl,
+                    [
+                        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", request, "-subj",
+                        "/CN=127.0.0.1",
+                    ]
+                ) == 0
+            )
+            #expect(
+                try run(
+                    openssl,
+                    [
+                        "x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile",
+                        extensions,
+                    ]
+                ) == 0
+            )
             return (ca, certificate, key)
         }
 
@@ -48,14 +72,17 @@ extension LiveTests {
         @Test func httpsServesWithAGeneratedCertificate() throws {
             let (ca, certificate, key) = try certificates("good")
             let (otherCA, _, _) = try certificates("other")
-            let server = try LiveServer(arguments: ["--db", try emptyDatabase(), "--tls-cert", certificate, "--tls-key", key, "--api-key", "tls-key-123"])
+            let server = try LiveServer(arguments: [
+                "--db", try emptyDatabase(), "--tls-cert", certificate, "--tls-key", key, "--api-key", "tls-key-123",
+            ])
             defer { server.stop() }
             #expect(server.base.hasPrefix("https://"))
             let health = try curl(["-s", "-w", "\n%{http_code}", "--cacert", ca, "\(server.base)/health"])
             #expect(health.status == 0 && health.stdout.hasSuffix("\n200"), "curl \(health.status): \(health.stdout)\n\(server.stderr)")
             let created = try curl([
                 "-s", "-w", "\n%{http_code}", "--cacert", ca, "-X", "POST", "\(server.base)/v1/pins", "-H", "Authorization: Bearer tls-key-123",
-                "-H", "Content-Type: application/json", "-d", #"{"uniqueKey":"u","firstName":"Ada","lastName":"L","mapString":"x","mediaURL":"","lat":1,"lon":2}"#,
+                "-H", "Content-Type: application/json", "-d",
+                #"{"uniqueKey":"u","firstName":"Ada","lastName":"L","mapString":"x","mediaURL":"","lat":1,"lon":2}"#,
             ])
             #expect(created.stdout.hasSuffix("\n201"), "\(created.stdout)")
             let nearby = try curl(["-s", "-w", "\n%{http_code}", "--cacert", ca, "\(server.base)/v1/nearby?lat=1&lon=2&kind=pin"])

@@ -23,7 +23,10 @@ enum CLI {
     }()
 
     static func run(
-        _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], currentDirectory: URL? = nil
+        _ arguments: [String],
+        stdin: String? = nil,
+        environment: [String: String] = [:],
+        currentDirectory: URL? = nil
     ) throws -> CLIResult {
         let process = Process()
         process.executableURL = executable

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The CLI as a newcomer types it: negative coordinates as written, suggestions for typos, a version.
 @Suite struct CLIUsabilityTests {
@@ -10,12 +10,14 @@ import TestSupport
     func database() throws -> String {
         let db = scratch.file("world.sqlite")
         let data = scratch.url.appendingPathComponent("world.jsonl")
-        try Data("""
+        try Data(
+            """
             {"id":"mv","name":"Castro Street Cafe","category":"food.cafe","lat":37.3894,"lon":-122.0819}
             {"id":"rio","name":"Cafe Lamas","category":"food.cafe","lat":-22.9330,"lon":-43.1780}
             {"id":"syd","name":"Opera Bar","category":"food.bar","lat":-33.8572,"lon":151.2150}
             {"id":"hel","name":"Cafe Regatta","category":"food.cafe","lat":60.1832,"lon":24.9094}
-            """.utf8).write(to: data)
+            """.utf8
+        ).write(to: data)
         let imported = try CLI.run(["import", data.path, "--db", db])
         try #require(imported.status == 0, "\(imported.stderr)")
         return db
@@ -60,13 +62,15 @@ import TestSupport
 
     /// A store URL that is not a PostgreSQL URL, or --db beside --store, is bad usage (exit 2) named by its option,
     /// before anything is opened; so is one from POI_STORE.
-    @Test(arguments: [
-        (["nearby", "--lat", "60", "--lon", "24", "--store", "mysql://u@h/db"], [:], "--store: not a postgresql://"),
-        (["search", "cafe", "--store", "postgresql://u@h:5432/"], [:], "--store: the URL names no database"),
-        (["nearby", "--lat", "60", "--lon", "24"], ["POI_STORE": "postgresql://h/db"], "POI_STORE: the URL names no user"),
-        (["nearby", "--lat", "60", "--lon", "24", "--store", "postgresql://u@h/db", "--db", "x.sqlite"], [:], "give --db or --store, not both"),
-        (["import", "README.md", "--store", "postgresql://u@h/db?sslmode=require"], [:], "--store: unsupported URL parameter sslmode"),
-    ] as [([String], [String: String], String)])
+    @Test(
+        arguments: [
+            (["nearby", "--lat", "60", "--lon", "24", "--store", "mysql://u@h/db"], [:], "--store: not a postgresql://"),
+            (["search", "cafe", "--store", "postgresql://u@h:5432/"], [:], "--store: the URL names no database"),
+            (["nearby", "--lat", "60", "--lon", "24"], ["POI_STORE": "postgresql://h/db"], "POI_STORE: the URL names no user"),
+            (["nearby", "--lat", "60", "--lon", "24", "--store", "postgresql://u@h/db", "--db", "x.sqlite"], [:], "give --db or --store, not both"),
+            (["import", "README.md", "--store", "postgresql://u@h/db?sslmode=require"], [:], "--store: unsupported URL parameter sslmode"),
+        ] as [([String], [String: String], String)]
+    )
     func badStoreURLsAreUsageErrors(_ arguments: [String], _ environment: [String: String], _ fragment: String) throws {
         let result = try CLI.run(arguments, environment: environment, currentDirectory: URL(fileURLWithPath: #filePath).deletingLastPathComponent())
         #expect(result.status == 2, "\(arguments): \(result.stderr)")
@@ -101,7 +105,10 @@ import TestSupport
     @Test func geocodingFallsBackAndSaysWhatItDoesNotKnow() throws {
         let street = try CLI.run(["geocode", "1600 Amphitheatre Parkway, Mountain View, CA", "--limit", "1"])
         #expect(street.status == 0, "\(street.stderr)")
-        #expect(street.stdout.contains("Mountain View, Santa Clara County, California, United States [+1600 Amphitheatre Parkway]"), "\(street.stdout)")
+        #expect(
+            street.stdout.contains("Mountain View, Santa Clara County, California, United States [+1600 Amphitheatre Parkway]"),
+            "\(street.stdout)"
+        )
         let sea = try CLI.run(["reverse", "--lat", "0", "--lon", "0"])
         #expect(sea.status == 0, "\(sea.stderr)")
         #expect(sea.stdout.contains("none claimed"), "\(sea.stdout)")

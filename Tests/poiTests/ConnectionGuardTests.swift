@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,9 +20,23 @@ extension LiveTests {
             return db
         }()
 
-        func expectProblem(_ reply: RawHTTP.Reply, status: Int, _ fragment: String, server: LiveServer, sourceLocation: SourceLocation = #_sourceLocation) {
-            #expect(reply.status == status, "expected \(status), got: \(reply.text.prefix(300))\nserver stderr:\n\(server.stderr)", sourceLocation: sourceLocation)
-            #expect(reply.text.lowercased().contains("content-type: application/problem+json"), "\(reply.text.prefix(300))", sourceLocation: sourceLocation)
+        func expectProblem(
+            _ reply: RawHTTP.Reply,
+            status: Int,
+            _ fragment: String,
+            server: LiveServer,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            #expect(
+                reply.status == status,
+                "expected \(status), got: \(reply.text.prefix(300))\nserver stderr:\n\(server.stderr)",
+                sourceLocation: sourceLocation
+            )
+            #expect(
+                reply.text.lowercased().contains("content-type: application/problem+json"),
+                "\(reply.text.prefix(300))",
+                sourceLocation: sourceLocation
+            )
             #expect(reply.text.contains(fragment), "\(reply.text.prefix(400))", sourceLocation: sourceLocation)
             #expect(reply.closed, "the connection is closed after an error answer", sourceLocation: sourceLocation)
         }
@@ -38,22 +53,34 @@ extension LiveTests {
             defer { server.stop() }
             for path in ["/v1/pins", "/v1/convert"] {
                 let chunked = try RawHTTP.exchange(
-                    port: server.port, "POST \(path) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzzz\r\n"
+                    port: server.port,
+                    "POST \(path) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzzz\r\n"
                 )
                 expectProblem(chunked, status: 400, "invalid chunk size", server: server)
             }
-            let bigHead = try RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
+            let bigHead = try RawHTTP.exchange(
+                port: server.port,
+                "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n"
+            )
             expectProblem(bigHead, status: 431, "request line or headers are longer than", server: server)
             // A long request line: 60 KB (a polygon of some 2 500 vertices) is served; 100 KB is a 431.
             let longLine = try RawHTTP.exchange(
-                port: server.port, "GET /health?pad=\(String(repeating: "x", count: 60_000)) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                port: server.port,
+                "GET /health?pad=\(String(repeating: "x", count: 60_000)) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
             )
             #expect(longLine.status == 200, "\(longLine.text.prefix(300))")
-            let tooLong = try RawHTTP.exchange(port: server.port, "GET /health?pad=\(String(repeating: "x", count: 100_000)) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let tooLong = try RawHTTP.exchange(
+                port: server.port,
+                "GET /health?pad=\(String(repeating: "x", count: 100_000)) HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
             expectProblem(tooLong, status: 431, "request line or headers are longer than 64 KiB", server: server)
             let tooLarge = try RawHTTP.exchange(port: server.port, "POST /v1/pins HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n")
             expectProblem(tooLarge, status: 413, "larger than", server: server)
-            let cut = try RawHTTP.exchange(port: server.port, "POST /v1/pins HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n{\"lat\":", halfClose: true)
+            let cut = try RawHTTP.exchange(
+                port: server.port,
+                "POST /v1/pins HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n{\"lat\":",
+                halfClose: true
+            )
             expectProblem(cut, status: 400, "closed before the request was complete", server: server)
             let garbage = try RawHTTP.exchange(port: server.port, [0, 1, 2, 32, 103, 13, 10, 13, 10])
             expectProblem(garbage, status: 400, "malformed request", server: server)
@@ -94,7 +121,10 @@ extension LiveTests {
                 for i in 0..<8 {
                     RawHTTP.send(busy, Array("GET /health HTTP/1.1\r\nHost: x\r\n\(i == 0 ? first : "")\r\n".utf8))
                     let reply = RawHTTP.readResponse(busy)
-                    #expect(reply.status == 200 && !reply.closed, "request \(i) (\(first.debugDescription)): \(reply.text)\nstderr:\n\(server.stderr)")
+                    #expect(
+                        reply.status == 200 && !reply.closed,
+                        "request \(i) (\(first.debugDescription)): \(reply.text)\nstderr:\n\(server.stderr)"
+                    )
                     usleep(400_000)
                 }
                 let last = RawHTTP.read(busy)

@@ -2,6 +2,7 @@ import Foundation
 import GeoCore
 import TestSupport
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,19 +42,32 @@ extension LiveTests {
             for _ in 0..<count {
                 let lat = pick([number(60.1...60.3), number(-90...90), "95", "0x10", "", "nan"])
                 let lon = pick([number(24.8...25.1), number(-180...180), "abc"])
-                let common = pick(["", "&format=geojson", "&coordsys=gcj02", "&coordsys=bd09&format=GeoJSON", "&format=xml", "&kind=all", "&kind=pin"])
-                let text = pick(["", "&q=kahvila", "&q=bar", "&q=rautatie", "&q=%20", "&q=caf%C3%A9", "&q=New+York", "&category=food", "&category=food..x"])
+                let common = pick([
+                    "", "&format=geojson", "&coordsys=gcj02", "&coordsys=bd09&format=GeoJSON", "&format=xml", "&kind=all", "&kind=pin",
+                ])
+                let text = pick([
+                    "", "&q=kahvila", "&q=bar", "&q=rautatie", "&q=%20", "&q=caf%C3%A9", "&q=New+York", "&category=food", "&category=food..x",
+                ])
                 let limit = pick(["", "&limit=1", "&limit=5", "&limit=0", "&limit=101", "&limit=2.5"])
                 let target: String
                 switch random.next() % 11 {
                 case 0: target = "/v1/nearby?lat=\(lat)&lon=\(lon)\(pick(["", "&radius=500", "&radius=-1", "&radius=2e6"]))\(text)\(limit)\(common)"
-                case 1: target = "/v1/search?q=\(pick(["kahvila", "museo", "hotelli+helsinki", "ravintola", "xyzzy", "%21%21"]))\(pick(["", "&lat=60.17&lon=24.94"]))\(pick(["", "&offset=3", "&offset=-1"]))\(limit)\(common)"
-                case 2: target = "/v1/within?\(pick(["bbox=24.9,60.15,25.0,60.2", "bbox=25,60,24,61", "polygon=24.9,60.15;25.0,60.15;24.95,60.2", "bbox=1,2,3", ""]))\(text)\(limit)\(common)"
+                case 1:
+                    target =
+                        "/v1/search?q=\(pick(["kahvila", "museo", "hotelli+helsinki", "ravintola", "xyzzy", "%21%21"]))\(pick(["", "&lat=60.17&lon=24.94"]))\(pick(["", "&offset=3", "&offset=-1"]))\(limit)\(common)"
+                case 2:
+                    target =
+                        "/v1/within?\(pick(["bbox=24.9,60.15,25.0,60.2", "bbox=25,60,24,61", "polygon=24.9,60.15;25.0,60.15;24.95,60.2", "bbox=1,2,3", ""]))\(text)\(limit)\(common)"
                 case 3: target = "/v1/clusters?bbox=24.8,60.1,25.1,60.3&precision=\(pick(["3", "5", "7", "13", ""]))\(text)\(common)"
-                case 4: target = "/v1/geocode?q=\(pick(["Helsinki", "Helsinky", "New+York", "%E5%8C%97%E4%BA%AC", "1600+Amphitheatre+Parkway%2C+Mountain+View", "%20"]))\(pick(["", "&limit=3", "&country=FI", "&lang=zh", "&lat=60&lon=25"]))\(pick(["", "&coordsys=gcj02"]))"
+                case 4:
+                    target =
+                        "/v1/geocode?q=\(pick(["Helsinki", "Helsinky", "New+York", "%E5%8C%97%E4%BA%AC", "1600+Amphitheatre+Parkway%2C+Mountain+View", "%20"]))\(pick(["", "&limit=3", "&country=FI", "&lang=zh", "&lat=60&lon=25"]))\(pick(["", "&coordsys=gcj02"]))"
                 case 5: target = "/v1/reverse?lat=\(lat)&lon=\(lon)\(pick(["", "&coordsys=gcj02"]))"
-                case 6: target = "/v1/convert?from=\(pick(["wgs84", "gcj02", "EPSG:3857", "mars"]))&to=\(pick(["wgs84", "bd09", "EPSG:3067", "EPSG:99999"]))&lat=\(lat)&lon=\(lon)"
-                case 7: target = "/v1/pois/\(pick(["osm-n2225393043", "nope", "caf%C3%A9-1", "%FF"]))\(pick(["", "?format=geojson", "?coordsys=gcj02"]))"
+                case 6:
+                    target =
+                        "/v1/convert?from=\(pick(["wgs84", "gcj02", "EPSG:3857", "mars"]))&to=\(pick(["wgs84", "bd09", "EPSG:3067", "EPSG:99999"]))&lat=\(lat)&lon=\(lon)"
+                case 7:
+                    target = "/v1/pois/\(pick(["osm-n2225393043", "nope", "caf%C3%A9-1", "%FF"]))\(pick(["", "?format=geojson", "?coordsys=gcj02"]))"
                 case 8: target = "/v1/pins/\(pick(["nope", "x%2Fy"]))"
                 case 9: target = "/health"
                 default: target = "/v1/nearby?lat=60.17&lon=24.94&cursor=\(pick(["bogus", "bjI6YjVhMmQ3Y2E1NGNhYThhZTozZDgzMjk2OGUxNGIwOTUwOjU1OA"]))"
@@ -77,15 +91,20 @@ extension LiveTests {
                 let method = index % 7 == 0 ? "HEAD" : "GET"
                 // The byte lane takes plain requests; a body header or HTTP/1.0 sends the connection through the
                 // parser to the response-part lane: both must answer as the router does.
-                let request = switch index % 3 {
-                case 0: "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: corpus-\(index)\r\nConnection: close\r\n\r\n"
-                case 1: "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: corpus-\(index)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                default: "\(method) \(target) HTTP/1.0\r\nX-Request-Id: corpus-\(index)\r\n\r\n"
-                }
+                let request =
+                    switch index % 3 {
+                    case 0: "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: corpus-\(index)\r\nConnection: close\r\n\r\n"
+                    case 1:
+                        "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: corpus-\(index)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    default: "\(method) \(target) HTTP/1.0\r\nX-Request-Id: corpus-\(index)\r\n\r\n"
+                    }
                 let a = try RawHTTP.exchange(port: fast.port, request)
                 let b = try RawHTTP.exchange(port: routed.port, request)
                 #expect(a.status != nil && a.status! < 500, "\(method) \(target): \(a.text.prefix(300))\nstderr:\n\(fast.stderr)")
-                #expect(normalized(a) == normalized(b), "SEED=\(seed) \(method) \(target)\nfast lane:\n\(a.text.prefix(600))\nrouter:\n\(b.text.prefix(600))")
+                #expect(
+                    normalized(a) == normalized(b),
+                    "SEED=\(seed) \(method) \(target)\nfast lane:\n\(a.text.prefix(600))\nrouter:\n\(b.text.prefix(600))"
+                )
             }
             // All of them pipelined on one keep-alive connection (the byte lane answers a read's requests together).
             var pipeline = ""
@@ -99,7 +118,10 @@ extension LiveTests {
             #expect(normalized(a) == normalized(b), "SEED=\(seed) pipelined\nfast lane:\n\(a.text.prefix(2000))\nrouter:\n\(b.text.prefix(2000))")
             // The request metrics count the fast lane's answers under the same route labels.
             let metrics = try RawHTTP.exchange(port: fast.port, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            #expect(metrics.text.contains("poi_http_requests_total{route=\"/v1/nearby\",method=\"GET\",status=\"200\"}"), "\(metrics.text.prefix(2000))")
+            #expect(
+                metrics.text.contains("poi_http_requests_total{route=\"/v1/nearby\",method=\"GET\",status=\"200\"}"),
+                "\(metrics.text.prefix(2000))"
+            )
         }
 
         /// Pipelined requests on one keep-alive connection are answered in order, whichever path answers each: a
@@ -112,9 +134,12 @@ extension LiveTests {
             var pipeline = ""
             for i in 0..<5 {
                 // A heavy read (answered on the read workers) right before the write, every other time.
-                pipeline += i % 2 == 0 ? "GET /v1/search?q=kahvila HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
+                pipeline +=
+                    i % 2 == 0
+                    ? "GET /v1/search?q=kahvila HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
                     : "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\(i)\r\n\r\n"
-                pipeline += "POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\(i)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                pipeline +=
+                    "POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\(i)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 pipeline += "GET /v1/nearby?lat=60.17&lon=24.94&limit=1 HTTP/1.1\r\nHost: x\r\nX-Request-Id: n\(i)\r\n\r\n"
             }
             pipeline += "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: last\r\nConnection: close\r\n\r\n"
@@ -198,14 +223,19 @@ extension LiveTests {
             func ask(_ request: String, id: String) {
                 RawHTTP.send(fd, Array(request.utf8))
                 let reply = RawHTTP.readResponse(fd)
-                #expect(reply.status == 200 && reply.text.contains("X-Request-Id: \(id)\r\n"),
-                        "awaited the answer to \(id): \(reply.text.prefix(1000))\nstderr:\n\(server.stderr)")
+                #expect(
+                    reply.status == 200 && reply.text.contains("X-Request-Id: \(id)\r\n"),
+                    "awaited the answer to \(id): \(reply.text.prefix(1000))\nstderr:\n\(server.stderr)"
+                )
             }
             for i in 0..<20 {
                 ask("GET /v1/nearby?lat=60.17&lon=24.94&limit=2 HTTP/1.1\r\nHost: x\r\nX-Request-Id: n\(i)\r\n\r\n", id: "n\(i)")
             }
             let body = #"{"from":"wgs84","to":"gcj02","points":[[116.4,39.9]]}"#
-            ask("POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)", id: "c")
+            ask(
+                "POST /v1/convert HTTP/1.1\r\nHost: x\r\nX-Request-Id: c\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+                id: "c"
+            )
             ask("GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: h\r\n\r\n", id: "h")
         }
     }

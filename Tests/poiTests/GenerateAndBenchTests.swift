@@ -42,7 +42,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("records.jsonl")
         let queries = directory.appendingPathComponent("queries.jsonl")
-        try "{\"lat\":60.1,\"lon\":24.9}\n{\"lat\":60.2,\"lon\":25.0}\n{\"lat\":-33.8,\"lon\":151.2}\n".write(to: input, atomically: true, encoding: .utf8)
+        try "{\"lat\":60.1,\"lon\":24.9}\n{\"lat\":60.2,\"lon\":25.0}\n{\"lat\":-33.8,\"lon\":151.2}\n".write(
+            to: input,
+            atomically: true,
+            encoding: .utf8
+        )
         try "{\"lat\":60.15,\"lon\":24.95}\n".write(to: queries, atomically: true, encoding: .utf8)
         let result = try CLI.run(["bench", "knn", "--input", input.path, "--query-file", queries.path, "--k", "2"])
         #expect(result.status == 0, "\(result.stderr)")
@@ -74,7 +78,11 @@ import Testing
         let imported = try CLI.run(["import", root.appendingPathComponent("data/Helsinki.osm.pbf").path, "--db", db])
         try #require(imported.status == 0, "\(imported.stderr)")
         let paths = directory.appendingPathComponent("targets.txt")
-        try "/v1/nearby?lat=60.1699&lon=24.9384&radius=1000&limit=10\n/v1/search?q=kahvila&limit=5\n/health\n".write(to: paths, atomically: true, encoding: .utf8)
+        try "/v1/nearby?lat=60.1699&lon=24.9384&radius=1000&limit=10\n/v1/search?q=kahvila&limit=5\n/health\n".write(
+            to: paths,
+            atomically: true,
+            encoding: .utf8
+        )
         let result = try CLI.run(["bench", "wire", "--db", db, "--paths", paths.path, "--queries", "30"])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]

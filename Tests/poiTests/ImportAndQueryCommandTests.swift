@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ImportAndQueryCommandTests {
     let scratch = ScratchDirectory("poi-cli")
@@ -13,12 +13,15 @@ import TestSupport
 
     @Test func importThenQueryEveryWay() throws {
         let db = scratch.file("t.sqlite")
-        let data = write("p.jsonl", """
+        let data = write(
+            "p.jsonl",
+            """
             {"id":"1","name":"Cafe Java","category":"food.cafe","lat":60.1700,"lon":24.9380}
             {"id":"2","name":"Kahvila Kuu","category":"food.cafe","lat":60.1720,"lon":24.9400}
             {"id":"3","name":"Harbour Market","category":"shop.supermarket","lat":60.1670,"lon":24.9530}
             {"id":"4","name":"bad","lat":95,"lon":0}
-            """)
+            """
+        )
         let imported = try CLI.run(["import", data, "--db", db])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stdout.contains("imported 3, skipped 1"))

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `poi import` against the malformed files people really have: BOMs, files cut short, unknown CRS codes, several
 /// files under --strict, ids given twice, gzip.
@@ -78,17 +78,25 @@ import TestSupport
         let result = try CLI.run(["import", first, bad, last, "--strict", "--db", database])
         #expect(result.status == 1)
         #expect(result.stderr.contains("bad.jsonl:2:"), "\(result.stderr)")
-        #expect(result.stderr.contains("strict import stopped at \(bad); nothing from it was imported; already imported: \(first) (1); not read: \(last)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "strict import stopped at \(bad); nothing from it was imported; already imported: \(first) (1); not read: \(last)"
+            ),
+            "\(result.stderr)"
+        )
         #expect(!result.stderr.contains("nothing was imported"))
         #expect(try ids(database) == ["f1"])
     }
 
     @Test func duplicateIdsAreOneRecordTheLaterRowWins() throws {
-        let a = write("dupa.jsonl", """
+        let a = write(
+            "dupa.jsonl",
+            """
             {"id":"d1","name":"First","category":"shop","lat":1,"lon":2}
             {"id":"d2","name":"Other","category":"shop","lat":1,"lon":2}
             {"id":"d1","name":"Second","category":"shop","lat":1,"lon":2}
-            """)
+            """
+        )
         let b = write("dupb.jsonl", #"{"id":"d2","name":"Third","category":"shop","lat":1,"lon":2}"# + "\n")
         let database = db
         let result = try CLI.run(["import", a, b, "--db", database])

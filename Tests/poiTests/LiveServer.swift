@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,11 +46,17 @@ final class LiveServer: @unchecked Sendable {
                 break
             }
             if !process.isRunning {
-                throw StartError(description: "poi serve \(arguments.joined(separator: " ")) exited with status \(process.terminationStatus) before printing its readiness line (\"serving … on http://…\"); stderr:\n\(stderr)")
+                throw StartError(
+                    description:
+                        "poi serve \(arguments.joined(separator: " ")) exited with status \(process.terminationStatus) before printing its readiness line (\"serving … on http://…\"); stderr:\n\(stderr)"
+                )
             }
             if Date().timeIntervalSince(started) > patience {
                 process.terminate()
-                throw StartError(description: "poi serve \(arguments.joined(separator: " ")) did not print its readiness line within \(Int(patience)) s; stderr:\n\(stderr)")
+                throw StartError(
+                    description:
+                        "poi serve \(arguments.joined(separator: " ")) did not print its readiness line within \(Int(patience)) s; stderr:\n\(stderr)"
+                )
             }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -159,7 +166,8 @@ enum RawHTTP {
         while true {
             if let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) {
                 let head = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
-                let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
                 if bytes.count >= end + 4 + length { return Reply(bytes: bytes, closed: false) }
             }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `poi serve` on a real socket: a server process, curl as the client.
 extension LiveTests {
@@ -25,7 +25,8 @@ extension LiveTests {
             let server = try startServer(db: db)
             let created = try curl([
                 "-s", "-w", "\n%{http_code}", "-X", "POST", "\(server.base)/v1/pins", "-H", "Content-Type: application/json",
-                "-d", #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#,
+                "-d",
+                #"{"uniqueKey":"u1","firstName":"Ada","lastName":"Lovelace","mapString":"Mountain View, CA","mediaURL":"https://example.org","lat":37.386,"lon":-122.083}"#,
             ])
             server.kill9()
             let lines = created.stdout.split(separator: "\n")
@@ -43,9 +44,14 @@ extension LiveTests {
         @Test func serverOptionPrintsTheSameAsLocal() throws {
             let db = scratch.file("same.sqlite")
             let data = scratch.file("same.jsonl")
-            FileManager.default.createFile(atPath: data, contents: Data((0..<40).map { i in
-                "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
-            }.joined().utf8))
+            FileManager.default.createFile(
+                atPath: data,
+                contents: Data(
+                    (0..<40).map { i in
+                        "{\"id\":\"s\(i)\",\"name\":\"Cafe \(i)\",\"category\":\"food.cafe\",\"lat\":\(60.17 + Double(i) * 0.001),\"lon\":24.94}\n"
+                    }.joined().utf8
+                )
+            )
             #expect(try CLI.run(["import", data, "--db", db]).status == 0)
             let server = try startServer(db: db)
             defer { server.stop() }
@@ -90,7 +96,9 @@ extension LiveTests {
             for _ in 0..<4 {
                 group.enter()
                 DispatchQueue.global().async {
-                    let r = try? curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60&lon=24&kind=all&limit=100"])
+                    let r = try? curl([
+                        "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60&lon=24&kind=all&limit=100",
+                    ])
                     lock.lock()
                     statuses.append(r?.stdout ?? "")
                     lock.unlock()
@@ -116,8 +124,10 @@ extension LiveTests {
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     for i in 0..<writes {
-                        let r = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins",
-                                          "-d", "{\"firstName\":\"P\(i)\",\"lat\":60.17,\"lon\":24.94}"])
+                        let r = try curl([
+                            "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "http://127.0.0.1:\(port)/v1/pins",
+                            "-d", "{\"firstName\":\"P\(i)\",\"lat\":60.17,\"lon\":24.94}",
+                        ])
                         if r.stdout != "201" { return false }
                     }
                     return true
@@ -125,7 +135,9 @@ extension LiveTests {
                 for _ in 0..<3 {
                     group.addTask {
                         for _ in 0..<20 {
-                            let r = try curl(["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60.17&lon=24.94&kind=pin&limit=100"])
+                            let r = try curl([
+                                "-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)/v1/nearby?lat=60.17&lon=24.94&kind=pin&limit=100",
+                            ])
                             guard r.stdout.hasSuffix("\n200"), let body = r.stdout.split(separator: "\n").first,
                                 (try? JSONSerialization.jsonObject(with: Data(body.utf8))) != nil
                             else { return false }
@@ -155,9 +167,11 @@ extension LiveTests {
             #expect(imported.stdout.contains("imported 8000, skipped 0"), "\(imported.stdout)")
             let health = try curl(["-s", "\(server.base)/health"])
             #expect(health.stdout.contains("\"pois\":8000"), "\(health.stdout)")
-            let firstID = try #require(generated.stdout.split(separator: "\n").first.flatMap {
-                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-            }?["id"] as? String)
+            let firstID = try #require(
+                generated.stdout.split(separator: "\n").first.flatMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }?["id"] as? String
+            )
             let one = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(server.base)/v1/pois/\(firstID)"])
             #expect(one.stdout == "200")
             let chunked = try curl([

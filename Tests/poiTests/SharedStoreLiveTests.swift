@@ -55,8 +55,10 @@ extension LiveTests {
             let object = try JSONSerialization.jsonObject(with: Data(health.body.utf8)) as? [String: Any]
             let store = object?["store"] as? [String: Any]
             #expect(health.status == 200 && (object?["pois"] as? Int ?? 0) > 1_000 && store?["connected"] as? Bool == true, "\(health.body)")
-            #expect(try curl(["\(b.base)/health"]).body.replacingOccurrences(of: #""lagSeconds":[0-9.]+"#, with: "", options: .regularExpression)
-                == health.body.replacingOccurrences(of: #""lagSeconds":[0-9.]+"#, with: "", options: .regularExpression))
+            #expect(
+                try curl(["\(b.base)/health"]).body.replacingOccurrences(of: #""lagSeconds":[0-9.]+"#, with: "", options: .regularExpression)
+                    == health.body.replacingOccurrences(of: #""lagSeconds":[0-9.]+"#, with: "", options: .regularExpression)
+            )
 
             let created = try curl([
                 "-X", "PUT", "\(a.base)/v1/pois/live-shared-1", "-H", "Content-Type: application/json",

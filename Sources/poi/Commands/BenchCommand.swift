@@ -7,8 +7,8 @@ import GeoCore
 import HTTPAPI
 import Metrics
 import Prometheus
-import SpatialIndex
 import SearchEngine
+import SpatialIndex
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +25,10 @@ struct BenchCommand: ParsableCommand {
         case keywordNearby = "keyword-nearby"
     }
 
-    @Argument(help: "What to measure: knn, radius, bbox, keyword, keyword-nearby, geocode, autocomplete or wire (a read request through the server's fast lane, from its bytes to the response's, without sockets).")
+    @Argument(
+        help:
+            "What to measure: knn, radius, bbox, keyword, keyword-nearby, geocode, autocomplete or wire (a read request through the server's fast lane, from its bytes to the response's, without sockets)."
+    )
     var op: Operation
 
     @Option(help: "Number of generated records.")
@@ -61,7 +64,10 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "keyword ops: keywords, one per line (default: words drawn from the records' names).")
     var keywordFile: String?
 
-    @Option(help: "keyword: query classes, one {\"class\",\"q\",\"origin\",\"lat\",\"lon\"} per line (benchmarks/keyword/make_classes.py); prints one line per class and origin.")
+    @Option(
+        help:
+            "keyword: query classes, one {\"class\",\"q\",\"origin\",\"lat\",\"lon\"} per line (benchmarks/keyword/make_classes.py); prints one line per class and origin."
+    )
     var classes: String?
 
     @Option(help: "keyword ops: write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
@@ -212,7 +218,10 @@ struct BenchCommand: ParsableCommand {
         let start = clock.now
         if let db {
             do {
-                engine = try SearchEngine(store: try CatalogStore(path: db), taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir)))
+                engine = try SearchEngine(
+                    store: try CatalogStore(path: db),
+                    taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir))
+                )
             } catch { throw CLIError.failure("\(error)") }
         } else {
             var generator = SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed)

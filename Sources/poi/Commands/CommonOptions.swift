@@ -15,7 +15,10 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
     var dataDir: String?
 
-    @Option(help: "PostgreSQL store shared by several servers, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env).")
+    @Option(
+        help:
+            "PostgreSQL store shared by several servers, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env)."
+    )
     var store: String?
 
     @Option(help: "Index snapshot file (default: beside the SQLite database, DB.snapshot; with --store, none unless given).")
@@ -151,10 +154,18 @@ struct OutputOptions: ParsableArguments {
     func print(_ page: Page, encoded: (Page) -> [UInt8]) throws {
         if format == .table {
             let coordsys = try coordinateSystem()
-            Swift.print(Table.render(header: ["name", "category", "distance", "lat", "lon", "id"], rows: page.results.map { hit in
-                let row = HitRow(hit, coordsys: coordsys)
-                return [row.name, row.category, hit.distance.map { String(format: "%.0f m", $0) } ?? "", String(format: "%.6f", row.lat), String(format: "%.6f", row.lon), row.id]
-            }))
+            Swift.print(
+                Table.render(
+                    header: ["name", "category", "distance", "lat", "lon", "id"],
+                    rows: page.results.map { hit in
+                        let row = HitRow(hit, coordsys: coordsys)
+                        return [
+                            row.name, row.category, hit.distance.map { String(format: "%.0f m", $0) } ?? "", String(format: "%.6f", row.lat),
+                            String(format: "%.6f", row.lon), row.id,
+                        ]
+                    }
+                )
+            )
             let json = try? JSONSerialization.jsonObject(with: Data(encoded(page))) as? [String: Any]
             if let next = json?["next"] as? String { Swift.print("next: \(next)") }
         } else {
@@ -235,7 +246,8 @@ final class ProgressBar {
         let width = 30
         let filled = Int(fraction * Double(width))
         let eta = fraction > 0 ? elapsed / fraction - elapsed : 0
-        let line = "\r\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))%  \(done) records  \(rate)/s  ETA \(Int(eta))s"
+        let line =
+            "\r\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))%  \(done) records  \(rate)/s  ETA \(Int(eta))s"
         FileHandle.standardError.write(Data(line.utf8))
     }
 

@@ -3,8 +3,8 @@ import ArgumentParser
 import BundledData
 import Catalog
 import Foundation
-import GeoCore
 import Gazetteer
+import GeoCore
 
 /// Output format of query commands.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
@@ -47,8 +47,10 @@ struct GeocodeCommand: ParsableCommand {
     /// The request's parameters, the same whether sent to a server or parsed here.
     func parameters() throws -> QueryItems {
         let origin = try near.map { try parseLatLon($0, option: "--near") }
-        return [("q", text), ("limit", String(limit)), ("country", country), ("lang", lang),
-                ("lat", origin.map { String($0.latitude) }), ("lon", origin.map { String($0.longitude) })]
+        return [
+            ("q", text), ("limit", String(limit)), ("country", country), ("lang", lang),
+            ("lat", origin.map { String($0.latitude) }), ("lon", origin.map { String($0.longitude) }),
+        ]
     }
 
     func run() throws {
@@ -64,11 +66,19 @@ struct GeocodeCommand: ParsableCommand {
         guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
         let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
         if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
-        print(Table.render(header: ["name", "display name", "lat", "lon", "type", "population", "score"], rows: results.map { r in
-            [r["name"] as? String ?? "", (r["displayName"] as? String ?? "") + ((r["unresolved"] as? String).map { " [+\($0)]" } ?? ""),
-             String(format: "%.5f", r["lat"] as? Double ?? 0), String(format: "%.5f", r["lon"] as? Double ?? 0), r["type"] as? String ?? "",
-             (r["population"] as? Int).map(String.init) ?? "", String(r["score"] as? Double ?? 0)]
-        }))
+        print(
+            Table.render(
+                header: ["name", "display name", "lat", "lon", "type", "population", "score"],
+                rows: results.map { r in
+                    [
+                        r["name"] as? String ?? "", (r["displayName"] as? String ?? "") + ((r["unresolved"] as? String).map { " [+\($0)]" } ?? ""),
+                        String(format: "%.5f", r["lat"] as? Double ?? 0), String(format: "%.5f", r["lon"] as? Double ?? 0),
+                        r["type"] as? String ?? "",
+                        (r["population"] as? Int).map(String.init) ?? "", String(r["score"] as? Double ?? 0),
+                    ]
+                }
+            )
+        )
     }
 }
 
@@ -118,9 +128,12 @@ struct ReverseCommand: ParsableCommand {
             rows += [
                 ["nearest place", place.displayName],
                 ["distance", distance >= 10_000 ? String(format: "%.1f km", distance / 1_000) : String(format: "%.0f m", distance)],
-                ["country", result.country == nil
-                    ? "none claimed: in no country's outline and \(Int(distance / 1_000)) km from the nearest place"
-                    : [result.countryName, result.country.map { "(\($0))" }].compactMap { $0 }.joined(separator: " ")],
+                [
+                    "country",
+                    result.country == nil
+                        ? "none claimed: in no country's outline and \(Int(distance / 1_000)) km from the nearest place"
+                        : [result.countryName, result.country.map { "(\($0))" }].compactMap { $0 }.joined(separator: " "),
+                ],
                 ["admin1", result.admin1 ?? ""],
                 ["admin2", result.admin2 ?? ""],
                 ["city", result.city ?? ""],

@@ -2,11 +2,12 @@ import ArgumentParser
 import BundledData
 import Catalog
 import Foundation
+import GeoCore
+import PostgresStore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import GeoCore
-import PostgresStore
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,7 +22,10 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "poi or pin.") var kind: String = "poi"
     @Flag(help: "Stop at the first bad row and import nothing from that file.") var strict = false
     @Option(help: "Database to import into (created if missing; default var/poi.sqlite).") var db: String?
-    @Option(help: "Import into a PostgreSQL store instead, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env). Its replicas apply the records from the change feed.")
+    @Option(
+        help:
+            "Import into a PostgreSQL store instead, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env). Its replicas apply the records from the change feed."
+    )
     var store: String?
     @Option(help: "Import into a running server (POST /v1/import) instead of a database; it sees the records at once.")
     var server: String?
@@ -55,7 +59,12 @@ struct ImportCommand: ParsableCommand {
                 store = try CatalogStore(path: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve()))
             }
         } catch { throw CLIError.failure(error.description) }
-        let options = RecordImporter.Options(format: format.flatMap(ImportFormat.init(rawValue:)), crs: source, kind: RecordKind(rawValue: kind)!, strict: strict)
+        let options = RecordImporter.Options(
+            format: format.flatMap(ImportFormat.init(rawValue:)),
+            crs: source,
+            kind: RecordKind(rawValue: kind)!,
+            strict: strict
+        )
         // One importer for all files, so that an id repeated across files is one record (the later row wins).
         let importer = RecordImporter(store: store, options: options)
         var failed = false
@@ -83,7 +92,9 @@ struct ImportCommand: ParsableCommand {
                 // with the database still open and nothing flushed or closed by us.
                 if ProcessInfo.processInfo.environment["POI_TEST_KILL_AFTER_COMMIT"] == "1" { kill(getpid(), SIGKILL) }
                 let duplicates = report.duplicates > 0 ? ", \(report.duplicates) duplicate ids (the later row wins)" : ""
-                print("\(file): imported \(report.imported), skipped \(report.skipped)\(duplicates) in \(String(format: "%.2f", report.seconds)) s (\(rate) records/s)")
+                print(
+                    "\(file): imported \(report.imported), skipped \(report.skipped)\(duplicates) in \(String(format: "%.2f", report.seconds)) s (\(rate) records/s)"
+                )
                 done.append("\(file) (\(report.imported))")
             } catch {
                 bar.finish()
@@ -145,14 +156,20 @@ struct ImportCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(name): \(report.problemCount - 20) more problems like these\n".utf8))
         }
         if !store.keepsAddresses && report.addresses > 0 {
-            FileHandle.standardError.write(Data("poi: \(store.location) keeps no addresses: the \(report.addresses) addresses and \(report.streets) streets were not stored\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "poi: \(store.location) keeps no addresses: the \(report.addresses) addresses and \(report.streets) streets were not stored\n"
+                        .utf8
+                )
+            )
         }
         let written = Date().timeIntervalSince(writing)
         print(
             "\(file): \(report.nodes) nodes, \(report.ways) ways, \(report.relations) relations read; imported \(report.pois) POIs (\(removed) removed), "
                 + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines; "
                 + "\(report.problemCount) problems, in \(String(format: "%.2f", report.seconds + written)) s "
-                + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s; gazetteer loaded in \(String(format: "%.2f", loaded)) s)")
+                + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s; gazetteer loaded in \(String(format: "%.2f", loaded)) s)"
+        )
         return report.pois
     }
 
@@ -169,10 +186,16 @@ struct ImportCommand: ParsableCommand {
                 throw CLIError.usage("\(file): unknown format (use --format jsonl, geojson or csv)")
             }
             let started = Date()
-            var request = URLRequest(url: try ServerClient.url(server, "/v1/import", [
-                ("format", fileFormat.rawValue), ("kind", kind), ("crs", crs), ("strict", strict ? "true" : nil),
-                ("name", (file as NSString).lastPathComponent),
-            ]))
+            var request = URLRequest(
+                url: try ServerClient.url(
+                    server,
+                    "/v1/import",
+                    [
+                        ("format", fileFormat.rawValue), ("kind", kind), ("crs", crs), ("strict", strict ? "true" : nil),
+                        ("name", (file as NSString).lastPathComponent),
+                    ]
+                )
+            )
             request.httpMethod = "POST"
             request.timeoutInterval = 3_600
             request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
@@ -183,7 +206,8 @@ struct ImportCommand: ParsableCommand {
                 let id = accepted["id"] as? String
             else {
                 bar.finish()
-                let message = "\(file): the server answered \(status): \(ServerClient.detail(body) ?? String(decoding: body.prefix(200), as: UTF8.self))"
+                let message =
+                    "\(file): the server answered \(status): \(ServerClient.detail(body) ?? String(decoding: body.prefix(200), as: UTF8.self))"
                 throw (400..<500).contains(status) && status != 413 ? CLIError.usage(message) : CLIError.failure(message)
             }
             // Follow the task until it ends.
@@ -209,8 +233,11 @@ struct ImportCommand: ParsableCommand {
             if task["status"] as? String == "succeeded" {
                 let imported = task["imported"] as? Int ?? 0
                 let seconds = Date().timeIntervalSince(started)
-                let duplicates = (task["duplicates"] as? Int ?? 0) > 0 ? ", \(task["duplicates"] as? Int ?? 0) duplicate ids (the later row wins)" : ""
-                print("\(file): imported \(imported), skipped \(task["skipped"] as? Int ?? 0)\(duplicates) in \(String(format: "%.2f", seconds)) s (\(seconds > 0 ? Int(Double(imported) / seconds) : imported) records/s) into \(server), task \(id)")
+                let duplicates =
+                    (task["duplicates"] as? Int ?? 0) > 0 ? ", \(task["duplicates"] as? Int ?? 0) duplicate ids (the later row wins)" : ""
+                print(
+                    "\(file): imported \(imported), skipped \(task["skipped"] as? Int ?? 0)\(duplicates) in \(String(format: "%.2f", seconds)) s (\(seconds > 0 ? Int(Double(imported) / seconds) : imported) records/s) into \(server), task \(id)"
+                )
             } else {
                 FileHandle.standardError.write(Data("poi: \(task["error"] as? String ?? "\(file): the import failed") (task \(id))\n".utf8))
                 failed = true

@@ -5,7 +5,9 @@ import Foundation
 /// API keys for the keys file of `poi serve --keys-file`.
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Make API keys for --keys-file.", subcommands: [New.self, Hash.self]
+        commandName: "keys",
+        abstract: "Make API keys for --keys-file.",
+        subcommands: [New.self, Hash.self]
     )
 
     /// A new random key: the key on standard output (give it to the operator or service), and the entry for the
@@ -21,7 +23,9 @@ struct KeysCommand: ParsableCommand {
             var bytes = [UInt8](repeating: 0, count: 32)
             var generator = SystemRandomNumberGenerator()
             for i in bytes.indices { bytes[i] = generator.next() }
-            let key = "poi_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            let key =
+                "poi_"
+                + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
             print(key)
             FileHandle.standardError.write(Data((KeysCommand.entry(name: name, key: key, scopes: scopes) + "\n").utf8))
@@ -37,7 +41,9 @@ struct KeysCommand: ParsableCommand {
 
         func run() throws {
             let scopes = try KeysCommand.scopes(scope)
-            guard let line = readLine(strippingNewline: true), line.count >= 8 else { throw CLIError.usage("standard input must hold the key (8 characters or more)") }
+            guard let line = readLine(strippingNewline: true), line.count >= 8 else {
+                throw CLIError.usage("standard input must hold the key (8 characters or more)")
+            }
             print(KeysCommand.entry(name: name, key: line, scopes: scopes))
         }
     }
@@ -45,7 +51,9 @@ struct KeysCommand: ParsableCommand {
     static func scopes(_ names: [String]) throws -> [Scope] {
         guard !names.isEmpty else { throw CLIError.usage("--scope must name at least one of admin, import, pois:write, pins:write") }
         return try names.map { name in
-            guard let scope = Scope(rawValue: name) else { throw CLIError.usage("--scope: unknown scope \"\(name)\" (admin, import, pois:write, pins:write)") }
+            guard let scope = Scope(rawValue: name) else {
+                throw CLIError.usage("--scope: unknown scope \"\(name)\" (admin, import, pois:write, pins:write)")
+            }
             return scope
         }
     }

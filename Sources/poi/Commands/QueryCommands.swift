@@ -20,8 +20,10 @@ struct NearbyCommand: ParsableCommand {
 
     /// The request's parameters, the same whether sent to a server or parsed here.
     var parameters: QueryItems {
-        [("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }), ("q", q), ("category", category), ("kind", kind),
-         ("limit", String(limit)), ("cursor", cursor)] + output.parameters
+        [
+            ("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }), ("q", q), ("category", category), ("kind", kind),
+            ("limit", String(limit)), ("cursor", cursor),
+        ] + output.parameters
     }
 
     func run() throws {
@@ -49,8 +51,10 @@ struct SearchCommand: ParsableCommand {
 
     func parameters() throws -> QueryItems {
         let near = try self.near.map { try parseLatLon($0, option: "--near") }
-        return [("q", text), ("lat", near.map { String($0.latitude) }), ("lon", near.map { String($0.longitude) }), ("bbox", bbox),
-                ("category", category), ("kind", kind), ("limit", String(limit)), ("offset", String(offset))] + output.parameters
+        return [
+            ("q", text), ("lat", near.map { String($0.latitude) }), ("lon", near.map { String($0.longitude) }), ("bbox", bbox),
+            ("category", category), ("kind", kind), ("limit", String(limit)), ("offset", String(offset)),
+        ] + output.parameters
     }
 
     func run() throws {
@@ -119,9 +123,17 @@ struct ClustersCommand: ParsableCommand {
             guard output.format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
             let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
             let cells = object?["results"] as? [[String: Any]] ?? []
-            print(Table.render(header: ["geohash", "count", "lat", "lon"], rows: cells.map { c in
-                [c["geohash"] as? String ?? "", String(c["count"] as? Int ?? 0), String(format: "%.6f", c["lat"] as? Double ?? 0), String(format: "%.6f", c["lon"] as? Double ?? 0)]
-            }))
+            print(
+                Table.render(
+                    header: ["geohash", "count", "lat", "lon"],
+                    rows: cells.map { c in
+                        [
+                            c["geohash"] as? String ?? "", String(c["count"] as? Int ?? 0), String(format: "%.6f", c["lat"] as? Double ?? 0),
+                            String(format: "%.6f", c["lon"] as? Double ?? 0),
+                        ]
+                    }
+                )
+            )
             if cells.isEmpty { throw CLIError.failure("no results") }
             return
         }
@@ -130,10 +142,15 @@ struct ClustersCommand: ParsableCommand {
         let engine = try database.openEngine()
         let clusters = try runQuery { try engine.clusters(request.query) }
         if output.format == .table {
-            print(Table.render(header: ["geohash", "count", "lat", "lon"], rows: clusters.map { c in
-                let p = coordsys.fromWGS84(latitude: c.latitude, longitude: c.longitude)
-                return [c.geohash.string, String(c.count), String(format: "%.6f", p.latitude), String(format: "%.6f", p.longitude)]
-            }))
+            print(
+                Table.render(
+                    header: ["geohash", "count", "lat", "lon"],
+                    rows: clusters.map { c in
+                        let p = coordsys.fromWGS84(latitude: c.latitude, longitude: c.longitude)
+                        return [c.geohash.string, String(c.count), String(format: "%.6f", p.latitude), String(format: "%.6f", p.longitude)]
+                    }
+                )
+            )
         } else {
             print(String(decoding: request.encode(clusters), as: UTF8.self))
         }

@@ -24,7 +24,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Users' tokens must have this issuer (iss).") var authIssuer: String?
     @Option(help: "Users' tokens must have this audience (aud).") var authAudience: String?
     @Option(help: "Seconds of clock skew allowed on a token's exp and nbf.") var authLeeway: Int = 60
-    @Option(help: "Writes a second per user and per client address (keys are not limited); default 10 when credentials are configured, else none; 0 turns it off.")
+    @Option(
+        help:
+            "Writes a second per user and per client address (keys are not limited); default 10 when credentials are configured, else none; 0 turns it off."
+    )
     var writeRate: Double?
     @Option(help: "Writes in a row before --write-rate applies.") var writeBurst: Int = 20
     @Option(help: "The most pins one user (token) may have.") var maxPinsPerUser: Int = 100
@@ -36,12 +39,21 @@ struct ServeCommand: AsyncParsableCommand {
     var snapshotEvery = 10_000
     @Option(help: "Open connections at most; more are answered 503.") var maxConnections: Int = 4_096
     @Option(help: "Allow browser calls from this origin (CORS), e.g. https://maps.example.org; * for any.") var cors: String?
-    @Option(help: "Tile server URL template for the map page, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (default: bundled country outlines).")
+    @Option(
+        help: "Tile server URL template for the map page, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png (default: bundled country outlines)."
+    )
     var tiles: String?
     @Option(help: "Attribution shown with --tiles, e.g. \"© OpenStreetMap contributors\".") var tilesAttribution: String = ""
-    @Option(help: "This server's name among the replicas of a --store (default: HOSTNAME:PORT); the store keeps its change log until every named replica has applied it.")
+    @Option(
+        help:
+            "This server's name among the replicas of a --store (default: HOSTNAME:PORT); the store keeps its change log until every named replica has applied it."
+    )
     var replicaName: String?
-    @Flag(name: .customLong("fast-lane"), inversion: .prefixedNo, help: "Answer GET/HEAD of read routes on the event loop, below the router (the same answers; --no-fast-lane sends them through the router).")
+    @Flag(
+        name: .customLong("fast-lane"),
+        inversion: .prefixedNo,
+        help: "Answer GET/HEAD of read routes on the event loop, below the router (the same answers; --no-fast-lane sends them through the router)."
+    )
     var fastLane = true
     @Option(help: "Event-loop threads that serve connections (default: one per two cores with the fast lane, one per core without).")
     var eventLoops: Int?
@@ -65,13 +77,19 @@ struct ServeCommand: AsyncParsableCommand {
             throw CLIError.usage("\(name) must be a number of seconds greater than 0 and at most 86400")
         }
         let limits = ConnectionLimits(
-            requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1_000)),
+            requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)),
+            idleTimeout: .milliseconds(Int64(idleTimeout * 1_000)),
             maximumConnections: maxConnections
         )
         var configuration = ServerConfiguration(
-            host: host, port: port, apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"], limits: limits, corsOrigin: cors,
+            host: host,
+            port: port,
+            apiKey: apiKey ?? ProcessInfo.processInfo.environment["POI_API_KEY"],
+            limits: limits,
+            corsOrigin: cors,
             mapPage: MapPageConfiguration(
-                tilesURL: tiles, tilesAttribution: tilesAttribution,
+                tilesURL: tiles,
+                tilesAttribution: tilesAttribution,
                 outlinesPath: DataDirectory.resolve(database.dataDir) + "/countries.geojson.gz"
             ),
             dataDirectory: DataDirectory.resolve(database.dataDir)
@@ -162,7 +180,11 @@ struct ServeCommand: AsyncParsableCommand {
     private func makeAuthenticator(legacyKey: String?) async throws -> Authenticator {
         guard (0...3_600).contains(authLeeway) else { throw CLIError.usage("--auth-leeway must be between 0 and 3600 seconds") }
         let settings = TokenVerifier.Settings(
-            jwksFile: authJwks, secretFile: authHs256SecretFile, issuer: authIssuer, audience: authAudience, leeway: authLeeway
+            jwksFile: authJwks,
+            secretFile: authHs256SecretFile,
+            issuer: authIssuer,
+            audience: authAudience,
+            leeway: authLeeway
         )
         if settings.isEmpty && (authIssuer != nil || authAudience != nil) {
             throw CLIError.usage("--auth-issuer and --auth-audience need --auth-jwks or --auth-hs256-secret-file")

@@ -3,7 +3,7 @@ import SnapshotFile
 extension InvertedIndex {
     /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
     /// is rebuilt, not read.
-    public static let snapshotVersion: UInt64 = 2
+    public static let snapshotVersion: UInt64 = 3
 
     /// Writes the index as it is (dictionary, postings with their block bounds, sorted keys), for
     /// `init(snapshot:)` to restore without analyzing any text.

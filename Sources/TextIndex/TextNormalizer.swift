@@ -5,12 +5,38 @@ import Foundation
 /// Steps: Unicode compatibility decomposition (NFKD, so full-width "ＡＢＣ１" becomes "ABC1" and ligatures split),
 /// combining marks dropped (diacritic folding: "São Paulo" → "sao paulo"), lowercase, a few letters that do not
 /// decompose folded by hand (ß → ss, æ → ae, ø → o, ł → l, đ → d, œ → oe, þ → th, ı → i), and every character that
-/// is not a letter or digit turned into a single space. CJK ideographs pass through unchanged.
+/// is not a letter or digit turned into a single space. CJK ideographs pass through unchanged. An English
+/// possessive or contraction "'s" after a letter is dropped first ("McDonald's" → "mcdonald", "Domino's Pizza" →
+/// "domino pizza"): as a word of its own, "s" matched every record with one and, last in a query, was read as the
+/// prefix of every word beginning with s.
 public enum TextNormalizer {
     public static func normalize(_ text: String) -> String {
+        let text = droppingPossessives(text)
         if let ascii = normalizeASCII(text) { return ascii }
         if let latin = normalizeTabled(text) { return latin }
         return normalizeUnicode(text)
+    }
+
+    /// `text` without the "'s" (apostrophe U+0027 or U+2019) that follows a letter and ends a word.
+    static func droppingPossessives(_ text: String) -> String {
+        // Most text has no apostrophe: one byte scan (U+2019 is E2 80 99 in UTF-8).
+        guard text.utf8.contains(where: { $0 == 0x27 || $0 == 0x99 }) else { return text }
+        let scalars = Array(text.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var i = 0
+        while i < scalars.count {
+            let scalar = scalars[i]
+            if scalar == "'" || scalar == "\u{2019}", i > 0, scalars[i - 1].properties.isAlphabetic, i + 1 < scalars.count,
+                scalars[i + 1] == "s" || scalars[i + 1] == "S",
+                i + 2 == scalars.count || !(scalars[i + 2].properties.isAlphabetic || scalars[i + 2].properties.numericType != nil)
+            {
+                i += 2
+                continue
+            }
+            out.append(scalar)
+            i += 1
+        }
+        return String(out)
     }
 
     /// The general path through Foundation's compatibility decomposition.

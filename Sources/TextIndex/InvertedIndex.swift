@@ -447,24 +447,41 @@ public struct InvertedIndex: Sendable {
     }
 
     /// Checks that every posting list is sorted and duplicate-free and that block bounds cover their blocks.
-    public func checkInvariants() -> Bool {
+    public func checkInvariants() throws(InvertedIndexViolation) {
+        let size = InvertedIndex.blockSize
         for (t, list) in postings.enumerated() {
-            guard zip(list, list.dropFirst()).allSatisfy({ $0.doc < $1.doc }) else { return false }
-            let expected = list.count > InvertedIndex.blockSize ? (list.count + InvertedIndex.blockSize - 1) / InvertedIndex.blockSize : 0
-            guard bounds[t].count == expected else { return false }
+            if let i = zip(list.indices, list.indices.dropFirst()).first(where: { list[$0.0].doc >= list[$0.1].doc })?.0 {
+                throw .init(
+                    "term \(t) (\(terms[t])): postings \(i) and \(i + 1) are for documents \(list[i].doc) and \(list[i + 1].doc), not increasing"
+                )
+            }
+            let expected = list.count > size ? (list.count + size - 1) / size : 0
+            guard bounds[t].count == expected else {
+                throw .init("term \(t) (\(terms[t])): \(bounds[t].count) block bounds for \(list.count) postings, expected \(expected)")
+            }
             for (b, bound) in bounds[t].enumerated() {
-                for posting in list[(b * InvertedIndex.blockSize)..<min(list.count, (b + 1) * InvertedIndex.blockSize)] {
+                for posting in list[(b * size)..<min(list.count, (b + 1) * size)] {
                     let length = posting.length
-                    if posting.isInName {
-                        guard bound.nameFrequency >= posting.frequency, bound.nameLength <= length else { return false }
-                    } else {
-                        guard bound.otherFrequency >= posting.frequency, bound.otherLength <= length else { return false }
+                    let (frequency, shortest) = posting.isInName ? (bound.nameFrequency, bound.nameLength) : (bound.otherFrequency, bound.otherLength)
+                    guard frequency >= posting.frequency, shortest <= length else {
+                        throw .init(
+                            "term \(t) (\(terms[t])): block \(b) bounds frequency \(frequency) and length \(shortest), below document \(posting.doc)'s \(posting.frequency) and \(length)"
+                        )
                     }
                 }
             }
         }
-        return wholeNames.values.allSatisfy { list in zip(list, list.dropFirst()).allSatisfy { $0 < $1 } }
+        for (term, list) in wholeNames where zip(list, list.dropFirst()).contains(where: { $0 >= $1 }) {
+            throw .init("term \(term): its whole-name documents are not increasing")
+        }
     }
+}
+
+/// A broken invariant of the inverted index, named: the term, and what is wrong with its list.
+public struct InvertedIndexViolation: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }
 
 extension InvertedIndex.BlockBound {

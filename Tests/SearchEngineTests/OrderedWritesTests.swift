@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GeoCore
+import Synchronization
 import Testing
 
 @testable import SearchEngine
@@ -27,6 +28,19 @@ import Testing
         // Rounds of writers racing on one POI id and one pin; after each round, the index must hold what the store
         // holds (the last committed version), whichever writer committed last.
         var random = SplitMix64(seed: seed)
+        // Every write must succeed — but a delete of a POI another worker already deleted, which answers notFound —
+        // so that a write path that always failed cannot pass as "index and store agree".
+        let unexpected = Mutex<[String]>([])
+        let succeeded = Atomic<Int>(0)
+        @Sendable func expectWrite(_ what: String, allowNotFound: Bool = false, _ write: () throws(SearchError) -> Void) {
+            do {
+                try write()
+                succeeded.add(1, ordering: .relaxed)
+            } catch {
+                if allowNotFound, case .notFound = error { return }
+                unexpected.withLock { $0.append("\(what): \(error)") }
+            }
+        }
         for round in 0..<60 {
             let id = ids[round % ids.count]
             let pin = pins[round % pins.count]
@@ -35,20 +49,22 @@ import Testing
                 var random = SplitMix64(seed: seeds[worker])
                 switch random.next() % 5 {
                 case 0:
-                    try? engine.deletePOI(id: id)
+                    expectWrite("delete \(id)", allowNotFound: true) { () throws(SearchError) in try engine.deletePOI(id: id) }
                 case 1, 2:
-                    _ = try? engine.updatePin(
-                        id: pin.id,
-                        PinInput(
-                            uniqueKey: "u",
-                            firstName: "r\(round)w\(worker)",
-                            lastName: "L",
-                            mapString: "",
-                            mediaURL: "",
-                            latitude: random.uniform(-80...80),
-                            longitude: random.uniform(-170...170)
+                    expectWrite("update \(pin.id)") { () throws(SearchError) in
+                        _ = try engine.updatePin(
+                            id: pin.id,
+                            PinInput(
+                                uniqueKey: "u",
+                                firstName: "r\(round)w\(worker)",
+                                lastName: "L",
+                                mapString: "",
+                                mediaURL: "",
+                                latitude: random.uniform(-80...80),
+                                longitude: random.uniform(-170...170)
+                            )
                         )
-                    )
+                    }
                 default:
                     let record = POIRecord(
                         id: id,
@@ -61,15 +77,17 @@ import Testing
                         lon: random.uniform(-170...170),
                         tags: [:]
                     )
-                    _ = try? engine.upsertPOI(record)
+                    expectWrite("upsert \(id)") { () throws(SearchError) in _ = try engine.upsertPOI(record) }
                 }
             }
+            #expect(unexpected.withLock { $0 }.isEmpty, "round \(round): writes failed: \(unexpected.withLock { $0 })")
             #expect(engine.poi(id: id) == (try store.poi(id: id)), "round \(round), POI \(id): index and store disagree")
             #expect(
                 engine.pin(id: pin.id) == (try store.allPins()).first { $0.id == pin.id },
                 "round \(round), pin \(pin.id): index and store disagree"
             )
         }
+        #expect(succeeded.load(ordering: .relaxed) >= 60 * 4 / 2, "only \(succeeded.load(ordering: .relaxed)) of 240 writes succeeded")
         // A restart from the store answers the same as the running engine.
         let restarted = try SearchEngine(store: store, taxonomy: testTaxonomy)
         #expect(restarted.counts.pois == engine.counts.pois && restarted.counts.pins == engine.counts.pins)

@@ -88,10 +88,26 @@ import TextIndex
     }
 
     @Test func allWordsBeforeSome() throws {
-        let both = try Self.top(Self.helsinki, "cafe java", limit: 5)
+        let both = try Self.top(Self.helsinki, "cafe java", limit: 10)
         #expect(both.first?.name == "Cafe Java")
-        let results = try Self.helsinki.search(SearchQuery(text: "cafe zzyzx", limit: 5)).results
-        // No record has both words: the first word alone still answers.
+        // Every record with both words comes before every record with one of them only.
+        func words(_ poi: POIRecord) -> Set<String> {
+            Set(Tokenizer.tokens([poi.name, poi.address ?? "", poi.city ?? ""].joined(separator: " ")).map(\.text))
+        }
+        let hasBoth = both.map { words($0).contains("java") && (words($0).contains("cafe") || $0.category == "food.cafe") }
+        #expect(hasBoth.contains(true) && hasBoth.contains(false), "the page should hold both kinds: \(both.map(\.name))")
+        if let firstPartial = hasBoth.firstIndex(of: false) {
+            #expect(!hasBoth[firstPartial...].contains(true), "a record with both words after one with one: \(both.map(\.name))")
+        }
+        // No record has both words: the first word alone still answers, and every answer has it (as a word, a
+        // completion of it, or its category's label).
+        let results = try Self.top(Self.helsinki, "cafe zzyzx", limit: 5)
         #expect(results.count == 5)
+        for poi in results {
+            #expect(
+                words(poi).contains { $0.hasPrefix("cafe") } || poi.category.hasPrefix("food.cafe"),
+                "\(poi.name) (\(poi.category)) does not match cafe"
+            )
+        }
     }
 }

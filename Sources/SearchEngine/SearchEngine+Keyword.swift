@@ -667,37 +667,30 @@ struct KeywordRanker {
     /// The first index at or after `start` whose record is at least `target`, by exponential then binary search.
     @inline(__always)
     static func gallop(_ list: FlatArray<InvertedIndex.Posting>, from start: Int, to target: UInt32) -> Int {
-        var low = start
-        var step = 1
-        var high = start
-        while high < list.count && list[high].doc < target {
-            low = high + 1
-            high += step
-            step *= 2
-        }
-        high = min(high, list.count)
-        while low < high {
-            let mid = (low + high) / 2
-            if list[mid].doc < target { low = mid + 1 } else { high = mid }
-        }
-        return low
+        gallop(count: list.count, from: start, to: target) { list[$0].doc }
     }
 
     /// `gallop` over a list of record numbers.
     @inline(__always)
     static func gallop(_ list: [UInt32], from start: Int, to target: UInt32) -> Int {
+        gallop(count: list.count, from: start, to: target) { list[$0] }
+    }
+
+    /// The search itself, over any sorted sequence of record numbers read by index.
+    @inline(__always)
+    static func gallop(count: Int, from start: Int, to target: UInt32, record: (Int) -> UInt32) -> Int {
         var low = start
         var step = 1
         var high = start
-        while high < list.count && list[high] < target {
+        while high < count && record(high) < target {
             low = high + 1
             high += step
             step *= 2
         }
-        high = min(high, list.count)
+        high = min(high, count)
         while low < high {
             let mid = (low + high) / 2
-            if list[mid] < target { low = mid + 1 } else { high = mid }
+            if record(mid) < target { low = mid + 1 } else { high = mid }
         }
         return low
     }

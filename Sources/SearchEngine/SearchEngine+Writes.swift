@@ -26,6 +26,23 @@ public struct PinInput: Sendable {
         self.longitude = longitude
     }
 
+    /// The pin these fields make, with the server's id, timestamps and owner.
+    func record(id: String, createdAt: String, updatedAt: String, owner: String?) -> PinRecord {
+        PinRecord(
+            id: id,
+            uniqueKey: uniqueKey,
+            firstName: firstName,
+            lastName: lastName,
+            mapString: mapString,
+            mediaURL: mediaURL,
+            lat: latitude,
+            lon: longitude,
+            createdAt: createdAt,
+            updatedAt: updatedAt,
+            owner: owner
+        )
+    }
+
     /// Checks every field: names and keys at most 200 characters, mapString at most 500, mediaURL empty or an
     /// absolute http/https URL, coordinates in range.
     public func validate() throws(SearchError) {
@@ -186,19 +203,7 @@ extension SearchEngine {
                 throw .quota("you have \(maximumPerOwner) pins, the most one user may have here: delete or move one instead")
             }
             let now = nextTimestamp()
-            let pin = PinRecord(
-                id: id,
-                uniqueKey: input.uniqueKey,
-                firstName: input.firstName,
-                lastName: input.lastName,
-                mapString: input.mapString,
-                mediaURL: input.mediaURL,
-                lat: input.latitude,
-                lon: input.longitude,
-                createdAt: now,
-                updatedAt: now,
-                owner: owner
-            )
+            let pin = input.record(id: id, createdAt: now, updatedAt: now, owner: owner)
             try commit([.put(.pin(pin))])
             return pin
         }
@@ -210,19 +215,7 @@ extension SearchEngine {
         return try ordered { () throws(SearchError) in
             guard let old = self.pin(id: id) else { throw .notFound(kind: "pin", id: id) }
             let now = nextTimestamp()
-            let pin = PinRecord(
-                id: id,
-                uniqueKey: input.uniqueKey,
-                firstName: input.firstName,
-                lastName: input.lastName,
-                mapString: input.mapString,
-                mediaURL: input.mediaURL,
-                lat: input.latitude,
-                lon: input.longitude,
-                createdAt: old.createdAt,
-                updatedAt: now,
-                owner: old.owner
-            )
+            let pin = input.record(id: id, createdAt: old.createdAt, updatedAt: now, owner: old.owner)
             try commit([.put(.pin(pin))])
             return pin
         }

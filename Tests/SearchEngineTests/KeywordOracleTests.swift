@@ -226,6 +226,22 @@ import TextIndex
         return SearchQuery(text: words.joined(separator: " "), origin: origin, category: category, limit: 1 + Int(random.next() % 30))
     }
 
+    /// Each result has the bucket and score of the scorer's entry at its position (records of equal keys may swap).
+    static func expectSameKeys(_ got: [Int], _ expected: [(doc: Int, bucket: UInt64, score: Double)], _ oracle: Oracle, _ context: String) {
+        let groups = oracle.groups()
+        for (position, doc) in got.enumerated() where position < expected.count {
+            guard let key = oracle.key(doc, groups) else {
+                Issue.record("\(context): r\(doc) at \(position) does not match")
+                return
+            }
+            let want = expected[position]
+            guard key.bucket == want.bucket, abs(key.score - want.score) <= 1e-9 * max(1, abs(want.score)) else {
+                Issue.record("\(context): position \(position) has r\(doc) \(key), expected r\(want.doc) \(want.bucket), \(want.score)")
+                return
+            }
+        }
+    }
+
     @Test func topKEqualsTheExhaustiveScorer() throws {
         var random = testRandom("topKEqualsTheExhaustiveScorer")
         let corpus = Self.corpus(&random, count: 3_000)
@@ -236,19 +252,7 @@ import TextIndex
             let got = page.results.map { Int($0.id.dropFirst())! }
             let context = "trial \(trial): q=\(query.text) origin=\(String(describing: query.origin)) category=\(query.category ?? "-")"
             #expect(got.count == min(query.limit, expected.count), "\(context)")
-            let oracle = Oracle(records: corpus.records, query: query)
-            let groups = oracle.groups()
-            for (position, doc) in got.enumerated() where position < expected.count {
-                guard let key = oracle.key(doc, groups) else {
-                    Issue.record("\(context): r\(doc) at \(position) does not match")
-                    break
-                }
-                let want = expected[position]
-                guard key.bucket == want.bucket, abs(key.score - want.score) <= 1e-9 * max(1, abs(want.score)) else {
-                    Issue.record("\(context): position \(position) has r\(doc) \(key), expected r\(want.doc) \(want.bucket), \(want.score)")
-                    break
-                }
-            }
+            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
             #expect((page.next != nil) == (expected.count > query.limit), "\(context)")
         }
     }
@@ -279,19 +283,7 @@ import TextIndex
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
             let context = "trial \(trial): q=\(text) origin=\(String(describing: origin)) category=\(query.category ?? "-")"
             #expect(got.count == min(query.limit, expected.count), "\(context)")
-            let oracle = Oracle(records: corpus.records, query: query)
-            let groups = oracle.groups()
-            for (position, doc) in got.enumerated() where position < expected.count {
-                guard let key = oracle.key(doc, groups) else {
-                    Issue.record("\(context): r\(doc) at \(position) does not match")
-                    break
-                }
-                let want = expected[position]
-                guard key.bucket == want.bucket, abs(key.score - want.score) <= 1e-9 * max(1, abs(want.score)) else {
-                    Issue.record("\(context): position \(position) has r\(doc) \(key), expected r\(want.doc) \(want.bucket), \(want.score)")
-                    break
-                }
-            }
+            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
         }
     }
 

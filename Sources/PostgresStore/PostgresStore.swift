@@ -21,7 +21,7 @@ import Synchronization
 /// SwiftNIO event loop (the engine calls them from request tasks and its own threads).
 public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public let location: String
-    let configuration: PostgresConnection.Configuration
+    let hosts: HostList
     let logger: Logger
     let main: Session
     let follower: Session
@@ -30,17 +30,19 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     nonisolated(unsafe) var announcedSequence: UInt64 = 0  // SAFETY: only read and written under `announced`.
     static let channel = "poi_changes"
 
-    /// Connects to `url` (`postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE`) and brings its schema up to date.
+    /// Connects to `url` (`postgresql://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]…]/DATABASE[?…]`, libpq's convention:
+    /// several hosts for failover, `target_session_attrs`, `sslmode`, `sslrootcert`, `connect_timeout`; see
+    /// `StoreURL`) and brings its schema up to date.
     public init(url: String, logger: Logger = Logger(label: "poi.postgres")) throws(CatalogError) {
-        let parsed = try PostgresStore.parse(url)
-        configuration = parsed.configuration
+        let parsed = try StoreURL(url)
+        hosts = try HostList(url: parsed)
         location = parsed.location
         var quieter = logger
         quieter.logLevel = .critical
         let quiet = quieter
         self.logger = quiet
-        main = Session(configuration: configuration, logger: quiet, name: "main")
-        follower = Session(configuration: configuration, logger: quiet, name: "feed")
+        main = Session(hosts: hosts, logger: quiet, name: "main")
+        follower = Session(hosts: hosts, logger: quiet, name: "feed")
         // When one connection finds PostgreSQL gone, the other is not trusted either: PostgreSQL ends every
         // session when it stops, and a statement sent on a connection it ended may go unanswered.
         main.onUnreachable = { [weak follower] in follower?.distrust() }
@@ -79,40 +81,12 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     /// the option before anything is opened.
     public static func problem(with url: String) -> String? {
         do {
-            _ = try parse(url)
+            _ = try StoreURL(url)
             return nil
         } catch {
             if case .cannotOpen(_, let reason) = error { return reason }
             return error.description
         }
-    }
-
-    static func parse(_ url: String) throws(CatalogError) -> (configuration: PostgresConnection.Configuration, location: String) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme, ["postgresql", "postgres"].contains(scheme.lowercased())
-        else {
-            throw .cannotOpen(path: url, reason: "not a postgresql://USER@HOST:PORT/DATABASE URL")
-        }
-        guard let host = components.host, !host.isEmpty else { throw .cannotOpen(path: url, reason: "the URL names no host") }
-        guard let user = components.user, !user.isEmpty else { throw .cannotOpen(path: url, reason: "the URL names no user") }
-        let database = String(components.path.drop(while: { $0 == "/" }))
-        guard !database.isEmpty, !database.contains("/") else { throw .cannotOpen(path: url, reason: "the URL names no database") }
-        let port = components.port ?? 5432
-        guard (1...65535).contains(port) else { throw .cannotOpen(path: url, reason: "the port must be between 1 and 65535") }
-        for item in components.queryItems ?? [] {
-            guard item.name == "sslmode", item.value == "disable" else {
-                throw .cannotOpen(path: url, reason: "unsupported URL parameter \(item.name) (only sslmode=disable: connections are not encrypted)")
-            }
-        }
-        var configuration = PostgresConnection.Configuration(
-            host: host,
-            port: port,
-            username: user.removingPercentEncoding ?? user,
-            password: components.password?.removingPercentEncoding,
-            database: database.removingPercentEncoding ?? database,
-            tls: .disable
-        )
-        configuration.options.connectTimeout = .seconds(5)
-        return (configuration, "postgresql://\(user)@\(host):\(port)/\(database)")
     }
 
     // MARK: StoreOfRecord
@@ -367,6 +341,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 let (identity, current, trimmed) = try row.decode((String, Int64, Int64).self)
                 let now = ChangeSequence(identity: identity, sequence: UInt64(current))
                 if sequence < UInt64(trimmed) { throw CatalogError.changesTrimmed(after: sequence, trimmedThrough: UInt64(trimmed)) }
+                if sequence > now.sequence { throw CatalogError.storeBehind(applied: sequence, storeAt: now.sequence) }
                 guard now.sequence > sequence else { return ChangeSet(sequence: now) }
                 var set = ChangeSet(sequence: now)
                 for kind in RecordKind.allCases {

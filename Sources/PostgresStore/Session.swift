@@ -3,18 +3,41 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 import Synchronization
 
+/// The hosts of a store URL and the one both sessions of a store use now: the first to try on the next connect,
+/// so the two connections stay on one server and a failover is found once.
+final class HostList: Sendable {
+    let hosts: [StoreURL.Host]
+    let configurations: [PostgresConnection.Configuration]
+    let attributes: StoreURL.SessionAttributes
+    let sslMode: StoreURL.SSLMode
+    let current = Mutex(0)
+
+    init(url: StoreURL) throws(CatalogError) {
+        hosts = url.hosts
+        configurations = try url.configurations()
+        attributes = url.sessionAttributes
+        sslMode = url.sslMode
+    }
+
+    /// The host the sessions are on now, for `/health` and logs.
+    var currentHost: StoreURL.Host { hosts[current.withLock { $0 }] }
+}
+
 /// One PostgreSQL connection used by one caller at a time, opened on first use and reopened on the next call after
-/// it is lost. Errors become `CatalogError`: `.unavailable` when PostgreSQL cannot be reached or went away (the
+/// it is lost. With several hosts, opening tries each in turn from the one last used, as libpq does, and passes over a
+/// host that does not have the session attributes asked for (a standby that was not promoted, for `read-write`).
+/// Errors become `CatalogError`: `.unavailable` when PostgreSQL cannot be reached, went away or is read-only (the
 /// connection is dropped, to be reopened next time), `.storage` when it refused a statement.
 final class Session: @unchecked Sendable {
     // SAFETY: @unchecked Sendable because `connection` is only touched under `lock`, and `onConnect` and
     // `onUnreachable` are set once, before the first `run`.
     private let lock = NSLock()
     private var connection: PostgresConnection?
-    private let configuration: PostgresConnection.Configuration
+    private let hosts: HostList
     private let logger: Logger
     private let name: String
     private static let counter = NSLock()
@@ -26,8 +49,8 @@ final class Session: @unchecked Sendable {
     /// Set by `distrust()`: the next `run` opens a new connection instead of using the current one.
     private let distrusted = Mutex(false)
 
-    init(configuration: PostgresConnection.Configuration, logger: Logger, name: String) {
-        self.configuration = configuration
+    init(hosts: HostList, logger: Logger, name: String) {
+        self.hosts = hosts
         self.logger = logger
         self.name = name
     }
@@ -39,7 +62,7 @@ final class Session: @unchecked Sendable {
             let connection = try open()
             return try body(connection)
         } catch {
-            let failure = Session.classify(error)
+            let failure = Session.classify(error, tls: hosts.sslMode)
             if case .unavailable = failure {
                 try? connection?.close().answer(within: 5)
                 connection = nil
@@ -65,24 +88,62 @@ final class Session: @unchecked Sendable {
         }
         if let connection, !connection.isClosed { return connection }
         connection = nil
+        let first = hosts.current.withLock { $0 }
+        var refusals: [String] = []
+        for step in 0..<hosts.hosts.count {
+            let index = (first + step) % hosts.hosts.count
+            let host = hosts.hosts[index]
+            do {
+                let opened = try connect(hosts.configurations[index])
+                do {
+                    if let unsuitable = try unsuitability(of: opened) {
+                        try? opened.close().answer(within: 5)
+                        refusals.append("\(host.description) \(unsuitable)")
+                        continue
+                    }
+                    try onConnect?(opened)
+                } catch {
+                    try? opened.close().answer(within: 5)
+                    throw error
+                }
+                hosts.current.withLock { $0 = index }
+                connection = opened
+                return opened
+            } catch {
+                let failure = Session.classify(error, tls: hosts.sslMode)
+                // A statement refused on a host that is up is not a reason to try the next one.
+                guard case .unavailable(let reason) = failure, hosts.hosts.count > 1 else { throw failure }
+                refusals.append("\(host.description): \(reason)")
+            }
+        }
+        throw CatalogError.unavailable("no host of the store is usable: " + refusals.joined(separator: "; "))
+    }
+
+    private func connect(_ configuration: PostgresConnection.Configuration) throws -> PostgresConnection {
         let id = Session.counter.withLock { () -> Int in
             Session.nextID += 1
             return Session.nextID
         }
-        let opened = try PostgresConnection.connect(
+        return try PostgresConnection.connect(
             on: MultiThreadedEventLoopGroup.singleton.any(),
             configuration: configuration,
             id: id,
             logger: logger
-        ).answer()
-        do {
-            try onConnect?(opened)
-        } catch {
-            try? opened.close().answer(within: 5)
-            throw error
+        ).answer(within: configuration.options.connectTimeout.nanoseconds / 1_000_000_000 + 5)
+    }
+
+    /// Why `connection` lacks the session attributes the URL asks for (nil: it has them).
+    private func unsuitability(of connection: PostgresConnection) throws -> String? {
+        switch hosts.attributes {
+        case .any:
+            return nil
+        case .readWrite:
+            let rows = try connection.query("SHOW transaction_read_only", logger: logger).answer(on: connection)
+            return try rows.first?.decode(String.self) == "on" ? "is read-only (a standby, or default_transaction_read_only)" : nil
+        case .primary:
+            let rows = try connection.query("SELECT pg_is_in_recovery()", logger: logger).answer(on: connection)
+            return try rows.first?.decode(Bool.self) == true ? "is in recovery (a standby)" : nil
         }
-        connection = opened
-        return opened
     }
 
     func close() {
@@ -92,27 +153,46 @@ final class Session: @unchecked Sendable {
         connection = nil
     }
 
-    /// Connection trouble (refused, reset, closed, PostgreSQL shutting down: SQLSTATE classes 08 and 57) is
-    /// `.unavailable`; a statement PostgreSQL refused is `.storage` with its message.
-    static func classify(_ error: any Error) -> CatalogError {
+    /// Connection trouble (refused, reset, closed, PostgreSQL shutting down: SQLSTATE classes 08 and 57; a write on a
+    /// server that became read-only: 25006, as after a failover that demoted it) is `.unavailable`; so is a TLS
+    /// handshake that failed, with what TLS said; a statement PostgreSQL refused is `.storage` with its message.
+    static func classify(_ error: any Error, tls: StoreURL.SSLMode = .disable) -> CatalogError {
         if let error = error as? CatalogError { return error }
         if let error = error as? PSQLError {
             if let info = error.serverInfo {
                 let state = info[.sqlState] ?? ""
                 let message = info[.message] ?? "error \(state)"
-                if state.hasPrefix("08") || state.hasPrefix("57") { return .unavailable("PostgreSQL: \(message)") }
+                if state.hasPrefix("08") || state.hasPrefix("57") || state == "25006" { return .unavailable("PostgreSQL: \(message)") }
                 return .storage("PostgreSQL: \(message) (SQLSTATE \(state))")
             }
             switch error.code {
-            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            case .sslUnsupported:
+                return .unavailable("PostgreSQL does not offer TLS, and sslmode=\(tls.rawValue) requires it")
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .failedToAddSSLHandler:
+                if let underlying = error.underlying, let described = describeTLS(underlying, tls: tls) { return .unavailable(described) }
                 return .unavailable("PostgreSQL connection: \(error.code)\(error.underlying.map { " (\($0))" } ?? "")")
             default:
                 return .storage("PostgreSQL: \(String(reflecting: error))")
             }
         }
         if error is PostgresDecodingError { return .storage("PostgreSQL: unexpected column type (\(error))") }
+        if let described = describeTLS(error, tls: tls) { return .unavailable(described) }
         // Refused and reset connections surface as NIO's socket errors.
         return .unavailable("PostgreSQL connection: \(error)")
+    }
+
+    /// A TLS failure in words: the certificate not signed by the trusted authority, or not issued for the host.
+    static func describeTLS(_ error: any Error, tls: StoreURL.SSLMode) -> String? {
+        if let error = error as? NIOSSLExtraError, String(describing: error).hasPrefix("NIOSSLExtraError.failedToValidateHostname") {
+            return "TLS: the PostgreSQL server's certificate is not issued for the host named in the store URL (sslmode=verify-full): \(error)"
+        }
+        guard error is NIOSSLError || error is BoringSSLError else { return nil }
+        let text = String(describing: error)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
+            return "TLS: the PostgreSQL server's certificate is not signed by a certificate authority in sslrootcert "
+                + "(sslmode=\(tls.rawValue)): \(text)"
+        }
+        return "TLS handshake with PostgreSQL failed (sslmode=\(tls.rawValue)): \(text)"
     }
 }
 

@@ -17,7 +17,7 @@ public final class Replication: Sendable {
         public var lastError: String?
         /// When the state was last known to be caught up with the store.
         public var caughtUpAt = Date()
-        /// Full reloads because the log was trimmed past this replica.
+        /// Full reloads because the log was trimmed past this replica or the store went back (a failover lost commits).
         public var reloads = 0
     }
 
@@ -143,7 +143,7 @@ extension SearchEngine {
                 }
                 replication.caughtUp(at: changes.sequence.sequence)
             } catch {
-                guard case .changesTrimmed = error else { throw error }
+                guard error.requiresReload else { throw error }
                 log("\(error.description): reloading every record from the store")
                 let fresh = try SearchEngine.load(store)
                 write { $0 = fresh }

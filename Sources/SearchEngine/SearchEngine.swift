@@ -120,7 +120,7 @@ public final class SearchEngine: @unchecked Sendable {
             } catch let error as SnapshotError {
                 reason = error.description
             } catch let error as CatalogError {
-                if case .changesTrimmed = error { reason = error.description } else { throw SearchError.from(error) }
+                if error.requiresReload { reason = error.description } else { throw SearchError.from(error) }
             } catch {
                 throw .storage("\(error)")
             }

@@ -22,41 +22,8 @@ extension LiveTests {
             return process.terminationStatus
         }
 
-        /// A certificate authority named `name` and a server certificate for 127.0.0.1 and localhost signed by it.
         func certificates(_ name: String) throws -> (ca: String, certificate: String, key: String) {
-            let (ca, caKey) = (scratch.file("\(name)-ca.pem"), scratch.file("\(name)-ca.key"))
-            let (certificate, key, request) = (scratch.file("\(name)-server.pem"), scratch.file("\(name)-server.key"), scratch.file("\(name).csr"))
-            let extensions = scratch.file("\(name).ext")
-            try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(to: URL(fileURLWithPath: extensions))
-            let openssl = "/usr/bin/openssl"
-            #expect(
-                try run(
-                    openssl,
-                    [
-                        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2",
-                        "-subj", "/CN=\(name) test CA",
-                    ]
-                ) == 0
-            )
-            #expect(
-                try run(
-                    openssl,
-                    [
-                        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", request, "-subj",
-                        "/CN=127.0.0.1",
-                    ]
-                ) == 0
-            )
-            #expect(
-                try run(
-                    openssl,
-                    [
-                        "x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", certificate, "-days", "2", "-extfile",
-                        extensions,
-                    ]
-                ) == 0
-            )
-            return (ca, certificate, key)
+            try TestCertificates.make(name, in: scratch)
         }
 
         func emptyDatabase() throws -> String {

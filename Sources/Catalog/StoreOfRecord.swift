@@ -123,4 +123,11 @@ public protocol ChangeFeed: AnyObject, Sendable {
     /// than `retention`; answers the sequence the log is now trimmed through.
     @discardableResult
     func trim(retention: Double) throws(CatalogError) -> UInt64
+
+    /// The server the feed reads from now (`HOST:PORT`; one of several after a failover), for `/health`.
+    var server: String? { get }
+}
+
+extension ChangeFeed {
+    public var server: String? { nil }
 }

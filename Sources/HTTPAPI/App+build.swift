@@ -130,17 +130,40 @@ func makeRouter(
     QueryController(engine: engine).register(on: routes)
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
-    routes.read("health") { _ in
-        let counts = engine.counts
-        var body = "{\"status\":\"ok\",\"pois\":\(counts.pois),\"pins\":\(counts.pins)"
-        if let replication = engine.replicationStatus {
-            // A replica of a shared store: the change it has applied, whether it reaches the store, and how long ago
-            // it last knew it had every committed change (at most the poll interval while all is well).
-            let lag = max(0, Date().timeIntervalSince(replication.caughtUpAt))
-            body += ",\"store\":{\"sequence\":\(replication.applied),\"connected\":\(replication.connected),"
-            body += "\"lagSeconds\":\((lag * 1000).rounded() / 1000),\"reloads\":\(replication.reloads)}"
+    routes.read("health") { input in
+        let maximumLag = try input.parameters.double("max_lag", rule: "must be a number of seconds above 0 and at most 86400")
+        if let maximumLag, !(maximumLag > 0 && maximumLag <= 86_400) {
+            throw ParameterError("max_lag", "must be a number of seconds above 0 and at most 86400")
         }
-        return .json(Array((body + "}").utf8))
+        let counts = engine.counts
+        let replication = engine.replicationStatus
+        // A replica of a shared store: the change it has applied, whether it reaches the store and which server, and
+        // how long ago it last knew it had every committed change (at most the poll interval while all is well).
+        let lag = replication.map { max(0, Date().timeIntervalSince($0.caughtUpAt)) } ?? 0
+        let stale = replication != nil && maximumLag.map { lag > $0 } == true
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("status", stale ? "stale" : "ok")
+        json.key("pois")
+        json.number(counts.pois)
+        json.key("pins")
+        json.number(counts.pins)
+        if let replication {
+            json.key("store")
+            json.beginObject()
+            json.key("sequence")
+            json.number(Int(replication.applied))
+            json.key("connected")
+            json.bool(replication.connected)
+            if let server = engine.storeServer { json.field("host", server) }
+            json.key("lagSeconds")
+            json.number((lag * 1000).rounded() / 1000)
+            json.key("reloads")
+            json.number(replication.reloads)
+            json.endObject()
+        }
+        json.endObject()
+        return ReadAnswer(status: stale ? .serviceUnavailable : .ok, contentType: "application/json", body: json.buffer)
     }
     let dataDirectory = configuration.dataDirectory ?? DataDirectory.resolve()
     let osm = (try? OSMTagMapping.load(directory: dataDirectory)).map { mapping in

@@ -41,8 +41,8 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         quieter.logLevel = .critical
         let quiet = quieter
         self.logger = quiet
-        main = Session(hosts: hosts, logger: quiet, name: "main")
-        follower = Session(hosts: hosts, logger: quiet, name: "feed")
+        main = Session(hosts: hosts, logger: quiet, name: "main", idleInTransaction: 3)
+        follower = Session(hosts: hosts, logger: quiet, name: "feed", idleInTransaction: 600)
         // When one connection finds PostgreSQL gone, the other is not trusted either: PostgreSQL ends every
         // session when it stops, and a statement sent on a connection it ended may go unanswered.
         main.onUnreachable = { [weak follower] in follower?.distrust() }
@@ -124,6 +124,8 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public func loadAll(blockSize: Int, pois body: ([POIRecord]) -> Void) throws(CatalogError) -> (pins: [PinRecord], sequence: ChangeSequence) {
         try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
+                // The caller builds its indexes between two fetches: this read-only transaction may sit idle a while.
+                _ = try connection.query("SET LOCAL idle_in_transaction_session_timeout = '10min'", logger: logger).answer(on: connection)
                 let sequence = try PostgresStore.sequence(connection, logger: logger)
                 _ = try connection.query(
                     PostgresQuery(unsafeSQL: "DECLARE every_poi NO SCROLL CURSOR FOR SELECT \(PostgresStore.poiColumns) FROM poi ORDER BY ord"),
@@ -193,10 +195,24 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     @discardableResult
     public func commit(_ changes: [StoreChange]) throws(CatalogError) -> (before: ChangeSequence, after: ChangeSequence) {
-        let final = PostgresStore.lastChangePerRecord(changes)
+        let prepared: PreparedWrite
+        do {
+            prepared = try PreparedWrite(PostgresStore.lastChangePerRecord(changes))
+        } catch {
+            throw .storage("cannot encode the records: \(error)")
+        }
         return try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
-                // The row lock on store_state orders writers: sequence numbers commit in the order they are taken.
+                if prepared.deadline > PostgresStore.statementDeadline {
+                    // An import's batch: PostgreSQL's statements take a while, and so may the client's between them.
+                    _ = try connection.query("SET LOCAL idle_in_transaction_session_timeout = '60s'", logger: logger).answer(on: connection)
+                }
+                // The row lock on store_state orders writers: numbers commit in the order they are taken. A write of
+                // one record (a client's) writes it before taking the number, so the lock every writer queues on is
+                // held only for the transaction's last statements; a write of several takes the number first, so
+                // two of them never lock records in opposite orders (a deadlock).
+                let single = prepared.poiIDs.count + prepared.pinIDs.count == 1
+                if single { try PostgresStore.writeRecords(prepared, connection: connection, logger: logger) }
                 let rows = try connection.query(
                     "UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence",
                     logger: logger
@@ -205,7 +221,8 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 let (identity, number) = try row.decode((String, Int64).self)
                 let after = ChangeSequence(identity: identity, sequence: UInt64(number))
                 let before = ChangeSequence(identity: identity, sequence: after.sequence - 1)
-                try PostgresStore.write(final, sequence: number, connection: connection, logger: logger)
+                if !single { try PostgresStore.writeRecords(prepared, connection: connection, logger: logger) }
+                try PostgresStore.writeChanges(prepared, sequence: number, connection: connection, logger: logger)
                 _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).answer(on: connection)
                 return (before, after)
             }
@@ -231,20 +248,41 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     static func key(_ kind: RecordKind, _ id: String) -> String { "\(kind.rawValue)\u{0}\(id)" }
 
-    static func write(_ changes: [StoreChange], sequence: Int64, connection: PostgresConnection, logger: Logger) throws {
-        var pois: [POIRow] = []
-        var pins: [PinRow] = []
+    /// A write's statements' payloads, made before its transaction begins: nothing slow happens between a
+    /// transaction's statements (PostgreSQL ends a session idle in a transaction after a few seconds, and the
+    /// store_state row lock it holds orders every writer).
+    struct PreparedWrite {
+        var poiJSON: String?
+        var pinJSON: String?
         var deleted: [RecordKind: [String]] = [:]
-        for change in changes {
-            switch change {
-            case .put(.poi(let poi)): pois.append(POIRow(poi))
-            case .put(.pin(let pin)): pins.append(PinRow(pin))
-            case .delete(let kind, let id): deleted[kind, default: []].append(id)
+        var poiIDs: [String] = []
+        var pinIDs: [String] = []
+        /// A client's write (a few records) gets the statement deadline, so a replica cut off mid-write answers within
+        /// it; an import's batch of thousands gets a minute.
+        var deadline: Int64
+
+        init(_ changes: [StoreChange]) throws {
+            deadline = changes.count > 100 ? 60 : statementDeadline
+            var pois: [POIRow] = []
+            var pins: [PinRow] = []
+            for change in changes {
+                switch change {
+                case .put(.poi(let poi)): pois.append(POIRow(poi))
+                case .put(.pin(let pin)): pins.append(PinRow(pin))
+                case .delete(let kind, let id): deleted[kind, default: []].append(id)
+                }
             }
+            let encoder = JSONEncoder()
+            if !pois.isEmpty { poiJSON = String(decoding: try encoder.encode(pois), as: UTF8.self) }
+            if !pins.isEmpty { pinJSON = String(decoding: try encoder.encode(pins), as: UTF8.self) }
+            poiIDs = pois.map(\.id) + (deleted[.poi] ?? [])
+            pinIDs = pins.map(\.id) + (deleted[.pin] ?? [])
         }
-        let encoder = JSONEncoder()
-        if !pois.isEmpty {
-            let json = String(decoding: try encoder.encode(pois), as: UTF8.self)
+    }
+
+    static func writeRecords(_ prepared: PreparedWrite, connection: PostgresConnection, logger: Logger) throws {
+        let deadline = prepared.deadline
+        if let json = prepared.poiJSON {
             _ = try connection.query(
                 """
                 INSERT INTO poi (id, name, category, address, city, country, lat, lon, tags)
@@ -255,10 +293,9 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     city = excluded.city, country = excluded.country, lat = excluded.lat, lon = excluded.lon, tags = excluded.tags
                 """,
                 logger: logger
-            ).answer(on: connection, within: 60)
+            ).answer(on: connection, within: deadline)
         }
-        if !pins.isEmpty {
-            let json = String(decoding: try encoder.encode(pins), as: UTF8.self)
+        if let json = prepared.pinJSON {
             _ = try connection.query(
                 """
                 INSERT INTO pin (id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at, owner)
@@ -270,17 +307,23 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                     lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at, owner = excluded.owner
                 """,
                 logger: logger
-            ).answer(on: connection, within: 60)
+            ).answer(on: connection, within: deadline)
         }
-        if let ids = deleted[.poi] { _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).answer(on: connection) }
-        if let ids = deleted[.pin] { _ = try connection.query("DELETE FROM pin WHERE id = ANY(\(ids))", logger: logger).answer(on: connection) }
-        let poiIDs = pois.map(\.id) + (deleted[.poi] ?? [])
-        let pinIDs = pins.map(\.id) + (deleted[.pin] ?? [])
-        for (kind, ids) in [("poi", poiIDs), ("pin", pinIDs)] where !ids.isEmpty {
+        if let ids = prepared.deleted[.poi] {
+            _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).answer(on: connection, within: deadline)
+        }
+        if let ids = prepared.deleted[.pin] {
+            _ = try connection.query("DELETE FROM pin WHERE id = ANY(\(ids))", logger: logger).answer(on: connection, within: deadline)
+        }
+    }
+
+    static func writeChanges(_ prepared: PreparedWrite, sequence: Int64, connection: PostgresConnection, logger: Logger) throws {
+        let deadline = prepared.deadline
+        for (kind, ids) in [("poi", prepared.poiIDs), ("pin", prepared.pinIDs)] where !ids.isEmpty {
             _ = try connection.query(
                 "INSERT INTO change (seq, kind, id) SELECT \(sequence), \(kind), unnest(\(ids)::text[]) ON CONFLICT DO NOTHING",
                 logger: logger
-            ).answer(on: connection)
+            ).answer(on: connection, within: deadline)
         }
     }
 
@@ -315,8 +358,14 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     /// Runs `body` between `begin` and COMMIT, rolling back when it throws — unless the connection itself failed:
     /// then PostgreSQL ends the transaction, and the session drops the connection (a statement sent on a broken
     /// connection may never be answered).
-    static func transaction<T>(_ connection: PostgresConnection, _ begin: String, logger: Logger, _ body: () throws -> T) throws -> T {
-        _ = try connection.query(PostgresQuery(unsafeSQL: begin), logger: logger).answer(on: connection)
+    static func transaction<T>(
+        _ connection: PostgresConnection,
+        _ begin: String,
+        logger: Logger,
+        within seconds: Int64 = statementDeadline,
+        _ body: () throws -> T
+    ) throws -> T {
+        _ = try connection.query(PostgresQuery(unsafeSQL: begin), logger: logger).answer(on: connection, within: seconds)
         do {
             let value = try body()
             _ = try connection.query("COMMIT", logger: logger).answer(on: connection)
@@ -331,11 +380,28 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     // MARK: ChangeFeed
 
+    /// Seconds the follower waits for the store's answer to its first, small statements of a feed read.
+    static let feedProbeDeadline: Int64 = 3
+    /// Seconds a statement may take before the store counts as unreachable (bulk statements of an import and of a
+    /// full load take longer deadlines of their own). A write on a replica cut off from PostgreSQL is so answered 503
+    /// within this plus the wait for the writer lock — under 10 s with the cluster's connect_timeout of 2 s.
+    static let statementDeadline: Int64 = 5
+
+    public var server: String? { hosts.currentHost.description }
+
     public func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet {
         try follower.run { connection in
-            try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger) {
+            // The first two statements are small: a store that does not answer them within `feedProbeDeadline` is
+            // taken as unreachable (a partition shows in /health within seconds, not the 10 s of a write's bound).
+            try PostgresStore.transaction(
+                connection,
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                logger: logger,
+                within: PostgresStore.feedProbeDeadline
+            ) {
                 let state = try connection.query("SELECT identity, sequence, trimmed_through FROM store_state WHERE id = 1", logger: logger).answer(
-                    on: connection
+                    on: connection,
+                    within: PostgresStore.feedProbeDeadline
                 )
                 guard let row = state.first else { throw CatalogError.storage("store_state has no row") }
                 let (identity, current, trimmed) = try row.decode((String, Int64, Int64).self)

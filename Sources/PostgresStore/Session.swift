@@ -49,10 +49,18 @@ final class Session: @unchecked Sendable {
     /// Set by `distrust()`: the next `run` opens a new connection instead of using the current one.
     private let distrusted = Mutex(false)
 
-    init(hosts: HostList, logger: Logger, name: String) {
+    /// Seconds PostgreSQL lets this session sit idle inside a transaction before it ends the session.
+    private let idleInTransaction: Int
+
+    /// - Parameter idleInTransaction: seconds after which PostgreSQL ends this session when it sits idle inside a
+    ///   transaction — a client gone silent (a replica cut off mid-write) so releases the store_state row lock
+    ///   every writer queues on, instead of stalling every other replica's writes until TCP gives up on it (hours).
+    ///   A transaction that pauses between statements on purpose (a full load) raises it with SET LOCAL.
+    init(hosts: HostList, logger: Logger, name: String, idleInTransaction: Int) {
         self.hosts = hosts
         self.logger = logger
         self.name = name
+        self.idleInTransaction = idleInTransaction
     }
 
     func run<T>(_ body: (PostgresConnection) throws -> T) throws(CatalogError) -> T {
@@ -64,7 +72,7 @@ final class Session: @unchecked Sendable {
         } catch {
             let failure = Session.classify(error, tls: hosts.sslMode)
             if case .unavailable = failure {
-                try? connection?.close().answer(within: 5)
+                if let connection { Session.discard(connection) }
                 connection = nil
                 onUnreachable?()
             }
@@ -83,7 +91,7 @@ final class Session: @unchecked Sendable {
             defer { flag = false }
             return flag
         }), let stale = connection {
-            try? stale.close().answer(within: 5)
+            Session.discard(stale)
             connection = nil
         }
         if let connection, !connection.isClosed { return connection }
@@ -94,16 +102,18 @@ final class Session: @unchecked Sendable {
             let index = (first + step) % hosts.hosts.count
             let host = hosts.hosts[index]
             do {
-                let opened = try connect(hosts.configurations[index])
+                var configuration = hosts.configurations[index]
+                configuration.options.additionalStartupParameters = [("idle_in_transaction_session_timeout", "\(idleInTransaction * 1000)")]
+                let opened = try connect(configuration)
                 do {
                     if let unsuitable = try unsuitability(of: opened) {
-                        try? opened.close().answer(within: 5)
+                        Session.discard(opened)
                         refusals.append("\(host.description) \(unsuitable)")
                         continue
                     }
                     try onConnect?(opened)
                 } catch {
-                    try? opened.close().answer(within: 5)
+                    Session.discard(opened)
                     throw error
                 }
                 hosts.current.withLock { $0 = index }
@@ -144,6 +154,13 @@ final class Session: @unchecked Sendable {
             let rows = try connection.query("SELECT pg_is_in_recovery()", logger: logger).answer(on: connection)
             return try rows.first?.decode(Bool.self) == true ? "is in recovery (a standby)" : nil
         }
+    }
+
+    /// Closes a connection found broken without waiting: one cut off by a partition may take its whole deadline to
+    /// close. It is kept until closed (PostgresNIO requires a connection closed before it is released).
+    static func discard(_ connection: PostgresConnection) {
+        let closing: EventLoopFuture<Void> = connection.close()
+        closing.whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     func close() {
@@ -200,14 +217,14 @@ extension EventLoopFuture where Value: Sendable {
     /// Blocks until the future completes or `seconds` pass. A query on a connection that broke may never be
     /// answered; past the deadline it counts as unreachable (the session then drops the connection), so no caller
     /// waits forever. Never called on an event loop.
-    func answer(within seconds: Int64 = 10) throws -> Value {
+    func answer(within seconds: Int64 = PostgresStore.statementDeadline) throws -> Value {
         try answer(closing: nil, within: seconds)
     }
 
     /// `answer`, also failing within 50 ms once `connection` is closed: a statement sent on a connection PostgreSQL
     /// is ending (a restart) may otherwise stay unanswered until the deadline. (Polled, not a callback on the
     /// connection's close future, which would keep one closure per statement for the connection's whole life.)
-    func answer(on connection: PostgresConnection, within seconds: Int64 = 10) throws -> Value {
+    func answer(on connection: PostgresConnection, within seconds: Int64 = PostgresStore.statementDeadline) throws -> Value {
         try answer(closing: connection, within: seconds)
     }
 
@@ -300,7 +317,7 @@ enum PostgresSchema {
                 guard done.first == nil else { continue }
                 // One statement per query (the extended protocol takes one at a time).
                 for statement in script.split(separator: ";\n") where !statement.allSatisfy(\.isWhitespace) {
-                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).answer(on: connection)
+                    _ = try connection.query(PostgresQuery(unsafeSQL: String(statement)), logger: logger).answer(on: connection, within: 600)
                 }
                 _ = try connection.query("INSERT INTO poi_schema (version) VALUES (\(version))", logger: logger).answer(on: connection)
             }

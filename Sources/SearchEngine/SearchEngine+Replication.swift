@@ -46,6 +46,9 @@ public final class Replication: Sendable {
     }
 
     var stopping: Bool { control.withLock { $0.stop } }
+
+    /// Whether the follower thread runs (it retries the store every poll interval and reports when it is back).
+    var following: Bool { control.withLock { $0.running && !$0.stop } }
 }
 
 extension SearchEngine {
@@ -54,6 +57,9 @@ extension SearchEngine {
 
     /// Where the follower stands (nil: the store is not shared).
     public var replicationStatus: Replication.Status? { replication?.current }
+
+    /// The store server the follower reads from now (`HOST:PORT`), for `/health`.
+    public var storeServer: String? { replication?.feed.server }
 
     /// How often the follower polls when no wake-up comes, how often it reports where it stands (so the store trims
     /// the change log behind every live replica), and how long unreported replicas and old changes are kept.
@@ -131,10 +137,11 @@ extension SearchEngine {
         catchUpHoldingWriter(log: log)
     }
 
-    /// `catchUp` for a caller that holds `writer`.
-    func catchUpHoldingWriter(log: (String) -> Void = { _ in }) {
-        guard let replication, let store else { return }
-        guard let applied = read({ $0.sequence }) else { return }
+    /// `catchUp` for a caller that holds `writer`; answers why it could not (nil: caught up).
+    @discardableResult
+    func catchUpHoldingWriter(log: (String) -> Void = { _ in }) -> CatalogError? {
+        guard let replication, let store else { return nil }
+        guard let applied = read({ $0.sequence }) else { return nil }
         do throws(CatalogError) {
             do {
                 let changes = try replication.feed.changes(after: applied.sequence)
@@ -153,9 +160,10 @@ extension SearchEngine {
             }
         } catch {
             replication.failed(error)
-            return
+            return error
         }
         snapshotIfDue()
+        return nil
     }
 }
 

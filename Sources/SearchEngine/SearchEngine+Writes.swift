@@ -82,10 +82,18 @@ extension SearchEngine {
     /// state first catches up with the store, so that a write's checks (does this pin exist, was this POI created)
     /// see what other replicas committed — a client whose requests a load balancer spreads over replicas can
     /// create a record through one and delete it through another.
+    ///
+    /// A replica that cannot reach the store refuses writes at once (503) instead of sending each to wait out its
+    /// deadlines: while the follower's last attempt failed (it tries again every poll interval, and writes resume
+    /// with its first success), or when this write's own catch-up fails.
     func ordered<T>(_ body: () throws(SearchError) -> T) throws(SearchError) -> T {
         writer.lock()
         defer { writer.unlock() }
-        if replication != nil { catchUpHoldingWriter() }
+        if let replication {
+            let status = replication.current
+            if !status.connected && replication.following { throw .unavailable(status.lastError ?? "the store is unreachable") }
+            if let failure = catchUpHoldingWriter(), case .unavailable = failure { throw SearchError.from(failure) }
+        }
         return try body()
     }
 

@@ -263,6 +263,13 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             #expect(((try json(batch))["points"] as! [[Double]]).count == 2)
             let health = try json(try await client.execute(uri: "/health", method: .get))
             #expect(health["status"] as? String == "ok" && health["pois"] as? Int == 61)
+            // max_lag concerns replicas of a shared store; a server with its own database is never stale.
+            #expect(try await client.execute(uri: "/health?max_lag=5", method: .get).status == .ok)
+            for bad in ["0", "-1", "abc", "86401"] {
+                let response = try await client.execute(uri: "/health?max_lag=\(bad)", method: .get)
+                let detail = (try json(response))["detail"] as? String ?? ""
+                #expect(response.status == .badRequest && detail.contains("max_lag"), "max_lag=\(bad): \(response.status) \(detail)")
+            }
             #expect(try await client.execute(uri: "/v1/geocode?q=x", method: .get).status == .serviceUnavailable)
         }
     }

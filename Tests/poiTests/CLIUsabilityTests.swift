@@ -68,7 +68,10 @@ import Testing
             (["search", "cafe", "--store", "postgresql://u@h:5432/"], [:], "--store: the URL names no database"),
             (["nearby", "--lat", "60", "--lon", "24"], ["POI_STORE": "postgresql://h/db"], "POI_STORE: the URL names no user"),
             (["nearby", "--lat", "60", "--lon", "24", "--store", "postgresql://u@h/db", "--db", "x.sqlite"], [:], "give --db or --store, not both"),
-            (["import", "README.md", "--store", "postgresql://u@h/db?sslmode=require"], [:], "--store: unsupported URL parameter sslmode"),
+            (
+                ["import", "README.md", "--store", "postgresql://u@h/db?application_name=x"], [:],
+                "--store: unsupported URL parameter application_name"
+            ),
         ] as [([String], [String: String], String)]
     )
     func badStoreURLsAreUsageErrors(_ arguments: [String], _ environment: [String: String], _ fragment: String) throws {

@@ -28,6 +28,7 @@ test: setup lint
 	scripts/contract/run .build/debug/poi
 	scripts/browser/run .build/debug/poi
 	scripts/compat/run .build/debug/poi
+	scripts/cluster/run --poi .build/debug/poi --records 2000 --duration 60 --clients 3 --work $$(mktemp -d /tmp/poi-cluster.XXXXXX)
 
 run: release
 	scripts/run.sh $(RELEASE_BIN)

@@ -4,8 +4,10 @@
 set -euo pipefail
 
 # chromium and fonts-dejavu-core: the map page's browser test (scripts/browser/run); libjs-leaflet: the map page;
-# postgresql: the shared store's tests (scripts/postgres/with-server starts a private server on loopback).
-PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl openssl libjs-leaflet chromium fonts-dejavu-core postgresql)
+# postgresql: the shared store's tests (scripts/postgres/with-server starts a private server on loopback);
+# haproxy, nftables, iproute2: the cluster's fault test (scripts/cluster/run: namespaces, partitions, packet loss).
+PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl openssl libjs-leaflet chromium fonts-dejavu-core postgresql
+    haproxy nftables iproute2)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

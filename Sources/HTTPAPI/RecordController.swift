@@ -87,14 +87,15 @@ struct RecordController {
             lon: position.longitude,
             tags: tags
         )
-        let saved = try engine.upsertPOI(poi)
+        let saved = try await BlockingWrites.run { [engine] in try engine.upsertPOI(poi) }
         let encoder = try encoder(request)
         return answer(encoder, encoder.record(.poi(saved.record)), status: saved.created ? .created : .ok)
     }
 
     func deletePOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try WritePolicy.writePOI(try await write.principal(request, context))
-        try engine.deletePOI(id: try id(context))
+        let poiID = try id(context)
+        try await BlockingWrites.run { [engine] in try engine.deletePOI(id: poiID) }
         return Response(status: .noContent)
     }
 
@@ -124,7 +125,8 @@ struct RecordController {
         let owner = try WritePolicy.createPin(try await write.principal(request, context))
         let input = try await pinInput(request)
         let encoder = try encoder(request)
-        let pin = try engine.createPin(input, owner: owner, maximumPerOwner: write.maximumPinsPerUser)
+        let maximum = write.maximumPinsPerUser
+        let pin = try await BlockingWrites.run { [engine] in try engine.createPin(input, owner: owner, maximumPerOwner: maximum) }
         return answer(encoder, encoder.record(.pin(pin)), status: .created)
     }
 
@@ -142,7 +144,8 @@ struct RecordController {
         try WritePolicy.changePin(principal, owner: old.owner)
         let encoder = try encoder(request)
         let input = try await pinInput(request)
-        return answer(encoder, encoder.record(.pin(try engine.updatePin(id: id, input))))
+        let updated = try await BlockingWrites.run { [engine] in try engine.updatePin(id: id, input) }
+        return answer(encoder, encoder.record(.pin(updated)))
     }
 
     func deletePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
@@ -150,7 +153,7 @@ struct RecordController {
         let id = try id(context)
         guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
         try WritePolicy.changePin(principal, owner: old.owner)
-        try engine.deletePin(id: id)
+        try await BlockingWrites.run { [engine] in try engine.deletePin(id: id) }
         return Response(status: .noContent)
     }
 

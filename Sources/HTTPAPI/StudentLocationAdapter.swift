@@ -258,7 +258,9 @@ struct StudentLocationAdapter {
 
     func create(_ request: Request, _ context: AppRequestContext, base: String) async throws -> Response {
         let owner = try WritePolicy.createPin(try await principal(request, context))
-        let pin = try engine.createPin(try input(try await body(request), over: nil), owner: owner, maximumPerOwner: write.maximumPinsPerUser)
+        let pinInput = try input(try await body(request), over: nil)
+        let maximum = write.maximumPinsPerUser
+        let pin = try await BlockingWrites.run { [engine] in try engine.createPin(pinInput, owner: owner, maximumPerOwner: maximum) }
         var json = JSONWriter()
         json.beginObject()
         json.field("createdAt", pin.createdAt)
@@ -274,7 +276,8 @@ struct StudentLocationAdapter {
         let id = try objectID(context)
         guard let old = engine.pin(id: id) else { throw ParseError.notFound }
         try WritePolicy.changePin(principal, owner: old.owner)
-        let pin = try engine.updatePin(id: id, try input(try await body(request), over: old))
+        let pinInput = try input(try await body(request), over: old)
+        let pin = try await BlockingWrites.run { [engine] in try engine.updatePin(id: id, pinInput) }
         var json = JSONWriter()
         json.beginObject()
         json.field("updatedAt", pin.updatedAt)
@@ -287,7 +290,7 @@ struct StudentLocationAdapter {
         let id = try objectID(context)
         guard let old = engine.pin(id: id) else { throw ParseError.notFound }
         try WritePolicy.changePin(principal, owner: old.owner)
-        try engine.deletePin(id: id)
+        try await BlockingWrites.run { [engine] in try engine.deletePin(id: id) }
         return JSONResponse.body(Array("{}".utf8))
     }
 }

@@ -94,7 +94,14 @@ extension SearchEngine {
                 // The first round reads the feed at once (which opens the listening connection), then each waits for
                 // a wake-up or the poll interval.
                 if !first {
-                    replication.feed.waitForChange(after: replication.current.applied, timeout: timing.poll)
+                    if replication.current.connected {
+                        replication.feed.waitForChange(after: replication.current.applied, timeout: timing.poll)
+                    } else {
+                        // The store was unreachable: try again after the poll interval, not at once because a
+                        // wake-up announced a change (that would hold the writer lock back to back, and writes
+                        // queued for it would wait out every attempt).
+                        Thread.sleep(forTimeInterval: timing.poll)
+                    }
                     if replication.stopping { break }
                 }
                 first = false

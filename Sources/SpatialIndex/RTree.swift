@@ -32,7 +32,7 @@ public struct IndexedPoint: Sendable, Equatable {
 /// children; every branch entry's box is exactly the bounding box of its child; parents and `leafOf` agree with the
 /// entries; no node but the root is empty and none holds more than `maxEntries`.
 ///
-/// Not thread-safe by itself: see `SharedSpatialIndex` for concurrent use.
+/// Not thread-safe by itself: the search engine publishes states under its own lock (`SearchEngine`).
 public struct RTree: Sendable {
     /// Fan-out. 32 measured best for kNN at 1 M points on a 2-core EPYC (2.5 µs against 3.1 µs at 16 and 4.7 µs at
     /// 8): fewer levels means fewer cache misses, and scanning 32 entries of a node is cheap and branch-free.

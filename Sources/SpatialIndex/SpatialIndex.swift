@@ -5,7 +5,7 @@ import SnapshotFile
 /// the geohash grid for clustering.
 ///
 /// A value type: copies are independent snapshots (arrays are copy-on-write). Not safe for concurrent mutation on
-/// its own; `SharedSpatialIndex` adds the locking.
+/// its own; the search engine publishes whole states under its lock.
 public struct SpatialIndex: Sendable {
     public internal(set) var tree: RTree
     public internal(set) var grid: GeohashGrid

@@ -1,3 +1,4 @@
+import API
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -9,7 +10,12 @@ import Testing
 /// handler context — and with it the whole pipeline — alive through `ConnectionTimers` (a retain cycle): about 400
 /// bytes per connection, never freed, found by a soak that opened a connection per request.
 @Suite struct ConnectionLifetimeTests {
-    static let lane = FastLane(reads: ReadRoutes(), metrics: nil, serverName: "poi", logger: Logger(label: "test"))
+    /// A lane that answers `GET /health`, so the whole-request case runs the lane's answer path.
+    static let lane: FastLane = {
+        var reads = ReadRoutes()
+        reads.add(RouteTable.route("health")!, pattern: "/health", cost: .light) { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        return FastLane(reads: reads, metrics: nil, serverName: "poi", logger: Logger(label: "test"))
+    }()
 
     enum Scenario: String, CaseIterable {
         case silent, wholeRequest, partialRequest, passedOn
@@ -31,6 +37,13 @@ import Testing
             case .wholeRequest: try channel.writeInbound(ByteBuffer(string: "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"))
             case .partialRequest: try channel.writeInbound(ByteBuffer(string: "GET /health HTTP/1.1\r\nHo"))
             case .passedOn: try channel.writeInbound(ByteBuffer(string: "POST /v1/pins HTTP/1.1\r\nContent-Length: 2\r\n\r\n{"))
+            }
+            if scenario == .wholeRequest {
+                // The lane answered it (the state under test was in use), not passed it on.
+                channel.embeddedEventLoop.run()
+                let answer = try channel.readOutbound(as: ByteBuffer.self)
+                let head = answer.map { String(String(buffer: $0).prefix(15)) }
+                #expect(head == "HTTP/1.1 200 OK", "the byte lane did not answer GET /health: \(String(describing: head))")
             }
             try channel.close().wait()
             _ = try? channel.finish()

@@ -201,18 +201,23 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         } catch {
             throw .storage("cannot encode the records: \(error)")
         }
+        if let statement = PostgresStore.singleRecordStatement(prepared) {
+            return try main.run { connection in
+                let rows = try connection.query(statement, logger: logger).answer(on: connection)
+                guard let row = rows.first else { throw CatalogError.storage("store_state has no row") }
+                let (identity, number) = try row.decode((String, Int64).self)
+                let after = ChangeSequence(identity: identity, sequence: UInt64(number))
+                return (ChangeSequence(identity: identity, sequence: after.sequence - 1), after)
+            }
+        }
         return try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
                 if prepared.deadline > PostgresStore.statementDeadline {
                     // An import's batch: PostgreSQL's statements take a while, and so may the client's between them.
                     _ = try connection.query("SET LOCAL idle_in_transaction_session_timeout = '60s'", logger: logger).answer(on: connection)
                 }
-                // The row lock on store_state orders writers: numbers commit in the order they are taken. A write of
-                // one record (a client's) writes it before taking the number, so the lock every writer queues on is
-                // held only for the transaction's last statements; a write of several takes the number first, so
-                // two of them never lock records in opposite orders (a deadlock).
-                let single = prepared.poiIDs.count + prepared.pinIDs.count == 1
-                if single { try PostgresStore.writeRecords(prepared, connection: connection, logger: logger) }
+                // The row lock on store_state orders writers: numbers commit in the order they are taken. It is taken
+                // first, by every write, so no two writes lock records in opposite orders (a deadlock).
                 let rows = try connection.query(
                     "UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence",
                     logger: logger
@@ -221,7 +226,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                 let (identity, number) = try row.decode((String, Int64).self)
                 let after = ChangeSequence(identity: identity, sequence: UInt64(number))
                 let before = ChangeSequence(identity: identity, sequence: after.sequence - 1)
-                if !single { try PostgresStore.writeRecords(prepared, connection: connection, logger: logger) }
+                try PostgresStore.writeRecords(prepared, connection: connection, logger: logger)
                 try PostgresStore.writeChanges(prepared, sequence: number, connection: connection, logger: logger)
                 _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).answer(on: connection)
                 return (before, after)
@@ -280,34 +285,79 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         }
     }
 
-    static func writeRecords(_ prepared: PreparedWrite, connection: PostgresConnection, logger: Logger) throws {
-        let deadline = prepared.deadline
-        if let json = prepared.poiJSON {
-            _ = try connection.query(
-                """
+    /// The upsert of records of `kind` from a JSON array bound as $1, with `filter` (a WHERE clause, or nothing)
+    /// on the rows it takes.
+    static func upsertSQL(_ kind: RecordKind, filter: String = "") -> String {
+        switch kind {
+        case .poi:
+            return """
                 INSERT INTO poi (id, name, category, address, city, country, lat, lon, tags)
                 SELECT id, name, category, address, city, country, lat, lon, tags
-                FROM jsonb_to_recordset(\(json)::jsonb) AS r(id text, name text, category text, address text, city text,
-                    country text, lat float8, lon float8, tags text)
+                FROM jsonb_to_recordset($1::jsonb) AS r(id text, name text, category text, address text, city text,
+                    country text, lat float8, lon float8, tags text)\(filter)
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, category = excluded.category, address = excluded.address,
                     city = excluded.city, country = excluded.country, lat = excluded.lat, lon = excluded.lon, tags = excluded.tags
-                """,
-                logger: logger
-            ).answer(on: connection, within: deadline)
-        }
-        if let json = prepared.pinJSON {
-            _ = try connection.query(
                 """
+        case .pin:
+            return """
                 INSERT INTO pin (id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at, owner)
                 SELECT id, unique_key, first_name, last_name, map_string, media_url, lat, lon, created_at, updated_at, owner
-                FROM jsonb_to_recordset(\(json)::jsonb) AS r(id text, unique_key text, first_name text, last_name text,
-                    map_string text, media_url text, lat float8, lon float8, created_at text, updated_at text, owner text)
+                FROM jsonb_to_recordset($1::jsonb) AS r(id text, unique_key text, first_name text, last_name text,
+                    map_string text, media_url text, lat float8, lon float8, created_at text, updated_at text, owner text)\(filter)
                 ON CONFLICT (id) DO UPDATE SET unique_key = excluded.unique_key, first_name = excluded.first_name,
                     last_name = excluded.last_name, map_string = excluded.map_string, media_url = excluded.media_url,
                     lat = excluded.lat, lon = excluded.lon, updated_at = excluded.updated_at, owner = excluded.owner
-                """,
-                logger: logger
-            ).answer(on: connection, within: deadline)
+                """
+        }
+    }
+
+    static func payloadQuery(_ sql: String, _ payload: String) -> PostgresQuery {
+        var binds = PostgresBindings()
+        binds.append(payload)
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// A write of one record as one statement (autocommit): it takes the next number (the store_state row lock,
+    /// first, as every write does: no two writes lock in opposite orders), writes or deletes the record, logs the
+    /// change and wakes the followers — one round trip, and no transaction left open between statements for a
+    /// partition to strand with the lock every writer queues on. Answers the store's identity and the number.
+    static func singleRecordStatement(_ prepared: PreparedWrite) -> PostgresQuery? {
+        let kind: RecordKind
+        let id: String
+        var binds = PostgresBindings()
+        var record: String
+        let after = "WHERE EXISTS (SELECT 1 FROM number)"
+        if prepared.poiIDs.count + prepared.pinIDs.count != 1 { return nil }
+        if let json = prepared.poiJSON ?? prepared.pinJSON {
+            kind = prepared.poiJSON != nil ? .poi : .pin
+            binds.append(json)
+            record = upsertSQL(kind, filter: "\n" + after)
+            id = (kind == .poi ? prepared.poiIDs : prepared.pinIDs)[0]
+        } else {
+            kind = prepared.deleted[.poi] != nil ? .poi : .pin
+            id = prepared.deleted[kind]![0]
+            binds.append(id)
+            record = "DELETE FROM \(kind.rawValue) WHERE id = $1 AND EXISTS (SELECT 1 FROM number)"
+        }
+        binds.append(kind.rawValue)
+        binds.append(id)
+        let sql = """
+            WITH number AS (UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING identity, sequence),
+            written AS (\(record)),
+            logged AS (INSERT INTO change (seq, kind, id) SELECT sequence, $2, $3 FROM number ON CONFLICT DO NOTHING)
+            SELECT number.identity, number.sequence FROM number
+                CROSS JOIN LATERAL (SELECT pg_notify('poi_changes', number.sequence::text)) AS notified
+            """
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    static func writeRecords(_ prepared: PreparedWrite, connection: PostgresConnection, logger: Logger) throws {
+        let deadline = prepared.deadline
+        if let json = prepared.poiJSON {
+            _ = try connection.query(PostgresStore.payloadQuery(upsertSQL(.poi), json), logger: logger).answer(on: connection, within: deadline)
+        }
+        if let json = prepared.pinJSON {
+            _ = try connection.query(PostgresStore.payloadQuery(upsertSQL(.pin), json), logger: logger).answer(on: connection, within: deadline)
         }
         if let ids = prepared.deleted[.poi] {
             _ = try connection.query("DELETE FROM poi WHERE id = ANY(\(ids))", logger: logger).answer(on: connection, within: deadline)

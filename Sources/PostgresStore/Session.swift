@@ -158,15 +158,18 @@ final class Session: @unchecked Sendable {
 
     /// Closes a connection found broken without waiting: one cut off by a partition may take its whole deadline to
     /// close. It is kept until closed (PostgresNIO requires a connection closed before it is released).
-    static func discard(_ connection: PostgresConnection) {
+    @discardableResult
+    static func discard(_ connection: PostgresConnection) -> EventLoopFuture<Void> {
         let closing: EventLoopFuture<Void> = connection.close()
         closing.whenComplete { _ in withExtendedLifetime(connection) {} }
+        return closing
     }
 
+    /// Closes the connection, waiting up to 5 s for PostgreSQL to see it go (it is kept until closed either way).
     func close() {
         lock.lock()
         defer { lock.unlock() }
-        try? connection?.close().answer(within: 5)
+        if let connection { try? Session.discard(connection).answer(within: 5) }
         connection = nil
     }
 

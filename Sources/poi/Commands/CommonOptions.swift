@@ -17,7 +17,7 @@ struct DatabaseOptions: ParsableArguments {
 
     @Option(
         help:
-            "PostgreSQL store shared by several servers, postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or env POI_STORE; --db wins over the env)."
+            "PostgreSQL store shared by several servers, postgresql://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]…]/DATABASE[?target_session_attrs=…&sslmode=…&sslrootcert=FILE&connect_timeout=S] (or env POI_STORE; --db wins over the env)."
     )
     var store: String?
 

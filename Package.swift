@@ -84,13 +84,14 @@ let package = Package(
             resources: [.copy("OpenAPI")],
             swiftSettings: swiftSettings
         ),
+        // The HTTP/1 transport: connection guards, the byte lane for reads, response writing. Knows nothing of the API:
+        // it is given a route table of read handlers and Hummingbird's responder for the rest.
         .target(
-            name: "HTTPAPI",
+            name: "HTTPServer",
             dependencies: [
-                "API", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData", "Access",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "BundledData",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -98,9 +99,34 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HTTPAPI",
+            dependencies: [
+                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData", "Access",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [.copy("Web")],
+            swiftSettings: swiftSettings
+        ),
+        // What `poi bench` measures in-process (the byte lane without sockets).
+        .target(
+            name: "Bench",
+            dependencies: [
+                "HTTPAPI", "HTTPServer", "SearchEngine", "Gazetteer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -113,6 +139,8 @@ let package = Package(
                 "SearchEngine",
                 "API",
                 "HTTPAPI",
+                "HTTPServer",
+                "Bench",
                 "BundledData",
                 "PostgresStore",
                 "Access",
@@ -159,7 +187,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "API", "HTTPAPI", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
+                "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -4,6 +4,7 @@ import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import HTTPServer
 import Hummingbird
 import SearchEngine
 

@@ -3,6 +3,7 @@ import BundledData
 import Catalog
 import Foundation
 import Gazetteer
+import HTTPServer
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -36,11 +37,18 @@ public func buildApplication(
     // The fast lane answers read routes below the router; with CORS on, the middleware's headers need the router.
     let lane =
         configuration.fastLane && configuration.corsOrigin == nil
-        ? FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: logger) : nil
+        ? FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: logger, problem: Problem.of) : nil
     return Application(
         router: HeadAsGet(router: router),
         server: HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, lane: lane, tls: tls)
+            GuardedHTTP1Channel(
+                responder: responder,
+                limits: limits,
+                connections: connections,
+                lane: lane,
+                tls: tls,
+                streamedBodyPath: RouteTable.route("importRecords")?.path
+            )
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
         onServerRunning: { channel in
@@ -52,6 +60,19 @@ public func buildApplication(
         },
         logger: logger
     )
+}
+
+/// The byte lane of the application's read routes outside any server (`poi bench wire`).
+public func buildReadLane(
+    configuration: ServerConfiguration,
+    engine: SearchEngine,
+    gazetteer: Gazetteer?,
+    metrics: PrometheusCollectorRegistry?
+) -> FastLane {
+    let endpointMetrics = metrics.map { _ in EndpointMetrics() }
+    let reads = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics)
+        .reads
+    return FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: Logger(label: "poi"), problem: Problem.of)
 }
 
 /// The v1 routes of DESIGN.md §4.

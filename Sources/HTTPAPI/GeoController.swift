@@ -3,6 +3,7 @@ import BundledData
 import Foundation
 import Gazetteer
 import GeoCore
+import HTTPServer
 import Hummingbird
 import SearchEngine
 

@@ -1,5 +1,6 @@
 import BundledData
 import Foundation
+import HTTPServer
 import Hummingbird
 
 /// Where the map page finds what it serves besides its own files.

@@ -4,44 +4,14 @@ import BundledData
 import Foundation
 import Gazetteer
 import GeoCore
+import HTTPServer
 import Hummingbird
 import Logging
 import SearchEngine
 import Synchronization
 
-/// An RFC 9457 problem: the body every error answers with (`application/problem+json`).
-public struct Problem: Error, Sendable {
-    public let status: HTTPResponse.Status
-    public let detail: String
-    /// Seconds, for `Retry-After` (a 429 or 503 that waiting cures).
-    public var retryAfter: Int?
-
-    public init(_ status: HTTPResponse.Status, _ detail: String, retryAfter: Int? = nil) {
-        self.status = status
-        self.detail = detail
-        self.retryAfter = retryAfter
-    }
-
-    static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail) }
-
-    /// The problem+json body.
-    func json(requestID: String) -> [UInt8] {
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("type")
-        json.string("about:blank")
-        json.key("title")
-        json.string(status.reasonPhrase)
-        json.key("status")
-        json.number(status.code)
-        json.key("detail")
-        json.string(detail)
-        json.key("requestId")
-        json.string(requestID)
-        json.endObject()
-        return json.buffer
-    }
-
+extension Problem {
+    /// The router's answer: the same fields, in the same order, as the byte lane writes (`ResponseHead`).
     func response(requestID: String) -> Response {
         var headers: HTTPFields = [.contentType: "application/problem+json"]
         headers[RequestID.header] = requestID
@@ -49,25 +19,12 @@ public struct Problem: Error, Sendable {
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json(requestID: requestID))))
     }
-
-    /// A whole HTTP/1.1 answer that closes the connection, for the connection guards that answer below the router.
-    func rawResponse(extraHeaders: String = "") -> ByteBuffer {
-        let requestID = RequestID.next()
-        let body = json(requestID: requestID)
-        var buffer = ByteBuffer()
-        buffer.writeString(
-            "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/problem+json\r\nContent-Length: \(body.count)\r\n"
-                + "Connection: close\r\nX-Request-Id: \(requestID)\r\n\(extraHeaders)\r\n"
-        )
-        buffer.writeBytes(body)
-        return buffer
-    }
 }
 
 extension Problem {
     /// The problem a typed error of the core modules answers (the fast lane and the middleware both ask here);
     /// nil for anything else. A storage failure is a 500 whose cause the caller logs.
-    static func of(_ error: any Error) -> Problem? {
+    public static func of(_ error: any Error) -> Problem? {
         switch error {
         case let problem as Problem: return problem
         case let error as ParameterError: return Problem(.badRequest, error.description)
@@ -97,7 +54,7 @@ extension Problem {
 /// carries an `X-Request-Id`.
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let requestID = request.headers[RequestID.header].flatMap { $0.count <= 64 ? $0 : nil } ?? RequestID.next()
+        let requestID = RequestID.of(request.headers[RequestID.header])
         do {
             var response = try await next(request, context)
             response.headers[RequestID.header] = requestID
@@ -131,33 +88,6 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             context.logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(request.uri.path)", "error": "\(error)"])
             return Problem(.internalServerError, "the request could not be completed").response(requestID: requestID)
-        }
-    }
-}
-
-/// Request ids: the client's `X-Request-Id` when it sends one, else a per-process random prefix and a counter —
-/// unique, and far cheaper than a UUID per request.
-enum RequestID {
-    static let header = HTTPFields.Element.Name("X-Request-Id")!
-    static let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-    static let counter = Atomic<UInt64>(0)
-
-    private static let prefixBytes = Array((prefix + "-").utf8)
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    /// `prefix-counter`, the counter in hexadecimal, written into one stack buffer: a String made once per request.
-    static func next() -> String {
-        var number = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
-            var end = text.count
-            repeat {
-                end -= 1
-                text[end] = hexDigits[Int(number & 0xF)]
-                number >>= 4
-            } while number > 0
-            let start = end - prefixBytes.count
-            for (i, byte) in prefixBytes.enumerated() { text[start + i] = byte }
-            return String(decoding: UnsafeBufferPointer(rebasing: text[start...]), as: UTF8.self)
         }
     }
 }

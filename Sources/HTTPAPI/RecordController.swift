@@ -4,6 +4,7 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import HTTPServer
 import Hummingbird
 import SearchEngine
 

@@ -1,7 +1,6 @@
 import Dispatch
+import HTTPServer
 import Hummingbird
-import Metrics
-import Synchronization
 
 /// Counts and times every request per route pattern, method and status (`poi_http_requests_total`,
 /// `poi_http_request_duration_seconds`), through swift-metrics.
@@ -23,38 +22,5 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             cache.record(route: context.endpointPath, method: request.method, status: status, since: start)
             throw error
         }
-    }
-}
-
-/// The counter and timer of each (route, method, status), made once: the metrics factory's lookup by labels is
-/// not free. One per server, shared by the middleware and the fast lane.
-final class EndpointMetrics: Sendable {
-    private struct Key: Hashable {
-        let route: String
-        let method: HTTPRequest.Method
-        let status: Int
-    }
-
-    private struct Instruments: Sendable {
-        let requests: Counter
-        let duration: Timer
-    }
-
-    private let instruments = Mutex<[Key: Instruments]>([:])
-
-    func record(route: String?, method: HTTPRequest.Method, status: HTTPResponse.Status, since start: UInt64) {
-        let key = Key(route: route ?? "unmatched", method: method, status: status.code)
-        let found = instruments.withLock { table in
-            if let found = table[key] { return found }
-            let dimensions = [("route", key.route), ("method", key.method.rawValue), ("status", String(key.status))]
-            let made = Instruments(
-                requests: Counter(label: "poi_http_requests_total", dimensions: dimensions),
-                duration: Timer(label: "poi_http_request_duration_seconds", dimensions: dimensions, preferredDisplayUnit: .seconds)
-            )
-            table[key] = made
-            return made
-        }
-        found.requests.increment()
-        found.duration.recordNanoseconds(DispatchTime.now().uptimeNanoseconds - start)
     }
 }

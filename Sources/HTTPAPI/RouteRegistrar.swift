@@ -1,5 +1,24 @@
 import API
+import HTTPServer
 import Hummingbird
+
+/// The input of a read operation: its query string as form parameters, and its path parameter.
+struct ReadInput {
+    let query: FormQuery
+    /// The path parameter (`{id}`) as it came, still percent-encoded.
+    let pathParameter: Substring?
+
+    var parameters: QueryParameters { RequestParameters(query) }
+}
+
+extension ReadAnswer {
+    /// In the request's format, labelled application/geo+json for GeoJSON.
+    static func encoded(_ encoder: APIEncoder, _ body: [UInt8]) -> ReadAnswer { json(body, geojson: encoder.format == .geojson) }
+}
+
+extension RequestParameters where Source == FormQuery {
+    init(_ request: Request) { self.init(FormQuery(request.uri.query)) }
+}
 
 /// Registers the handlers of the route table's operations on the router, by operationId: the path and method come
 /// from the table only. `finish()` checks that every operation of the table has its handler.
@@ -29,7 +48,7 @@ final class RouteRegistrar {
 
     /// Registers a read operation: a synchronous function of the query string and path parameter, served by the
     /// router and by the fast lane alike.
-    func read(_ operationId: String, cost: ReadCost = .light, _ handler: @escaping ReadHandler) {
+    func read(_ operationId: String, cost: ReadCost = .light, _ handler: @escaping @Sendable (ReadInput) throws -> ReadAnswer) {
         guard let route = RouteTable.route(operationId), route.method == .get else { preconditionFailure("\(operationId) is not a GET route") }
         let name = route.segments.last.flatMap { $0.hasPrefix("{") ? String($0.dropFirst().dropLast()) : nil }
         on(operationId) { request, context in
@@ -40,7 +59,9 @@ final class RouteRegistrar {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
             )
         }
-        reads.add(route, pattern: Self.pattern(route), cost: cost, handler: handler)
+        reads.add(operationId: operationId, path: route.path, pattern: Self.pattern(route), cost: cost) { request in
+            try handler(ReadInput(query: FormQuery(request.query), pathParameter: request.pathParameter))
+        }
     }
 
     /// The route's path in Hummingbird's form: `{id}` as `:id`.

@@ -1,4 +1,5 @@
 import Access
+import HTTPServer
 import NIOSSL
 
 #if canImport(Glibc)

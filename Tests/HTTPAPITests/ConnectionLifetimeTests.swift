@@ -1,10 +1,10 @@
-import API
 import Logging
 import NIOCore
 import NIOEmbedded
 import Testing
 
 @testable import HTTPAPI
+@testable import HTTPServer
 
 /// A closed connection gives back everything it held. The request deadline's closure once kept the connection's
 /// handler context — and with it the whole pipeline — alive through `ConnectionTimers` (a retain cycle): about 400
@@ -13,8 +13,8 @@ import Testing
     /// A lane that answers `GET /health`, so the whole-request case runs the lane's answer path.
     static let lane: FastLane = {
         var reads = ReadRoutes()
-        reads.add(RouteTable.route("health")!, pattern: "/health", cost: .light) { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
-        return FastLane(reads: reads, metrics: nil, serverName: "poi", logger: Logger(label: "test"))
+        reads.add(operationId: "health", path: "/health", pattern: "/health", cost: .light) { _ in .json(Array(#"{"status":"ok"}"#.utf8)) }
+        return FastLane(reads: reads, metrics: nil, serverName: "poi", logger: Logger(label: "test"), problem: { _ in nil })
     }()
 
     enum Scenario: String, CaseIterable {

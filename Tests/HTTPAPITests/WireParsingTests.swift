@@ -4,6 +4,7 @@ import GeoCore
 import Testing
 
 @testable import HTTPAPI
+@testable import HTTPServer
 
 /// The byte-level parsing of the read path: the query string's form decoding against Python's and Foundation's
 /// percent-decoding, and the byte lane's request parser on whole, split and unusual requests.
@@ -218,7 +219,7 @@ import Testing
     @Test func heavyReadsAreTheOnesThatCanTakeMilliseconds() throws {
         let reads = makeRouter(configuration: ServerConfiguration(), engine: makeEngine(), gazetteer: nil, metrics: nil, endpointMetrics: nil).reads
         func heavy(_ target: String) throws -> Bool {
-            try #require(reads.match(FastLaneHandler.pathOnly(target)), "no read route for \(target)").entry.cost.isHeavy(target: target)
+            try #require(reads.match(ReadRequest.split(target: target[...]).path), "no read route for \(target)").entry.cost.isHeavy(target: target)
         }
         for target in [
             "/v1/search?q=cafe", "/v1/geocode?q=Helsinki", "/v1/reverse?lat=60&lon=25", "/v1/clusters?bbox=24,60,25,61",

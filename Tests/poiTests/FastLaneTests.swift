@@ -90,7 +90,7 @@ extension LiveTests {
             for (index, target) in targets.enumerated() {
                 let method = index % 7 == 0 ? "HEAD" : "GET"
                 // The byte lane takes plain requests; a body header or HTTP/1.0 sends the connection through the
-                // parser to the response-part lane: both must answer as the router does.
+                // parser to the router: the answers must be the same.
                 let request =
                     switch index % 3 {
                     case 0: "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: corpus-\(index)\r\nConnection: close\r\n\r\n"

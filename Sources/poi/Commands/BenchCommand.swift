@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bench
 import BundledData
 import Catalog
 import Foundation

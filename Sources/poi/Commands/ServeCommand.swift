@@ -4,6 +4,7 @@ import BundledData
 import Foundation
 import Gazetteer
 import HTTPAPI
+import HTTPServer
 import Logging
 import Metrics
 import NIOCore

@@ -1,11 +1,9 @@
-import API
 import Foundation
-import Hummingbird
 
 /// A request's query string as the wire layer's parameter source, decoded as HTML forms and every HTTP client
 /// library encode it (application/x-www-form-urlencoded): `+` is a space and `%2B` a plus sign. (Hummingbird's
 /// `uri.queryParameters` percent-decodes but keeps `+`, so `q=New+York` would reach the geocoder as "New+York".)
-struct FormQuery: ParameterSource, Sequence {
+public struct FormQuery: ParameterSource, Sequence {
     /// The query's bytes, then the decoded bytes of each key or value that had `+` or `%` in it.
     private let bytes: [UInt8]
     /// Each pair's key and value as ranges of `bytes`, in order. A lookup compares bytes and makes no strings: the
@@ -20,9 +18,9 @@ struct FormQuery: ParameterSource, Sequence {
     }
 
     /// Split at `&` and at each pair's first `=` by bytes, as the WHATWG urlencoded parser does.
-    init(_ query: String?) { self.init(query.map { $0[...] }) }
+    public init(_ query: String?) { self.init(query.map { $0[...] }) }
 
-    init(_ query: Substring?) {
+    public init(_ query: Substring?) {
         guard let query, !query.isEmpty else {
             bytes = []
             pairs = []
@@ -84,7 +82,7 @@ struct FormQuery: ParameterSource, Sequence {
     /// `+` as a space, then percent-decoded as the WHATWG URL standard decodes forms (and as browsers, Python's
     /// `unquote_plus` and the HTTP client libraries do): a `%` without two hex digits after it stays as it is, and
     /// decoded bytes that are not UTF-8 become U+FFFD.
-    static func decoded(_ text: Substring) -> Substring {
+    public static func decoded(_ text: Substring) -> Substring {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return text }
         let bytes = Array(text.utf8)
         var decoded: [UInt8] = []
@@ -135,24 +133,20 @@ struct FormQuery: ParameterSource, Sequence {
         Substring(String(decoding: bytes[Int(start)..<Int(end)], as: UTF8.self))
     }
 
-    func lastValue(of name: String) -> Substring? {
+    public func lastValue(of name: String) -> Substring? {
         lastPair(named: name).map { text(pairs[$0].valueStart, pairs[$0].valueEnd) }
     }
 
-    func withLastValue(of name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+    public func withLastValue(of name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
         guard let i = lastPair(named: name) else { return false }
         let pair = pairs[i]
         bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(pair.valueStart)..<Int(pair.valueEnd)])) }
         return true
     }
 
-    func makeIterator() -> some IteratorProtocol<(key: Substring, value: Substring)> {
+    public func makeIterator() -> some IteratorProtocol<(key: Substring, value: Substring)> {
         pairs.lazy.map { (key: text($0.keyStart, $0.keyEnd), value: text($0.valueStart, $0.valueEnd)) }.makeIterator()
     }
 }
 
-typealias QueryParameters = RequestParameters<FormQuery>
-
-extension RequestParameters where Source == FormQuery {
-    init(_ request: Request) { self.init(FormQuery(request.uri.query)) }
-}
+public typealias QueryParameters = RequestParameters<FormQuery>

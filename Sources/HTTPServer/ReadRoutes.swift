@@ -1,32 +1,43 @@
-import API
-import Hummingbird
+import HTTPTypes
 
 /// What a read operation answers: status, content type and body. Read operations are synchronous functions of
-/// the query string (and a path parameter); the same function serves the Hummingbird route and the fast lane, so
-/// the two cannot answer differently.
-struct ReadAnswer: Sendable {
-    var status: HTTPResponse.Status
-    var contentType: String
-    var body: [UInt8]
+/// the query string (and a path parameter); the same function serves the application's router and the byte lane,
+/// so the two cannot answer differently.
+public struct ReadAnswer: Sendable {
+    public var status: HTTPResponse.Status
+    public var contentType: String
+    public var body: [UInt8]
 
-    static func json(_ body: [UInt8], geojson: Bool = false) -> ReadAnswer {
-        ReadAnswer(status: .ok, contentType: geojson ? "application/geo+json" : "application/json", body: body)
+    public init(status: HTTPResponse.Status, contentType: String, body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
     }
 
-    /// In the request's format, labelled application/geo+json for GeoJSON.
-    static func encoded(_ encoder: APIEncoder, _ body: [UInt8]) -> ReadAnswer { json(body, geojson: encoder.format == .geojson) }
+    public static func json(_ body: [UInt8], geojson: Bool = false) -> ReadAnswer {
+        ReadAnswer(status: .ok, contentType: geojson ? "application/geo+json" : "application/json", body: body)
+    }
 }
 
-/// The input of a read operation.
-struct ReadInput {
-    let query: FormQuery
-    /// The path parameter (`{id}`) as it came, still percent-encoded.
-    let pathParameter: Substring?
+/// A read request as the transport hands it to a read operation: the query string (without `?`) and the path
+/// parameter (`{id}`), both as they came, still percent-encoded.
+public struct ReadRequest: Sendable {
+    public let query: Substring?
+    public let pathParameter: Substring?
 
-    var parameters: QueryParameters { RequestParameters(query) }
+    public init(query: Substring?, pathParameter: Substring?) {
+        self.query = query
+        self.pathParameter = pathParameter
+    }
+
+    /// The path and the query of a request target (`/v1/nearby?lat=1`), split at its first `?`.
+    public static func split(target: Substring) -> (path: Substring, query: Substring?) {
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, nil) }
+        return (target[..<question], target[target.utf8.index(after: question)...])
+    }
 }
 
-typealias ReadHandler = @Sendable (ReadInput) throws -> ReadAnswer
+public typealias ReadHandler = @Sendable (ReadRequest) throws -> ReadAnswer
 
 /// Where the byte lane makes a read's answer: on the event loop, or on the read workers.
 ///
@@ -35,7 +46,7 @@ typealias ReadHandler = @Sendable (ReadInput) throws -> ReadAnswer
 /// a spatial query, clusters over a box — can cost milliseconds; on the loop it would hold up every other connection
 /// the loop serves, so it is answered on the read workers (`ReadWorkers`), and the connection's later requests wait
 /// for it, in order.
-enum ReadCost: Sendable {
+public enum ReadCost: Sendable {
     case light
     case heavy
     /// Heavy when the query string has this parameter (`q` on nearby and within).
@@ -43,7 +54,7 @@ enum ReadCost: Sendable {
 
     /// Whether the read of `target` (path and query, as it came) is heavy. A key with `%` or `+` in it is taken as
     /// possibly the parameter: only where the answer is made depends on this, never what it says.
-    func isHeavy(target: String) -> Bool {
+    public func isHeavy(target: String) -> Bool {
         switch self {
         case .light: return false
         case .heavy: return true
@@ -70,32 +81,35 @@ enum ReadCost: Sendable {
 }
 
 /// The read operations of the route table by path: literal paths by dictionary, `prefix/{id}` paths by prefix.
-struct ReadRoutes: Sendable {
-    struct Entry: Sendable {
-        let operationId: String
+public struct ReadRoutes: Sendable {
+    public struct Entry: Sendable {
+        public let operationId: String
         /// The route's path in Hummingbird's form (`/v1/pois/:id`): the `route` label of the request metrics.
-        let pattern: String
-        let cost: ReadCost
-        let handler: ReadHandler
+        public let pattern: String
+        public let cost: ReadCost
+        public let handler: ReadHandler
     }
 
     private var literal: [Substring: Entry] = [:]
     private var parameterized: [(prefix: String, entry: Entry)] = []
 
-    mutating func add(_ route: Route, pattern: String, cost: ReadCost, handler: @escaping ReadHandler) {
-        let entry = Entry(operationId: route.operationId, pattern: pattern, cost: cost, handler: handler)
-        if let brace = route.path.firstIndex(of: "{") {
-            precondition(route.path.last == "}", "a read route's parameter is its last segment: \(route)")
-            parameterized.append((String(route.path[..<brace]), entry))
+    public init() {}
+
+    /// Adds the read operation of `path` (`/v1/pois/{id}`: a parameter only as the last segment).
+    public mutating func add(operationId: String, path: String, pattern: String, cost: ReadCost, handler: @escaping ReadHandler) {
+        let entry = Entry(operationId: operationId, pattern: pattern, cost: cost, handler: handler)
+        if let brace = path.firstIndex(of: "{") {
+            precondition(path.last == "}", "a read route's parameter is its last segment: \(path)")
+            parameterized.append((String(path[..<brace]), entry))
         } else {
-            literal[Substring(route.path)] = entry
+            literal[Substring(path)] = entry
         }
     }
 
-    var isEmpty: Bool { literal.isEmpty && parameterized.isEmpty }
+    public var isEmpty: Bool { literal.isEmpty && parameterized.isEmpty }
 
     /// The read operation answering GET `path` (without its query), with its path parameter.
-    func match(_ path: Substring) -> (entry: Entry, parameter: Substring?)? {
+    public func match(_ path: Substring) -> (entry: Entry, parameter: Substring?)? {
         if let entry = literal[path] { return (entry, nil) }
         for (prefix, entry) in parameterized where path.hasPrefix(prefix) {
             let rest = path.dropFirst(prefix.count)

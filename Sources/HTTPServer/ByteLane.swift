@@ -1,10 +1,7 @@
-import Gazetteer
 import Logging
 import NIOCore
 import NIOHTTPTypes
 import NIOPosix
-import Prometheus
-import SearchEngine
 import Synchronization
 
 /// The fast lane in front of the HTTP parser (issue 17): a connection's requests are read here as bytes, and each
@@ -231,7 +228,7 @@ enum ReadWorkers {
 }
 
 extension FastLane {
-    enum Outcome {
+    public enum Outcome {
         /// The request at the start of the input was answered (and read from it); `close`: it asked for
         /// `Connection: close`.
         case answered(close: Bool)
@@ -245,10 +242,10 @@ extension FastLane {
 
     /// Answers the request at the start of `input` into `buffer` when the lane takes it: the byte lane's work for
     /// one request, from its bytes to the response's bytes.
-    func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, into buffer: inout ByteBuffer) -> Outcome {
+    public func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, into buffer: inout ByteBuffer) -> Outcome {
         switch input.withUnsafeReadableBytes({ FastRequest.parse($0, maximumHeadSize: maximumHeadSize) }) {
         case .request(let request, let length):
-            guard let route = reads.match(FastLaneHandler.pathOnly(request.target)) else { return .other }
+            guard let route = reads.match(ReadRequest.split(target: request.target[...]).path) else { return .other }
             input.moveReaderIndex(forwardBy: length)
             let read = TakenRead(route: route, request: request)
             if route.entry.cost.isHeavy(target: request.target) { return .heavy(read) }
@@ -265,7 +262,7 @@ extension FastLane {
 extension FastLane {
     /// A read request the byte lane took, with the route its path matched: all that its answer needs, made on the
     /// event loop or, for a heavy read, on a worker.
-    struct TakenRead: Sendable {
+    public struct TakenRead: Sendable {
         let route: (entry: ReadRoutes.Entry, parameter: Substring?)
         let request: FastRequest
 
@@ -273,36 +270,9 @@ extension FastLane {
     }
 
     /// Writes the whole response to `read` into `buffer`.
-    func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
+    public func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
         let answer = respond(read.route, target: read.request.target, requestID: read.request.requestID)
         answer.write(to: &buffer, includeBody: !read.request.isHead, close: read.request.close)
-    }
-}
-
-/// The fast lane outside any connection, for `poi bench wire`: the user-space cost of a read request — parsing,
-/// the engine's answer, encoding, the response's bytes and the request metrics — without the sockets.
-public struct WireBench: Sendable {
-    private let lane: FastLane
-
-    public init(configuration: ServerConfiguration, engine: SearchEngine, gazetteer: Gazetteer?, metrics: PrometheusCollectorRegistry?) {
-        let endpointMetrics = metrics.map { _ in EndpointMetrics() }
-        let reads = makeRouter(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: metrics, endpointMetrics: endpointMetrics)
-            .reads
-        lane = FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: Logger(label: "poi"))
-    }
-
-    /// The response to one GET of `target` (path and query) as the server writes it; nil when the fast lane does not
-    /// take it.
-    public func respond(to target: String) -> ByteBuffer? {
-        var input = ByteBuffer(string: "GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        var output = ByteBuffer()
-        switch lane.answer(&input, maximumHeadSize: ConnectionLimits().maximumHeadSize, into: &output) {
-        case .answered(close: false): return output
-        case .heavy(let read):
-            lane.respond(read, into: &output)
-            return output
-        default: return nil
-        }
     }
 }
 
@@ -350,7 +320,7 @@ final class TickFlush: @unchecked Sendable {
 }
 
 /// A request the byte lane takes: `GET`/`HEAD`, origin-form target, HTTP/1.1, no body.
-struct FastRequest: Equatable, Sendable {
+public struct FastRequest: Equatable, Sendable {
     var isHead: Bool
     /// The request target, path and query as they came.
     var target: String

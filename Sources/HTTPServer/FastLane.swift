@@ -1,0 +1,206 @@
+import BundledData
+import Dispatch
+import HTTPTypes
+import Logging
+import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What the byte lane needs: the read operations, how an error they throw is answered, the request metrics and the
+/// `Server` header.
+public struct FastLane: Sendable {
+    let reads: ReadRoutes
+    let metrics: EndpointMetrics?
+    let serverName: String
+    let logger: Logger
+    /// The problem an error of a read operation answers; nil for an unexpected error (a logged 500).
+    let problem: @Sendable (any Error) -> Problem?
+
+    public init(
+        reads: ReadRoutes,
+        metrics: EndpointMetrics?,
+        serverName: String,
+        logger: Logger,
+        problem: @escaping @Sendable (any Error) -> Problem?
+    ) {
+        self.reads = reads
+        self.metrics = metrics
+        self.serverName = serverName
+        self.logger = logger
+        self.problem = problem
+    }
+}
+
+/// A response's status line and header fields, written as bytes: the one writer of every answer made below the
+/// router — the byte lane's reads, their problems, and the connection guards' problems — with the fields in the
+/// order the router's path writes them (Content-Type, then Content-Length and X-Request-Id, the problem's in the
+/// order of `Problem.response`, Date, Server), so that the two paths' answers are byte-identical (the identity
+/// tests compare them).
+struct ResponseHead {
+    let status: HTTPResponse.Status
+    let contentType: String
+    let body: [UInt8]
+    let requestID: String
+    /// A problem+json answer, whose fields the error middleware orders differently.
+    let isProblem: Bool
+    var retryAfter: Int? = nil
+    let date: String
+    let server: String
+
+    init(status: HTTPResponse.Status, contentType: String, body: [UInt8], requestID: String, server: String) {
+        self.status = status
+        self.contentType = contentType
+        self.body = body
+        self.requestID = requestID
+        self.isProblem = false
+        self.date = HTTPDate.now()
+        self.server = server
+    }
+
+    init(problem: Problem, body: [UInt8], requestID: String, server: String) {
+        self.status = problem.status
+        self.contentType = "application/problem+json"
+        self.body = body
+        self.requestID = requestID
+        self.isProblem = true
+        self.retryAfter = problem.retryAfter
+        self.date = HTTPDate.now()
+        self.server = server
+    }
+
+    /// The whole HTTP/1.1 response (the body left out for HEAD); a `Connection: close` answer ends its fields with
+    /// `connection: close`, as `HTTPGuard` adds it.
+    ///
+    /// Written in one pass into memory reserved once: NIO's `write*` calls check capacity, uniqueness and exclusive
+    /// access each, which for a dozen pieces cost more than the copies (issue 17, `poi bench wire`).
+    func write(to buffer: inout ByteBuffer, includeBody: Bool, close: Bool) {
+        let reason = status == .ok ? "OK" : status.reasonPhrase
+        let bound =
+            200 + reason.utf8.count + contentType.utf8.count + requestID.utf8.count + date.utf8.count + server.utf8.count
+            + (includeBody ? body.count : 0)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { memory in
+            var out = RawOutput(base: memory.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            out.put("HTTP/1.1 ")
+            out.put(status.code)
+            out.put(" ")
+            out.put(text: reason)
+            out.put("\r\nContent-Type: ")
+            out.put(text: contentType)
+            if isProblem {
+                out.put("\r\nX-Request-Id: ")
+                out.put(text: requestID)
+                if status == .unauthorized { out.put("\r\nWWW-Authenticate: Bearer") }
+                if let retryAfter {
+                    out.put("\r\nRetry-After: ")
+                    out.put(retryAfter)
+                }
+                out.put("\r\nContent-Length: ")
+                out.put(body.count)
+            } else {
+                out.put("\r\nContent-Length: ")
+                out.put(body.count)
+                out.put("\r\nX-Request-Id: ")
+                out.put(text: requestID)
+            }
+            out.put("\r\nDate: ")
+            out.put(text: date)
+            out.put("\r\nServer: ")
+            out.put(text: server)
+            if close { out.put("\r\nconnection: close") }
+            out.put("\r\n\r\n")
+            if includeBody { body.withUnsafeBufferPointer { out.put($0) } }
+            assert(out.count <= bound)
+            return out.count
+        }
+    }
+}
+
+/// Bytes written one after another from `base`, whose room the caller reserved.
+private struct RawOutput {
+    let base: UnsafeMutablePointer<UInt8>
+    var count = 0
+
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let start = bytes.baseAddress, !bytes.isEmpty else { return }
+        (base + count).update(from: start, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func put(_ text: StaticString) {
+        put(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    mutating func put(text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ put($0) }) == nil { put(Array(text.utf8)) }
+    }
+
+    mutating func put(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { put($0) }
+    }
+
+    /// A non-negative integer's decimal digits.
+    mutating func put(_ value: Int) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            let start = DecimalDigits.write(UInt64(value), endingAt: digits.count, in: digits)
+            put(UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+}
+
+extension FastLane {
+    /// The answer to a GET or HEAD of `target` (path and query, as it came), whose path `route` matched.
+    /// `requestID` is the request's `X-Request-Id`, used when at most 64 characters long, else one is made.
+    func respond(_ route: (entry: ReadRoutes.Entry, parameter: Substring?), target: String, requestID: String?) -> ResponseHead {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (entry, parameter) = route
+        let (path, query) = ReadRequest.split(target: target[...])
+        let requestID = RequestID.of(requestID)
+        let answer: ResponseHead
+        do {
+            let read = try entry.handler(ReadRequest(query: query, pathParameter: parameter))
+            answer = ResponseHead(status: read.status, contentType: read.contentType, body: read.body, requestID: requestID, server: serverName)
+        } catch {
+            let problem: Problem
+            if let known = self.problem(error) {
+                problem = known
+                if problem.status == .internalServerError {
+                    logger.error("storage failure", metadata: ["request": "\(requestID)", "error": "\(error)"])
+                }
+            } else {
+                logger.error("unexpected error", metadata: ["request": "\(requestID)", "path": "\(path)", "error": "\(error)"])
+                problem = Problem(.internalServerError, "the request could not be completed")
+            }
+            answer = ResponseHead(problem: problem, body: problem.json(requestID: requestID), requestID: requestID, server: serverName)
+        }
+        metrics?.record(route: entry.pattern, method: .get, status: answer.status, since: start)
+        return answer
+    }
+}
+
+/// The `Date` header's value (RFC 9110 §5.6.7), made once a second.
+enum HTTPDate {
+    private static let cache = Mutex<(second: Int, text: String)>((0, ""))
+    private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func now() -> String {
+        var now = time(nil)
+        let second = Int(now)
+        return cache.withLock { cached in
+            if cached.second == second { return cached.text }
+            var parts = tm()
+            gmtime_r(&now, &parts)
+            func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+            let text =
+                "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(1900 + parts.tm_year) "
+                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+            cached = (second, text)
+            return text
+        }
+    }
+}

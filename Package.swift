@@ -80,7 +80,10 @@ let package = Package(
         ),
         .target(
             name: "API",
-            dependencies: ["GeoCore", "SpatialIndex", "Catalog", "SearchEngine", "Gazetteer", "BundledData"],
+            dependencies: [
+                "GeoCore", "SpatialIndex", "Catalog", "SearchEngine", "Gazetteer", "BundledData",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             resources: [.copy("OpenAPI")],
             swiftSettings: swiftSettings
         ),

@@ -194,9 +194,18 @@ func makeRouter(
     }
     ImportController(engine: engine, osm: osm, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)
-    GeocoderAdapters(engine: engine, gazetteer: gazetteer).register(on: routes)
+    // The compatible services' operations: functions of the query string, answered on the byte lane like v1's reads.
     let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"
-    AMapAdapter(engine: engine, gazetteer: gazetteer, types: AMapTypes.load(path: categories)).register(on: routes)
+    let adapters =
+        GeocoderAdapters(engine: engine, gazetteer: gazetteer).operations
+        + AMapAdapter(engine: engine, gazetteer: gazetteer, types: AMapTypes.load(path: categories)).operations
+    for (operationId, answer) in adapters {
+        let cost: ReadCost = operationId == "amapConvert" || operationId == "nominatimStatus" ? .light : .heavy
+        routes.read(operationId, cost: cost) { input in
+            let answer = answer(input.parameters)
+            return ReadAnswer(status: answer.status, contentType: answer.contentType, body: answer.body)
+        }
+    }
     StudentLocationAdapter(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     MapPageController(configuration: configuration.mapPage).register(on: routes)
     routes.on("openapi") { _, _ -> Response in JSONResponse.body(OpenAPIDocument.json) }

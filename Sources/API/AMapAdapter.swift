@@ -1,11 +1,9 @@
-import API
 import BundledData
 import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
-import HTTPServer
-import Hummingbird
+import HTTPTypes
 import SearchEngine
 
 /// AMap (高德) Web Service API at the root (`/v3/…`, `/v5/…`: amap-python-sdk drops any path prefix), over the same
@@ -14,27 +12,36 @@ import SearchEngine
 /// infocodes; `callback` wraps the answer as JSONP; `output` is case-insensitive; `key` is accepted (any value).
 /// v3 `count` is the total (counted up to 1 000), v5 `count` the POIs in this answer. Record types come from
 /// `data/categories.json` (`amap_typecode`, `amap_type`); pname/cityname/adname from the Chinese divisions.
-struct AMapAdapter {
+public struct AMapAdapter: Sendable {
     let engine: SearchEngine
     let gazetteer: Gazetteer?
     let types: AMapTypes
 
+    public init(engine: SearchEngine, gazetteer: Gazetteer?, types: AMapTypes) {
+        self.engine = engine
+        self.gazetteer = gazetteer
+        self.types = types
+    }
+
+    /// The operations, by operationId of the route table: each a function of the query string.
+    public var operations: [(operationId: String, answer: @Sendable (QueryParameters) -> AdapterAnswer)] {
+        [
+            ("amapV3PlaceText", { p in answer(p) { p in try placeText(p, v5: false) } }),
+            ("amapV3PlaceAround", { p in answer(p) { p in try placeAround(p, v5: false) } }),
+            ("amapV3PlacePolygon", { p in answer(p) { p in try placePolygon(p, v5: false) } }),
+            ("amapV3PlaceDetail", { p in answer(p) { p in try placeDetail(p, v5: false) } }),
+            ("amapV5PlaceText", { p in answer(p) { p in try placeText(p, v5: true) } }),
+            ("amapV5PlaceAround", { p in answer(p) { p in try placeAround(p, v5: true) } }),
+            ("amapV5PlacePolygon", { p in answer(p) { p in try placePolygon(p, v5: true) } }),
+            ("amapV5PlaceDetail", { p in answer(p) { p in try placeDetail(p, v5: true) } }),
+            ("amapGeocode", { p in answer(p) { p in try geocode(p) } }),
+            ("amapRegeocode", { p in answer(p) { p in try regeocode(p) } }),
+            ("amapConvert", { p in answer(p, info: "ok") { p in try convert(p) } }),
+        ]
+    }
+
     /// How far counting goes for v3's `count` (AMap itself lets clients page through 200 at most).
     static let countLimit = 1_000
-
-    func register(on routes: RouteRegistrar) {
-        routes.on("amapV3PlaceText") { request, _ in answer(request) { p in try placeText(p, v5: false) } }
-        routes.on("amapV3PlaceAround") { request, _ in answer(request) { p in try placeAround(p, v5: false) } }
-        routes.on("amapV3PlacePolygon") { request, _ in answer(request) { p in try placePolygon(p, v5: false) } }
-        routes.on("amapV3PlaceDetail") { request, _ in answer(request) { p in try placeDetail(p, v5: false) } }
-        routes.on("amapV5PlaceText") { request, _ in answer(request) { p in try placeText(p, v5: true) } }
-        routes.on("amapV5PlaceAround") { request, _ in answer(request) { p in try placeAround(p, v5: true) } }
-        routes.on("amapV5PlacePolygon") { request, _ in answer(request) { p in try placePolygon(p, v5: true) } }
-        routes.on("amapV5PlaceDetail") { request, _ in answer(request) { p in try placeDetail(p, v5: true) } }
-        routes.on("amapGeocode") { request, _ in answer(request) { p in try geocode(p) } }
-        routes.on("amapRegeocode") { request, _ in answer(request) { p in try regeocode(p) } }
-        routes.on("amapConvert") { request, _ in answer(request, info: "ok") { p in try convert(p) } }
-    }
 
     // MARK: Envelope, errors, JSONP
 
@@ -51,8 +58,7 @@ struct AMapAdapter {
     }
 
     /// Runs `body` (which writes the fields after the envelope) and answers AMap's envelope, as JSON or JSONP.
-    private func answer(_ request: Request, info: String = "OK", _ body: (QueryParameters) throws -> (inout JSONWriter) -> Void) -> Response {
-        let p = RequestParameters(request)
+    private func answer(_ p: QueryParameters, info: String = "OK", _ body: (QueryParameters) throws -> (inout JSONWriter) -> Void) -> AdapterAnswer {
         var callback: String?
         var json = JSONWriter()
         do {
@@ -79,7 +85,7 @@ struct AMapAdapter {
             case let error as SearchError: failure = .invalid(error.description)
             case let error as GazetteerError: failure = .invalid(error.description)
             case let error as GeoError: failure = .invalid(error.description)
-            case let error as Problem: failure = .invalid(error.detail)
+            case let error as ParameterError: failure = .invalid(error.description)
             default: failure = AMapError(info: "UNKNOWN_ERROR", infocode: "20003", detail: "the request could not be completed")
             }
             json = JSONWriter()
@@ -94,17 +100,9 @@ struct AMapAdapter {
             var bytes = Array(callback.utf8) + Array("(".utf8)
             bytes += json.buffer
             bytes += Array(")".utf8)
-            return Response(
-                status: .ok,
-                headers: [.contentType: "application/javascript;charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
-            )
+            return AdapterAnswer(status: .ok, contentType: "application/javascript;charset=utf-8", body: bytes)
         }
-        return Response(
-            status: .ok,
-            headers: [.contentType: "application/json;charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.buffer))
-        )
+        return AdapterAnswer(status: .ok, contentType: "application/json;charset=utf-8", body: json.buffer)
     }
 
     // MARK: Parameters
@@ -636,7 +634,7 @@ struct AMapAdapter {
 
 /// AMap's POI classes for this server's categories (`amap_typecode`, `amap_type` in data/categories.json), and the
 /// categories a `types` item names (a typecode at any level, or a Chinese name).
-struct AMapTypes: Sendable {
+public struct AMapTypes: Sendable {
     struct Entry: Sendable {
         let category: String
         let code: String
@@ -647,7 +645,7 @@ struct AMapTypes: Sendable {
 
     let entries: [String: Entry]
 
-    static func load(path: String) -> AMapTypes {
+    public static func load(path: String) -> AMapTypes {
         guard let data = FileManager.default.contents(atPath: path),
             let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let categories = root["categories"] as? [[String: Any]]

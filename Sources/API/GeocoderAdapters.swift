@@ -1,11 +1,9 @@
-import API
 import BundledData
 import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
-import HTTPServer
-import Hummingbird
+import HTTPTypes
 import SearchEngine
 
 /// Nominatim (`/nominatim/search`, `/reverse`, `/status`) and Photon (`/photon/api`, `/reverse`) over the same
@@ -13,18 +11,26 @@ import SearchEngine
 /// base URL. Places come from the gazetteer; a query the gazetteer cannot place falls back to POI names, as a map
 /// search would. Each answers errors in its own shape (Nominatim `{"error":{"code","message"}}`, Photon
 /// `{"message"}`), not problem+json.
-struct GeocoderAdapters {
+public struct GeocoderAdapters: Sendable {
     let engine: SearchEngine
     let gazetteer: Gazetteer?
 
     static let licence = "Data © OpenStreetMap contributors, ODbL 1.0 (POIs); GeoNames, CC BY 4.0 (places)"
 
-    func register(on routes: RouteRegistrar) {
-        routes.on("nominatimSearch") { request, _ in nominatim { try nominatimSearch(request) } }
-        routes.on("nominatimReverse") { request, _ in nominatim { try nominatimReverse(request) } }
-        routes.on("nominatimStatus") { request, _ in nominatim { try nominatimStatus(request) } }
-        routes.on("photonSearch") { request, _ in photon { try photonSearch(request) } }
-        routes.on("photonReverse") { request, _ in photon { try photonReverse(request) } }
+    public init(engine: SearchEngine, gazetteer: Gazetteer?) {
+        self.engine = engine
+        self.gazetteer = gazetteer
+    }
+
+    /// The operations, by operationId of the route table: each a function of the query string.
+    public var operations: [(operationId: String, answer: @Sendable (QueryParameters) -> AdapterAnswer)] {
+        [
+            ("nominatimSearch", { p in nominatim { try nominatimSearch(p) } }),
+            ("nominatimReverse", { p in nominatim { try nominatimReverse(p) } }),
+            ("nominatimStatus", { p in nominatim { try nominatimStatus(p) } }),
+            ("photonSearch", { p in photon { try photonSearch(p) } }),
+            ("photonReverse", { p in photon { try photonReverse(p) } }),
+        ]
     }
 
     // MARK: Errors in each service's shape
@@ -34,7 +40,7 @@ struct GeocoderAdapters {
         let message: String
     }
 
-    private func nominatim(_ body: () throws -> Response) -> Response {
+    private func nominatim(_ body: () throws -> AdapterAnswer) -> AdapterAnswer {
         do { return try body() } catch {
             return errorResponse(error) { message, code in
                 var json = JSONWriter()
@@ -51,7 +57,7 @@ struct GeocoderAdapters {
         }
     }
 
-    private func photon(_ body: () throws -> Response) -> Response {
+    private func photon(_ body: () throws -> AdapterAnswer) -> AdapterAnswer {
         do { return try body() } catch {
             return errorResponse(error) { message, _ in
                 var json = JSONWriter()
@@ -63,17 +69,17 @@ struct GeocoderAdapters {
         }
     }
 
-    private func errorResponse(_ error: any Error, _ encode: (String, Int) -> [UInt8]) -> Response {
+    private func errorResponse(_ error: any Error, _ encode: (String, Int) -> [UInt8]) -> AdapterAnswer {
         let (status, message): (HTTPResponse.Status, String)
         switch error {
         case let error as AdapterError: (status, message) = (error.status, error.message)
-        case let error as Problem: (status, message) = (error.status, error.detail)
+        case let error as ParameterError: (status, message) = (.badRequest, error.description)
         case let error as GazetteerError: (status, message) = (.badRequest, error.description)
         case let error as SearchError: (status, message) = (.badRequest, error.description)
         case let error as GeoError: (status, message) = (.badRequest, error.description)
         default: (status, message) = (.internalServerError, "the request could not be completed")
         }
-        return JSONResponse.body(encode(message, status.code), status: status)
+        return AdapterAnswer.json(encode(message, status.code), status: status)
     }
 
     private func requireGazetteer() throws -> Gazetteer {
@@ -257,8 +263,7 @@ struct GeocoderAdapters {
         return format
     }
 
-    func nominatimSearch(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
+    func nominatimSearch(_ p: QueryParameters) throws -> AdapterAnswer {
         let format = try nominatimFormat(p, default: .jsonv2)
         var text = p.string("q")?.trimmingCharacters(in: .whitespaces) ?? ""
         if text.isEmpty {
@@ -293,11 +298,10 @@ struct GeocoderAdapters {
             for candidate in found { nominatimPlace(candidate, format: format, details: details, to: &json) }
             json.endArray()
         }
-        return JSONResponse.body(json.buffer)
+        return AdapterAnswer.json(json.buffer)
     }
 
-    func nominatimReverse(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
+    func nominatimReverse(_ p: QueryParameters) throws -> AdapterAnswer {
         let format = try nominatimFormat(p, default: .json)
         guard let lat = try Self.coordinate(p, "lat", range: -90...90) else {
             throw AdapterError(status: .badRequest, message: "Parameter 'lat' missing.")
@@ -317,7 +321,7 @@ struct GeocoderAdapters {
             namedetails: Self.flag(p, "namedetails")
         )
         guard let candidate = try reverseCandidate(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
-            return JSONResponse.body(Array(#"{"error":"Unable to geocode"}"#.utf8))
+            return AdapterAnswer.json(Array(#"{"error":"Unable to geocode"}"#.utf8))
         }
         var json = JSONWriter()
         if format == .geojson {
@@ -325,7 +329,7 @@ struct GeocoderAdapters {
         } else {
             nominatimPlace(candidate, format: format, details: details, to: &json)
         }
-        return JSONResponse.body(json.buffer)
+        return AdapterAnswer.json(json.buffer)
     }
 
     /// At building zoom (`poiRadius` given): the nearer of the POI within `poiRadius` metres and the house within
@@ -358,8 +362,7 @@ struct GeocoderAdapters {
         return .place(place)
     }
 
-    func nominatimStatus(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
+    func nominatimStatus(_ p: QueryParameters) throws -> AdapterAnswer {
         if p.string("format") == "json" {
             let counts = engine.counts
             var json = JSONWriter()
@@ -371,9 +374,9 @@ struct GeocoderAdapters {
             json.key("pois")
             json.number(counts.pois)
             json.endObject()
-            return JSONResponse.body(json.buffer)
+            return AdapterAnswer.json(json.buffer)
         }
-        return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: "OK")))
+        return AdapterAnswer(status: .ok, contentType: "text/plain; charset=utf-8", body: Array("OK".utf8))
     }
 
     private typealias Details = (address: Bool, extratags: Bool, namedetails: Bool)
@@ -565,8 +568,7 @@ struct GeocoderAdapters {
 
     // MARK: Photon
 
-    func photonSearch(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
+    func photonSearch(_ p: QueryParameters) throws -> AdapterAnswer {
         guard let text = p.string("q")?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
             throw AdapterError(status: .badRequest, message: "missing search term 'q': /?q=berlin")
         }
@@ -588,11 +590,10 @@ struct GeocoderAdapters {
         .filter { candidate in tags.allSatisfy { Self.photonTag($0, matches: photonTag(candidate)) } }
         var json = JSONWriter()
         photonCollection(Array(found.prefix(limit)), to: &json)
-        return JSONResponse.body(json.buffer)
+        return AdapterAnswer.json(json.buffer)
     }
 
-    func photonReverse(_ request: Request) throws -> Response {
-        let p = RequestParameters(request)
+    func photonReverse(_ p: QueryParameters) throws -> AdapterAnswer {
         guard let lat = try Self.coordinate(p, "lat", range: -90...90), let lon = try Self.coordinate(p, "lon", range: -180...180) else {
             throw AdapterError(status: .badRequest, message: "missing search term 'lat' and/or 'lon': /?lat=51.5&lon=8.0")
         }
@@ -617,7 +618,7 @@ struct GeocoderAdapters {
         if found.count < limit, let place = try reverseCandidate(point, poiRadius: nil) { found.append(place) }
         var json = JSONWriter()
         photonCollection(found, to: &json)
-        return JSONResponse.body(json.buffer)
+        return AdapterAnswer.json(json.buffer)
     }
 
     /// `osm_tag` filters: `key`, `key:value`, `:value`, each negated by a leading `!`.

@@ -174,35 +174,8 @@ public struct AMapAdapter: Sendable {
         }
     }
 
-    /// Pages through a cursor-paged query to reach page `number` and count the rest.
-    private func paged(size: Int, number: Int, categories: [String]?, _ query: (Page.Position?) throws -> Page) throws -> Found {
-        let wanted = (number - 1) * size
-        var collected: [(POIRecord, Double?)] = []
-        var position: Page.Position?
-        repeat {
-            let page = try query(position)
-            collected += Self.pois(page.results).filter { Self.matches($0.0, categories) }
-            position = page.next
-        } while position != nil && collected.count < Self.countLimit
-        return (Array(collected.dropFirst(wanted).prefix(size)), collected.count)
-    }
-
-    static func matches(_ poi: POIRecord, _ categories: [String]?) -> Bool {
-        guard let categories else { return true }
-        return categories.contains { poi.category == $0 || poi.category.hasPrefix($0 + ".") }
-    }
-
-    /// The most specific category covering all requested ones, for the engine's own filter.
-    static func commonCategory(_ categories: [String]?) -> String? {
-        guard let categories, var common = categories.first else { return nil }
-        for category in categories.dropFirst() {
-            while !(category == common || category.hasPrefix(common + ".")) {
-                guard let dot = common.lastIndex(of: ".") else { return nil }
-                common = String(common[..<dot])
-            }
-        }
-        return common
-    }
+    /// The POIs of an engine page, and its total.
+    static func found(_ page: Page) -> Found { (pois(page.results), page.total ?? 0) }
 
     /// A city given as a Chinese name, citycode or adcode: its seat, to favour (or with citylimit, keep) results near.
     func cityOrigin(_ text: String?) -> Coordinate? {
@@ -219,26 +192,20 @@ public struct AMapAdapter: Sendable {
         let origin = cityOrigin(p.string(v5 ? "region" : "city"))
         let cityLimit = (p.string(v5 ? "city_limit" : "citylimit") ?? "false").lowercased() == "true"
         let box = cityLimit ? origin.map { Self.box(around: $0, metres: 60_000) } : nil
+        let offset = (number - 1) * size
         let found: Found
         if let keywords {
-            // Keyword search pages by offset, and says its total.
-            let category = Self.commonCategory(categories)
-            var hits: [(POIRecord, Double?)] = []
-            var total = 0
-            var offset = 0
-            while hits.count < number * size, offset < Self.countLimit {
-                let page = try engine.search(SearchQuery(text: keywords, origin: origin, bbox: box, category: category, limit: 100, offset: offset))
-                total = page.total ?? 0
-                hits += Self.pois(page.results).filter { Self.matches($0.0, categories) }
-                offset += page.results.count
-                if page.next == nil { break }
-            }
-            found = (Array(hits.dropFirst((number - 1) * size).prefix(size)), categories == nil ? total : min(total, hits.count))
+            // Keyword search says its total.
+            found = Self.found(
+                try engine.search(SearchQuery(text: keywords, origin: origin, bbox: box, categories: categories ?? [], limit: size, offset: offset))
+            )
         } else {
             let area = box ?? BoundingBox(uncheckedWest: -180, south: -90, east: 180, north: 90)
-            found = try paged(size: size, number: number, categories: categories) { position in
-                engine.within(WithinQuery(area: .box(area), category: Self.commonCategory(categories), limit: 100, after: position?.record))
-            }
+            found = Self.found(
+                engine.within(
+                    WithinQuery(area: .box(area), categories: categories ?? [], limit: size, offset: offset, countUpTo: Self.countLimit)
+                )
+            )
         }
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
@@ -251,18 +218,19 @@ public struct AMapAdapter: Sendable {
         let (size, number) = try Self.page(p, v5: v5)
         let categories = try categories(p)
         let keywords = Self.keywords(p)
-        let found = try paged(size: size, number: number, categories: categories) { position in
+        let found = Self.found(
             engine.nearby(
                 NearbyQuery(
                     origin: origin,
                     radius: Double(radius),
                     text: keywords,
-                    category: Self.commonCategory(categories),
-                    limit: 100,
-                    after: position?.nearest
+                    categories: categories ?? [],
+                    limit: size,
+                    offset: (number - 1) * size,
+                    countUpTo: Self.countLimit
                 )
             )
-        }
+        )
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
 
@@ -290,9 +258,18 @@ public struct AMapAdapter: Sendable {
         let (size, number) = try Self.page(p, v5: v5)
         let categories = try categories(p)
         let keywords = Self.keywords(p)
-        let found = try paged(size: size, number: number, categories: categories) { position in
-            engine.within(WithinQuery(area: area, text: keywords, category: Self.commonCategory(categories), limit: 100, after: position?.record))
-        }
+        let found = Self.found(
+            engine.within(
+                WithinQuery(
+                    area: area,
+                    text: keywords,
+                    categories: categories ?? [],
+                    limit: size,
+                    offset: (number - 1) * size,
+                    countUpTo: Self.countLimit
+                )
+            )
+        )
         return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
 

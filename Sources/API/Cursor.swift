@@ -45,7 +45,7 @@ public enum PageCursor {
         hash.add(query.origin.longitude)
         hash.add(query.radius ?? -1)
         hash.add(query.text ?? "\u{0}")
-        hash.add(query.category ?? "\u{0}")
+        hash.add(query.categories.isEmpty ? "\u{0}" : query.categories.joined(separator: "|"))
         hash.add(query.kind.rawValue)
         return hash.hex
     }
@@ -64,7 +64,7 @@ public enum PageCursor {
             }
         }
         hash.add(query.text ?? "\u{0}")
-        hash.add(query.category ?? "\u{0}")
+        hash.add(query.categories.isEmpty ? "\u{0}" : query.categories.joined(separator: "|"))
         hash.add(query.kind.rawValue)
         return hash.hex
     }

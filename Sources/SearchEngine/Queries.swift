@@ -19,30 +19,45 @@ public struct NearbyQuery: Sendable, Equatable {
     /// Metres; only records within it. Without it: the `limit` nearest.
     public var radius: Double?
     public var text: String?
-    /// A category path such as `food` or `food.cafe`, lower case.
-    public var category: String?
+    /// Category paths such as `food` or `food.cafe`, lower case: records of any of them (or below) only.
+    public var categories: [String]
     public var kind: KindFilter
     public var limit: Int
     /// Continue after this (distance key, record) of a previous page (`Page.next`).
     public var after: NearestCursor?
+    /// Skip this many results first (numbered pages, as the AMap adapter's).
+    public var offset: Int
+    /// Count the matches, up to this many, into `Page.total`; nil: no count.
+    public var countUpTo: Int?
 
     public init(
         origin: Coordinate,
         radius: Double? = nil,
         text: String? = nil,
         category: String? = nil,
+        categories: [String] = [],
         kind: KindFilter = .poi,
         limit: Int = 20,
-        after: NearestCursor? = nil
+        after: NearestCursor? = nil,
+        offset: Int = 0,
+        countUpTo: Int? = nil
     ) {
         self.origin = origin
         self.radius = radius
         self.text = text
-        self.category = category
+        self.categories = category.map { [$0] + categories } ?? categories
         self.kind = kind
         self.limit = limit
         self.after = after
+        self.offset = offset
+        self.countUpTo = countUpTo
     }
+}
+
+extension NearbyQuery {
+    /// How many nearest records a walk collects: the page after the offset and one more (to know whether a next
+    /// page exists), or as many as are to be counted.
+    var walkLength: Int { Swift.max(offset + limit + 1, countUpTo ?? 0) }
 }
 
 /// GET /v1/search: keyword search ranked by relevance.
@@ -50,7 +65,8 @@ public struct SearchQuery: Sendable, Equatable {
     public var text: String
     public var origin: Coordinate?
     public var bbox: BoundingBox?
-    public var category: String?
+    /// Records of any of these category paths (or below) only.
+    public var categories: [String]
     public var kind: KindFilter
     public var limit: Int
     public var offset: Int
@@ -60,6 +76,7 @@ public struct SearchQuery: Sendable, Equatable {
         origin: Coordinate? = nil,
         bbox: BoundingBox? = nil,
         category: String? = nil,
+        categories: [String] = [],
         kind: KindFilter = .poi,
         limit: Int = 20,
         offset: Int = 0
@@ -67,7 +84,7 @@ public struct SearchQuery: Sendable, Equatable {
         self.text = text
         self.origin = origin
         self.bbox = bbox
-        self.category = category
+        self.categories = category.map { [$0] + categories } ?? categories
         self.kind = kind
         self.limit = limit
         self.offset = offset
@@ -83,19 +100,36 @@ public struct WithinQuery: Sendable, Equatable {
 
     public var area: Area
     public var text: String?
-    public var category: String?
+    /// Records of any of these category paths (or below) only.
+    public var categories: [String]
     public var kind: KindFilter
     public var limit: Int
     /// Continue after this record number of a previous page (`Page.next`).
     public var after: UInt32?
+    /// Skip this many results first (numbered pages, as the AMap adapter's).
+    public var offset: Int
+    /// Count the matches, up to this many, into `Page.total`; nil: no count.
+    public var countUpTo: Int?
 
-    public init(area: Area, text: String? = nil, category: String? = nil, kind: KindFilter = .poi, limit: Int = 20, after: UInt32? = nil) {
+    public init(
+        area: Area,
+        text: String? = nil,
+        category: String? = nil,
+        categories: [String] = [],
+        kind: KindFilter = .poi,
+        limit: Int = 20,
+        after: UInt32? = nil,
+        offset: Int = 0,
+        countUpTo: Int? = nil
+    ) {
         self.area = area
         self.text = text
-        self.category = category
+        self.categories = category.map { [$0] + categories } ?? categories
         self.kind = kind
         self.limit = limit
         self.after = after
+        self.offset = offset
+        self.countUpTo = countUpTo
     }
 }
 
@@ -105,14 +139,15 @@ public struct ClusterQuery: Sendable, Equatable {
     /// Geohash precision, 1 to 12.
     public var precision: Int
     public var text: String?
-    public var category: String?
+    /// Records of any of these category paths (or below) only.
+    public var categories: [String]
     public var kind: KindFilter
 
     public init(bbox: BoundingBox, precision: Int, text: String? = nil, category: String? = nil, kind: KindFilter = .poi) {
         self.bbox = bbox
         self.precision = precision
         self.text = text
-        self.category = category
+        self.categories = category.map { [$0] } ?? []
         self.kind = kind
     }
 }
@@ -167,8 +202,15 @@ public struct Page: Sendable {
 
     public let results: [Hit]
     public let next: Position?
-    /// Total matches (keyword search only).
+    /// Total matches: keyword search's, or nearby's and within's counted up to their `countUpTo`.
     public let total: Int?
+}
+
+extension Array where Element == String {
+    /// Whether a record of `category` passes a filter of these category paths (empty: every record does).
+    func admits(_ category: String?) -> Bool {
+        isEmpty || category.map { own in contains { own.isCategory(under: $0) } } == true
+    }
 }
 
 extension Page.Position {

@@ -95,7 +95,7 @@ struct KeywordRanker {
     /// tells its kind (postings exist only for live records), and the record's facts are not read.
     @inline(__always)
     func accepts(_ posting: InvertedIndex.Posting) -> Bool {
-        guard query.category == nil && query.bbox == nil else { return accepts(posting.doc) }
+        guard query.categories.isEmpty && query.bbox == nil else { return accepts(posting.doc) }
         return query.kind.includes(posting.isMarked ? .pin : .poi)
     }
 
@@ -104,9 +104,7 @@ struct KeywordRanker {
     func accepts(_ doc: UInt32) -> Bool {
         let meta = s.meta[Int(doc)]
         guard meta.live, query.kind.includes(meta.isPin ? .pin : .poi) else { return false }
-        if let category = query.category {
-            guard let own = s.category(of: doc), own.isCategory(under: category) else { return false }
-        }
+        if !query.categories.isEmpty, !query.categories.admits(s.category(of: doc)) { return false }
         if let bbox = query.bbox, !bbox.contains(latitude: meta.latitude, longitude: meta.longitude) { return false }
         return true
     }
@@ -717,7 +715,7 @@ struct KeywordRanker {
         let size = lists.reduce(0) { $0 + $1.count } + members.reduce(0) { $0 + $1.count }
         // Posting lists hold live records only: without a filter, one list's size is its exact count.
         let otherKindExists = query.kind == .poi ? !s.pinNumbers.isEmpty : (query.kind == .pin ? s.poiIDs.count > 0 : false)
-        if query.category == nil && query.bbox == nil && !otherKindExists && lists.count + members.count == 1 { return size }
+        if query.categories.isEmpty && query.bbox == nil && !otherKindExists && lists.count + members.count == 1 { return size }
         guard size <= SearchEngine.exactTotalLimit else { return max(found, size) }
         var marks = engine.scratchPool.withLock { $0.popLast() } ?? VisitMarks()
         marks.ensure(count: s.meta.count)

@@ -28,10 +28,10 @@ extension SearchEngine {
             }
             // One kind's list comes nearest first already; two are merged.
             if kinds.count > 1 { merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id } }
-            let page = merged.prefix(query.limit)
-            let next = merged.count > query.limit ? page.last.map { Page.Position.nearest($0.cursor) } : nil
+            let page = merged.dropFirst(query.offset).prefix(query.limit)
+            let next = merged.count > query.offset + query.limit ? page.last.map { Page.Position.nearest($0.cursor) } : nil
             s.records.prefetch(page.lazy.map(\.id))
-            return Page(results: hits(s, page), next: next, total: nil)
+            return Page(results: hits(s, page), next: next, total: query.countUpTo.map { min(merged.count, $0) })
         }
     }
 
@@ -50,12 +50,12 @@ extension SearchEngine {
             return textFirstNearest(s, kind: kind, matcher: matcher, query: query, after: after)
         }
         return index.tree.nearest(
-            k: query.limit + 1,
+            k: query.walkLength,
             latitude: query.origin.latitude,
             longitude: query.origin.longitude,
             maxDistance: query.radius,
             after: after,
-            filter: filter(s, category: query.category, matcher: matcher)
+            filter: filter(s, categories: query.categories, matcher: matcher)
         )
     }
 
@@ -67,7 +67,7 @@ extension SearchEngine {
         guard let matcher else { return .spatialFirst }
         let population = Double(index.count)
         let candidates = Double(max(1, estimatedCandidates(s, matcher)))
-        var visits = min(population, Double(query.limit + 1) * population / candidates)
+        var visits = min(population, Double(query.walkLength) * population / candidates)
         if let radius = query.radius {
             let box = BoundingBox.around(query.origin, radius: radius)
             let precision = radius > 50_000 ? 3 : (radius > 5_000 ? 4 : 5)
@@ -84,9 +84,7 @@ extension SearchEngine {
         for number in matchingRecords(s, matcher) {
             let meta = s.meta[Int(number)]
             guard meta.live, (meta.isPin ? RecordKind.pin : .poi) == kind else { continue }
-            if let category = query.category {
-                guard let own = s.category(of: number), own.isCategory(under: category) else { continue }
-            }
+            if !query.categories.isEmpty, !query.categories.admits(s.category(of: number)) { continue }
             let key = ChordDistance.key(
                 latitude1: query.origin.latitude,
                 longitude1: query.origin.longitude,
@@ -98,7 +96,7 @@ extension SearchEngine {
             found.append(Neighbor(id: number, key: key))
         }
         found.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
-        return Array(found.prefix(query.limit + 1))
+        return Array(found.prefix(query.walkLength))
     }
 
     /// Records inside a box or polygon, in record order (GET /v1/within).
@@ -107,7 +105,7 @@ extension SearchEngine {
         return read { s in
             var matcher: TextMatcher?
             if let text = query.text { matcher = TextMatcher(text, index: s.text, taxonomy: taxonomy) }
-            let test = filter(s, category: query.category, matcher: matcher)
+            let test = filter(s, categories: query.categories, matcher: matcher)
             var numbers: [UInt32] = []
             for kind in SearchEngine.kinds(query.kind) {
                 let body: (UInt32, Double, Double) -> Bool = { number, _, _ in
@@ -126,10 +124,10 @@ extension SearchEngine {
                 if kind == .poi { search(s.poiSpatial.tree) } else { search(s.pinSpatial.tree) }
             }
             numbers.sort()
-            let page = numbers.prefix(query.limit)
-            let next = numbers.count > query.limit ? page.last.map { Page.Position.record($0) } : nil
+            let page = numbers.dropFirst(query.offset).prefix(query.limit)
+            let next = numbers.count > query.offset + query.limit ? page.last.map { Page.Position.record($0) } : nil
             s.records.prefetch(page)
-            return Page(results: hits(s, page), next: next, total: nil)
+            return Page(results: hits(s, page), next: next, total: query.countUpTo.map { min(numbers.count, $0) })
         }
     }
 
@@ -139,7 +137,7 @@ extension SearchEngine {
             let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
             var cells: [UInt64: (count: Int, latitude: Double, longitude: Double)] = [:]
             for kind in SearchEngine.kinds(query.kind) {
-                if let test = filter(s, category: query.category, matcher: matcher) {
+                if let test = filter(s, categories: query.categories, matcher: matcher) {
                     s.spatial(kind).tree.search(query.bbox) { number, lat, lon in
                         guard test(number) else { return true }
                         let bits = Geohash.encode(latitude: lat, longitude: lon) & Geohash.mask(precision: query.precision)

@@ -218,10 +218,10 @@ public final class SearchEngine: @unchecked Sendable {
     ///
     /// Compiled once per query: category tests become a lookup by the record's category code, and each query word
     /// a binary search in its expansions' posting lists, so a record costs no string comparison.
-    func filter(_ s: EngineState, category: String?, matcher: TextMatcher?) -> ((UInt32) -> Bool)? {
-        if category == nil && matcher == nil { return nil }
+    func filter(_ s: EngineState, categories: [String], matcher: TextMatcher?) -> ((UInt32) -> Bool)? {
+        if categories.isEmpty && matcher == nil { return nil }
         let meta = s.meta
-        let allowed = category.map { c in s.categoryNames.map { $0.isCategory(under: c) } }
+        let allowed = categories.isEmpty ? nil : s.categoryNames.map { categories.admits($0) }
         let words = (matcher?.groups ?? []).map { group in
             WordFilter(
                 lists: group.expansions.map { s.text.postings(of: $0.term) },

@@ -125,7 +125,7 @@ import TextIndex
 
         func passes(_ i: Int) -> Bool {
             let r = records[i]
-            if let category = query.category, !r.category.isCategory(under: category) { return false }
+            if !query.categories.isEmpty, !query.categories.contains(where: { r.category.isCategory(under: $0) }) { return false }
             if let bbox = query.bbox, !bbox.contains(latitude: r.lat, longitude: r.lon) { return false }
             return true
         }
@@ -222,8 +222,14 @@ import TextIndex
         }
         let origin =
             random.next() % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
-        let category = random.next() % 5 == 0 ? "food" : nil
-        return SearchQuery(text: words.joined(separator: " "), origin: origin, category: category, limit: 1 + Int(random.next() % 30))
+        // Now and then one category, or two at once (the AMap adapter's `types=A|B`).
+        let categories: [String] =
+            switch random.next() % 10 {
+            case 0, 1: ["food"]
+            case 2: ["food.cafe", "transport"]
+            default: []
+            }
+        return SearchQuery(text: words.joined(separator: " "), origin: origin, categories: categories, limit: 1 + Int(random.next() % 30))
     }
 
     /// Each result has the bucket and score of the scorer's entry at its position (records of equal keys may swap).
@@ -250,7 +256,7 @@ import TextIndex
             let expected = Oracle(records: corpus.records, query: query).ranking()
             let page = try corpus.engine.search(query)
             let got = page.results.map { Int($0.id.dropFirst())! }
-            let context = "trial \(trial): q=\(query.text) origin=\(String(describing: query.origin)) category=\(query.category ?? "-")"
+            let context = "trial \(trial): q=\(query.text) origin=\(String(describing: query.origin)) categories=\(query.categories)"
             #expect(got.count == min(query.limit, expected.count), "\(context)")
             Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
             #expect((page.next != nil) == (expected.count > query.limit), "\(context)")
@@ -281,7 +287,7 @@ import TextIndex
             let query = SearchQuery(text: text, origin: origin, category: trial % 5 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
             let expected = Oracle(records: corpus.records, query: query).ranking()
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
-            let context = "trial \(trial): q=\(text) origin=\(String(describing: origin)) category=\(query.category ?? "-")"
+            let context = "trial \(trial): q=\(text) origin=\(String(describing: origin)) categories=\(query.categories)"
             #expect(got.count == min(query.limit, expected.count), "\(context)")
             Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
         }

@@ -34,23 +34,30 @@ import Testing
         }
     }
 
-    /// Without a keyword, nearby equals brute force over the category filter.
+    /// Without a keyword, nearby equals brute force over the category filter (none, one, or several categories at
+    /// once), at any offset, and counts as far as asked.
     @Test func nearbyMatchesBruteForce() throws {
         var random = testRandom("nearbyMatchesBruteForce")
         let pois = randomPOIs(3_000, &random)
         let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
-        for _ in 0..<100 {
+        let filters: [[String]] = [[], ["food"], ["food.cafe", "transport"]]
+        for round in 0..<150 {
             let o = pois[Int(random.next() % UInt64(pois.count))]
             let origin = try Coordinate(latitude: o.lat, longitude: o.lon)
-            let category: String? = random.nextUnit() < 0.5 ? "food" : nil
-            let page = engine.nearby(NearbyQuery(origin: origin, category: category, limit: 25))
+            let categories = filters[Int(random.next() % 3)]
+            let offset = round % 2 == 0 ? 0 : Int(random.next() % 60)
+            let countUpTo: Int? = round % 3 == 0 ? 1 + Int(random.next() % 1_500) : nil
+            let page = engine.nearby(NearbyQuery(origin: origin, categories: categories, limit: 25, offset: offset, countUpTo: countUpTo))
             var ranked: [(index: Int, key: Double)] = []
-            for (index, p) in pois.enumerated() where category == nil || p.category.hasPrefix("food.") {
+            for (index, p) in pois.enumerated() where categories.isEmpty || categories.contains(where: { p.category.isCategory(under: $0) }) {
                 ranked.append((index, ChordDistance.key(latitude1: o.lat, longitude1: o.lon, latitude2: p.lat, longitude2: p.lon)))
             }
             ranked.sort { $0.key != $1.key ? $0.key < $1.key : $0.index < $1.index }
-            let expected = ranked.prefix(25).map { pois[$0.index].id }
-            #expect(page.results.map(\.id) == Array(expected))
+            let expected = ranked.dropFirst(offset).prefix(25).map { pois[$0.index].id }
+            let context = "round \(round): categories \(categories), offset \(offset), countUpTo \(String(describing: countUpTo))"
+            #expect(page.results.map(\.id) == Array(expected), "\(context)")
+            #expect(page.total == countUpTo.map { min(ranked.count, $0) }, "\(context)")
+            #expect((page.next != nil) == (ranked.count > offset + 25), "\(context)")
         }
     }
 
@@ -89,6 +96,26 @@ import Testing
             after = page.next
         } while after != nil
         #expect(paged == expected)
+        // Numbered pages: an offset into the same order, and the count.
+        for offset in [0, 1, 36, 37, expected.count - 3, expected.count, expected.count + 5] {
+            let page = engine.within(WithinQuery(area: .box(box), limit: 37, offset: offset, countUpTo: 50))
+            #expect(page.results.map(\.id) == Array(expected.dropFirst(offset).prefix(37)), "offset \(offset)")
+            #expect(page.total == min(expected.count, 50), "offset \(offset)")
+        }
+    }
+
+    /// A filter of several categories keeps a record under any of them, and nothing else.
+    @Test func withinKeepsAnyOfSeveralCategories() throws {
+        var random = testRandom("withinKeepsAnyOfSeveralCategories")
+        let pois = randomPOIs(2_000, &random)
+        let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
+        let box = try BoundingBox(west: -180, south: -90, east: 180, north: 90)
+        for categories in [["food"], ["food.cafe", "transport"], ["office", "food.restaurant", "nothing.here"]] {
+            let expected = pois.filter { p in categories.contains { p.category.isCategory(under: $0) } }.map(\.id)
+            let page = engine.within(WithinQuery(area: .box(box), categories: categories, limit: 10_000))
+            #expect(page.results.map(\.id) == expected, "\(categories)")
+            #expect(!expected.isEmpty, "the corpus has records of \(categories)")
+        }
     }
 }
 

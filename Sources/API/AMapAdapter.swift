@@ -411,45 +411,52 @@ public struct AMapAdapter: Sendable {
         var answers: [(String, (latitude: Double, longitude: Double), String, Divisions, String, String, String)] = []
         for text in addresses {
             let full = city.map { !$0.isEmpty && !text.contains($0) ? $0 + text : text } ?? text
-            let query = try GeocodeQuery(text: full, limit: 1, language: "zh")
-            if let place = gazetteer.geocode(query, addresses: engine.addresses).first, let parts = place.address {
-                // A house (门牌号) or a street (道路) of the imported addresses.
-                let d = divisions(latitude: place.latitude, longitude: place.longitude, city: parts.city)
-                let inChina = place.country == "CN"
-                let formatted =
-                    inChina
-                    ? [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, parts.street ?? "", parts.housenumber.map { $0 + "号" } ?? ""]
-                        .joined()
-                    : parts.formatted
-                let country = inChina ? "中国" : (gazetteer.countryName(place.country) ?? place.country)
-                answers.append(
-                    (
-                        formatted, (place.latitude, place.longitude), place.type == "house" ? "门牌号" : "道路", d, country, parts.street ?? "",
-                        parts.housenumber ?? ""
+            // One ranking of houses, streets, places and POIs (the Geocoder's), its best answer at AMap's level.
+            switch try Geocoder(engine: engine, gazetteer: gazetteer).search(full, limit: 1, language: "zh", near: nil, countries: nil, box: nil)
+                .first
+            {
+            case .place(let place)?:
+                if let parts = place.address {
+                    // A house (门牌号) or a street (道路) of the imported addresses.
+                    let d = divisions(latitude: place.latitude, longitude: place.longitude, city: parts.city)
+                    let inChina = place.country == "CN"
+                    let formatted =
+                        inChina
+                        ? [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, parts.street ?? "", parts.housenumber.map { $0 + "号" } ?? ""]
+                            .joined()
+                        : parts.formatted
+                    let country = inChina ? "中国" : (gazetteer.countryName(place.country) ?? place.country)
+                    answers.append(
+                        (
+                            formatted, (place.latitude, place.longitude), place.type == "house" ? "门牌号" : "道路", d, country, parts.street ?? "",
+                            parts.housenumber ?? ""
+                        )
                     )
-                )
-            } else if let place = gazetteer.geocode(query).first {
-                let level: String
-                switch place.type {
-                case "province": level = "省"
-                case "prefecture": level = "市"
-                case "district": level = "区县"
-                default: level = "市"
+                } else {
+                    let level: String
+                    switch place.type {
+                    case "province": level = "省"
+                    case "prefecture": level = "市"
+                    case "district": level = "区县"
+                    default: level = "市"
+                    }
+                    let d = divisions(latitude: place.latitude, longitude: place.longitude, city: place.name)
+                    let formatted = place.adcode != nil ? place.displayName + (place.unresolved ?? "") : place.displayName
+                    answers.append(
+                        (
+                            formatted, (place.latitude, place.longitude), level, d,
+                            place.country == "CN" ? "中国" : (gazetteer.countryName(place.country) ?? place.country), "", ""
+                        )
+                    )
                 }
-                let d = divisions(latitude: place.latitude, longitude: place.longitude, city: place.name)
-                let formatted = place.adcode != nil ? place.displayName + (place.unresolved ?? "") : place.displayName
-                answers.append(
-                    (
-                        formatted, (place.latitude, place.longitude), level, d,
-                        place.country == "CN" ? "中国" : (gazetteer.countryName(place.country) ?? place.country), "", ""
-                    )
-                )
-            } else if let hit = try? engine.search(SearchQuery(text: text, limit: 1)).results.first, case .poi(let poi) = hit.record {
-                // No address match: a POI of that name (AMap's 兴趣点 level).
+            case .poi(let poi, _)?:
+                // A POI of that name (AMap's 兴趣点 level).
                 let d = divisions(latitude: poi.lat, longitude: poi.lon, city: poi.city)
                 let formatted = [d.pname, d.cityname == d.pname ? "" : d.cityname, d.adname, poi.name].joined()
                 let country = poi.country.map { $0 == "CN" ? "中国" : (gazetteer.countryName($0) ?? $0) } ?? ""
                 answers.append((formatted.isEmpty ? poi.name : formatted, (poi.lat, poi.lon), "兴趣点", d, country, "", ""))
+            case nil:
+                break
             }
         }
         return { json in

@@ -82,10 +82,12 @@ public struct GeocoderAdapters: Sendable {
         return AdapterAnswer.json(encode(message, status.code), status: status)
     }
 
-    private func requireGazetteer() throws -> Gazetteer {
+    private func geocoder() throws -> Geocoder {
         guard let gazetteer else { throw AdapterError(status: .serviceUnavailable, message: "the gazetteer is not loaded on this server") }
-        return gazetteer
+        return Geocoder(engine: engine, gazetteer: gazetteer)
     }
+
+    typealias Candidate = GeocodeCandidate
 
     // MARK: Parameters
 
@@ -128,70 +130,6 @@ public struct GeocoderAdapters: Sendable {
     static func language(_ text: String?) -> String? {
         guard let text else { return nil }
         return text.lowercased().hasPrefix("zh") ? "zh" : nil
-    }
-
-    // MARK: Candidates, from the gazetteer then the catalog
-
-    /// One answer of either adapter: a gazetteer place or a POI.
-    enum Candidate {
-        case place(GeocodeResult)
-        case poi(POIRecord, distance: Double?)
-
-        var latitude: Double {
-            switch self {
-            case .place(let p): return p.latitude
-            case .poi(let p, _): return p.lat
-            }
-        }
-
-        var longitude: Double {
-            switch self {
-            case .place(let p): return p.longitude
-            case .poi(let p, _): return p.lon
-            }
-        }
-
-        var country: String? {
-            switch self {
-            case .place(let p): return p.country
-            case .poi(let p, _): return p.country
-            }
-        }
-    }
-
-    /// Places named by `text` as typed, then POIs matching its words, then weaker place matches.
-    func candidates(
-        _ text: String,
-        limit: Int,
-        language: String?,
-        near: Coordinate?,
-        countries: Set<String>?,
-        box: BoundingBox?
-    ) throws -> [Candidate] {
-        let gazetteer = try requireGazetteer()
-        let wide = min(100, max(limit * 4, 20))
-        let query = try GeocodeQuery(text: text, limit: wide, country: countries?.count == 1 ? countries!.first : nil, language: language, near: near)
-        var results: [Candidate] = gazetteer.geocode(query, addresses: engine.addresses)
-            .filter { countries?.contains($0.country) ?? true }
-            .filter { box?.contains(latitude: $0.latitude, longitude: $0.longitude) ?? true }
-            .map { .place($0) }
-        // POIs whose words match come after a place named as typed, and before a weak match (a prefix or a typo of
-        // some place's name).
-        // (A text without letters or digits finds no POI: then only places answer.)
-        if let found = try? engine.search(SearchQuery(text: text, origin: near, bbox: box, limit: min(100, limit * 2))) {
-            let pois: [Candidate] = found.results.compactMap { hit in
-                guard case .poi(let poi) = hit.record, countries?.contains(poi.country ?? "") ?? true else { return nil }
-                return .poi(poi, distance: hit.distance)
-            }
-            let fold = { (text: String) in text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
-            let asTyped = fold(text.split(separator: ",").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? text)
-            let strong = results.prefix { candidate in
-                guard case .place(let p) = candidate else { return false }
-                return p.unresolved != nil || p.type == "house" || p.type == "street" || fold(p.name) == asTyped
-            }
-            results = Array(strong) + pois + results.dropFirst(strong.count)
-        }
-        return Array(results.prefix(limit))
     }
 
     /// A stable positive integer id for a record (OpenStreetMap node ids are kept as they are).
@@ -281,7 +219,7 @@ public struct GeocoderAdapters: Sendable {
         let viewbox = try p.string("viewbox").map { try Self.box($0, name: "viewbox") }
         let bounded = Self.flag(p, "bounded")
         let near = viewbox.map { Coordinate(uncheckedLatitude: ($0.south + $0.north) / 2, longitude: ($0.west + $0.east) / 2) }
-        let found = try candidates(
+        let found = try geocoder().search(
             text,
             limit: limit,
             language: Self.language(p.string("accept-language")),
@@ -320,7 +258,7 @@ public struct GeocoderAdapters: Sendable {
             address: p.string("addressdetails").map { $0 != "0" } ?? true, extratags: Self.flag(p, "extratags"),
             namedetails: Self.flag(p, "namedetails")
         )
-        guard let candidate = try reverseCandidate(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
+        guard let candidate = try geocoder().reverse(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
             return AdapterAnswer.json(Array(#"{"error":"Unable to geocode"}"#.utf8))
         }
         var json = JSONWriter()
@@ -330,36 +268,6 @@ public struct GeocoderAdapters: Sendable {
             nominatimPlace(candidate, format: format, details: details, to: &json)
         }
         return AdapterAnswer.json(json.buffer)
-    }
-
-    /// At building zoom (`poiRadius` given): the nearer of the POI within `poiRadius` metres and the house within
-    /// `AddressIndex.houseRadius` (a POI within 5 m of the house wins: it is in that building); else the nearest
-    /// street; else the place the point is in; nil at sea.
-    func reverseCandidate(_ point: Coordinate, poiRadius: Double?) throws -> Candidate? {
-        let answer = try requireGazetteer().reverse(point, addresses: engine.addresses)
-        if let poiRadius {
-            let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
-            if let house = answer.address, house.type == "house" {
-                // The nearer object wins, as in Nominatim; a POI within 5 m beyond the house too when it has its own
-                // address (it is in that building). A POI without an address takes the house's, as Nominatim gives a
-                // POI the address of the building it is in.
-                if let poi, case .poi(var record) = poi.record {
-                    let d = poi.distance ?? .infinity
-                    let houseDistance = house.distance ?? 0
-                    if d <= houseDistance || (record.address != nil && d <= houseDistance + 5) {
-                        if record.address == nil, let parts = house.address, houseDistance <= 30 {
-                            record.address = [parts.street, parts.housenumber].compactMap { $0 }.joined(separator: " ")
-                        }
-                        return .poi(record, distance: poi.distance)
-                    }
-                }
-                return .place(house)
-            }
-            if let poi, case .poi(let record) = poi.record { return .poi(record, distance: poi.distance) }
-        }
-        if poiRadius != nil, let street = answer.address { return .place(street) }
-        guard answer.country != nil, let place = answer.place else { return nil }
-        return .place(place)
     }
 
     func nominatimStatus(_ p: QueryParameters) throws -> AdapterAnswer {
@@ -579,7 +487,7 @@ public struct GeocoderAdapters: Sendable {
         let near = lat.map { Coordinate(uncheckedLatitude: $0, longitude: lon!) }
         let box = try p.string("bbox").map { try Self.box($0, name: "bbox") }
         let tags = p.source.filter { $0.key == "osm_tag" }.map { String($0.value) }
-        let found = try candidates(
+        let found = try geocoder().search(
             text,
             limit: tags.isEmpty ? limit : 100,
             language: Self.language(p.string("lang")),
@@ -603,19 +511,7 @@ public struct GeocoderAdapters: Sendable {
                 guard radius > 0, radius <= 100 else { throw AdapterError(status: .badRequest, message: "radius must be between 0 and 100 km") }
                 return radius
             } ?? 1
-        let point = Coordinate(uncheckedLatitude: lat, longitude: lon)
-        var found: [Candidate] = engine.nearby(NearbyQuery(origin: point, radius: radius * 1_000, limit: min(limit, 100))).results.compactMap { hit in
-            guard case .poi(let poi) = hit.record else { return nil }
-            return .poi(poi, distance: hit.distance)
-        }
-        // The nearest house or street takes its place among the POIs by distance; the place the point is in comes last.
-        let around = try requireGazetteer().reverse(point, addresses: engine.addresses)
-        if let address = around.address, let d = address.distance, d <= radius * 1_000 {
-            let at = found.firstIndex { if case .poi(_, let pd) = $0 { return (pd ?? 0) > d } else { return true } } ?? found.count
-            found.insert(.place(address), at: at)
-            if found.count > limit { found.removeLast() }
-        }
-        if found.count < limit, let place = try reverseCandidate(point, poiRadius: nil) { found.append(place) }
+        let found = try geocoder().around(Coordinate(uncheckedLatitude: lat, longitude: lon), radius: radius * 1_000, limit: limit)
         var json = JSONWriter()
         photonCollection(found, to: &json)
         return AdapterAnswer.json(json.buffer)

@@ -1,0 +1,124 @@
+import Catalog
+import Foundation
+import Gazetteer
+import GeoCore
+
+/// One answer of a geocoder: a gazetteer place (a house, a street, a city…) or a POI.
+public enum GeocodeCandidate: Sendable {
+    case place(GeocodeResult)
+    case poi(POIRecord, distance: Double?)
+
+    public var latitude: Double {
+        switch self {
+        case .place(let p): return p.latitude
+        case .poi(let p, _): return p.lat
+        }
+    }
+
+    public var longitude: Double {
+        switch self {
+        case .place(let p): return p.longitude
+        case .poi(let p, _): return p.lon
+        }
+    }
+
+    public var country: String? {
+        switch self {
+        case .place(let p): return p.country
+        case .poi(let p, _): return p.country
+        }
+    }
+}
+
+/// Geocoding over both sources at once, with one ranking, for every geocoder the server speaks (Nominatim, Photon,
+/// AMap): places and addresses from the gazetteer, POIs from the engine.
+public struct Geocoder: Sendable {
+    public let engine: SearchEngine
+    public let gazetteer: Gazetteer
+
+    public init(engine: SearchEngine, gazetteer: Gazetteer) {
+        self.engine = engine
+        self.gazetteer = gazetteer
+    }
+
+    /// Places named by `text` as typed, then POIs matching its words, then weaker place matches.
+    public func search(
+        _ text: String,
+        limit: Int,
+        language: String?,
+        near: Coordinate?,
+        countries: Set<String>?,
+        box: BoundingBox?
+    ) throws(GazetteerError) -> [GeocodeCandidate] {
+        let wide = min(100, max(limit * 4, 20))
+        let query = try GeocodeQuery(text: text, limit: wide, country: countries?.count == 1 ? countries!.first : nil, language: language, near: near)
+        var results: [GeocodeCandidate] = gazetteer.geocode(query, addresses: engine.addresses)
+            .filter { countries?.contains($0.country) ?? true }
+            .filter { box?.contains(latitude: $0.latitude, longitude: $0.longitude) ?? true }
+            .map { .place($0) }
+        // POIs whose words match come after a place named as typed, and before a weak match (a prefix or a typo of
+        // some place's name).
+        // (A text without letters or digits finds no POI: then only places answer.)
+        if let found = try? engine.search(SearchQuery(text: text, origin: near, bbox: box, limit: min(100, limit * 2))) {
+            let pois: [GeocodeCandidate] = found.results.compactMap { hit in
+                guard case .poi(let poi) = hit.record, countries?.contains(poi.country ?? "") ?? true else { return nil }
+                return .poi(poi, distance: hit.distance)
+            }
+            let fold = { (text: String) in text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil) }
+            let asTyped = fold(text.split(separator: ",").first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? text)
+            let strong = results.prefix { candidate in
+                guard case .place(let p) = candidate else { return false }
+                return p.unresolved != nil || p.type == "house" || p.type == "street" || fold(p.name) == asTyped
+            }
+            results = Array(strong) + pois + results.dropFirst(strong.count)
+        }
+        return Array(results.prefix(limit))
+    }
+
+    /// At building zoom (`poiRadius` given): the nearer of the POI within `poiRadius` metres and the house within
+    /// `AddressIndex.houseRadius` (a POI within 5 m of the house wins: it is in that building); else the nearest
+    /// street; else the place the point is in; nil at sea.
+    public func reverse(_ point: Coordinate, poiRadius: Double?) -> GeocodeCandidate? {
+        let answer = gazetteer.reverse(point, addresses: engine.addresses)
+        if let poiRadius {
+            let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
+            if let house = answer.address, house.type == "house" {
+                // The nearer object wins, as in Nominatim; a POI within 5 m beyond the house too when it has its own
+                // address (it is in that building). A POI without an address takes the house's, as Nominatim gives a
+                // POI the address of the building it is in.
+                if let poi, case .poi(var record) = poi.record {
+                    let d = poi.distance ?? .infinity
+                    let houseDistance = house.distance ?? 0
+                    if d <= houseDistance || (record.address != nil && d <= houseDistance + 5) {
+                        if record.address == nil, let parts = house.address, houseDistance <= 30 {
+                            record.address = [parts.street, parts.housenumber].compactMap { $0 }.joined(separator: " ")
+                        }
+                        return .poi(record, distance: poi.distance)
+                    }
+                }
+                return .place(house)
+            }
+            if let poi, case .poi(let record) = poi.record { return .poi(record, distance: poi.distance) }
+        }
+        if poiRadius != nil, let street = answer.address { return .place(street) }
+        guard answer.country != nil, let place = answer.place else { return nil }
+        return .place(place)
+    }
+
+    /// What is around `point` within `radius` metres, nearest first: POIs, with the nearest house or street among
+    /// them by distance, then the place the point is in.
+    public func around(_ point: Coordinate, radius: Double, limit: Int) -> [GeocodeCandidate] {
+        var found: [GeocodeCandidate] = engine.nearby(NearbyQuery(origin: point, radius: radius, limit: min(limit, 100))).results.compactMap { hit in
+            guard case .poi(let poi) = hit.record else { return nil }
+            return .poi(poi, distance: hit.distance)
+        }
+        let reverse = gazetteer.reverse(point, addresses: engine.addresses)
+        if let address = reverse.address, let d = address.distance, d <= radius {
+            let at = found.firstIndex { if case .poi(_, let pd) = $0 { return (pd ?? 0) > d } else { return true } } ?? found.count
+            found.insert(.place(address), at: at)
+            if found.count > limit { found.removeLast() }
+        }
+        if found.count < limit, let place = self.reverse(point, poiRadius: nil) { found.append(place) }
+        return found
+    }
+}

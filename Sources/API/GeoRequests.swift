@@ -6,12 +6,8 @@ import GeoCore
 // `poi reverse` send the same parameters with --server as they parse locally), each with the encoder of its answer.
 
 extension ParameterError {
-    /// The gazetteer's query rules name their parameter first ("q must not be empty").
-    static func from(_ error: GazetteerError) -> ParameterError {
-        let text = error.description
-        let parts = text.split(separator: " ", maxSplits: 1)
-        return ParameterError(String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-    }
+    /// A gazetteer query rule, with the parameter it names.
+    static func from(_ error: GazetteerError) -> ParameterError { ParameterError(error.parameter, error.rule) }
 }
 
 /// GET /v1/geocode.

@@ -15,17 +15,10 @@ public struct ParameterError: Error, Equatable, Sendable, CustomStringConvertibl
 
     public var description: String { "\(parameter) \(rule)" }
 
-    /// A GeoCore error about a parameter's value, named after that parameter.
+    /// A GeoCore error about a parameter's value: the parameter it names, else `parameter` (whose value broke it).
     static func from(_ error: GeoError, parameter: String) -> ParameterError {
-        switch error {
-        case .invalidBoundingBox(let rule): return ParameterError("bbox", rule)
-        case .invalidPolygon(let rule): return ParameterError("polygon", rule)
-        case .invalidGeohashPrecision: return ParameterError("precision", Rules.precision)
-        default:
-            let text = error.description
-            if text.hasPrefix(parameter + " ") { return ParameterError(parameter, String(text.dropFirst(parameter.count + 1))) }
-            return ParameterError(parameter, text)
-        }
+        if case .invalidGeohashPrecision = error { return ParameterError("precision", Rules.precision) }
+        return ParameterError(error.parameter ?? parameter, error.rule)
     }
 }
 

@@ -10,16 +10,29 @@ public enum GazetteerError: Error, Equatable, CustomStringConvertible {
     case unknownCountry(String)
     case unknownLanguage(String)
 
-    public var description: String {
+    /// The parameter the error is about.
+    public var parameter: String {
         switch self {
-        case .emptyQuery: return "q must not be empty"
-        case .queryTooLong(let n): return "q must be at most \(GeocodeQuery.maximumLength) characters (got \(n))"
-        case .controlCharacters: return "q must not contain control characters"
-        case .invalidLimit(let n): return "limit must be an integer between 1 and 100 (got \(n))"
-        case .unknownCountry(let c): return "country must be an ISO 3166-1 alpha-2 code such as FI or CN (got \"\(c)\")"
-        case .unknownLanguage(let l): return "lang must be en or zh (got \"\(l)\")"
+        case .emptyQuery, .queryTooLong, .controlCharacters: return "q"
+        case .invalidLimit: return "limit"
+        case .unknownCountry: return "country"
+        case .unknownLanguage: return "lang"
         }
     }
+
+    /// The rule broken, without the parameter's name.
+    public var rule: String {
+        switch self {
+        case .emptyQuery: return "must not be empty"
+        case .queryTooLong(let n): return "must be at most \(GeocodeQuery.maximumLength) characters (got \(n))"
+        case .controlCharacters: return "must not contain control characters"
+        case .invalidLimit(let n): return "must be an integer between 1 and 100 (got \(n))"
+        case .unknownCountry(let c): return "must be an ISO 3166-1 alpha-2 code such as FI or CN (got \"\(c)\")"
+        case .unknownLanguage(let l): return "must be en or zh (got \"\(l)\")"
+        }
+    }
+
+    public var description: String { "\(parameter) \(rule)" }
 }
 
 /// A validated forward-geocoding request.

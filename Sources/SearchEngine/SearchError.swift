@@ -15,7 +15,7 @@ public enum SearchError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .quota(let reason): return reason
-        case .invalid(let parameter, let rule): return "\(parameter) \(rule)"
+        case .invalid(let parameter, let rule): return parameter.isEmpty ? rule : "\(parameter) \(rule)"
         case .notFound(let kind, let id): return "no \(kind) with id \"\(id)\""
         case .storage(let reason): return reason
         case .unavailable(let reason): return reason
@@ -27,16 +27,9 @@ public enum SearchError: Error, Equatable, CustomStringConvertible {
         return .storage(error.description)
     }
 
+    /// A GeoCore error as a bad parameter: the one it names, else `parameter` (whose value broke it).
     static func from(_ error: GeoError, parameter: String? = nil) -> SearchError {
-        switch error {
-        case .invalidBoundingBox(let rule): return .invalid(parameter: "bbox", rule: rule)
-        case .invalidPolygon(let rule): return .invalid(parameter: "polygon", rule: rule)
-        case .invalidGeohashPrecision: return .invalid(parameter: "precision", rule: "must be an integer between 1 and 12")
-        default:
-            let text = error.description
-            if let parameter, !text.hasPrefix(parameter) { return .invalid(parameter: parameter, rule: text) }
-            let parts = text.split(separator: " ", maxSplits: 1)
-            return .invalid(parameter: String(parts[0]), rule: parts.count > 1 ? String(parts[1]) : "")
-        }
+        if case .invalidGeohashPrecision = error { return .invalid(parameter: "precision", rule: "must be an integer between 1 and 12") }
+        return .invalid(parameter: error.parameter ?? parameter ?? "", rule: error.rule)
     }
 }

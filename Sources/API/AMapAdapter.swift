@@ -174,6 +174,19 @@ public struct AMapAdapter: Sendable {
         }
     }
 
+    /// What a place search asks for besides its area: keywords, categories and the page.
+    struct Selection {
+        let keywords: String?
+        let categories: [String]
+        let size: Int
+        let offset: Int
+    }
+
+    func selection(_ p: QueryParameters, v5: Bool) throws -> Selection {
+        let (size, number) = try Self.page(p, v5: v5)
+        return Selection(keywords: Self.keywords(p), categories: try categories(p) ?? [], size: size, offset: (number - 1) * size)
+    }
+
     /// The POIs of an engine page, and its total.
     static func found(_ page: Page) -> Found { (pois(page.results), page.total ?? 0) }
 
@@ -207,7 +220,7 @@ public struct AMapAdapter: Sendable {
                 )
             )
         }
-        return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
+        return pois(found, v5: v5, p)
     }
 
     func placeAround(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
@@ -215,23 +228,17 @@ public struct AMapAdapter: Sendable {
         let origin = try Self.location(text, name: "location")
         var radius = try Self.integer(p, "radius", default: 5_000, range: 0...1_000_000)
         if radius > 50_000 || radius == 0 { radius = 5_000 }  // AMap: out of range uses the default
-        let (size, number) = try Self.page(p, v5: v5)
-        let categories = try categories(p)
-        let keywords = Self.keywords(p)
-        let found = Self.found(
-            engine.nearby(
-                NearbyQuery(
-                    origin: origin,
-                    radius: Double(radius),
-                    text: keywords,
-                    categories: categories ?? [],
-                    limit: size,
-                    offset: (number - 1) * size,
-                    countUpTo: Self.countLimit
-                )
-            )
+        let s = try selection(p, v5: v5)
+        let query = NearbyQuery(
+            origin: origin,
+            radius: Double(radius),
+            text: s.keywords,
+            categories: s.categories,
+            limit: s.size,
+            offset: s.offset,
+            countUpTo: Self.countLimit
         )
-        return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
+        return pois(Self.found(engine.nearby(query)), v5: v5, p)
     }
 
     func placePolygon(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
@@ -255,22 +262,9 @@ public struct AMapAdapter: Sendable {
             guard vertices.count >= 3 else { throw AMapError.invalid("polygon needs at least 3 points (or 2 for a rectangle)") }
             area = .polygon(try Polygon(vertices: vertices))
         }
-        let (size, number) = try Self.page(p, v5: v5)
-        let categories = try categories(p)
-        let keywords = Self.keywords(p)
-        let found = Self.found(
-            engine.within(
-                WithinQuery(
-                    area: area,
-                    text: keywords,
-                    categories: categories ?? [],
-                    limit: size,
-                    offset: (number - 1) * size,
-                    countUpTo: Self.countLimit
-                )
-            )
-        )
-        return pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
+        let s = try selection(p, v5: v5)
+        let query = WithinQuery(area: area, text: s.keywords, categories: s.categories, limit: s.size, offset: s.offset, countUpTo: Self.countLimit)
+        return pois(Self.found(engine.within(query)), v5: v5, p)
     }
 
     func placeDetail(_ p: QueryParameters, v5: Bool) throws -> (inout JSONWriter) -> Void {
@@ -313,6 +307,11 @@ public struct AMapAdapter: Sendable {
             result.cityname = city ?? ""
         }
         return result
+    }
+
+    /// The POIs as the request's `extensions` and `show_fields` ask.
+    private func pois(_ found: Found, v5: Bool, _ p: QueryParameters) -> (inout JSONWriter) -> Void {
+        pois(found, v5: v5, extensions: p.string("extensions"), showFields: p.string("show_fields"))
     }
 
     private func pois(_ found: Found, v5: Bool, extensions: String?, showFields: String?) -> (inout JSONWriter) -> Void {

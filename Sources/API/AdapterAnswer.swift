@@ -7,12 +7,6 @@ public struct AdapterAnswer: Sendable {
     public var contentType: String
     public var body: [UInt8]
 
-    public init(status: HTTPResponse.Status, contentType: String, body: [UInt8]) {
-        self.status = status
-        self.contentType = contentType
-        self.body = body
-    }
-
     static func json(_ body: [UInt8], status: HTTPResponse.Status = .ok) -> AdapterAnswer {
         AdapterAnswer(status: status, contentType: "application/json", body: body)
     }

@@ -59,6 +59,26 @@ public struct XY: Hashable, Sendable {
 }
 
 extension CRS {
+    /// The shift from this system to WGS-84 when it is one of the datums of maps published in China; nil otherwise.
+    var chinaDatumToWGS84: ChinaDatum.Shift? {
+        switch self {
+        case .gcj02: return ChinaDatum.gcj02ToWGS84
+        case .bd09: return ChinaDatum.bd09ToWGS84
+        case .wgs84, .epsg: return nil
+        }
+    }
+
+    /// The shift from WGS-84 to this system when it is one of the datums of maps published in China; nil otherwise.
+    var chinaDatumFromWGS84: ChinaDatum.Shift? {
+        switch self {
+        case .gcj02: return ChinaDatum.wgs84ToGCJ02
+        case .bd09: return ChinaDatum.wgs84ToBD09
+        case .wgs84, .epsg: return nil
+        }
+    }
+}
+
+extension CRS {
     /// The longitude/latitude systems in which a request may give and receive positions (the `coordsys` parameter
     /// of the HTTP API and `--coordsys` of the CLI): WGS-84, and the two datums of maps published in China. Unlike
     /// `epsg(_:)`, a conversion to or from WGS-84 is a closed formula and cannot fail.
@@ -82,20 +102,12 @@ extension CRS {
 
         /// A position given in this system, in WGS-84.
         public func toWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
-            switch self {
-            case .wgs84: return (latitude, longitude)
-            case .gcj02: return ChinaDatum.gcj02ToWGS84(latitude: latitude, longitude: longitude)
-            case .bd09: return ChinaDatum.bd09ToWGS84(latitude: latitude, longitude: longitude)
-            }
+            crs.chinaDatumToWGS84?(latitude, longitude) ?? (latitude, longitude)
         }
 
         /// A WGS-84 position in this system.
         public func fromWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
-            switch self {
-            case .wgs84: return (latitude, longitude)
-            case .gcj02: return ChinaDatum.wgs84ToGCJ02(latitude: latitude, longitude: longitude)
-            case .bd09: return ChinaDatum.wgs84ToBD09(latitude: latitude, longitude: longitude)
-            }
+            crs.chinaDatumFromWGS84?(latitude, longitude) ?? (latitude, longitude)
         }
 
         public func toWGS84(_ c: Coordinate) -> Coordinate {

@@ -15,6 +15,9 @@ import Foundation
 /// derivative is tiny (|∂offset/∂w| < 10⁻³): each step cuts the error by three orders of magnitude, so three to
 /// five steps reach the 10⁻⁹° (~0.1 mm) stopping tolerance.
 public enum ChinaDatum {
+    /// A conversion between WGS-84 and one of the datums: (latitude, longitude) to (latitude, longitude).
+    public typealias Shift = (_ latitude: Double, _ longitude: Double) -> (latitude: Double, longitude: Double)
+
     static let krasovskyA = 6_378_245.0
     static let krasovskyEE = 0.00669342162296594323
     static let bdFactor = Double.pi * 3000.0 / 180.0
@@ -39,12 +42,22 @@ public enum ChinaDatum {
     /// GCJ-02 → WGS-84, exact to `inverseTolerance` (see the type's notes).
     public static func gcj02ToWGS84(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
         guard isInChina(latitude: latitude, longitude: longitude) else { return (latitude, longitude) }
-        var lat = latitude
-        var lon = longitude
+        return invert(gcjOffset, latitude: latitude, longitude: longitude, from: (latitude, longitude))
+    }
+
+    /// The point that `forward` maps to (`latitude`, `longitude`), by fixed-point iteration from `start`: each step
+    /// moves the guess by how far its image misses, until that is under `inverseTolerance` in both coordinates.
+    static func invert(
+        _ forward: (_ latitude: Double, _ longitude: Double) -> (latitude: Double, longitude: Double),
+        latitude: Double,
+        longitude: Double,
+        from start: (latitude: Double, longitude: Double)
+    ) -> (latitude: Double, longitude: Double) {
+        var (lat, lon) = start
         for _ in 0..<maximumIterations {
-            let forward = gcjOffset(latitude: lat, longitude: lon)
-            let dLat = forward.latitude - latitude
-            let dLon = forward.longitude - longitude
+            let image = forward(lat, lon)
+            let dLat = image.latitude - latitude
+            let dLon = image.longitude - longitude
             lat -= dLat
             lon -= dLon
             if abs(dLat) < inverseTolerance && abs(dLon) < inverseTolerance { break }
@@ -149,17 +162,7 @@ public enum ChinaDatum {
         let y = latitude - 0.006
         let z = sqrt(x * x + y * y) - 0.00002 * sin(y * bdFactor)
         let theta = atan2(y, x) - 0.000003 * cos(x * bdFactor)
-        var lon = z * cos(theta)
-        var lat = z * sin(theta)
-        for _ in 0..<maximumIterations {
-            let forward = bdOffset(latitude: lat, longitude: lon)
-            let dLat = forward.latitude - latitude
-            let dLon = forward.longitude - longitude
-            lat -= dLat
-            lon -= dLon
-            if abs(dLat) < inverseTolerance && abs(dLon) < inverseTolerance { break }
-        }
-        return (lat, lon)
+        return invert(bdOffset, latitude: latitude, longitude: longitude, from: (z * sin(theta), z * cos(theta)))
     }
 
     static func bdOffset(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {

@@ -34,20 +34,7 @@ public final class CoordinateConverter: Sendable {
         if source == target {
             return
         }
-        switch source {
-        case .gcj02:
-            for i in points.indices {
-                let w = ChinaDatum.gcj02ToWGS84(latitude: points[i].y, longitude: points[i].x)
-                points[i] = XY(x: w.longitude, y: w.latitude)
-            }
-        case .bd09:
-            for i in points.indices {
-                let w = ChinaDatum.bd09ToWGS84(latitude: points[i].y, longitude: points[i].x)
-                points[i] = XY(x: w.longitude, y: w.latitude)
-            }
-        case .wgs84, .epsg:
-            break
-        }
+        Self.chinaDatum(&points, source.chinaDatumToWGS84)
         if let projLeg {
             let input = points
             projLeg.transform(&points)
@@ -56,19 +43,15 @@ public final class CoordinateConverter: Sendable {
             }
             try checkRoundTrip(input: input, output: points, leg: projLeg, source: source, target: target)
         }
-        switch target {
-        case .gcj02:
-            for i in points.indices {
-                let g = ChinaDatum.wgs84ToGCJ02(latitude: points[i].y, longitude: points[i].x)
-                points[i] = XY(x: g.longitude, y: g.latitude)
-            }
-        case .bd09:
-            for i in points.indices {
-                let b = ChinaDatum.wgs84ToBD09(latitude: points[i].y, longitude: points[i].x)
-                points[i] = XY(x: b.longitude, y: b.latitude)
-            }
-        case .wgs84, .epsg:
-            break
+        Self.chinaDatum(&points, target.chinaDatumFromWGS84)
+    }
+
+    /// Applies a China-datum shift (nil: none) to every point.
+    private static func chinaDatum(_ points: inout [XY], _ shift: ChinaDatum.Shift?) {
+        guard let shift else { return }
+        for i in points.indices {
+            let moved = shift(points[i].y, points[i].x)
+            points[i] = XY(x: moved.longitude, y: moved.latitude)
         }
     }
 

@@ -29,7 +29,7 @@ enum ServerClient {
         let bytes = [UInt8](data ?? Data())
         guard let status else { throw CLIError.failure("no answer from \(server)") }
         if (400..<500).contains(status) {
-            let detail = (try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["detail"] as? String
+            let detail = Self.detail(bytes)
             if status == 404 && detail == nil { throw CLIError.failure("\(url.path): not found") }
             throw CLIError(message: detail ?? "the server answered \(status)", status: status == 404 ? 1 : 2)
         }
@@ -71,7 +71,7 @@ enum ServerClient {
 
     /// The `detail` of a problem+json answer.
     static func detail(_ body: [UInt8]) -> String? {
-        (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["detail"] as? String
+        (try? JSONDecoder().decode(Answers.ProblemDetail.self, from: Data(body)))?.detail
     }
 
     private final class ResultBox: @unchecked Sendable {
@@ -87,35 +87,5 @@ enum ServerClient {
         }
 
         func get() -> (Data?, Int?, (any Error)?) { (data, status, error) }
-    }
-
-    /// Prints a server list answer as the CLI would print the local one.
-    static func printList(_ bytes: [UInt8], format: OutputOptions.Format) throws {
-        if format != .table {
-            print(String(decoding: bytes, as: UTF8.self))
-        } else {
-            guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-                let results = object["results"] as? [[String: Any]]
-            else {
-                throw CLIError.failure("the server's answer is not a result list")
-            }
-            print(
-                Table.render(
-                    header: ["name", "category", "distance", "lat", "lon", "id"],
-                    rows: results.map { r in
-                        let name =
-                            (r["name"] as? String) ?? [r["firstName"] as? String, r["lastName"] as? String].compactMap { $0 }.joined(separator: " ")
-                        return [
-                            name, (r["category"] as? String) ?? (r["kind"] as? String ?? ""),
-                            (r["distance"] as? Double).map { String(format: "%.0f m", $0) } ?? "",
-                            String(format: "%.6f", r["lat"] as? Double ?? 0), String(format: "%.6f", r["lon"] as? Double ?? 0),
-                            r["id"] as? String ?? "",
-                        ]
-                    }
-                )
-            )
-            if let next = object["next"] as? String { print("next: \(next)") }
-            if results.isEmpty { throw CLIError.failure("no results") }
-        }
     }
 }

@@ -53,11 +53,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Side of the square box in metres for the bbox query.")
     var boxSize: Double = 600
 
-    @Option(help: "Random seed for generated data and queries.")
-    var seed: UInt64 = 42
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
+    @OptionGroup var source: GeneratorOptions
 
     @Option(help: "keyword ops: load the records from this database (start-up is then timed from SQLite).")
     var db: String?
@@ -173,18 +169,18 @@ struct BenchCommand: ParsableCommand {
         var gazetteer: Gazetteer?
         var addresses = AddressIndex.empty
         let load = try clock.measure {
-            gazetteer = try? loadGazetteer(dataDir)
+            gazetteer = try? keepUntilExit(loadGazetteer(source.dataDir, snapshot: nil).gazetteer)
             // With --db, the database's imported addresses and streets are searched too (house-level geocoding).
-            if let db { addresses = try loadAddresses(db: db, dataDir: dataDir) }
+            if let db { addresses = try loadAddresses(db: db, dataDir: source.dataDir) }
         }
-        guard let gazetteer else { throw CLIError.failure("cannot load the gazetteer from \(DataDirectory.resolve(dataDir))") }
+        guard let gazetteer else { throw CLIError.failure("cannot load the gazetteer from \(DataDirectory.resolve(source.dataDir))") }
         var texts: [String]
         if let queryFile {
             guard let content = try? String(contentsOfFile: queryFile, encoding: .utf8) else { throw CLIError.usage("cannot read \(queryFile)") }
             texts = content.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
         } else {
             // Prefixes (3 to 6 letters) of populous places' names, as an autocomplete box sees them.
-            var random = SplitMix64(seed: seed)
+            var random = SplitMix64(seed: source.seed)
             let big = gazetteer.places.filter { $0.population >= 50_000 }
             texts = (0..<min(queries, 10_000)).map { _ in
                 let name = big[Int(random.next() % UInt64(big.count))].name
@@ -221,29 +217,29 @@ struct BenchCommand: ParsableCommand {
             do {
                 engine = try SearchEngine(
                     store: try CatalogStore(path: db),
-                    taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir))
+                    taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(source.dataDir))
                 )
             } catch { throw CLIError.failure("\(error)") }
         } else {
-            var generator = SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed)
+            var generator = try source.generator()
             records = (0..<n).map { _ in generator.next() }
-            engine = SearchEngine(pois: records, taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir)))
+            engine = SearchEngine(pois: records, taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(source.dataDir)))
         }
         let load = clock.now - start
         guard let engine else { return }
-        keptUntilExit.append(engine)
+        keepUntilExit(engine)
         if let classes {
             try runKeywordClasses(engine, file: classes, load: seconds(load))
             return
         }
-        let origins = try loadOrigins(near: engine.samplePositions(count: 50_000, seed: seed))
-        var random = SplitMix64(seed: seed &+ 2)
+        let origins = try loadOrigins(near: engine.samplePositions(count: 50_000, seed: source.seed))
+        var random = SplitMix64(seed: source.seed &+ 2)
         let keywords: [String]
         if let keywordFile {
             guard let content = try? String(contentsOfFile: keywordFile, encoding: .utf8) else { throw CLIError.usage("cannot read \(keywordFile)") }
             keywords = content.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
         } else {
-            keywords = engine.sampleNameWords(count: 1_000, seed: seed)
+            keywords = engine.sampleNameWords(count: 1_000, seed: source.seed)
         }
         guard !keywords.isEmpty else { throw CLIError.usage("no keywords") }
         let count = min(queries, 20_000)
@@ -341,17 +337,17 @@ struct BenchCommand: ParsableCommand {
         let clock = ContinuousClock()
         let start = clock.now
         var arguments = ["--db", db]
-        if let dataDir { arguments += ["--data-dir", dataDir] }
+        if let dataDir = source.dataDir { arguments += ["--data-dir", dataDir] }
         let database = try DatabaseOptions.parse(arguments)
         let engine = try database.openEngine(snapshot: .now)
-        keptUntilExit.append(engine)
-        let gazetteer = try loadGazetteer(dataDir, snapshot: database.gazetteerSnapshotPath).gazetteer
-        keptUntilExit.append(gazetteer)
+        keepUntilExit(engine)
+        let gazetteer = try loadGazetteer(source.dataDir, snapshot: database.gazetteerSnapshotPath).gazetteer
+        keepUntilExit(gazetteer)
         let load = clock.now - start
         // Metrics as poi serve keeps them: every request is counted and timed.
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: DataDirectory.resolve(dataDir))
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: DataDirectory.resolve(source.dataDir))
         let wire = WireBench(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry)
         for target in targets.prefix(1_000) {
             guard wire.respond(to: target) != nil else { throw CLIError.usage("the fast lane does not take GET \(target)") }
@@ -421,7 +417,7 @@ struct BenchCommand: ParsableCommand {
             guard !points.isEmpty else { throw CLIError.usage("\(input): no records") }
             return points
         }
-        var generator = SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed)
+        var generator = try source.generator()
         return (0..<n).map { i in
             let record = generator.next()
             return IndexedPoint(id: UInt32(i), latitude: record.lat, longitude: record.lon)
@@ -441,7 +437,7 @@ struct BenchCommand: ParsableCommand {
             guard !origins.isEmpty else { throw CLIError.usage("\(queryFile): no queries") }
             return origins
         }
-        var random = SplitMix64(seed: seed &+ 1)
+        var random = SplitMix64(seed: source.seed &+ 1)
         return (0..<queries).map { _ in
             let p = points[Int(random.next() % UInt64(points.count))]
             let jitter = GreatCircle.destination(

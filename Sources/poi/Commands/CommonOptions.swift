@@ -103,7 +103,7 @@ struct DatabaseOptions: ParsableArguments {
             }
             let store: any StoreOfRecord = try shared ?? CatalogStore(path: path)
             let engine = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy)
-            keptUntilExit.append(engine)
+            keepUntilExit(engine)
             if case .rebuilt = engine.startup, policy != nil {
                 switch snapshot {
                 case .now:
@@ -147,50 +147,6 @@ struct OutputOptions: ParsableArguments {
 
     func encoder() throws -> APIEncoder {
         try validated { () throws(ParameterError) in try RequestParameters(parameters).encoder() }
-    }
-
-    /// Prints a page as a table, or as the API's JSON (`encoded`, which writes the next page's cursor as the
-    /// server would); exits 1 when it is empty.
-    func print(_ page: Page, encoded: (Page) -> [UInt8]) throws {
-        if format == .table {
-            let coordsys = try coordinateSystem()
-            Swift.print(
-                Table.render(
-                    header: ["name", "category", "distance", "lat", "lon", "id"],
-                    rows: page.results.map { hit in
-                        let row = HitRow(hit, coordsys: coordsys)
-                        return [
-                            row.name, row.category, hit.distance.map { String(format: "%.0f m", $0) } ?? "", String(format: "%.6f", row.lat),
-                            String(format: "%.6f", row.lon), row.id,
-                        ]
-                    }
-                )
-            )
-            let json = try? JSONSerialization.jsonObject(with: Data(encoded(page))) as? [String: Any]
-            if let next = json?["next"] as? String { Swift.print("next: \(next)") }
-        } else {
-            Swift.print(String(decoding: encoded(page), as: UTF8.self))
-        }
-        if page.results.isEmpty { throw CLIError.failure("no results") }
-    }
-}
-
-struct HitRow {
-    let name: String
-    let category: String
-    let lat: Double
-    let lon: Double
-    let id: String
-
-    init(_ hit: Hit, coordsys: CRS.Geographic) {
-        switch hit.record {
-        case .poi(let poi):
-            let p = coordsys.fromWGS84(latitude: poi.lat, longitude: poi.lon)
-            (name, category, lat, lon, id) = (poi.name, poi.category, p.latitude, p.longitude, poi.id)
-        case .pin(let pin):
-            let p = coordsys.fromWGS84(latitude: pin.lat, longitude: pin.lon)
-            (name, category, lat, lon, id) = ("\(pin.firstName) \(pin.lastName)", "pin", p.latitude, p.longitude, pin.id)
-        }
     }
 }
 

@@ -14,19 +14,14 @@ struct GenerateCommand: ParsableCommand {
     @Option(help: "Number of records (1 to 100000000).")
     var count: Int
 
-    @Option(help: "Random seed.")
-    var seed: UInt64 = 42
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
+    @OptionGroup var source: GeneratorOptions
 
     func validate() throws {
         guard (1...100_000_000).contains(count) else { throw ValidationError("--count must be between 1 and 100000000") }
     }
 
     func run() throws {
-        let places = try loadPlaces(dataDir)
-        var generator = SyntheticPOIGenerator(places: places, seed: seed)
+        var generator = try source.generator()
         var buffer: [UInt8] = []
         buffer.reserveCapacity(1 << 20)
         let out = FileHandle.standardOutput
@@ -49,4 +44,15 @@ func loadPlaces(_ dataDir: String?) throws -> [Place] {
     } catch let error as DataFileError {
         throw CLIError.failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")
     }
+}
+
+/// What synthetic data is drawn from: the bundled gazetteer's places, and a seed.
+struct GeneratorOptions: ParsableArguments {
+    @Option(help: "Random seed (the same seed gives the same records and queries).")
+    var seed: UInt64 = 42
+
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
+    var dataDir: String?
+
+    func generator() throws -> SyntheticPOIGenerator { SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed) }
 }

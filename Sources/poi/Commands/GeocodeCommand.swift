@@ -32,17 +32,7 @@ struct GeocodeCommand: ParsableCommand {
     @Option(help: "Favour places near this point: LAT,LON.")
     var near: String?
 
-    @Option(help: "table or json (exactly what GET /v1/geocode answers).")
-    var format: OutputFormat = .table
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
-
-    @Option(help: "Database whose imported addresses and streets to search (default: var/poi.sqlite, created from the bundled data on first use).")
-    var db: String?
-
-    @Option(help: "Ask a running poi server instead of loading the gazetteer.")
-    var server: String?
+    @OptionGroup var sources: GazetteerOptions
 
     /// The request's parameters, the same whether sent to a server or parsed here.
     func parameters() throws -> QueryItems {
@@ -57,24 +47,24 @@ struct GeocodeCommand: ParsableCommand {
         let parameters = try parameters()
         let options = ["q": "the text", "lat": "--near", "lon": "--near"]
         let bytes: [UInt8]
-        if let server {
+        if let server = sources.server {
             bytes = try ServerClient.get(server, "/v1/geocode", parameters)
         } else {
             let request = try validated(options: options) { () throws(ParameterError) in try GeocodeRequest(RequestParameters(parameters)) }
-            bytes = request.encode(try loadGazetteer(dataDir).geocode(request.query, addresses: try loadAddresses(db: db, dataDir: dataDir)))
+            bytes = request.encode(try sources.gazetteer().geocode(request.query, addresses: try sources.addresses()))
         }
-        guard format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
-        let results = (try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])?["results"] as? [[String: Any]] ?? []
+        guard sources.format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
+        let results = try Answers.decode(Answers.Places.self, bytes).results
         if results.isEmpty { throw CLIError.failure("no place matches \"\(text)\"") }
         print(
             Table.render(
                 header: ["name", "display name", "lat", "lon", "type", "population", "score"],
-                rows: results.map { r in
-                    [
-                        r["name"] as? String ?? "", (r["displayName"] as? String ?? "") + ((r["unresolved"] as? String).map { " [+\($0)]" } ?? ""),
-                        String(format: "%.5f", r["lat"] as? Double ?? 0), String(format: "%.5f", r["lon"] as? Double ?? 0),
-                        r["type"] as? String ?? "",
-                        (r["population"] as? Int).map(String.init) ?? "", String(r["score"] as? Double ?? 0),
+                rows: results.map { r -> [String] in
+                    let shown: String = (r.displayName ?? "") + (r.unresolved.map { " [+\($0)]" } ?? "")
+                    let population: String = r.population.map { String($0) } ?? ""
+                    return [
+                        r.name ?? "", shown, String(format: "%.5f", r.lat), String(format: "%.5f", r.lon), r.type ?? "", population,
+                        String(r.score ?? 0),
                     ]
                 }
             )
@@ -94,27 +84,17 @@ struct ReverseCommand: ParsableCommand {
     @Option(help: "Longitude (WGS-84).")
     var lon: Double
 
-    @Option(help: "table or json (exactly what GET /v1/reverse answers).")
-    var format: OutputFormat = .table
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
-
-    @Option(help: "Database whose imported addresses and streets to search (default: var/poi.sqlite, created from the bundled data on first use).")
-    var db: String?
-
-    @Option(help: "Ask a running poi server instead of loading the gazetteer.")
-    var server: String?
+    @OptionGroup var sources: GazetteerOptions
 
     func run() throws {
         let parameters: QueryItems = [("lat", String(lat)), ("lon", String(lon))]
-        if let server {
+        if let server = sources.server {
             let bytes = try ServerClient.get(server, "/v1/reverse", parameters)
             return print(String(decoding: bytes, as: UTF8.self))
         }
         let request = try validated { () throws(ParameterError) in try ReverseRequest(RequestParameters(parameters)) }
-        let result = try loadGazetteer(dataDir).reverse(request.point, addresses: try loadAddresses(db: db, dataDir: dataDir))
-        switch format {
+        let result = try sources.gazetteer().reverse(request.point, addresses: try sources.addresses())
+        switch sources.format {
         case .json:
             print(String(decoding: request.encode(result), as: UTF8.self))
         case .table:
@@ -147,14 +127,31 @@ struct ReverseCommand: ParsableCommand {
     }
 }
 
-/// Large structures loaded by a command, kept until the process exits: freeing ~800 000 strings one by one
-/// would take longer than the query (the process ends right after).
-nonisolated(unsafe) var keptUntilExit: [AnyObject] = []
+/// Where `poi geocode` and `poi reverse` find places and addresses, and how they print.
+struct GazetteerOptions: ParsableArguments {
+    @Option(help: "table or json (exactly what the HTTP API answers).")
+    var format: OutputFormat = .table
 
-func loadGazetteer(_ dataDir: String?) throws -> Gazetteer {
-    let gazetteer = try loadGazetteer(dataDir, snapshot: nil).gazetteer
-    keptUntilExit.append(gazetteer)
-    return gazetteer
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
+    var dataDir: String?
+
+    @Option(help: "Database whose imported addresses and streets to search (default: var/poi.sqlite, created from the bundled data on first use).")
+    var db: String?
+
+    @Option(help: "Ask a running poi server instead of loading the gazetteer.")
+    var server: String?
+
+    func gazetteer() throws -> Gazetteer { keepUntilExit(try loadGazetteer(dataDir, snapshot: nil).gazetteer) }
+
+    func addresses() throws -> AddressIndex { try loadAddresses(db: db, dataDir: dataDir) }
+}
+
+/// Keeps a large structure a command loaded until the process exits: freeing ~800 000 strings one by one would
+/// take longer than the query (the process ends right after). A deliberate leak of one reference, not a global.
+@discardableResult
+func keepUntilExit<T: AnyObject>(_ object: T) -> T {
+    _ = Unmanaged.passRetained(object)
+    return object
 }
 
 /// The addresses and streets of a database (`--db`, or the default one, created from the bundled data when missing).

@@ -202,44 +202,41 @@ struct ImportCommand: ParsableCommand {
             if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
             let bar = ProgressBar(label: "importing \((file as NSString).lastPathComponent) into \(server)")
             let (status, body) = try ServerClient.send(request, uploading: URL(fileURLWithPath: file), server: server)
-            guard status == 202, let accepted = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                let id = accepted["id"] as? String
-            else {
+            guard status == 202, let accepted = try? JSONDecoder().decode(Answers.ImportTask.self, from: Data(body)) else {
                 bar.finish()
                 let message =
                     "\(file): the server answered \(status): \(ServerClient.detail(body) ?? String(decoding: body.prefix(200), as: UTF8.self))"
                 throw (400..<500).contains(status) && status != 413 ? CLIError.usage(message) : CLIError.failure(message)
             }
             // Follow the task until it ends.
-            var task: [String: Any] = accepted
-            while task["status"] as? String == "queued" || task["status"] as? String == "running" {
+            let id = accepted.id
+            var task = accepted
+            while task.status == "queued" || task.status == "running" {
                 Thread.sleep(forTimeInterval: 0.1)
                 let (status, body) = try ServerClient.send(URLRequest(url: try ServerClient.url(server, "/v1/tasks/\(id)")), server: server)
-                guard status == 200, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+                guard status == 200, let followed = try? JSONDecoder().decode(Answers.ImportTask.self, from: Data(body)) else {
                     bar.finish()
                     throw CLIError.failure("\(file): following task \(id): the server answered \(status)")
                 }
-                task = object
-                let read = task["bytesRead"] as? Int ?? 0
-                let total = task["bytes"] as? Int ?? 0
-                bar.update(done: task["imported"] as? Int ?? 0, fraction: total > 0 ? Double(read) / Double(total) : 0)
+                task = followed
+                let total = task.bytes ?? 0
+                bar.update(done: task.imported ?? 0, fraction: total > 0 ? Double(task.bytesRead ?? 0) / Double(total) : 0)
             }
             bar.finish()
             let name = (file as NSString).lastPathComponent
             // A failed task's error names its problem already.
-            for problem in task["status"] as? String == "succeeded" ? task["problems"] as? [[String: Any]] ?? [] : [] {
-                FileHandle.standardError.write(Data("\(name):\(problem["line"] as? Int ?? 0): \(problem["reason"] as? String ?? "")\n".utf8))
+            for problem in task.status == "succeeded" ? task.problems ?? [] : [] {
+                FileHandle.standardError.write(Data("\(name):\(problem.line ?? 0): \(problem.reason ?? "")\n".utf8))
             }
-            if task["status"] as? String == "succeeded" {
-                let imported = task["imported"] as? Int ?? 0
+            if task.status == "succeeded" {
+                let imported = task.imported ?? 0
                 let seconds = Date().timeIntervalSince(started)
-                let duplicates =
-                    (task["duplicates"] as? Int ?? 0) > 0 ? ", \(task["duplicates"] as? Int ?? 0) duplicate ids (the later row wins)" : ""
+                let duplicates = (task.duplicates ?? 0) > 0 ? ", \(task.duplicates ?? 0) duplicate ids (the later row wins)" : ""
                 print(
-                    "\(file): imported \(imported), skipped \(task["skipped"] as? Int ?? 0)\(duplicates) in \(String(format: "%.2f", seconds)) s (\(seconds > 0 ? Int(Double(imported) / seconds) : imported) records/s) into \(server), task \(id)"
+                    "\(file): imported \(imported), skipped \(task.skipped ?? 0)\(duplicates) in \(String(format: "%.2f", seconds)) s (\(seconds > 0 ? Int(Double(imported) / seconds) : imported) records/s) into \(server), task \(id)"
                 )
             } else {
-                FileHandle.standardError.write(Data("poi: \(task["error"] as? String ?? "\(file): the import failed") (task \(id))\n".utf8))
+                FileHandle.standardError.write(Data("poi: \(task.error ?? "\(file): the import failed") (task \(id))\n".utf8))
                 failed = true
                 if strict { break }
             }

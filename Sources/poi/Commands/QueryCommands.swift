@@ -27,12 +27,10 @@ struct NearbyCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let server = output.server {
-            return try ServerClient.printList(try ServerClient.get(server, "/v1/nearby", parameters), format: output.format)
+        try output.runList("/v1/nearby", parameters) {
+            let request = try validated { () throws(ParameterError) in try NearbyRequest(RequestParameters(parameters)) }
+            return request.encode(try database.openEngine().nearby(request.query))
         }
-        let request = try validated { () throws(ParameterError) in try NearbyRequest(RequestParameters(parameters)) }
-        let engine = try database.openEngine()
-        try output.print(engine.nearby(request.query), encoded: request.encode)
     }
 }
 
@@ -59,14 +57,13 @@ struct SearchCommand: ParsableCommand {
 
     func run() throws {
         let parameters = try parameters()
-        if let server = output.server {
-            return try ServerClient.printList(try ServerClient.get(server, "/v1/search", parameters), format: output.format)
+        try output.runList("/v1/search", parameters) {
+            let request = try validated(options: ["q": "the keywords", "lat": "--near", "lon": "--near"]) { () throws(ParameterError) in
+                try SearchRequest(RequestParameters(parameters))
+            }
+            let engine = try database.openEngine()
+            return request.encode(try runQuery { try engine.search(request.query) })
         }
-        let request = try validated(options: ["q": "the keywords", "lat": "--near", "lon": "--near"]) { () throws(ParameterError) in
-            try SearchRequest(RequestParameters(parameters))
-        }
-        let engine = try database.openEngine()
-        try output.print(try runQuery { try engine.search(request.query) }, encoded: request.encode)
     }
 }
 
@@ -93,12 +90,10 @@ struct WithinCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let server = output.server {
-            return try ServerClient.printList(try ServerClient.get(server, "/v1/within", parameters), format: output.format)
+        try output.runList("/v1/within", parameters) {
+            let request = try validated { () throws(ParameterError) in try WithinRequest(RequestParameters(parameters)) }
+            return request.encode(try database.openEngine().within(request.query))
         }
-        let request = try validated { () throws(ParameterError) in try WithinRequest(RequestParameters(parameters)) }
-        let engine = try database.openEngine()
-        try output.print(engine.within(request.query), encoded: request.encode)
     }
 }
 
@@ -118,42 +113,25 @@ struct ClustersCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let server = output.server {
-            let bytes = try ServerClient.get(server, "/v1/clusters", parameters)
-            guard output.format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
-            let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
-            let cells = object?["results"] as? [[String: Any]] ?? []
-            print(
-                Table.render(
-                    header: ["geohash", "count", "lat", "lon"],
-                    rows: cells.map { c in
-                        [
-                            c["geohash"] as? String ?? "", String(c["count"] as? Int ?? 0), String(format: "%.6f", c["lat"] as? Double ?? 0),
-                            String(format: "%.6f", c["lon"] as? Double ?? 0),
-                        ]
-                    }
-                )
-            )
-            if cells.isEmpty { throw CLIError.failure("no results") }
+        let bytes =
+            try output.server.map { try ServerClient.get($0, "/v1/clusters", parameters) }
+            ?? {
+                let request = try validated { () throws(ParameterError) in try ClustersRequest(RequestParameters(parameters)) }
+                let engine = try database.openEngine()
+                return request.encode(try runQuery { try engine.clusters(request.query) })
+            }()
+        guard output.format == .table else {
+            print(String(decoding: bytes, as: UTF8.self))
+            if try Answers.decode(Answers.Count.self, bytes).isEmpty { throw CLIError.failure("no results") }
             return
         }
-        let request = try validated { () throws(ParameterError) in try ClustersRequest(RequestParameters(parameters)) }
-        let coordsys = request.encoder.coordsys
-        let engine = try database.openEngine()
-        let clusters = try runQuery { try engine.clusters(request.query) }
-        if output.format == .table {
-            print(
-                Table.render(
-                    header: ["geohash", "count", "lat", "lon"],
-                    rows: clusters.map { c in
-                        let p = coordsys.fromWGS84(latitude: c.latitude, longitude: c.longitude)
-                        return [c.geohash.string, String(c.count), String(format: "%.6f", p.latitude), String(format: "%.6f", p.longitude)]
-                    }
-                )
+        let clusters = try Answers.decode(Answers.Clusters.self, bytes).results
+        print(
+            Table.render(
+                header: ["geohash", "count", "lat", "lon"],
+                rows: clusters.map { c in [c.geohash, String(c.count), String(format: "%.6f", c.lat), String(format: "%.6f", c.lon)] }
             )
-        } else {
-            print(String(decoding: request.encode(clusters), as: UTF8.self))
-        }
+        )
         if clusters.isEmpty { throw CLIError.failure("no results") }
     }
 }

@@ -126,7 +126,7 @@ struct ServeCommand: AsyncParsableCommand {
         let engine = try database.openEngine(snapshot: .background(every: snapshotEvery))
         let engineTime = ContinuousClock.now - started
         let (gazetteer, gazetteerSource, gazetteerTime) = try await gazetteerLoad.value
-        keptUntilExit.append(gazetteer)
+        keepUntilExit(gazetteer)
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         func seconds(_ d: Duration) -> String {

@@ -159,15 +159,13 @@ public struct StreetsRequest: Sendable {
     /// `id` and `name` (and `names`, the variants) as properties, coordinates [lon, lat] in the request's coordsys.
     public func encode(_ answer: (lines: [StreetLine], truncated: Bool)) -> [UInt8] {
         var json = JSONWriter()
-        json.beginObject()
-        json.key("type")
-        json.string("FeatureCollection")
-        json.key("features")
-        json.beginArray()
-        for line in answer.lines {
-            json.beginObject()
-            json.key("type")
-            json.string("Feature")
+        json.featureCollection(
+            answer.lines,
+            after: {
+                $0.key("truncated")
+                $0.bool(answer.truncated)
+            }
+        ) { line, json in
             json.key("id")
             json.string(line.id)
             json.key("properties")
@@ -196,12 +194,7 @@ public struct StreetsRequest: Sendable {
             }
             json.endArray()
             json.endObject()
-            json.endObject()
         }
-        json.endArray()
-        json.key("truncated")
-        json.bool(answer.truncated)
-        json.endObject()
         return json.buffer
     }
 }

@@ -100,3 +100,29 @@ extension ReverseResult {
         json.endObject()
     }
 }
+
+extension JSONWriter {
+    /// A GeoJSON FeatureCollection of `items`: `members` writes the collection's own members (before `features`;
+    /// `after` writes those after it), `feature` each feature's members after its `"type": "Feature"`.
+    mutating func featureCollection<Item>(
+        _ items: some Sequence<Item>,
+        members: (inout JSONWriter) -> Void = { _ in },
+        after: (inout JSONWriter) -> Void = { _ in },
+        feature: (Item, inout JSONWriter) -> Void
+    ) {
+        beginObject()
+        field("type", "FeatureCollection")
+        members(&self)
+        key("features")
+        beginArray()
+        for item in items {
+            beginObject()
+            field("type", "Feature")
+            feature(item, &self)
+            endObject()
+        }
+        endArray()
+        after(&self)
+        endObject()
+    }
+}

@@ -438,14 +438,7 @@ public struct GeocoderAdapters: Sendable {
     }
 
     private func nominatimCollection(_ candidates: [Candidate], details: Details, to json: inout JSONWriter) {
-        json.beginObject()
-        json.field("type", "FeatureCollection")
-        json.field("licence", Self.licence)
-        json.key("features")
-        json.beginArray()
-        for candidate in candidates {
-            json.beginObject()
-            json.field("type", "Feature")
+        json.featureCollection(candidates, members: { $0.field("licence", Self.licence) }) { candidate, json in
             json.key("properties")
             json.beginObject()
             writeNominatimProperties(candidate, format: .geojson, details: details, to: &json)
@@ -456,10 +449,7 @@ public struct GeocoderAdapters: Sendable {
             for value in [candidate.longitude - dx, candidate.latitude - dy, candidate.longitude + dx, candidate.latitude + dy] { json.number(value) }
             json.endArray()
             writePoint(candidate, to: &json)
-            json.endObject()
         }
-        json.endArray()
-        json.endObject()
     }
 
     private func writePoint(_ candidate: Candidate, to json: inout JSONWriter) {
@@ -539,13 +529,7 @@ public struct GeocoderAdapters: Sendable {
     }
 
     private func photonCollection(_ candidates: [Candidate], to json: inout JSONWriter) {
-        json.beginObject()
-        json.field("type", "FeatureCollection")
-        json.key("features")
-        json.beginArray()
-        for candidate in candidates {
-            json.beginObject()
-            json.field("type", "Feature")
+        json.featureCollection(candidates) { candidate, json in
             json.key("properties")
             json.beginObject()
             let tag = photonTag(candidate)
@@ -601,9 +585,6 @@ public struct GeocoderAdapters: Sendable {
             }
             json.endObject()
             writePoint(candidate, to: &json)
-            json.endObject()
         }
-        json.endArray()
-        json.endObject()
     }
 }

@@ -6,8 +6,19 @@ import SpatialIndex
 // once, here, for the HTTP server and the CLI alike (the CLI's local mode parses the same parameters it would send
 // with --server). Each holds the engine's query and the encoder of its answer.
 
+/// A list operation's request: parsed from parameters, the engine's query, and the encoder of its answer.
+public protocol ListRequest: Sendable {
+    associatedtype Query
+    associatedtype Answer
+
+    init<S>(_ p: RequestParameters<S>) throws(ParameterError)
+    var query: Query { get }
+    var encoder: APIEncoder { get }
+    func encode(_ answer: Answer) -> [UInt8]
+}
+
 /// GET /v1/nearby.
-public struct NearbyRequest: Sendable {
+public struct NearbyRequest: ListRequest {
     public var query: NearbyQuery
     public var encoder: APIEncoder
 
@@ -41,7 +52,7 @@ public struct NearbyRequest: Sendable {
 }
 
 /// GET /v1/search.
-public struct SearchRequest: Sendable {
+public struct SearchRequest: ListRequest {
     public var query: SearchQuery
     public var encoder: APIEncoder
 
@@ -72,7 +83,7 @@ public struct SearchRequest: Sendable {
 }
 
 /// GET /v1/within.
-public struct WithinRequest: Sendable {
+public struct WithinRequest: ListRequest {
     public var query: WithinQuery
     public var encoder: APIEncoder
 
@@ -101,7 +112,7 @@ public struct WithinRequest: Sendable {
 }
 
 /// GET /v1/clusters.
-public struct ClustersRequest: Sendable {
+public struct ClustersRequest: ListRequest {
     public var query: ClusterQuery
     public var encoder: APIEncoder
 

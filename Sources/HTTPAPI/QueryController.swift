@@ -1,4 +1,5 @@
 import API
+import HTTPServer
 import Hummingbird
 import SearchEngine
 
@@ -7,21 +8,23 @@ struct QueryController {
     let engine: SearchEngine
 
     func register(on routes: RouteRegistrar) {
-        routes.read("nearby", cost: .heavyWith(parameter: "q")) { input in
-            let parsed = try NearbyRequest(input.parameters)
-            return .encoded(parsed.encoder, parsed.encode(engine.nearby(parsed.query)))
-        }
-        routes.read("search", cost: .heavy) { input in
-            let parsed = try SearchRequest(input.parameters)
-            return .encoded(parsed.encoder, parsed.encode(try engine.search(parsed.query)))
-        }
-        routes.read("within", cost: .heavyWith(parameter: "q")) { input in
-            let parsed = try WithinRequest(input.parameters)
-            return .encoded(parsed.encoder, parsed.encode(engine.within(parsed.query)))
-        }
-        routes.read("clusters", cost: .heavy) { input in
-            let parsed = try ClustersRequest(input.parameters)
-            return .encoded(parsed.encoder, parsed.encode(try engine.clusters(parsed.query)))
+        list("nearby", NearbyRequest.self, cost: .heavyWith(parameter: "q"), on: routes) { [engine] in engine.nearby($0) }
+        list("search", SearchRequest.self, cost: .heavy, on: routes) { [engine] in try engine.search($0) }
+        list("within", WithinRequest.self, cost: .heavyWith(parameter: "q"), on: routes) { [engine] in engine.within($0) }
+        list("clusters", ClustersRequest.self, cost: .heavy, on: routes) { [engine] in try engine.clusters($0) }
+    }
+
+    /// A list operation: parse the request, ask the engine, encode the answer in the request's format.
+    private func list<R: ListRequest>(
+        _ operationId: String,
+        _ request: R.Type,
+        cost: ReadCost,
+        on routes: RouteRegistrar,
+        _ answer: @escaping @Sendable (R.Query) throws -> R.Answer
+    ) {
+        routes.read(operationId, cost: cost) { input in
+            let parsed = try R(input.parameters)
+            return .encoded(parsed.encoder, parsed.encode(try answer(parsed.query)))
         }
     }
 }

@@ -52,10 +52,15 @@ struct RecordController {
     }
 
     func getPOI(_ input: ReadInput) throws -> ReadAnswer {
+        try record(input, kind: "poi") { [engine] id in engine.poi(id: id).map { .poi($0) } }
+    }
+
+    /// GET of one record by the id of the path, in the request's format.
+    private func record(_ input: ReadInput, kind: String, _ find: (String) -> Hit.Record?) throws -> ReadAnswer {
         let id = try Self.id(input.pathParameter)
-        guard let poi = engine.poi(id: id) else { throw SearchError.notFound(kind: "poi", id: id) }
+        guard let record = find(id) else { throw SearchError.notFound(kind: kind, id: id) }
         let encoder = try input.parameters.encoder()
-        return .encoded(encoder, encoder.record(.poi(poi)))
+        return .encoded(encoder, encoder.record(record))
     }
 
     func putPOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
@@ -132,10 +137,7 @@ struct RecordController {
     }
 
     func getPin(_ input: ReadInput) throws -> ReadAnswer {
-        let id = try Self.id(input.pathParameter)
-        guard let pin = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
-        let encoder = try input.parameters.encoder()
-        return .encoded(encoder, encoder.record(.pin(pin)))
+        try record(input, kind: "pin") { [engine] id in engine.pin(id: id).map { .pin($0) } }
     }
 
     func updatePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {

@@ -89,29 +89,19 @@ struct ResponseHead {
             out.put(status.code)
             out.put(" ")
             out.put(text: reason)
-            out.put("\r\nContent-Type: ")
-            out.put(text: contentType)
+            out.field("Content-Type", contentType)
             if isProblem {
-                out.put("\r\nX-Request-Id: ")
-                out.put(text: requestID)
-                if status == .unauthorized { out.put("\r\nWWW-Authenticate: Bearer") }
-                if let retryAfter {
-                    out.put("\r\nRetry-After: ")
-                    out.put(retryAfter)
-                }
-                out.put("\r\nContent-Length: ")
-                out.put(body.count)
+                out.field("X-Request-Id", requestID)
+                if status == .unauthorized { out.field("WWW-Authenticate", "Bearer") }
+                if let retryAfter { out.field("Retry-After", String(retryAfter)) }
+                out.field("Content-Length", String(body.count))
             } else {
-                out.put("\r\nContent-Length: ")
-                out.put(body.count)
-                out.put("\r\nX-Request-Id: ")
-                out.put(text: requestID)
+                out.field("Content-Length", String(body.count))
+                out.field("X-Request-Id", requestID)
             }
-            out.put("\r\nDate: ")
-            out.put(text: date)
-            out.put("\r\nServer: ")
-            out.put(text: server)
-            if close { out.put("\r\nconnection: close") }
+            out.field("Date", date)
+            out.field("Server", server)
+            if close { out.field("connection", "close") }
             out.put("\r\n\r\n")
             if includeBody { body.withUnsafeBufferPointer { out.put($0) } }
             assert(out.count <= bound)
@@ -141,6 +131,14 @@ private struct RawOutput {
 
     mutating func put(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { put($0) }
+    }
+
+    /// A header field on a line of its own: CRLF, name, colon, value.
+    mutating func field(_ name: StaticString, _ value: String) {
+        put("\r\n")
+        put(name)
+        put(": ")
+        put(text: value)
     }
 
     /// A non-negative integer's decimal digits.

@@ -137,30 +137,19 @@ struct BenchCommand: ParsableCommand {
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let buildSeconds = Double(build.components.seconds) + Double(build.components.attoseconds) * 1e-18
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("op")
-        json.string(op.rawValue)
-        json.key("n")
-        json.number(points.count)
-        json.key("queries")
-        json.number(origins.count)
-        json.key("k")
-        json.number(k)
-        json.key("build_seconds")
-        json.number((buildSeconds * 1e6).rounded() / 1e6)
-        json.key("seconds")
-        json.number((seconds * 1e6).rounded() / 1e6)
-        json.key("qps")
-        json.number((Double(origins.count) / seconds).rounded())
-        json.key("us_per_query")
-        json.number((seconds / Double(origins.count) * 1e6 * 1000).rounded() / 1000)
-        json.key("mean_results")
-        json.number((Double(results) / Double(origins.count) * 100).rounded() / 100)
-        json.key("index_bytes_per_point")
-        json.number((Double(index.memoryFootprint) / Double(points.count) * 10).rounded() / 10)
-        json.endObject()
-        print(String(decoding: json.buffer, as: UTF8.self))
+        let line = BenchLine(
+            op: op.rawValue,
+            n: points.count,
+            queries: origins.count,
+            k: k,
+            buildSeconds: (buildSeconds * 1e6).rounded() / 1e6,
+            seconds: (seconds * 1e6).rounded() / 1e6,
+            qps: (Double(origins.count) / seconds).rounded(),
+            usPerQuery: (seconds / Double(origins.count) * 1e6 * 1000).rounded() / 1000,
+            meanResults: (Double(results) / Double(origins.count) * 100).rounded() / 100,
+            indexBytesPerPoint: (Double(index.memoryFootprint) / Double(points.count) * 10).rounded() / 10
+        )
+        print(line.text)
     }
 
     /// Geocoding latency: load time, then each query timed alone for p50/p99.
@@ -251,16 +240,7 @@ struct BenchCommand: ParsableCommand {
             let keyword = keywords[Int(random.next() % UInt64(keywords.count))]
             let o = origins[i % origins.count]
             if dumpQueries != nil {
-                var line = JSONWriter()
-                line.beginObject()
-                line.key("q")
-                line.string(keyword)
-                line.key("lat")
-                line.number(o.latitude)
-                line.key("lon")
-                line.number(o.longitude)
-                line.endObject()
-                dump += line.buffer + [0x0A]
+                dump += try JSONEncoder().encode(DumpedQuery(q: keyword, lat: o.latitude, lon: o.longitude)) + [0x0A]
             }
             let origin = Coordinate(uncheckedLatitude: o.latitude, longitude: o.longitude)
             let t0 = clock.now
@@ -374,33 +354,19 @@ struct BenchCommand: ParsableCommand {
     private func latencyLine(_ unsorted: [Double], n: Int, k: Int?, load: Double, results: Int) -> String {
         let samples = unsorted.sorted()
         let total = samples.reduce(0, +)
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("op")
-        json.string(op.rawValue)
-        json.key("n")
-        json.number(n)
-        json.key("queries")
-        json.number(samples.count)
-        if let k {
-            json.key("k")
-            json.number(k)
-        }
-        let fields: [(StaticString, Double)] = [
-            ("build_seconds", (load * 1e3).rounded() / 1e3),
-            ("seconds", (total / 1e6 * 1e6).rounded() / 1e6),
-            ("qps", (Double(samples.count) / (total / 1e6)).rounded()),
-            ("us_per_query", (total / Double(samples.count) * 10).rounded() / 10),
-            ("p50_us", (samples[samples.count / 2] * 10).rounded() / 10),
-            ("p99_us", (samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10),
-            ("mean_results", (Double(results) / Double(samples.count) * 100).rounded() / 100),
-        ]
-        for (key, value) in fields {
-            json.key(key)
-            json.number(value)
-        }
-        json.endObject()
-        return String(decoding: json.buffer, as: UTF8.self)
+        return BenchLine(
+            op: op.rawValue,
+            n: n,
+            queries: samples.count,
+            k: k,
+            buildSeconds: (load * 1e3).rounded() / 1e3,
+            seconds: (total / 1e6 * 1e6).rounded() / 1e6,
+            qps: (Double(samples.count) / (total / 1e6)).rounded(),
+            usPerQuery: (total / Double(samples.count) * 10).rounded() / 10,
+            p50Us: (samples[samples.count / 2] * 10).rounded() / 10,
+            p99Us: (samples[min(samples.count - 1, samples.count * 99 / 100)] * 10).rounded() / 10,
+            meanResults: (Double(results) / Double(samples.count) * 100).rounded() / 100
+        ).text
     }
 
     private func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
@@ -462,4 +428,34 @@ struct BenchCommand: ParsableCommand {
             try body(object, lineNumber)
         }
     }
+}
+
+/// One line of `poi bench`'s output (keys in snake case, as benchmarks/run reads them).
+struct BenchLine: Encodable {
+    var op: String
+    var n: Int
+    var queries: Int
+    var k: Int?
+    var buildSeconds: Double
+    var seconds: Double
+    var qps: Double
+    var usPerQuery: Double
+    var p50Us: Double? = nil
+    var p99Us: Double? = nil
+    var meanResults: Double
+    var indexBytesPerPoint: Double? = nil
+
+    var text: String {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: (try? encoder.encode(self)) ?? Data(), as: UTF8.self)
+    }
+}
+
+/// A keyword query as `--dump-queries` writes it, for peers to replay.
+struct DumpedQuery: Encodable {
+    let q: String
+    let lat: Double
+    let lon: Double
 }

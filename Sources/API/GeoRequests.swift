@@ -164,37 +164,38 @@ public struct StreetsRequest: Sendable {
             after: {
                 $0.key("truncated")
                 $0.bool(answer.truncated)
-            }
-        ) { line, json in
-            json.key("id")
-            json.string(line.id)
-            json.key("properties")
-            json.beginObject()
-            json.key("id")
-            json.string(line.id)
-            json.key("name")
-            json.string(line.names.first ?? "")
-            json.key("names")
-            json.beginArray()
-            for name in line.names { json.string(name) }
-            json.endArray()
-            json.endObject()
-            json.key("geometry")
-            json.beginObject()
-            json.key("type")
-            json.string("LineString")
-            json.key("coordinates")
-            json.beginArray()
-            for point in line.points {
-                let p = coordsys.fromWGS84(latitude: point.latitude, longitude: point.longitude)
+            },
+            feature: { line, json in
+                json.key("id")
+                json.string(line.id)
+                json.key("properties")
+                json.beginObject()
+                json.key("id")
+                json.string(line.id)
+                json.key("name")
+                json.string(line.names.first ?? "")
+                json.key("names")
                 json.beginArray()
-                json.number((p.longitude * 1e7).rounded() / 1e7)
-                json.number((p.latitude * 1e7).rounded() / 1e7)
+                for name in line.names { json.string(name) }
                 json.endArray()
+                json.endObject()
+                json.key("geometry")
+                json.beginObject()
+                json.key("type")
+                json.string("LineString")
+                json.key("coordinates")
+                json.beginArray()
+                for point in line.points {
+                    let p = coordsys.fromWGS84(latitude: point.latitude, longitude: point.longitude)
+                    json.beginArray()
+                    json.number((p.longitude * 1e7).rounded() / 1e7)
+                    json.number((p.latitude * 1e7).rounded() / 1e7)
+                    json.endArray()
+                }
+                json.endArray()
+                json.endObject()
             }
-            json.endArray()
-            json.endObject()
-        }
+        )
         return json.buffer
     }
 }

@@ -438,18 +438,24 @@ public struct GeocoderAdapters: Sendable {
     }
 
     private func nominatimCollection(_ candidates: [Candidate], details: Details, to json: inout JSONWriter) {
-        json.featureCollection(candidates, members: { $0.field("licence", Self.licence) }) { candidate, json in
-            json.key("properties")
-            json.beginObject()
-            writeNominatimProperties(candidate, format: .geojson, details: details, to: &json)
-            json.endObject()
-            let (dy, dx) = halfExtent(candidate)
-            json.key("bbox")
-            json.beginArray()
-            for value in [candidate.longitude - dx, candidate.latitude - dy, candidate.longitude + dx, candidate.latitude + dy] { json.number(value) }
-            json.endArray()
-            writePoint(candidate, to: &json)
-        }
+        json.featureCollection(
+            candidates,
+            members: { $0.field("licence", Self.licence) },
+            feature: { candidate, json in
+                json.key("properties")
+                json.beginObject()
+                writeNominatimProperties(candidate, format: .geojson, details: details, to: &json)
+                json.endObject()
+                let (dy, dx) = halfExtent(candidate)
+                json.key("bbox")
+                json.beginArray()
+                for value in [candidate.longitude - dx, candidate.latitude - dy, candidate.longitude + dx, candidate.latitude + dy] {
+                    json.number(value)
+                }
+                json.endArray()
+                writePoint(candidate, to: &json)
+            }
+        )
     }
 
     private func writePoint(_ candidate: Candidate, to json: inout JSONWriter) {

@@ -81,7 +81,7 @@ let package = Package(
         .target(
             name: "API",
             dependencies: [
-                "GeoCore", "SpatialIndex", "Catalog", "SearchEngine", "Gazetteer", "BundledData",
+                "GeoCore", "Catalog", "SearchEngine", "Gazetteer", "BundledData",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.copy("OpenAPI")],
@@ -156,18 +156,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Scratch directories for the tests' files, removed when a test is done.
+        // What the tests share: scratch directories, seeds, certificates, tokens, Python oracles.
         .target(
             name: "TestSupport",
-            dependencies: [.product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            dependencies: ["GeoCore", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto")],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex"], swiftSettings: swiftSettings),
-        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex"], swiftSettings: swiftSettings),
-        .testTarget(name: "GazetteerTests", dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile"], swiftSettings: swiftSettings),
+        .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GazetteerTests",
+            dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CatalogTests",
             dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"],

@@ -2,7 +2,6 @@ import BundledData
 import Catalog
 import GeoCore
 import SearchEngine
-import SpatialIndex
 
 /// Response bodies of the v1 API (also printed by the CLI's `--format json`): JSON or GeoJSON, in the request's
 /// coordinate system. Numbers are written in their shortest round-trip form; positions keep full precision.
@@ -49,7 +48,7 @@ public struct APIEncoder: Sendable {
     }
 
     /// `{"results": [{"geohash","count","lat","lon"}]}` or a FeatureCollection of cluster points.
-    public func clusters(_ clusters: [Cluster]) -> [UInt8] {
+    public func clusters(_ clusters: [ClusterCell]) -> [UInt8] {
         var json = JSONWriter()
         beginList(&json)
         for cluster in clusters {

@@ -1,6 +1,5 @@
 import GeoCore
 import SearchEngine
-import SpatialIndex
 
 // The list operations (nearby, search, within, clusters) as typed requests: parsed and validated from parameters
 // once, here, for the HTTP server and the CLI alike (the CLI's local mode parses the same parameters it would send
@@ -126,5 +125,5 @@ public struct ClustersRequest: ListRequest {
         query = ClusterQuery(bbox: box, precision: precision, text: try p.text(), category: try p.category(), kind: try p.kind())
     }
 
-    public func encode(_ clusters: [Cluster]) -> [UInt8] { encoder.clusters(clusters) }
+    public func encode(_ clusters: [ClusterCell]) -> [UInt8] { encoder.clusters(clusters) }
 }

@@ -48,24 +48,9 @@ struct GeoController {
     }
 
     func convertBatch(_ request: Request) async throws -> Response {
-        let body = try await JSONBody.object(request, limit: maximumBodySize)
-        guard let fromText = try JSONBody.string(body, "from") else {
-            throw Problem.badRequest("from is required (wgs84, gcj02, bd09 or EPSG:<code>)")
-        }
-        guard let toText = try JSONBody.string(body, "to") else { throw Problem.badRequest("to is required (wgs84, gcj02, bd09 or EPSG:<code>)") }
-        let from = try CRS(parsing: fromText)
-        let to = try CRS(parsing: toText)
-        guard case .array(let raw)? = body["points"] else { throw Problem.badRequest("points is required: an array of [x, y] pairs") }
-        guard raw.count <= 100_000 else { throw Problem.badRequest("points must hold at most 100000 pairs") }
-        var points: [XY] = []
-        points.reserveCapacity(raw.count)
-        for (index, item) in raw.enumerated() {
-            guard case .array(let pair) = item, pair.count == 2, case .number(let x) = pair[0], case .number(let y) = pair[1] else {
-                throw Problem.badRequest("points[\(index)] must be [x, y] with two numbers")
-            }
-            points.append(XY(x: x, y: y))
-        }
-        let converted = try convertPoints(points, from: from, to: to)
+        let body = try ConvertBody(try await request.body.collect(upTo: maximumBodySize).readableBytesView)
+        let (from, to) = (body.from, body.to)
+        let converted = try convertPoints(body.points, from: from, to: to)
         var json = JSONWriter()
         json.beginObject()
         json.key("from")

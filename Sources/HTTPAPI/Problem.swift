@@ -28,6 +28,7 @@ extension Problem {
         switch error {
         case let problem as Problem: return problem
         case let error as ParameterError: return Problem(.badRequest, error.description)
+        case let error as BodyError: return Problem(.badRequest, error.description)
         case let error as SearchError:
             switch error {
             case .invalid: return Problem(.badRequest, error.description)

@@ -66,33 +66,12 @@ struct RecordController {
     func putPOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try WritePolicy.writePOI(try await write.principal(request, context))
         let id = try id(context)
-        let coordsys = try RequestParameters(request).coordsys()
-        let body = try await JSONBody.object(request, limit: maximumBodySize)
-        if let given = try JSONBody.string(body, "id"), given != id {
-            throw Problem.badRequest("id in the body must match the path (or be left out)")
-        }
-        let position = try JSONBody.position(body, coordsys: coordsys)
-        var tags: [String: String] = [:]
-        switch body["tags"] {
-        case nil, .null?: break
-        case .object(let object)?:
-            for (key, value) in object {
-                guard case .string(let text) = value else { throw Problem.badRequest("tags.\(key) must be a string") }
-                tags[key] = text
-            }
-        default: throw Problem.badRequest("tags must be an object of strings")
-        }
-        let poi = POIRecord(
+        let body = try POIBody(
+            try await request.body.collect(upTo: maximumBodySize).readableBytesView,
             id: id,
-            name: try JSONBody.string(body, "name", required: true)!,
-            category: try JSONBody.string(body, "category", required: true)!,
-            address: try JSONBody.string(body, "address"),
-            city: try JSONBody.string(body, "city"),
-            country: try JSONBody.string(body, "country"),
-            lat: position.latitude,
-            lon: position.longitude,
-            tags: tags
+            coordsys: try RequestParameters(request).coordsys()
         )
+        let poi = body.record(id: id)
         let saved = try await BlockingWrites.run { [engine] in try engine.upsertPOI(poi) }
         let encoder = try encoder(request)
         return answer(encoder, encoder.record(.poi(saved.record)), status: saved.created ? .created : .ok)
@@ -173,60 +152,9 @@ struct RecordController {
     }
 
     private func pinInput(_ request: Request) async throws -> PinInput {
-        let body = try await JSONBody.object(request, limit: maximumBodySize)
-        let position = try JSONBody.position(body, coordsys: try RequestParameters(request).coordsys())
-        return PinInput(
-            uniqueKey: try JSONBody.string(body, "uniqueKey") ?? "",
-            firstName: try JSONBody.string(body, "firstName") ?? "",
-            lastName: try JSONBody.string(body, "lastName") ?? "",
-            mapString: try JSONBody.string(body, "mapString") ?? "",
-            mediaURL: try JSONBody.string(body, "mediaURL") ?? "",
-            latitude: position.latitude,
-            longitude: position.longitude
+        try PinBody.input(
+            try await request.body.collect(upTo: maximumBodySize).readableBytesView,
+            coordsys: try RequestParameters(request).coordsys()
         )
-    }
-}
-
-/// Reading JSON request bodies with clear 4xx answers: strict JSON (`StrictJSON`), a JSON object at the top, and
-/// each field of the type the contract says.
-enum JSONBody {
-    static func object(_ request: Request, limit: Int) async throws -> [String: JSONValue] {
-        let buffer = try await request.body.collect(upTo: limit)
-        let value: JSONValue
-        do {
-            value = try StrictJSON.parse(buffer.readableBytesView)
-        } catch {
-            throw Problem.badRequest("the body is not valid JSON: \(error.description)")
-        }
-        guard case .object(let members) = value else { throw Problem.badRequest("the body must be a JSON object, not \(value.kindDescription)") }
-        return members
-    }
-
-    static func string(_ body: [String: JSONValue], _ key: String, required: Bool = false, maximumLength: Int = 1_000) throws(Problem) -> String? {
-        switch body[key] {
-        case nil, .null?:
-            if required { throw .badRequest("\(key) is required") }
-            return nil
-        case .string(let text)?:
-            guard text.unicodeScalars.count <= maximumLength else { throw .badRequest("\(key) must be at most \(maximumLength) characters") }
-            return text
-        case let other?:
-            throw .badRequest("\(key) must be a string, not \(other.kindDescription)")
-        }
-    }
-
-    static func number(_ body: [String: JSONValue], _ keys: [String]) throws(Problem) -> Double? {
-        let present = keys.filter { body[$0] != nil }
-        if present.count > 1 { throw .badRequest("give only one of \(present.joined(separator: " and "))") }
-        guard let key = present.first else { return nil }
-        guard case .number(let value)? = body[key] else { throw .badRequest("\(key) must be a number, not \(body[key]!.kindDescription)") }
-        return value
-    }
-
-    /// lat/lon (or latitude/longitude) in the request's coordinate system, validated and converted to WGS-84.
-    static func position(_ body: [String: JSONValue], coordsys: CRS.Geographic) throws -> Coordinate {
-        guard let lat = try number(body, ["lat", "latitude"]) else { throw Problem.badRequest("lat is required (a number between -90 and 90)") }
-        guard let lon = try number(body, ["lon", "longitude"]) else { throw Problem.badRequest("lon is required (a number between -180 and 180)") }
-        return coordsys.toWGS84(try Coordinate(latitude: lat, longitude: lon))
     }
 }

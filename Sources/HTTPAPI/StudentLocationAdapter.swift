@@ -77,6 +77,7 @@ struct StudentLocationAdapter {
             default: parseError = .invalidType(error.description)
             }
         case let error as GeoError: parseError = .invalidType(error.description)
+        case let error as ParameterError: parseError = .invalidType(error.description)
         default: parseError = ParseError(status: .internalServerError, code: 1, message: "Internal server error.")
         }
         return Self.body(parseError)
@@ -112,8 +113,8 @@ struct StudentLocationAdapter {
         let limit = try count(p, "limit", default: 100, maximum: 1_000)
         let skip = try count(p, "skip", default: 0, maximum: 1_000_000)
         let order = Self.order(p.string("order"))
-        var equal: [(String, String)] = []
-        if let key = p.string("uniqueKey") { equal.append(("uniqueKey", key)) }
+        var equal: [(PinField, String)] = []
+        if let key = p.string("uniqueKey") { equal.append((.uniqueKey, key)) }
         if let text = p.string("where"), !text.trimmingCharacters(in: .whitespaces).isEmpty {
             let value: JSONValue
             do { value = try StrictJSON.parse(Array(text.utf8)) } catch {
@@ -121,30 +122,23 @@ struct StudentLocationAdapter {
             }
             guard case .object(let members) = value else { throw ParseError.invalidQuery("where must be a JSON object") }
             for (key, condition) in members.sorted(by: { $0.key < $1.key }) {
-                guard Self.textFields.contains(key) else {
-                    throw ParseError.invalidQuery("where supports equality on \(Self.textFields.joined(separator: ", ")); not on \(key)")
+                guard let field = PinField(rawValue: key) else {
+                    throw ParseError.invalidQuery(
+                        "where supports equality on \(PinField.allCases.map(\.rawValue).joined(separator: ", ")); not on \(key)"
+                    )
                 }
                 guard case .string(let wanted) = condition else { throw ParseError.invalidQuery("where: \(key) must be compared with a string") }
-                equal.append((key, wanted))
+                equal.append((field, wanted))
             }
         }
-        // One user's locations straight from the engine's filter; the other equalities on the whole ordered list.
-        let uniqueKey = equal.first { $0.0 == "uniqueKey" }?.1
+        // One query: the engine filters by owner and by every equality, orders and pages.
         let owner = try await RecordController.owner(p.string("owner"), authenticator: write.authenticator, authorization: authorization(request))
-        var all: [PinRecord] = []
-        var offset = 0
-        while true {
-            let page = engine.pins(limit: 100, skip: offset, order: order, uniqueKey: uniqueKey, owner: owner)
-            all += page.results
-            offset += page.results.count
-            if page.results.isEmpty || offset >= page.total { break }
-        }
-        let selected = all.filter { pin in equal.allSatisfy { Self.field($0.0, of: pin) == $0.1 } }
+        let selected = engine.pins(limit: limit, skip: skip, order: order, owner: owner, equal: equal).results
         var json = JSONWriter()
         json.beginObject()
         json.key("results")
         json.beginArray()
-        for pin in selected.dropFirst(skip).prefix(limit) { Self.write(pin, to: &json) }
+        for pin in selected { Self.write(pin, to: &json) }
         json.endArray()
         json.endObject()
         return JSONResponse.body(json.buffer)
@@ -155,19 +149,6 @@ struct StudentLocationAdapter {
         var json = JSONWriter()
         Self.write(pin, to: &json)
         return JSONResponse.body(json.buffer)
-    }
-
-    static let textFields = ["objectId", "uniqueKey", "firstName", "lastName", "mapString", "mediaURL"]
-
-    static func field(_ name: String, of pin: PinRecord) -> String {
-        switch name {
-        case "objectId": return pin.id
-        case "uniqueKey": return pin.uniqueKey
-        case "firstName": return pin.firstName
-        case "lastName": return pin.lastName
-        case "mapString": return pin.mapString
-        default: return pin.mediaURL
-        }
     }
 
     /// Parse's `order`: comma-separated keys, `-` for descending; the first of createdAt/updatedAt decides, and
@@ -243,7 +224,7 @@ struct StudentLocationAdapter {
             case let other?: throw ParseError.invalidType("invalid type for key \(key), expected number, but got \(other.kindDescription)")
             }
         }
-        var input = PinInput(
+        let input = PinInput(
             uniqueKey: try text("uniqueKey", old?.uniqueKey),
             firstName: try text("firstName", old?.firstName),
             lastName: try text("lastName", old?.lastName),
@@ -253,7 +234,7 @@ struct StudentLocationAdapter {
             longitude: try number("longitude", old?.lon)
         )
         // Parse keeps whatever text a client puts in mediaURL (On the Map apps send junk and empty strings).
-        input.mediaURLMustBeURL = false
+        try PinRules.check(input, mediaURLMustBeURL: false)
         return input
     }
 

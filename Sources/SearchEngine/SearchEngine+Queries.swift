@@ -29,7 +29,8 @@ extension SearchEngine {
             // One kind's list comes nearest first already; two are merged.
             if kinds.count > 1 { merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id } }
             let page = merged.dropFirst(query.offset).prefix(query.limit)
-            let next = merged.count > query.offset + query.limit ? page.last.map { Page.Position.nearest($0.cursor) } : nil
+            let next =
+                merged.count > query.offset + query.limit ? page.last.map { Page.Position.nearest(NearbyPosition(key: $0.key, id: $0.id)) } : nil
             s.records.prefetch(page.lazy.map(\.id))
             return Page(results: hits(s, page), next: next, total: query.countUpTo.map { min(merged.count, $0) })
         }
@@ -42,7 +43,7 @@ extension SearchEngine {
         kind: RecordKind,
         matcher: TextMatcher?,
         query: NearbyQuery,
-        after: NearestCursor?
+        after: NearbyPosition?
     ) -> [Neighbor] {
         guard index.count > 0 else { return [] }
         let route = forcedRoute ?? chooseRoute(s, matcher: matcher, index: index, query: query)
@@ -54,7 +55,7 @@ extension SearchEngine {
             latitude: query.origin.latitude,
             longitude: query.origin.longitude,
             maxDistance: query.radius,
-            after: after,
+            after: after?.cursor,
             filter: filter(s, categories: query.categories, matcher: matcher)
         )
     }
@@ -78,7 +79,8 @@ extension SearchEngine {
         return candidates * 50 < visits * 150 ? .textFirst : .spatialFirst
     }
 
-    private func textFirstNearest(_ s: EngineState, kind: RecordKind, matcher: TextMatcher, query: NearbyQuery, after: NearestCursor?) -> [Neighbor] {
+    private func textFirstNearest(_ s: EngineState, kind: RecordKind, matcher: TextMatcher, query: NearbyQuery, after: NearbyPosition?) -> [Neighbor]
+    {
         let maxKey = query.radius.map { ChordDistance.key(forMetres: $0) } ?? .infinity
         var found: [Neighbor] = []
         for number in matchingRecords(s, matcher) {
@@ -132,7 +134,7 @@ extension SearchEngine {
     }
 
     /// Map clusters (GET /v1/clusters): one entry per geohash cell of the records in the box.
-    public func clusters(_ query: ClusterQuery) throws(SearchError) -> [Cluster] {
+    public func clusters(_ query: ClusterQuery) throws(SearchError) -> [ClusterCell] {
         try read { s throws(SearchError) in
             let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy) }
             var cells: [UInt64: (count: Int, latitude: Double, longitude: Double)] = [:]
@@ -163,7 +165,7 @@ extension SearchEngine {
             }
             return cells.keys.sorted().map { bits in
                 let cell = cells[bits]!
-                return Cluster(
+                return ClusterCell(
                     geohash: Geohash(bits: bits, precision: query.precision),
                     count: cell.count,
                     latitude: cell.latitude / Double(cell.count),

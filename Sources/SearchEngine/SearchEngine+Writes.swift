@@ -13,8 +13,6 @@ public struct PinInput: Sendable {
     public var mediaURL: String
     public var latitude: Double
     public var longitude: Double
-    /// v1 requires an absolute http(s) URL (or nothing); the On the Map view keeps any text, as Parse did.
-    public var mediaURLMustBeURL = true
 
     public init(uniqueKey: String, firstName: String, lastName: String, mapString: String, mediaURL: String, latitude: Double, longitude: Double) {
         self.uniqueKey = uniqueKey
@@ -43,29 +41,25 @@ public struct PinInput: Sendable {
         )
     }
 
-    /// Checks every field: names and keys at most 200 characters, mapString at most 500, mediaURL empty or an
-    /// absolute http/https URL, coordinates in range.
+    /// Checks what the indexes need: a valid position. The fields' rules are the wire layer's (`PinRules` in API).
     public func validate() throws(SearchError) {
-        for (name, value, maximum) in [
-            ("uniqueKey", uniqueKey, 200), ("firstName", firstName, 200), ("lastName", lastName, 200), ("mapString", mapString, 500),
-        ] {
-            guard value.unicodeScalars.count <= maximum else { throw .invalid(parameter: name, rule: "must be at most \(maximum) characters") }
-            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw .invalid(parameter: name, rule: "must not contain control characters")
-            }
-        }
-        if !mediaURL.isEmpty && !mediaURLMustBeURL {
-            guard mediaURL.unicodeScalars.count <= 2_000, !mediaURL.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-            else {
-                throw .invalid(parameter: "mediaURL", rule: "must be at most 2000 characters without control characters")
-            }
-        } else if !mediaURL.isEmpty {
-            guard mediaURL.unicodeScalars.count <= 2_000, let url = URL(string: mediaURL), let scheme = url.scheme?.lowercased(),
-                ["http", "https"].contains(scheme),
-                url.host?.isEmpty == false
-            else { throw .invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL") }
-        }
         do { _ = try Coordinate(latitude: latitude, longitude: longitude) } catch { throw SearchError.from(error) }
+    }
+}
+
+/// A pin's text fields, for equality filters (the On the Map API's `where`).
+public enum PinField: String, Sendable, CaseIterable {
+    case objectId, uniqueKey, firstName, lastName, mapString, mediaURL
+
+    public func value(of pin: PinRecord) -> String {
+        switch self {
+        case .objectId: return pin.id
+        case .uniqueKey: return pin.uniqueKey
+        case .firstName: return pin.firstName
+        case .lastName: return pin.lastName
+        case .mapString: return pin.mapString
+        case .mediaURL: return pin.mediaURL
+        }
     }
 }
 
@@ -262,7 +256,8 @@ extension SearchEngine {
         skip: Int,
         order: PinOrder = .updatedAtDescending,
         uniqueKey: String? = nil,
-        owner: PinOwner? = nil
+        owner: PinOwner? = nil,
+        equal: [(PinField, String)] = []
     ) -> (results: [PinRecord], total: Int) {
         let all: [PinRecord] = read { s in
             s.pinNumbers.values.compactMap { number -> PinRecord? in
@@ -272,6 +267,7 @@ extension SearchEngine {
         }
         var selected = all.filter { pin in
             guard uniqueKey == nil || pin.uniqueKey == uniqueKey else { return false }
+            guard equal.allSatisfy({ field, value in field.value(of: pin) == value }) else { return false }
             switch owner {
             case nil: return true
             case .user(let subject)?: return pin.owner == subject

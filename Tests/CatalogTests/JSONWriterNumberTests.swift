@@ -1,6 +1,7 @@
 import BundledData
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 /// JSON numbers are Swift's shortest round-trip form (`description`); the writer's fixed-point path for decimals of
@@ -22,8 +23,7 @@ import Testing
     }
 
     @Test func decimalsOfUpToSevenPlacesPrintAsDescriptionDoes() {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("decimalsOfUpToSevenPlacesPrintAsDescriptionDoes: SEED=\(seed)")
+        let seed = testSeed("decimalsOfUpToSevenPlacesPrintAsDescriptionDoes")
         var random = SplitMix64(seed: seed)
         for _ in 0..<200_000 {
             // A decimal with 1 to 7 fractional digits and up to 9 integer digits, as its nearest double.
@@ -40,8 +40,7 @@ import Testing
     }
 
     @Test func arbitraryDoublesPrintAsDescriptionDoes() {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("arbitraryDoublesPrintAsDescriptionDoes: SEED=\(seed)")
+        let seed = testSeed("arbitraryDoublesPrintAsDescriptionDoes")
         var random = SplitMix64(seed: seed)
         for _ in 0..<200_000 {
             let value = Double(bitPattern: random.next())

@@ -1,6 +1,7 @@
 import BundledData
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 /// JSON strings: the writer scans eight bytes at a time for bytes to escape. Oracle: a byte-by-byte escaper written
@@ -26,8 +27,7 @@ import Testing
     }
 
     @Test func stringsAreEscapedAsByteByByte() throws {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("stringsAreEscapedAsByteByByte: SEED=\(seed)")
+        let seed = testSeed("stringsAreEscapedAsByteByByte")
         var random = SplitMix64(seed: seed)
         let pieces: [String] = ["a", "Kahvila ", "\"", "\\", "\n", "\t", "\u{1}", "\u{1F}", " ", "~", "\u{7F}", "é", "北京", "😀", "/"]
         for _ in 0..<20_000 {

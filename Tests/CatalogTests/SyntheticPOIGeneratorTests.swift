@@ -3,6 +3,7 @@ import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import TestSupport
 import Testing
 
 @Suite struct SyntheticPOIGeneratorTests {
@@ -73,8 +74,7 @@ import Testing
     /// Random strings (runs of plain text, quotes, backslashes, control characters, non-ASCII) and integers
     /// written by JSONWriter read back identically through Foundation's parser.
     @Test func jsonWriterRoundTripsRandomValues() throws {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("jsonWriterRoundTripsRandomValues: SEED=\(seed)")
+        let seed = testSeed("jsonWriterRoundTripsRandomValues")
         var random = SplitMix64(seed: seed)
         let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\r", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "咖", "😀"]
         for _ in 0..<500 {

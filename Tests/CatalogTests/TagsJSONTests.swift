@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import Catalog
@@ -8,8 +9,7 @@ import Testing
 /// hand-written edge cases.
 @Suite struct TagsJSONTests {
     @Test func readsWhatTheStoreWritesLikeFoundation() throws {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("readsWhatTheStoreWritesLikeFoundation: SEED=\(seed)")
+        let seed = testSeed("readsWhatTheStoreWritesLikeFoundation")
         var random = SplitMix64(seed: seed)
         let alphabet: [Character] = ["a", "Z", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "é", "咖", "😀", ":", ",", "{", "}"]
         func text() -> String { String((0..<Int(random.next() % 12)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }) }

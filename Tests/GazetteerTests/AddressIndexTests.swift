@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import Gazetteer
@@ -7,12 +8,6 @@ import Testing
 /// The address index on synthetic streets, against brute force: house lookup, interpolation between neighbouring
 /// numbers and along `addr:interpolation` lines, nearest street by segment distance, and query parsing.
 @Suite struct AddressIndexTests {
-    static func seed(_ name: String) -> UInt64 {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("\(name): SEED=\(seed)")
-        return seed
-    }
-
     static func query(_ text: String, limit: Int = 5) -> GeocodeQuery { try! GeocodeQuery(text: text, limit: limit) }
 
     @Test func houseNumbersParse() throws {
@@ -60,7 +55,7 @@ import Testing
     }
 
     @Test func missingNumbersAreInterpolatedBetweenNeighboursLikeBruteForce() throws {
-        var random = SplitMix64(seed: Self.seed("missingNumbersAreInterpolatedBetweenNeighboursLikeBruteForce"))
+        var random = SplitMix64(seed: testSeed("missingNumbersAreInterpolatedBetweenNeighboursLikeBruteForce"))
         let all = Array(1...120)
         let present = all.filter { _ in random.next() % 3 != 0 }
         let (houses, line) = Self.street("Koivukatu", latitude: 60.2, west: 24.9, numbers: present)
@@ -150,7 +145,7 @@ import Testing
     }
 
     @Test func reverseAnswersTheNearestHouseElseTheNearestStreetSegment() throws {
-        var random = SplitMix64(seed: Self.seed("reverseAnswersTheNearestHouseElseTheNearestStreetSegment"))
+        var random = SplitMix64(seed: testSeed("reverseAnswersTheNearestHouseElseTheNearestStreetSegment"))
         let (houses, line) = Self.street("Koivukatu", latitude: 60.2, west: 24.9, numbers: Array(1...10))
         let (_, bare) = Self.street("Pajukuja", latitude: 60.2015, west: 24.9, numbers: [])
         let index = AddressIndex(AddressData(addresses: houses, streets: [line, bare]))

@@ -2,6 +2,7 @@ import BundledData
 import Foundation
 import GeoCore
 import SnapshotFile
+import TestSupport
 import Testing
 
 @testable import Gazetteer
@@ -9,6 +10,9 @@ import Testing
 /// The gazetteer's snapshot: read back, it answers exactly as a gazetteer built from the data files; a snapshot of
 /// other files, or a damaged one, is rebuilt.
 @Suite struct GazetteerSnapshotTests {
+    /// This test's files, removed when it ends.
+    let scratch = ScratchDirectory("poi-gazetteer")
+
     static let queries = [
         "Helsinki", "helsin", "Helsnki", "Springfield, IL", "Paris Texas", "北京市海淀区中关村南大街5号", "朝阳区", "Haidian, Beijing", "shanghai",
         "München", "Sao Paulo", "New York", "kyoto", "Zürich", "san fran", "Mountain View", "1600 Amphitheatre Parkway, Mountain View", "Lagos",
@@ -29,9 +33,7 @@ import Testing
     }
 
     @Test func aSnapshotAnswersLikeTheDataFilesAndIsRebuiltWhenTheyChange() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-gazetteer-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let path = directory.appendingPathComponent("g.snapshot").path
         let data = DataDirectory.resolve()
         let expected = try GazetteerSnapshotTests.answers(GazetteerFixture.shared)

@@ -1,4 +1,5 @@
 import GeoCore
+import TestSupport
 import Testing
 
 @Suite struct GeohashTests {

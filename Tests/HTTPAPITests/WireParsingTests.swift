@@ -1,6 +1,7 @@
 import API
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import HTTPAPI
@@ -10,12 +11,6 @@ import Testing
 /// percent-decoding, and the byte lane's request parser on whole, split and unusual requests.
 /// Randomized cases print their seed; replay with SEED=<seed>.
 @Suite struct WireParsingTests {
-    static func seed(_ name: String) -> UInt64 {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("\(name): SEED=\(seed)")
-        return seed
-    }
-
     /// Pairs from Python's `urllib.parse.unquote_plus(text, errors="replace")` (an independent implementation of the
     /// WHATWG form decoding): invalid escapes kept, bytes that are not UTF-8 replaced per maximal subpart.
     static let pythonVectors: [(String, String)] = [
@@ -71,7 +66,7 @@ import Testing
     /// On well-formed input (valid escapes of UTF-8) the decoding equals Foundation's `removingPercentEncoding` after
     /// `+` becomes a space.
     @Test func formDecodingAgreesWithFoundationOnWellFormedInput() {
-        let seed = Self.seed("formDecodingAgreesWithFoundationOnWellFormedInput")
+        let seed = testSeed("formDecodingAgreesWithFoundationOnWellFormedInput")
         var random = SplitMix64(seed: seed)
         let pieces = [
             "a", "Z", "0", "+", "%2B", "%20", "%25", "%C3%A9", "%E2%82%AC", "%00", "%0a", "é", "€", "-", "~", "%E5%8C%97", "%F0%9F%98%80", "*",
@@ -151,7 +146,7 @@ import Testing
 
     /// Every proper prefix of a request the lane takes is incomplete; the whole is the request; what follows is not read.
     @Test func byteLaneWaitsForWholeRequests() {
-        let seed = Self.seed("byteLaneWaitsForWholeRequests")
+        let seed = testSeed("byteLaneWaitsForWholeRequests")
         var random = SplitMix64(seed: seed)
         for _ in 0..<200 {
             let method = random.next() % 2 == 0 ? "GET" : "HEAD"
@@ -204,7 +199,7 @@ import Testing
             #expect(!cost.isHeavy(target: target), "\(target)")
         }
         #expect(!ReadCost.light.isHeavy(target: "/v1/nearby?q=x") && ReadCost.heavy.isHeavy(target: "/health"))
-        let seed = Self.seed("heavyWhenTheQueryHasTheParameter")
+        let seed = testSeed("heavyWhenTheQueryHasTheParameter")
         var random = SplitMix64(seed: seed)
         let pieces = ["q", "Q", "%71", "q+", "lat", "=", "&", "x", "%", "+", "1", "=q", "&&"]
         for _ in 0..<2_000 {

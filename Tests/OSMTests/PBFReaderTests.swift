@@ -60,8 +60,7 @@ import Testing
 
     @Test func syntheticExtractMatchesPyosmium() throws {
         // A fresh seed each run (SEED=... replays one); the file is pyosmium's, so any seed must read the same.
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt32($0) } ?? UInt32.random(in: 1...UInt32.max)
-        print("syntheticExtractMatchesPyosmium: SEED=\(seed)")
+        let seed = UInt32(truncatingIfNeeded: testSeed("syntheticExtractMatchesPyosmium"))
         let path = scratch.file("synthetic.osm.pbf")
         _ = try Self.python(["scripts/osm/synthetic.py", path, "--nodes", "30000", "--seed", "\(seed)"])
         let ours = try Self.dump(path)

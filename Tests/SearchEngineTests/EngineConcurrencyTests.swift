@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import SearchEngine

@@ -4,12 +4,6 @@ import GeoCore
 
 @testable import SearchEngine
 
-func testRandom(_ name: String) -> SplitMix64 {
-    let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-    print("\(name): SEED=\(seed)")
-    return SplitMix64(seed: seed)
-}
-
 let testTaxonomy = CategoryTaxonomy(labels: [
     "food.cafe": ["cafe", "coffee", "kahvila", "咖啡", "咖啡厅"],
     "food.restaurant": ["restaurant", "餐厅"],

@@ -1,5 +1,6 @@
 import GeoCore
 import SnapshotFile
+import TestSupport
 import Testing
 
 @testable import SearchEngine

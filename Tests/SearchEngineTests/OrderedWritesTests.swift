@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GeoCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SearchEngine
@@ -9,10 +10,11 @@ import Testing
 /// Writes to the same ids from several threads at once: afterwards the in-memory index and the SQLite store hold the
 /// same version of every record (the store is the oracle: it is what a restart would load).
 @Suite struct OrderedWritesTests {
+    /// This test's files, removed when it ends.
+    let scratch = ScratchDirectory("poi-ordered")
+
     @Test func concurrentWritersToTheSameIdsLeaveStoreAndIndexEqual() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-ordered-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let store = try CatalogStore(path: directory.appendingPathComponent("w.sqlite").path)
         let engine = try SearchEngine(store: store, taxonomy: testTaxonomy)
         let pins = try (0..<3).map { i in
@@ -23,8 +25,7 @@ import Testing
         // Widen the window between commit and index update, where an unordered write would slip in.
         engine.afterCommit = { usleep(UInt32.random(in: 0...300)) }
         let ids = (0..<4).map { "same-\($0)" }
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("concurrentWritersToTheSameIdsLeaveStoreAndIndexEqual: SEED=\(seed)")
+        let seed = testSeed("concurrentWritersToTheSameIdsLeaveStoreAndIndexEqual")
         // Rounds of writers racing on one POI id and one pin; after each round, the index must hold what the store
         // holds (the last committed version), whichever writer committed last.
         var random = SplitMix64(seed: seed)

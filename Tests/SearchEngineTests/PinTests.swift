@@ -72,12 +72,6 @@ import Testing
 
     @Test func pinValidation() throws {
         let engine = SearchEngine(pois: [], taxonomy: testTaxonomy)
-        #expect(throws: SearchError.invalid(parameter: "mediaURL", rule: "must be an absolute http or https URL")) {
-            try engine.createPin(input("u", "A", url: "javascript:alert(1)"))
-        }
-        #expect(throws: SearchError.invalid(parameter: "firstName", rule: "must be at most 200 characters")) {
-            try engine.createPin(input("u", String(repeating: "a", count: 201)))
-        }
         #expect(throws: SearchError.self) { try engine.createPin(input("u", "A", lat: 91)) }
         #expect(throws: SearchError.notFound(kind: "pin", id: "nope")) { try engine.updatePin(id: "nope", input("u", "A")) }
     }

@@ -1,6 +1,7 @@
 import Catalog
 import GeoCore
 import SpatialIndex
+import TestSupport
 import Testing
 
 @testable import SearchEngine

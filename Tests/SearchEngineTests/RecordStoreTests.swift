@@ -3,6 +3,7 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import SearchEngine

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GeoCore
 import PostgresStore
+import TestSupport
 import Testing
 
 @testable import SearchEngine
@@ -72,6 +73,9 @@ enum TestPostgres {
 /// restarts from its snapshot plus the changes after it, or rebuilds when the log no longer reaches back; a
 /// PostgreSQL restart costs writes only while it is down.
 @Suite(.serialized) struct ReplicationTests {
+    /// This test's files, removed when it ends.
+    let scratch = ScratchDirectory("poi-replica")
+
     static func engine(_ url: String, snapshot: String? = nil) throws -> SearchEngine {
         try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: snapshot.map { .init(path: $0, every: 0) })
     }
@@ -269,8 +273,7 @@ enum TestPostgres {
         var random = testRandom("aReplicaRestartsFromItsSnapshotPlusTheChangesAfterIt")
         let seed = random.next()
         let url = try TestPostgres.database()
-        let directory = try SnapshotTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let path = directory.appendingPathComponent("replica.snapshot").path
         let other = try Self.engine(url)
         try other.applyImported((0..<400).map { .poi(Self.poi("s\($0)", &random)) })
@@ -318,8 +321,7 @@ enum TestPostgres {
         var random = testRandom("aSnapshotFarBehindTheStoreIsNotPatchedRecordByRecord")
         let seed = random.next()
         let url = try TestPostgres.database()
-        let directory = try SnapshotTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let path = directory.appendingPathComponent("replica.snapshot").path
         let store = try PostgresStore(url: url)
         try store.commit((0..<100).map { .put(.poi(Self.poi("early\($0)", &random))) })

@@ -3,6 +3,7 @@ import Catalog
 import Foundation
 import GeoCore
 import SnapshotFile
+import TestSupport
 import Testing
 
 @testable import SearchEngine
@@ -11,6 +12,9 @@ import Testing
 /// from the store), and a snapshot that is missing, damaged, of another format, or behind the store is rebuilt
 /// from the store, never served.
 @Suite struct SnapshotTests {
+    /// This test's files, removed when it ends.
+    let scratch = ScratchDirectory("poi-snapshot")
+
     /// Every kind of query, drawn from `seed`, answered and encoded as the API would: equal arrays mean
     /// byte-identical answers.
     static func answers(_ engine: SearchEngine, seed: UInt64, ids: [String]) throws -> [String] {
@@ -80,12 +84,6 @@ import Testing
         }
     }
 
-    static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-snapshot-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
-    }
-
     @Test func aRestoredStateAnswersAndChangesLikeTheOriginal() throws {
         var random = testRandom("aRestoredStateAnswersAndChangesLikeTheOriginal")
         let seed = random.next()
@@ -94,8 +92,7 @@ import Testing
         // Live writes first, so the snapshot holds deltas too: unsorted terms, moved and removed grid entries,
         // freed R-tree slots, pins.
         try SnapshotTests.write(original, seed: seed, count: 600, pins: &pins)
-        let directory = try SnapshotTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let path = directory.appendingPathComponent("s.snapshot").path
         let sequence = ChangeSequence(identity: "test", sequence: 7)
         var state = original.read { $0 }
@@ -126,8 +123,7 @@ import Testing
     @Test func startUpUsesTheSnapshotOnlyWhileItMatchesTheStore() throws {
         var random = testRandom("startUpUsesTheSnapshotOnlyWhileItMatchesTheStore")
         let seed = random.next()
-        let directory = try SnapshotTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let database = directory.appendingPathComponent("s.sqlite").path
         let store = try CatalogStore(path: database)
         let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)
@@ -191,8 +187,7 @@ import Testing
 
     @Test func damagedOrForeignSnapshotsAreRebuiltNotServed() throws {
         var random = testRandom("damagedOrForeignSnapshotsAreRebuiltNotServed")
-        let directory = try SnapshotTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let database = directory.appendingPathComponent("d.sqlite").path
         let store = try CatalogStore(path: database)
         let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import SnapshotFile
@@ -7,6 +8,9 @@ import Testing
 /// `FlatArray`: behaves as `Array` under every mutation (the oracle), keeps value semantics between copies, and
 /// serves a snapshot's arrays from the mapping until the first write copies them.
 @Suite struct FlatArrayTests {
+    /// This test's files, removed when it ends.
+    let scratch = ScratchDirectory("flat")
+
     @Test func randomEditsMatchSwiftArrays() {
         var random = testRandom("randomEditsMatchSwiftArrays")
         var flat = FlatArray<UInt32>()
@@ -78,9 +82,7 @@ import Testing
     /// Arrays read from a snapshot file point into its mapping; the first write copies just that array, and the
     /// mapping outlives the reader, the file's unlinking and a new file renamed over it.
     @Test func snapshotArraysAreServedFromTheMappingUntilWritten() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = scratch.url
         let path = directory.appendingPathComponent("f.snapshot").path
         let values = (0..<10_000).map { UInt64($0 * 3) }
         let nested: [FlatArray<UInt16>] = [[1, 2, 3], [], [4], FlatArray((0..<300).map { UInt16($0) })]

@@ -3,13 +3,6 @@ import GeoCore
 
 @testable import SpatialIndex
 
-/// The seed of a randomized test: `SEED` from the environment to replay a failure, otherwise a fresh one.
-func testRandom(_ name: String) -> SplitMix64 {
-    let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-    print("\(name): SEED=\(seed)")
-    return SplitMix64(seed: seed)
-}
-
 enum Layout: String, CaseIterable, Sendable {
     /// Uniform over the sphere (area-uniform latitude), poles and antimeridian included.
     case globe

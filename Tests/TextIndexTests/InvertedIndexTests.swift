@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TextIndex
 
@@ -7,9 +8,7 @@ struct TestRandom {
     var state: UInt64
 
     init(_ name: String) {
-        let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-        print("\(name): SEED=\(seed)")
-        state = seed
+        state = testSeed(name)
     }
 
     mutating func next() -> UInt64 {

@@ -78,8 +78,7 @@ extension LiveTests {
         }
 
         @Test func fastLaneAnswersAsTheRouterDoes() throws {
-            let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
-            print("fastLaneAnswersAsTheRouterDoes: SEED=\(seed)")
+            let seed = testSeed("fastLaneAnswersAsTheRouterDoes")
             var random = SplitMix64(seed: seed)
             let (first, second) = try databases()
             let fast = try LiveServer(arguments: ["--db", first])

@@ -1,0 +1,13 @@
+import Foundation
+import GeoCore
+
+/// The seed of a randomized test: `SEED` from the environment to replay a failure, otherwise a fresh one. Always
+/// printed with the test's name, so a failing run says how to reproduce it (`SEED=<seed> swift test --filter …`).
+public func testSeed(_ name: String) -> UInt64 {
+    let seed = ProcessInfo.processInfo.environment["SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+    print("\(name): SEED=\(seed)")
+    return seed
+}
+
+/// A generator seeded by `testSeed(name)`.
+public func testRandom(_ name: String) -> SplitMix64 { SplitMix64(seed: testSeed(name)) }

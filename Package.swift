@@ -122,6 +122,12 @@ let package = Package(
             resources: [.copy("Web")],
             swiftSettings: swiftSettings
         ),
+        // The start-up assembly: which store, snapshot and data a process opens, and opening them.
+        .target(
+            name: "Startup",
+            dependencies: ["SearchEngine", "Catalog", "Gazetteer", "BundledData", "PostgresStore"],
+            swiftSettings: swiftSettings
+        ),
         // What `poi bench` measures in-process (the byte lane without sockets).
         .target(
             name: "Bench",
@@ -144,6 +150,7 @@ let package = Package(
                 "HTTPAPI",
                 "HTTPServer",
                 "Bench",
+                "Startup",
                 "BundledData",
                 "PostgresStore",
                 "Access",
@@ -208,7 +215,7 @@ let package = Package(
             dependencies: ["Access", "TestSupport", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore", "Startup", "SearchEngine", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )
 

@@ -10,6 +10,7 @@ import Metrics
 import Prometheus
 import SearchEngine
 import SpatialIndex
+import Startup
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -158,9 +159,9 @@ struct BenchCommand: ParsableCommand {
         var gazetteer: Gazetteer?
         var addresses = AddressIndex.empty
         let load = try clock.measure {
-            gazetteer = try? keepUntilExit(loadGazetteer(source.dataDir, snapshot: nil).gazetteer)
+            gazetteer = try? keepUntilExit(DataSources(dataDir: source.dataDir).loadGazetteer(useSnapshot: false).gazetteer)
             // With --db, the database's imported addresses and streets are searched too (house-level geocoding).
-            if let db { addresses = try loadAddresses(db: db, dataDir: source.dataDir) }
+            if let db { addresses = try startup { () throws(StartupError) in try DataSources(db: db, dataDir: source.dataDir).loadAddresses() } }
         }
         guard let gazetteer else { throw CLIError.failure("cannot load the gazetteer from \(DataDirectory.resolve(source.dataDir))") }
         var texts: [String]
@@ -321,7 +322,7 @@ struct BenchCommand: ParsableCommand {
         let database = try DatabaseOptions.parse(arguments)
         let engine = try database.openEngine(snapshot: .now)
         keepUntilExit(engine)
-        let gazetteer = try loadGazetteer(source.dataDir, snapshot: database.gazetteerSnapshotPath).gazetteer
+        let gazetteer = try startup { () throws(StartupError) in try database.sources.loadGazetteer().gazetteer }
         keepUntilExit(gazetteer)
         let load = clock.now - start
         // Metrics as poi serve keeps them: every request is counted and timed.

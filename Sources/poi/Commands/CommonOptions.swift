@@ -6,6 +6,7 @@ import Foundation
 import GeoCore
 import PostgresStore
 import SearchEngine
+import Startup
 
 /// Where records and bundled data come from.
 struct DatabaseOptions: ParsableArguments {
@@ -27,96 +28,40 @@ struct DatabaseOptions: ParsableArguments {
     @Flag(help: "Neither read nor write the index snapshot: build the indexes from the records.")
     var noSnapshot = false
 
-    /// The database file: --db, or the default one.
-    var path: String { db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve(dataDir)) }
-
-    /// The PostgreSQL URL in use: --store, else POI_STORE unless --db is given.
-    var storeURL: String? { DatabaseOptions.storeURL(store: store, db: db) }
-
-    /// The PostgreSQL URL a command with these --store and --db options uses (`poi import` has its own options).
-    static func storeURL(store: String?, db: String?) -> String? {
-        if let store { return store }
-        if db != nil { return nil }
-        return ProcessInfo.processInfo.environment["POI_STORE"].flatMap { $0.isEmpty ? nil : $0 }
+    /// The start-up assembly of these options (Sources/Startup), with a progress bar while the default database
+    /// is created from the bundled data.
+    var sources: DataSources {
+        var sources = DataSources(db: db, dataDir: dataDir, store: store, snapshotFile: snapshotFile, noSnapshot: noSnapshot)
+        sources.progress = ProgressBar.shared(label: "creating \(sources.path) from the bundled data")
+        return sources
     }
 
-    /// `storeURL`, refusing --db beside --store and a URL that is not a PostgreSQL one (usage errors, exit 2, named
-    /// by the option or POI_STORE) before anything is opened.
+    var path: String { sources.path }
+    var storeURL: String? { sources.storeURL }
+    var gazetteerSnapshotPath: String? { sources.gazetteerSnapshotPath }
+
+    /// Refuses --db beside --store and a URL that is not a PostgreSQL one (usage errors, exit 2).
     static func checkedStoreURL(store: String?, db: String?) throws -> String? {
-        if store != nil && db != nil { throw CLIError.usage("give --db or --store, not both") }
-        guard let url = storeURL(store: store, db: db) else { return nil }
-        if let problem = PostgresStore.problem(with: url) { throw CLIError.usage("\(store != nil ? "--store" : "POI_STORE"): \(problem)") }
-        return url
+        try startup { () throws(StartupError) in try DataSources.checkedStoreURL(store: store, db: db) }
     }
 
-    /// Where the index snapshot lives (nil: none).
-    var snapshotPath: String? {
-        if noSnapshot { return nil }
-        if let snapshotFile { return snapshotFile }
-        return storeURL == nil ? path + ".snapshot" : nil
+    /// Opens the engine (see `DataSources.openEngine`).
+    func openEngine(snapshot: DataSources.SnapshotAfterRebuild = .now) throws -> SearchEngine {
+        keepUntilExit(try startup { () throws(StartupError) in try sources.openEngine(snapshot: snapshot) })
     }
+}
 
-    /// Where the gazetteer's snapshot lives: beside the index snapshot (nil: none).
-    var gazetteerSnapshotPath: String? {
-        guard let snapshotPath else { return nil }
-        return storeURL == nil ? path + ".gazetteer" : snapshotPath + ".gazetteer"
-    }
+/// `startup` for an asynchronous step.
+func startupAsync<T>(_ body: () async throws(StartupError) -> T) async throws -> T {
+    do throws(StartupError) { return try await body() } catch { return try startup { () throws(StartupError) -> T in throw error } }
+}
 
-    /// Opens the PostgreSQL store when one is named (--store or POI_STORE).
-    func openSharedStore() throws -> PostgresStore? {
-        guard let url = try DatabaseOptions.checkedStoreURL(store: store, db: db) else { return nil }
-        do { return try PostgresStore(url: url) } catch { throw CLIError.failure(error.description) }
-    }
-
-    /// What to do after building the indexes from the records because no usable snapshot was there.
-    enum SnapshotAfterRebuild {
-        /// Write it before answering (a CLI command: the next one starts from it).
-        case now
-        /// Write it on a background thread (the server answers meanwhile), then every `every` write transactions.
-        case background(every: Int)
-    }
-
-    /// Opens the engine over the named database, or the default one (creating it from the bundled data); from the
-    /// snapshot beside the database when it matches the database, else from the records (then writes the snapshot).
-    func openEngine(snapshot: SnapshotAfterRebuild = .now) throws -> SearchEngine {
-        let directory = DataDirectory.resolve(dataDir)
-        let path = self.path
-        let shared = try openSharedStore()
-        if shared != nil {
-            // The records are in PostgreSQL (imported with poi import --store).
-        } else if let db {
-            guard FileManager.default.fileExists(atPath: db) else {
-                throw CLIError.failure("database \(db) does not exist (create it with: poi import FILE --db \(db))")
-            }
-        } else {
-            try ensureBundledDatabase(at: path, dataDirectory: directory)
-        }
-        do {
-            let taxonomy = try CategoryTaxonomy.load(directory: directory)
-            var policy: SearchEngine.SnapshotPolicy?
-            if let snapshotPath {
-                if case .background(let every) = snapshot {
-                    policy = SearchEngine.SnapshotPolicy(path: snapshotPath, every: every)
-                } else {
-                    policy = SearchEngine.SnapshotPolicy(path: snapshotPath, every: 0)
-                }
-            }
-            let store: any StoreOfRecord = try shared ?? CatalogStore(path: path)
-            let engine = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy)
-            keepUntilExit(engine)
-            if case .rebuilt = engine.startup, policy != nil {
-                switch snapshot {
-                case .now:
-                    do { try engine.writeSnapshot() } catch { FileHandle.standardError.write(Data("poi: note: \(error.description)\n".utf8)) }
-                case .background:
-                    engine.writeSnapshotInBackground()
-                }
-            }
-            return engine
-        } catch let error as SearchError {
-            throw CLIError.failure(error.description)
-        } catch let error as CatalogError {
-            throw CLIError.failure(error.description)
+/// A start-up step's error as the CLI's: a usage error exits 2, a failure 1.
+func startup<T>(_ body: () throws(StartupError) -> T) throws -> T {
+    do throws(StartupError) { return try body() } catch {
+        switch error {
+        case .usage(let message): throw CLIError.usage(message)
+        case .failure(let message): throw CLIError.failure(message)
         }
     }
 }
@@ -169,21 +114,9 @@ func runQuery<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
-/// Builds the default database from the bundled data when it is missing, with a progress bar; concurrent first
-/// starts wait for the one that builds it.
-func ensureBundledDatabase(at path: String, dataDirectory: String) throws {
-    guard !FileManager.default.fileExists(atPath: path) else { return }
-    let bar = ProgressBar(label: "creating \(path) from the bundled data")
-    do {
-        try BundledDatabase.ensure(at: path, dataDirectory: dataDirectory) { done, total in bar.update(done: done, total: total) }
-    } catch {
-        throw CLIError.failure("cannot create \(path): \(error)")
-    }
-    bar.finish()
-}
-
 /// A one-line progress bar on standard error, only when it is a terminal.
-final class ProgressBar {
+final class ProgressBar: @unchecked Sendable {
+    // Drawn from the one thread that reports progress.
     let label: String
     let enabled = isatty(2) == 1
     let started = Date()
@@ -208,4 +141,13 @@ final class ProgressBar {
     }
 
     func finish() { if enabled { FileHandle.standardError.write(Data("\n".utf8)) } }
+
+    /// A progress report for a start-up step that draws this bar and ends it when done reaches total.
+    static func shared(label: String) -> @Sendable (Int, Int) -> Void {
+        let bar = ProgressBar(label: label)
+        return { done, total in
+            bar.update(done: done, total: total)
+            if done >= total { bar.finish() }
+        }
+    }
 }

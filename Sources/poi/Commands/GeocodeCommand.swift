@@ -5,6 +5,7 @@ import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Startup
 
 /// Output format of query commands.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
@@ -141,9 +142,13 @@ struct GazetteerOptions: ParsableArguments {
     @Option(help: "Ask a running poi server instead of loading the gazetteer.")
     var server: String?
 
-    func gazetteer() throws -> Gazetteer { keepUntilExit(try loadGazetteer(dataDir, snapshot: nil).gazetteer) }
+    var sources: DataSources { DataSources(db: db, dataDir: dataDir) }
 
-    func addresses() throws -> AddressIndex { try loadAddresses(db: db, dataDir: dataDir) }
+    func gazetteer() throws -> Gazetteer {
+        keepUntilExit(try startup { () throws(StartupError) in try sources.loadGazetteer(useSnapshot: false).gazetteer })
+    }
+
+    func addresses() throws -> AddressIndex { try startup { () throws(StartupError) in try sources.loadAddresses() } }
 }
 
 /// Keeps a large structure a command loaded until the process exits: freeing ~800 000 strings one by one would
@@ -152,28 +157,6 @@ struct GazetteerOptions: ParsableArguments {
 func keepUntilExit<T: AnyObject>(_ object: T) -> T {
     _ = Unmanaged.passRetained(object)
     return object
-}
-
-/// The addresses and streets of a database (`--db`, or the default one, created from the bundled data when missing).
-func loadAddresses(db: String?, dataDir: String?) throws -> AddressIndex {
-    let directory = DataDirectory.resolve(dataDir)
-    let path = db ?? BundledDatabase.defaultPath(dataDirectory: directory)
-    if !FileManager.default.fileExists(atPath: path) {
-        guard db == nil else { throw CLIError.failure("database \(path) does not exist (create it with: poi import FILE --db \(path))") }
-        try ensureBundledDatabase(at: path, dataDirectory: directory)
-    }
-    do { return AddressIndex(try CatalogStore(path: path).loadAddresses()) } catch { throw CLIError.failure(error.description) }
-}
-
-/// Loads the gazetteer, through its snapshot at `snapshot` when given; answers it and how it was made.
-func loadGazetteer(_ dataDir: String?, snapshot: String?) throws -> (gazetteer: Gazetteer, source: String) {
-    let directory = DataDirectory.resolve(dataDir)
-    do {
-        if let snapshot { return try Gazetteer.load(directory: directory, snapshot: snapshot) }
-        return (try Gazetteer.load(directory: directory), "built from the data files")
-    } catch let error as DataFileError {
-        throw CLIError.failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")
-    }
 }
 
 /// Parses "LAT,LON" for an option, as a usage error naming the option when malformed.

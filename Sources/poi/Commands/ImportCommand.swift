@@ -4,6 +4,7 @@ import Catalog
 import Foundation
 import GeoCore
 import PostgresStore
+import Startup
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -116,12 +117,12 @@ struct ImportCommand: ParsableCommand {
         if storeURL == nil && !done.isEmpty && ProcessInfo.processInfo.environment["POI_TEST_KILL_AFTER_COMMIT"] == nil {
             let path = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
             let started = Date()
-            let options = try DatabaseOptions.parse(["--db", path])
-            let engine = try options.openEngine(snapshot: .now)
+            let sources = DataSources(db: path)
+            let engine = keepUntilExit(try startup { () throws(StartupError) in try sources.openEngine(snapshot: .now) })
             // After a large import, the gazetteer's snapshot too, which the server would otherwise build on its first
             // start (about 1 s, 5 times a restart from snapshots at 1 M records); a small database's first start may.
-            if engine.counts.pois >= 100_000, let gazetteerSnapshot = options.gazetteerSnapshotPath {
-                _ = try loadGazetteer(nil, snapshot: gazetteerSnapshot)
+            if engine.counts.pois >= 100_000, sources.gazetteerSnapshotPath != nil {
+                _ = try startup { () throws(StartupError) in try sources.loadGazetteer() }
             }
             if case .rebuilt = engine.startup {
                 print("wrote the index snapshot \(path).snapshot in \(String(format: "%.2f", Date().timeIntervalSince(started))) s")

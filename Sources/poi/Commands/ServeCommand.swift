@@ -11,6 +11,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import Prometheus
+import Startup
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "serve", abstract: "Serve the v1 HTTP API.")
@@ -113,29 +114,14 @@ struct ServeCommand: AsyncParsableCommand {
         do { tls = try configuration.tls?.context() } catch { throw CLIError.usage(error.description) }
         guard snapshotEvery >= 0 else { throw CLIError.usage("--snapshot-every must be 0 or a positive number of write transactions") }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
-        // The gazetteer loads on another thread while the engine opens: start-up is the longer of the two.
-        // Its snapshot sits beside the database's unless snapshots are off.
-        let dataDir = database.dataDir
-        let gazetteerSnapshot = database.gazetteerSnapshotPath
-        let gazetteerLoad = Task.detached { () throws -> (Gazetteer, String, Duration) in
-            let started = ContinuousClock.now
-            let (gazetteer, source) = try loadGazetteer(dataDir, snapshot: gazetteerSnapshot)
-            return (gazetteer, source, ContinuousClock.now - started)
+        let (engine, gazetteer, report) = try await startupAsync { () async throws(StartupError) in
+            try await database.sources.openForServing(snapshotEvery: snapshotEvery)
         }
-        let started = ContinuousClock.now
-        let engine = try database.openEngine(snapshot: .background(every: snapshotEvery))
-        let engineTime = ContinuousClock.now - started
-        let (gazetteer, gazetteerSource, gazetteerTime) = try await gazetteerLoad.value
+        keepUntilExit(engine)
         keepUntilExit(gazetteer)
         var logger = Logger(label: "poi")
         logger.logLevel = .info
-        func seconds(_ d: Duration) -> String {
-            let ms = (Double(d.components.seconds) * 1_000 + Double(d.components.attoseconds) / 1e15).rounded()
-            return "\(ms / 1_000) s"
-        }
-        logger.info(
-            "indexes \(engine.startup) in \(seconds(engineTime)); gazetteer \(gazetteerSource) in \(seconds(gazetteerTime)); ready in \(seconds(ContinuousClock.now - started))"
-        )
+        logger.info("\(report)")
         if engine.followsStore {
             let name = replicaName ?? "\(ProcessInfo.processInfo.hostName):\(port)"
             logger.info("replica \(name) following the store's change feed from change \(engine.storeSequence?.sequence ?? 0)")

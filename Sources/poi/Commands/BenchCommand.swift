@@ -12,77 +12,224 @@ import SearchEngine
 import SpatialIndex
 import Startup
 
+/// `poi bench OPERATION`: in-process timings, one JSON line each. Each operation is a subcommand with only its own
+/// options; they share their groups (the generated data, the queries) and one runner.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "In-process timings of the indexes; prints one JSON line.",
         discussion: """
-            Builds the index from `poi generate` data (--n, --seed) or a JSONL file of records (--input), then runs \
-            single-threaded queries generated near the data (or read from --query-file, one {"lat","lon"} per line).
-            """
+            Builds the index from `poi generate` data (--n, --seed) or a JSONL file of records (--input), or loads a \
+            database (--db), then runs single-threaded queries generated near the data (or read from --query-file).
+            """,
+        subcommands: [
+            KNNBench.self, RadiusBench.self, BoxBench.self, KeywordBench.self, KeywordNearbyBench.self, GeocodeBench.self,
+            AutocompleteBench.self, WireBenchCommand.self,
+        ]
     )
+}
 
-    enum Operation: String, ExpressibleByArgument, CaseIterable {
-        case knn, radius, bbox, keyword, geocode, autocomplete, wire
-        case keywordNearby = "keyword-nearby"
-    }
-
-    @Argument(
-        help:
-            "What to measure: knn, radius, bbox, keyword, keyword-nearby, geocode, autocomplete or wire (a read request through the server's fast lane, from its bytes to the response's, without sockets)."
-    )
-    var op: Operation
-
+/// The records a benchmark indexes when it generates them (--n, --seed, --data-dir).
+struct BenchDataOptions: ParsableArguments {
     @Option(help: "Number of generated records.")
     var n: Int = 1_000_000
+
+    @OptionGroup var source: GeneratorOptions
+
+    func validate() throws {
+        guard n >= 1 else { throw ValidationError("--n must be at least 1") }
+    }
+}
+
+/// The queries a benchmark runs.
+struct BenchQueryOptions: ParsableArguments {
+    @Option(help: "Number of queries.")
+    var queries: Int = 100_000
+
+    @Option(help: "Queries from a file: origins as {\"lat\",\"lon\"} per line (geocode: one query text per line).")
+    var queryFile: String?
+
+    func validate() throws {
+        guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
+    }
+}
+
+/// The options of the spatial benchmarks.
+struct SpatialBenchOptions: ParsableArguments {
+    @OptionGroup var data: BenchDataOptions
+    @OptionGroup var load: BenchQueryOptions
 
     @Option(help: "JSONL records to index instead of generated ones.")
     var input: String?
 
-    @Option(help: "Number of generated queries.")
-    var queries: Int = 100_000
+    func runner(_ op: BenchRun.Operation) -> BenchRun {
+        var run = BenchRun(op: op, data: data, load: load)
+        run.input = input
+        return run
+    }
+}
 
-    @Option(help: "Query origins, one JSON object with lat and lon per line (geocode: one query text per line).")
-    var queryFile: String?
+struct KNNBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "knn", abstract: "The k nearest records of each origin.")
+    @OptionGroup var options: SpatialBenchOptions
+    @Option(help: "Neighbours per query (1 to 10000).") var k: Int = 10
 
-    @Option(help: "Neighbours per kNN query.")
-    var k: Int = 10
+    func run() throws {
+        guard (1...10_000).contains(k) else { throw CLIError.usage("--k must be between 1 and 10000") }
+        var run = options.runner(.knn)
+        run.k = k
+        try run.run()
+    }
+}
 
-    @Option(help: "Radius in metres for the radius query.")
-    var radius: Double = 1_000
+struct RadiusBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "radius", abstract: "Every record within a radius of each origin.")
+    @OptionGroup var options: SpatialBenchOptions
+    @Option(help: "Radius in metres.") var radius: Double = 1_000
 
-    @Option(help: "Side of the square box in metres for the bbox query.")
-    var boxSize: Double = 600
+    func run() throws {
+        guard radius > 0, radius.isFinite else { throw CLIError.usage("--radius must be a positive number of metres") }
+        var run = options.runner(.radius)
+        run.radius = radius
+        try run.run()
+    }
+}
 
-    @OptionGroup var source: GeneratorOptions
+struct BoxBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "bbox", abstract: "Every record in a square box around each origin.")
+    @OptionGroup var options: SpatialBenchOptions
+    @Option(help: "Side of the square box in metres.") var boxSize: Double = 600
 
-    @Option(help: "keyword ops: load the records from this database (start-up is then timed from SQLite).")
+    func run() throws {
+        guard boxSize > 0, boxSize.isFinite else { throw CLIError.usage("--box-size must be a positive number of metres") }
+        var run = options.runner(.bbox)
+        run.boxSize = boxSize
+        try run.run()
+    }
+}
+
+/// The options of the keyword benchmarks.
+struct KeywordBenchOptions: ParsableArguments {
+    @OptionGroup var data: BenchDataOptions
+    @OptionGroup var load: BenchQueryOptions
+
+    @Option(help: "Load the records from this database (start-up is then timed from SQLite).")
     var db: String?
 
-    @Option(help: "keyword ops: keywords, one per line (default: words drawn from the records' names).")
+    @Option(help: "Keywords, one per line (default: words drawn from the records' names).")
     var keywordFile: String?
 
+    @Option(help: "Write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
+    var dumpQueries: String?
+
+    @Option(help: "Also print the N slowest queries with their times to standard error.")
+    var slowest: Int = 0
+
+    func runner(_ op: BenchRun.Operation) -> BenchRun {
+        var run = BenchRun(op: op, data: data, load: load)
+        (run.db, run.keywordFile, run.dumpQueries, run.slowest) = (db, keywordFile, dumpQueries, slowest)
+        return run
+    }
+}
+
+struct KeywordBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "keyword", abstract: "Keyword search, top 20 as GET /v1/search.")
+    @OptionGroup var options: KeywordBenchOptions
     @Option(
         help:
-            "keyword: query classes, one {\"class\",\"q\",\"origin\",\"lat\",\"lon\"} per line (benchmarks/keyword/make_classes.py); prints one line per class and origin."
+            "Query classes, one {\"class\",\"q\",\"origin\",\"lat\",\"lon\"} per line (benchmarks/keyword/make_classes.py); prints one line per class and origin."
     )
     var classes: String?
 
-    @Option(help: "keyword ops: write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
+    func run() throws {
+        var run = options.runner(.keyword)
+        run.classes = classes
+        try run.run()
+    }
+}
+
+struct KeywordNearbyBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "keyword-nearby", abstract: "The 10 nearest matches within 5 km.")
+    @OptionGroup var options: KeywordBenchOptions
+
+    func run() throws { try options.runner(.keywordNearby).run() }
+}
+
+/// The options of the geocoding benchmarks.
+struct GeocodeBenchOptions: ParsableArguments {
+    @OptionGroup var data: BenchDataOptions
+    @OptionGroup var load: BenchQueryOptions
+
+    @Option(help: "Also search this database's imported addresses and streets (house-level geocoding).")
+    var db: String?
+
+    func runner(_ op: BenchRun.Operation) -> BenchRun {
+        var run = BenchRun(op: op, data: data, load: load)
+        run.db = db
+        return run
+    }
+}
+
+struct GeocodeBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "geocode", abstract: "Forward geocoding, 10 results.")
+    @OptionGroup var options: GeocodeBenchOptions
+
+    func run() throws { try options.runner(.geocode).run() }
+}
+
+struct AutocompleteBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "autocomplete", abstract: "Place-name prefixes, 5 results.")
+    @OptionGroup var options: GeocodeBenchOptions
+
+    func run() throws { try options.runner(.autocomplete).run() }
+}
+
+struct WireBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wire",
+        abstract: "A read request through the server's byte lane, from its bytes to the response's, without sockets."
+    )
+    @OptionGroup var data: BenchDataOptions
+    @OptionGroup var load: BenchQueryOptions
+    @Option(help: "The database poi serve would open.") var db: String
+    @Option(help: "Request targets (path and query), one per line, answered in turn (--queries of them, cycling).") var paths: String
+
+    func run() throws {
+        var run = BenchRun(op: .wire, data: data, load: load)
+        (run.db, run.paths) = (db, paths)
+        try run.run()
+    }
+}
+
+/// One benchmark's settings, whichever subcommand gave them, and the code that runs it.
+struct BenchRun {
+    enum Operation: String {
+        case knn, radius, bbox, keyword, geocode, autocomplete, wire
+        case keywordNearby = "keyword-nearby"
+    }
+
+    let op: Operation
+    var n: Int
+    var source: GeneratorOptions
+    var queries: Int
+    var queryFile: String?
+    var input: String?
+    var k = 10
+    var radius: Double = 1_000
+    var boxSize: Double = 600
+    var db: String?
+    var keywordFile: String?
+    var classes: String?
     var dumpQueries: String?
-
-    @Option(help: "keyword ops: also print the N slowest queries with their times to standard error.")
-    var slowest: Int = 0
-
-    @Option(help: "wire: request targets (path and query), one per line, answered in turn (--queries of them, cycling).")
+    var slowest = 0
     var paths: String?
 
-    func validate() throws {
-        guard n >= 1 else { throw ValidationError("--n must be at least 1") }
-        guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
-        guard (1...10_000).contains(k) else { throw ValidationError("--k must be between 1 and 10000") }
-        guard radius > 0, radius.isFinite else { throw ValidationError("--radius must be a positive number of metres") }
-        guard boxSize > 0, boxSize.isFinite else { throw ValidationError("--box-size must be a positive number of metres") }
+    init(op: Operation, data: BenchDataOptions, load: BenchQueryOptions) {
+        self.op = op
+        n = data.n
+        source = data.source
+        queries = load.queries
+        queryFile = load.queryFile
     }
 
     func run() throws {
@@ -310,8 +457,7 @@ struct BenchCommand: ParsableCommand {
     /// (request parsing, parameters, the engine, encoding, response bytes, request metrics), on one thread, over the
     /// database's indexes as `poi serve` opens them. `mean_results` is the mean response size in bytes.
     private func runWire() throws {
-        guard let db else { throw CLIError.usage("bench wire needs --db (the database poi serve would open)") }
-        guard let paths else { throw CLIError.usage("bench wire needs --paths (request targets, one per line)") }
+        guard let db, let paths else { return }
         guard let content = try? String(contentsOfFile: paths, encoding: .utf8) else { throw CLIError.usage("cannot read \(paths)") }
         let targets = content.utf8.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
         guard !targets.isEmpty else { throw CLIError.usage("\(paths) holds no request targets") }

@@ -150,6 +150,12 @@ struct KeywordRanker {
         return most
     }
 
+    /// The most a posting of a block in the name field can score; nil when the block has none there.
+    func nameBound(_ block: InvertedIndex.BlockBound, idf: Double) -> Double? {
+        guard block.nameFrequency > 0 else { return nil }
+        return InvertedIndex.bm25(frequency: block.nameFrequency, length: block.nameLength, averageLength: averageLength, idf: idf)
+    }
+
     /// The best `k` records, best first.
     func top(_ k: Int) -> [TopK.Entry] {
         var heap = TopK(capacity: k)
@@ -317,6 +323,17 @@ struct KeywordRanker {
         }
     }
 
+    /// The best a word can do on a range of records: its score bound and the least of each rule class component.
+    struct WordBound {
+        var score: Double
+        var typos: Int
+        var prefix: Int
+        var attribute: Int
+        /// The most a match in the name can score (nil: none can be in the name): a record whose every word matches
+        /// in the name is in a better bucket than any other, and scores at most the sum of these.
+        var nameScore: Double?
+    }
+
     /// One query word's sources, read with cursors that only move forward: the posting lists of its expansions,
     /// best rule class first (the word as typed, its completions, its typo neighbours by edits), and the categories it
     /// labels. Records are met in increasing order, so each list is searched by galloping on from where the previous
@@ -367,30 +384,71 @@ struct KeywordRanker {
         let blocks: [FlatArray<InvertedIndex.BlockBound>]
         var blockPositions: [Int]
 
-        /// The most this word can score on a record from `first` to `last`: the largest bound of its lists' blocks
-        /// that overlap the range, and its label's score. Each bound is a posting's own arithmetic on the block's
-        /// extremes, so a sum of such bounds in the words' order is never below the records' summed scores.
-        /// A word of many lists (a short prefix's completions) answers its overall bound instead.
-        mutating func bound(from first: UInt32, to last: UInt32, ranker: KeywordRanker) -> Double {
-            guard lists.count <= 8 else { return maxScore }
+        /// The best a record from `first` to `last` can do on this word: the most it can score — the largest bound
+        /// of its lists' blocks that overlap the range, and its label's score; each bound is a posting's own
+        /// arithmetic on the block's extremes, so a sum of such bounds in the words' order is never below the
+        /// records' summed scores — and the least typos, prefix and attribute rank any match there can have, each on
+        /// its own (a list without a block in the range cannot match there; a block without a name posting cannot
+        /// match in the name). Nil when no record of the range can match the word through a term.
+        /// A word of many lists (a short prefix's completions) answers its overall bounds instead.
+        mutating func bound(from first: UInt32, to last: UInt32, ranker: KeywordRanker) -> WordBound? {
+            guard lists.count <= 8 else {
+                return WordBound(
+                    score: maxScore,
+                    typos: typos.min() ?? 0,
+                    prefix: prefixes.min() ?? 0,
+                    attribute: RankBucket.name,
+                    nameScore: maxScore
+                )
+            }
             var most = labelled.isEmpty ? 0 : labelScore
+            var nameMost: Double?
+            var best: WordBound?
+            func include(_ l: Int, inName: Bool) {
+                let attribute = inName ? RankBucket.name : (labelled.isEmpty ? RankBucket.other : RankBucket.label)
+                guard var b = best else {
+                    best = WordBound(score: 0, typos: typos[l], prefix: prefixes[l], attribute: attribute, nameScore: nil)
+                    return
+                }
+                b.typos = min(b.typos, typos[l])
+                b.prefix = min(b.prefix, prefixes[l])
+                b.attribute = min(b.attribute, attribute)
+                best = b
+            }
             let size = InvertedIndex.blockSize
             for l in lists.indices {
                 let bounds = blocks[l]
                 let list = lists[l]
                 guard !bounds.isEmpty else {
                     most = max(most, idfs[l] * (InvertedIndex.k1 + 1))
+                    nameMost = max(nameMost ?? 0, idfs[l] * (InvertedIndex.k1 + 1))
+                    include(l, inName: true)
                     continue
                 }
                 var b = blockPositions[l]
                 while b < bounds.count && list[min(list.count, (b + 1) * size) - 1].doc < first { b += 1 }
                 blockPositions[l] = b
+                var overlaps = false
+                var inName = false
                 while b < bounds.count && list[b * size].doc <= last {
                     most = max(most, ranker.bound(bounds[b], idf: idfs[l]))
+                    overlaps = true
+                    if let name = ranker.nameBound(bounds[b], idf: idfs[l]) {
+                        inName = true
+                        nameMost = max(nameMost ?? 0, name)
+                    }
                     b += 1
                 }
+                if overlaps { include(l, inName: inName) }
             }
-            return most
+            guard var found = best else { return nil }
+            found.score = most
+            found.nameScore = nameMost
+            if !labelled.isEmpty {
+                // A label match (no typo, no prefix) may better a term match.
+                (found.typos, found.prefix) = (0, 0)
+            }
+            return found
         }
 
         var postingCount: Int { lists.reduce(0) { $0 + $1.count } }
@@ -402,7 +460,9 @@ struct KeywordRanker {
         }
 
         /// How the record matches this word at best, or nil. A label alone satisfies the word only when `labels`.
-        mutating func match(_ doc: UInt32, labels: Bool, ranker: KeywordRanker) -> WordMatch? {
+        /// `labelsMatter` false: no record matching a word through a label can enter the page (the caller knows), so
+        /// the record's category is not read.
+        mutating func match(_ doc: UInt32, labels: Bool, labelsMatter: Bool = true, ranker: KeywordRanker) -> WordMatch? {
             let weighted = ranker.query.origin != nil
             var best: WordMatch?
             for l in lists.indices {
@@ -419,7 +479,7 @@ struct KeywordRanker {
                 if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
             }
             guard best != nil || labels else { return nil }
-            return withLabel(best, doc, ranker: ranker)
+            return labelsMatter ? withLabel(best, doc, ranker: ranker) : best
         }
 
         /// The better of a term match and the word's label match for the record.
@@ -510,6 +570,7 @@ struct KeywordRanker {
         for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
 
+        let labelFloor = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: RankBucket.label, wholeName: false)
         // Words of many lists (a short prefix's completions), matched list by list along a single driving list.
         var tables = [[WordMatch?]?](repeating: nil, count: cursors.count)
 
@@ -524,6 +585,10 @@ struct KeywordRanker {
             var wholeNamePossible = true
             // With an origin the score is multiplied by the distance decay: its cheap bound shrinks every bound below.
             let factor = weighted && heap.isFull ? decayBound(doc) : 1
+            // A record with a word matched through its category label is at best in `labelFloor` (no typo, no prefix,
+            // that word's attribute the label's, not a whole name): once the page's worst entry is better, no label
+            // can change which records enter, and the category is not read (a cache miss per record).
+            let labelsMatter = labels || weighted || !heap.isFull || !(heap.worst.map { $0.bucket < labelFloor } ?? false)
             for (i, g) in order.enumerated() {
                 if (i > 0 || factor < 1) && heap.isFull {
                     let lowest = RankBucket.make(
@@ -538,9 +603,10 @@ struct KeywordRanker {
                 let found: WordMatch?
                 if index >= 0, let table = tables[g] {
                     // As `match`: a label alone satisfies the word only in the labels pass.
-                    found = table[index] != nil || labels ? cursors[g].withLabel(table[index], doc, ranker: self) : nil
+                    found =
+                        table[index] != nil || labels ? (labelsMatter ? cursors[g].withLabel(table[index], doc, ranker: self) : table[index]) : nil
                 } else {
-                    found = cursors[g].match(doc, labels: labels, ranker: self)
+                    found = cursors[g].match(doc, labels: labels, labelsMatter: labelsMatter, ranker: self)
                 }
                 guard let m = found else { return }
                 matches[g] = m
@@ -591,10 +657,10 @@ struct KeywordRanker {
                 for (i, posting) in list.enumerated() { visit(posting.doc, at: i) }
                 return
             }
-            // Block-max: a block of the driving list is read only if the sum of every word's bound over the block's
-            // records, at the best bucket this pass can give, could still enter the page.
-            let best = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
-            let drivingLabel = source.labelled.isEmpty ? 0 : source.labelScore
+            // Block-max: a block of the driving list is read only if the best bucket its records can reach and the
+            // sum of every word's bound over them could still enter the page. The bucket is bounded word by word from
+            // the blocks' contents (a word with no name posting among them matches there in other fields at best).
+            let weighted = query.origin != nil
             let size = InvertedIndex.blockSize
             for b in bounds.indices {
                 let start = b * size
@@ -602,21 +668,37 @@ struct KeywordRanker {
                 if heap.isFull {
                     let first = list[start].doc
                     let last = list[end - 1].doc
-                    var total = 0.0
-                    var someMatch = true
-                    for g in cursors.indices {
-                        if g == driving {
-                            total += max(bound(bounds[b], idf: source.idfs[0]), drivingLabel)
-                        } else if let table = tables[g] {
-                            // The exact best over the block's records: none at all skips the block.
-                            var most = -1.0
-                            for i in start..<end { if let m = table[i] { most = max(most, m.score) } }
-                            if most < 0 { someMatch = false } else { total += cursors[g].labelled.isEmpty ? most : max(most, cursors[g].labelScore) }
-                        } else {
-                            total += cursors[g].bound(from: first, to: last, ranker: self)
-                        }
+                    let own = bounds[b]
+                    let labelled = !source.labelled.isEmpty
+                    var words = [
+                        WordBound(
+                            score: max(bound(own, idf: source.idfs[0]), labelled ? source.labelScore : 0),
+                            typos: labelled ? 0 : source.typos[0],
+                            prefix: labelled ? 0 : source.prefixes[0],
+                            attribute: own.nameFrequency > 0 ? RankBucket.name : (labelled ? RankBucket.label : RankBucket.other),
+                            nameScore: nameBound(own, idf: source.idfs[0])
+                        )
+                    ]
+                    for g in cursors.indices where g != driving {
+                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else { break }
+                        words.append(w)
                     }
-                    guard someMatch, heap.admits(bucket: best, scoreBound: total, firstDoc: first) else { continue }
+                    guard words.count == cursors.count, admits(words, dropped: dropped, first: first, heap: heap) else { continue }
+                }
+                // Once only records with every word in the name (or only whole-name ones) can enter, the driving
+                // word's own posting refuses the rest without a lookup.
+                if heap.isFull && !weighted, let worst = heap.worst {
+                    let needName = worst.bucket < RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 1, wholeName: false)
+                    let needWhole = worst.bucket <= RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
+                    if needName {
+                        let tokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
+                        for i in start..<end {
+                            let posting = list[i]
+                            guard posting.isInName, !needWhole || (dropped == 0 && posting.nameTokens == tokens) else { continue }
+                            visit(posting.doc, at: i)
+                        }
+                        continue
+                    }
                 }
                 for i in start..<end { visit(list[i].doc, at: i) }
             }
@@ -631,9 +713,69 @@ struct KeywordRanker {
             for start in stride(from: 0, to: docs.count, by: size) {
                 let end = min(docs.count, start + size)
                 if required.contains(where: { g in !(start..<end).contains { tables[g]![$0] != nil } }) { continue }
+                if heap.isFull && !labels {
+                    // Block-max over a stretch of the driving word's records, as above, every word bounded alike.
+                    let (first, last) = (docs[start], docs[end - 1])
+                    var words: [WordBound] = []
+                    for g in cursors.indices {
+                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else { break }
+                        words.append(w)
+                    }
+                    guard words.count == cursors.count, admits(words, dropped: dropped, first: first, heap: heap) else { continue }
+                }
                 for i in start..<end { visit(docs[i], at: i) }
             }
         }
+    }
+
+    /// Whether a stretch of records whose words are bounded by `words` can still put a record in the page: one whose
+    /// every word matches in the name (a better bucket than any other, scoring at most the name bounds' sum), or one
+    /// with some word elsewhere (a worse bucket, scoring at most the bounds' sum). With an origin the attribute is a
+    /// weight inside the score, not a bucket.
+    private func admits(_ words: [WordBound], dropped: Int, first: UInt32, heap: TopK) -> Bool {
+        let typos = words.reduce(0) { $0 + $1.typos }
+        let prefixes = words.reduce(0) { $0 + $1.prefix }
+        let total = words.reduce(0.0) { $0 + $1.score }
+        func bucket(attributes: Int, wholeName: Bool) -> UInt64 {
+            RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: wholeName)
+        }
+        if query.origin != nil { return heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: total, firstDoc: first) }
+        let attributes = words.reduce(0) { $0 + $1.attribute }
+        if words.allSatisfy({ $0.nameScore != nil }) {
+            let nameTotal = words.reduce(0.0) { $0 + $1.nameScore! }
+            if heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: nameTotal, firstDoc: first) { return true }
+        }
+        return heap.admits(bucket: bucket(attributes: max(1, attributes), wholeName: false), scoreBound: total, firstDoc: first)
+    }
+
+    /// The best a word can do on the records from `first` to `last` (positions `range` of the driving records) in a
+    /// pass where a label alone does not satisfy it: exactly, from its table of matches along the driving records,
+    /// or from its lists' block bounds. Nil when none of those records can match it.
+    private func wordBound(
+        _ cursor: inout WordCursor,
+        table: [WordMatch?]?,
+        range: Range<Int>,
+        first: UInt32,
+        last: UInt32
+    ) -> WordBound? {
+        guard let table else { return cursor.bound(from: first, to: last, ranker: self) }
+        let labelled = !cursor.labelled.isEmpty
+        var found: WordBound?
+        for i in range {
+            guard let m = table[i] else { continue }
+            var w = found ?? WordBound(score: m.score, typos: m.typos, prefix: m.prefix, attribute: m.attribute, nameScore: nil)
+            (w.score, w.typos, w.prefix, w.attribute) = (
+                max(w.score, m.score), min(w.typos, m.typos), min(w.prefix, m.prefix), min(w.attribute, m.attribute)
+            )
+            if m.attribute == RankBucket.name { w.nameScore = max(w.nameScore ?? 0, m.score) }
+            found = w
+        }
+        guard var w = found else { return nil }
+        if labelled {
+            // A label match (no typo, no prefix, the label's rank and score) may better a term match.
+            (w.score, w.typos, w.prefix, w.attribute) = (max(w.score, cursor.labelScore), 0, 0, min(w.attribute, RankBucket.label))
+        }
+        return w
     }
 
     /// The union of two sorted duplicate-free lists, sorted and duplicate-free.

@@ -81,6 +81,8 @@ struct KeywordRanker {
     let averageLength: Double
     /// Tokens of the whole query, as a name that is the query has.
     let queryTokens: Int
+    /// Neither a category nor a box filters the records (read once: the hot loops test it per posting).
+    let unfiltered: Bool
 
     init(engine: SearchEngine, state: EngineState, matcher: TextMatcher, query: SearchQuery) {
         self.engine = engine
@@ -89,13 +91,14 @@ struct KeywordRanker {
         self.query = query
         averageLength = state.text.averageLength
         queryTokens = Tokenizer.tokens(matcher.normalizedQuery).count
+        unfiltered = query.categories.isEmpty && query.bbox == nil
     }
 
     /// Whether the record of a posting passes the query's filters: without a category or box, the posting's mark
     /// tells its kind (postings exist only for live records), and the record's facts are not read.
     @inline(__always)
     func accepts(_ posting: InvertedIndex.Posting) -> Bool {
-        guard query.categories.isEmpty && query.bbox == nil else { return accepts(posting.doc) }
+        guard unfiltered else { return accepts(posting.doc) }
         return query.kind.includes(posting.isMarked ? .pin : .poi)
     }
 
@@ -332,6 +335,15 @@ struct KeywordRanker {
         /// The most a match in the name can score (nil: none can be in the name): a record whose every word matches
         /// in the name is in a better bucket than any other, and scores at most the sum of these.
         var nameScore: Double?
+
+        /// Adds another word's bounds: the sums bound the words together.
+        mutating func add(_ other: WordBound) {
+            score += other.score
+            typos += other.typos
+            prefix += other.prefix
+            attribute += other.attribute
+            nameScore = nameScore.flatMap { mine in other.nameScore.map { mine + $0 } }
+        }
     }
 
     /// One query word's sources, read with cursors that only move forward: the posting lists of its expansions,
@@ -403,47 +415,41 @@ struct KeywordRanker {
             }
             var most = labelled.isEmpty ? 0 : labelScore
             var nameMost: Double?
-            var best: WordBound?
-            func include(_ l: Int, inName: Bool) {
-                let attribute = inName ? RankBucket.name : (labelled.isEmpty ? RankBucket.other : RankBucket.label)
-                guard var b = best else {
-                    best = WordBound(score: 0, typos: typos[l], prefix: prefixes[l], attribute: attribute, nameScore: nil)
-                    return
-                }
-                b.typos = min(b.typos, typos[l])
-                b.prefix = min(b.prefix, prefixes[l])
-                b.attribute = min(b.attribute, attribute)
-                best = b
-            }
+            var matched = false
+            var (leastTypos, leastPrefix, leastAttribute) = (Int.max, Int.max, Int.max)
+            let elsewhere = labelled.isEmpty ? RankBucket.other : RankBucket.label
             let size = InvertedIndex.blockSize
             for l in lists.indices {
                 let bounds = blocks[l]
                 let list = lists[l]
-                guard !bounds.isEmpty else {
+                var inName = false
+                if bounds.isEmpty {
                     most = max(most, idfs[l] * (InvertedIndex.k1 + 1))
                     nameMost = max(nameMost ?? 0, idfs[l] * (InvertedIndex.k1 + 1))
-                    include(l, inName: true)
-                    continue
-                }
-                var b = blockPositions[l]
-                while b < bounds.count && list[min(list.count, (b + 1) * size) - 1].doc < first { b += 1 }
-                blockPositions[l] = b
-                var overlaps = false
-                var inName = false
-                while b < bounds.count && list[b * size].doc <= last {
-                    most = max(most, ranker.bound(bounds[b], idf: idfs[l]))
-                    overlaps = true
-                    if let name = ranker.nameBound(bounds[b], idf: idfs[l]) {
-                        inName = true
-                        nameMost = max(nameMost ?? 0, name)
+                    inName = true
+                } else {
+                    var b = blockPositions[l]
+                    while b < bounds.count && list[min(list.count, (b + 1) * size) - 1].doc < first { b += 1 }
+                    blockPositions[l] = b
+                    var overlaps = false
+                    while b < bounds.count && list[b * size].doc <= last {
+                        most = max(most, ranker.bound(bounds[b], idf: idfs[l]))
+                        overlaps = true
+                        if let name = ranker.nameBound(bounds[b], idf: idfs[l]) {
+                            inName = true
+                            nameMost = max(nameMost ?? 0, name)
+                        }
+                        b += 1
                     }
-                    b += 1
+                    guard overlaps else { continue }
                 }
-                if overlaps { include(l, inName: inName) }
+                matched = true
+                leastTypos = min(leastTypos, typos[l])
+                leastPrefix = min(leastPrefix, prefixes[l])
+                leastAttribute = min(leastAttribute, inName ? RankBucket.name : elsewhere)
             }
-            guard var found = best else { return nil }
-            found.score = most
-            found.nameScore = nameMost
+            guard matched else { return nil }
+            var found = WordBound(score: most, typos: leastTypos, prefix: leastPrefix, attribute: leastAttribute, nameScore: nameMost)
             if !labelled.isEmpty {
                 // A label match (no typo, no prefix) may better a term match.
                 (found.typos, found.prefix) = (0, 0)
@@ -670,20 +676,22 @@ struct KeywordRanker {
                     let last = list[end - 1].doc
                     let own = bounds[b]
                     let labelled = !source.labelled.isEmpty
-                    var words = [
-                        WordBound(
-                            score: max(bound(own, idf: source.idfs[0]), labelled ? source.labelScore : 0),
-                            typos: labelled ? 0 : source.typos[0],
-                            prefix: labelled ? 0 : source.prefixes[0],
-                            attribute: own.nameFrequency > 0 ? RankBucket.name : (labelled ? RankBucket.label : RankBucket.other),
-                            nameScore: nameBound(own, idf: source.idfs[0])
-                        )
-                    ]
+                    var stretch = WordBound(
+                        score: max(bound(own, idf: source.idfs[0]), labelled ? source.labelScore : 0),
+                        typos: labelled ? 0 : source.typos[0],
+                        prefix: labelled ? 0 : source.prefixes[0],
+                        attribute: own.nameFrequency > 0 ? RankBucket.name : (labelled ? RankBucket.label : RankBucket.other),
+                        nameScore: nameBound(own, idf: source.idfs[0])
+                    )
+                    var someMatch = true
                     for g in cursors.indices where g != driving {
-                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else { break }
-                        words.append(w)
+                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else {
+                            someMatch = false
+                            break
+                        }
+                        stretch.add(w)
                     }
-                    guard words.count == cursors.count, admits(words, dropped: dropped, first: first, heap: heap) else { continue }
+                    guard someMatch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
                 }
                 // Once only records with every word in the name (or only whole-name ones) can enter, the driving
                 // word's own posting refuses the rest without a lookup.
@@ -713,39 +721,38 @@ struct KeywordRanker {
             for start in stride(from: 0, to: docs.count, by: size) {
                 let end = min(docs.count, start + size)
                 if required.contains(where: { g in !(start..<end).contains { tables[g]![$0] != nil } }) { continue }
-                if heap.isFull && !labels {
+                // (With an origin the distance decay is not in these bounds and they seldom refuse a stretch: not tried.)
+                if heap.isFull && !labels && query.origin == nil {
                     // Block-max over a stretch of the driving word's records, as above, every word bounded alike.
                     let (first, last) = (docs[start], docs[end - 1])
-                    var words: [WordBound] = []
+                    var stretch: WordBound?
                     for g in cursors.indices {
-                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else { break }
-                        words.append(w)
+                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else {
+                            stretch = nil
+                            break
+                        }
+                        if stretch == nil { stretch = w } else { stretch!.add(w) }
                     }
-                    guard words.count == cursors.count, admits(words, dropped: dropped, first: first, heap: heap) else { continue }
+                    guard let stretch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
                 }
                 for i in start..<end { visit(docs[i], at: i) }
             }
         }
     }
 
-    /// Whether a stretch of records whose words are bounded by `words` can still put a record in the page: one whose
+    /// Whether a stretch of records whose words are bounded together by `words` (their sums) can still put a record in the page: one whose
     /// every word matches in the name (a better bucket than any other, scoring at most the name bounds' sum), or one
     /// with some word elsewhere (a worse bucket, scoring at most the bounds' sum). With an origin the attribute is a
     /// weight inside the score, not a bucket.
-    private func admits(_ words: [WordBound], dropped: Int, first: UInt32, heap: TopK) -> Bool {
-        let typos = words.reduce(0) { $0 + $1.typos }
-        let prefixes = words.reduce(0) { $0 + $1.prefix }
-        let total = words.reduce(0.0) { $0 + $1.score }
+    private func admits(_ words: WordBound, dropped: Int, first: UInt32, heap: TopK) -> Bool {
         func bucket(attributes: Int, wholeName: Bool) -> UInt64 {
-            RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: attributes, wholeName: wholeName)
+            RankBucket.make(dropped: dropped, typos: words.typos, prefixes: words.prefix, attributes: attributes, wholeName: wholeName)
         }
-        if query.origin != nil { return heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: total, firstDoc: first) }
-        let attributes = words.reduce(0) { $0 + $1.attribute }
-        if words.allSatisfy({ $0.nameScore != nil }) {
-            let nameTotal = words.reduce(0.0) { $0 + $1.nameScore! }
-            if heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: nameTotal, firstDoc: first) { return true }
+        if query.origin != nil { return heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: words.score, firstDoc: first) }
+        if let nameTotal = words.nameScore, heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: nameTotal, firstDoc: first) {
+            return true
         }
-        return heap.admits(bucket: bucket(attributes: max(1, attributes), wholeName: false), scoreBound: total, firstDoc: first)
+        return heap.admits(bucket: bucket(attributes: max(1, words.attribute), wholeName: false), scoreBound: words.score, firstDoc: first)
     }
 
     /// The best a word can do on the records from `first` to `last` (positions `range` of the driving records) in a

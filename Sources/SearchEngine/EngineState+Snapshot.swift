@@ -64,6 +64,7 @@ extension EngineState {
         let count = try file.readInt()
         state.records = try RecordStore(snapshot: file)
         state.meta = try file.readFlat()
+        state.latitudes = state.meta.map { Float($0.latitude) }
         state.categoryNames = try file.readStrings()
         // Served from the mapping; its entries' numbers are checked against the records at each lookup.
         guard let poiIDs = IDTable(slots: try file.readFlat(), count: try file.readInt()) else {

@@ -15,6 +15,9 @@ struct EngineState {
     /// What filters and ranking need of each record, flat and small, so scanning thousands of candidates does not
     /// copy whole records.
     var meta = FlatArray<RecordMeta>()
+    /// Each record's latitude as a Float (`meta`'s, 6 times smaller): keyword search with an origin bounds a posting's
+    /// distance decay from it first, and reads far fewer cache lines than through `meta` (perf: 55 % of such a query).
+    var latitudes: [Float] = []
     /// Interned categories (`RecordMeta.category` indexes this).
     var categoryNames: [String] = []
     var categoryCodes: [String: UInt16] = [:]
@@ -34,11 +37,14 @@ struct EngineState {
 
     mutating func setMeta(_ number: UInt32, _ record: Hit.Record?) {
         while meta.count <= Int(number) { meta.append(RecordMeta()) }
+        while latitudes.count <= Int(number) { latitudes.append(0) }
         guard let record else {
             meta[Int(number)] = RecordMeta()
+            latitudes[Int(number)] = 0
             return
         }
         let p = EngineState.position(record)
+        latitudes[Int(number)] = Float(p.latitude)
         var code = UInt16.max
         var nameLength: UInt16 = 0
         if case .poi(let poi) = record {

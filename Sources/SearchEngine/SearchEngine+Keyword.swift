@@ -132,7 +132,9 @@ struct KeywordRanker {
     @inline(__always)
     func decayBound(_ doc: UInt32) -> Double {
         guard let origin = query.origin else { return 1 }
-        let metres = abs(s.meta[Int(doc)].latitude - origin.latitude) * (.pi / 180) * GreatCircle.earthRadius
+        // The Float latitude is within 1.1e-5° of the record's: the margin keeps the bound above the decay.
+        let degrees = max(0, abs(Double(s.latitudes[Int(doc)]) - origin.latitude) - 2e-5)
+        let metres = degrees * (.pi / 180) * GreatCircle.earthRadius
         return RankBucket.decay(metres: metres) * (1 + 1e-9)
     }
 

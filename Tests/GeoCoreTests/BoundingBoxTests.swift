@@ -3,30 +3,22 @@ import TestSupport
 import Testing
 
 @Suite struct BoundingBoxTests {
-    @Test func parsesAndValidates() throws {
+    @Test func parses() throws {
         let box = try BoundingBox(parsing: "24.8,60.1,25.1,60.3")
         #expect(box == BoundingBox(uncheckedWest: 24.8, south: 60.1, east: 25.1, north: 60.3))
-        #expect(throws: GeoError.invalidBoundingBox("must be four numbers west,south,east,north")) {
-            try BoundingBox(parsing: "1,2,3")
-        }
-        #expect(throws: GeoError.invalidBoundingBox("east must be a decimal number (got \"x\")")) {
-            try BoundingBox(parsing: "1,2,x,4")
-        }
-        #expect(throws: GeoError.invalidBoundingBox("must be four numbers west,south,east,north")) {
-            try BoundingBox(parsing: "1,2,4")
-        }
-        #expect(throws: GeoError.invalidBoundingBox("south must be a decimal number (got \"0x10\")")) {
-            try BoundingBox(parsing: "1,0x10,4,20")
-        }
-        #expect(throws: GeoError.invalidBoundingBox("south must not be greater than north")) {
-            try BoundingBox(parsing: "0,10,1,5")
-        }
-        #expect(throws: GeoError.invalidBoundingBox("west and east must be between -180 and 180")) {
-            try BoundingBox(parsing: "-181,0,1,5")
-        }
-        #expect(throws: GeoError.invalidBoundingBox("west must be a decimal number (got \"nan\")")) {
-            try BoundingBox(parsing: "nan,0,1,5")
-        }
+    }
+
+    @Test(arguments: [
+        ("1,2,3", "must be four numbers west,south,east,north"),
+        ("1,2,x,4", "east must be a decimal number (got \"x\")"),
+        ("1,2,4", "must be four numbers west,south,east,north"),
+        ("1,0x10,4,20", "south must be a decimal number (got \"0x10\")"),
+        ("0,10,1,5", "south must not be greater than north"),
+        ("-181,0,1,5", "west and east must be between -180 and 180"),
+        ("nan,0,1,5", "west must be a decimal number (got \"nan\")"),
+    ])
+    func refusesWithTheRule(_ text: String, _ rule: String) {
+        #expect(throws: GeoError.invalidBoundingBox(rule)) { try BoundingBox(parsing: text) }
     }
 
     @Test func antimeridianBoxContainsBothSides() throws {

@@ -30,21 +30,16 @@ import Testing
         #expect(!p.contains(latitude: 0, longitude: 160))
     }
 
-    @Test func rejectsBadPolygons() {
-        #expect(throws: GeoError.invalidPolygon("must have at least 3 vertices")) { try Polygon(parsing: "0,0;1,1") }
-        #expect(throws: GeoError.invalidPolygon("vertex 2 must be two numbers lon,lat")) { try Polygon(parsing: "0,0;1;2,2") }
-        #expect(throws: GeoError.invalidPolygon("must enclose an area (its vertices are collinear)")) {
-            try Polygon(parsing: "0,0;1,1;2,2")
-        }
-        #expect(throws: GeoError.invalidPolygon("must not intersect itself (edges 1 and 3 cross)")) {
-            try Polygon(parsing: "0,0;10,10;10,0;0,4")
-        }
-        #expect(throws: GeoError.invalidPolygon("must not intersect itself (edges 1 and 3 cross)")) {
-            try Polygon(parsing: "0,0;10,10;10,0;0,10")
-        }
-        #expect(throws: GeoError.invalidPolygon("vertex 1: lat must be a number between -90 and 90 (got 95.0)")) {
-            try Polygon(parsing: "0,95;1,1;2,0")
-        }
+    @Test(arguments: [
+        ("0,0;1,1", "must have at least 3 vertices"),
+        ("0,0;1;2,2", "vertex 2 must be two numbers lon,lat"),
+        ("0,0;1,1;2,2", "must enclose an area (its vertices are collinear)"),
+        ("0,0;10,10;10,0;0,4", "must not intersect itself (edges 1 and 3 cross)"),
+        ("0,0;10,10;10,0;0,10", "must not intersect itself (edges 1 and 3 cross)"),
+        ("0,95;1,1;2,0", "vertex 1: lat must be a number between -90 and 90 (got 95.0)"),
+    ])
+    func rejectsBadPolygons(_ text: String, _ rule: String) {
+        #expect(throws: GeoError.invalidPolygon(rule)) { try Polygon(parsing: text) }
     }
 
     /// Against an independent oracle: a random convex polygon (points sorted by angle around a centre) contains

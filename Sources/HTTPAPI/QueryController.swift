@@ -28,8 +28,3 @@ struct QueryController {
         }
     }
 }
-
-/// An answer in the request's format, labelled application/geo+json for GeoJSON.
-func answer(_ encoder: APIEncoder, _ bytes: [UInt8], status: HTTPResponse.Status = .ok) -> Response {
-    JSONResponse.body(bytes, status: status, geojson: encoder.format == .geojson)
-}

@@ -245,9 +245,10 @@ extension FastLane {
     public func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, into buffer: inout ByteBuffer) -> Outcome {
         switch input.withUnsafeReadableBytes({ FastRequest.parse($0, maximumHeadSize: maximumHeadSize) }) {
         case .request(let request, let length):
-            guard let route = reads.match(ReadRequest.split(target: request.target[...]).path) else { return .other }
+            let (path, query) = ReadRequest.split(target: request.target[...])
+            guard let route = reads.match(path) else { return .other }
             input.moveReaderIndex(forwardBy: length)
-            let read = TakenRead(route: route, request: request)
+            let read = TakenRead(route: route, request: request, path: path, query: query)
             if route.entry.cost.isHeavy(target: request.target) { return .heavy(read) }
             respond(read, into: &buffer)
             return .answered(close: request.close)
@@ -265,13 +266,16 @@ extension FastLane {
     public struct TakenRead: Sendable {
         let route: (entry: ReadRoutes.Entry, parameter: Substring?)
         let request: FastRequest
+        /// The request target's path and query, split once.
+        let path: Substring
+        let query: Substring?
 
         var close: Bool { request.close }
     }
 
     /// Writes the whole response to `read` into `buffer`.
     public func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
-        let answer = respond(read.route, target: read.request.target, requestID: read.request.requestID)
+        let answer = respond(read.route, path: read.path, query: read.query, requestID: read.request.requestID)
         answer.write(to: &buffer, includeBody: !read.request.isHead, close: read.request.close)
     }
 }

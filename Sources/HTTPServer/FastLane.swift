@@ -36,8 +36,9 @@ public struct FastLane: Sendable {
     }
 }
 
-/// A response's status line and header fields, written as bytes: the one writer of every answer made below the
-/// router — the byte lane's reads, their problems, and the connection guards' problems — with the fields in the
+/// A response's status line and header fields, written as bytes: the writer of the byte lane's reads and their
+/// problems, and of the raw problems written in front of the HTTP parser (the request deadline's 408, the
+/// connection cap's 503; `HTTPGuard`'s answers to parser errors go through NIO's encoder) — with the fields in the
 /// order the router's path writes them (Content-Type, then Content-Length and X-Request-Id, the problem's in the
 /// order of `Problem.response`, Date, Server), so that the two paths' answers are byte-identical (the identity
 /// tests compare them).
@@ -151,12 +152,16 @@ private struct RawOutput {
 }
 
 extension FastLane {
-    /// The answer to a GET or HEAD of `target` (path and query, as it came), whose path `route` matched.
+    /// The answer to a GET or HEAD of `path` with `query` (as they came), whose path `route` matched.
     /// `requestID` is the request's `X-Request-Id`, used when at most 64 characters long, else one is made.
-    func respond(_ route: (entry: ReadRoutes.Entry, parameter: Substring?), target: String, requestID: String?) -> ResponseHead {
+    func respond(
+        _ route: (entry: ReadRoutes.Entry, parameter: Substring?),
+        path: Substring,
+        query: Substring?,
+        requestID: String?
+    ) -> ResponseHead {
         let start = DispatchTime.now().uptimeNanoseconds
         let (entry, parameter) = route
-        let (path, query) = ReadRequest.split(target: target[...])
         let requestID = RequestID.of(requestID)
         let answer: ResponseHead
         do {

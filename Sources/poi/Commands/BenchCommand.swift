@@ -457,7 +457,7 @@ struct BenchRun {
     /// (request parsing, parameters, the engine, encoding, response bytes, request metrics), on one thread, over the
     /// database's indexes as `poi serve` opens them. `mean_results` is the mean response size in bytes.
     private func runWire() throws {
-        guard let db, let paths else { return }
+        guard let db, let paths else { throw CLIError.usage("bench wire needs --db and --paths") }
         guard let content = try? String(contentsOfFile: paths, encoding: .utf8) else { throw CLIError.usage("cannot read \(paths)") }
         let targets = content.utf8.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
         guard !targets.isEmpty else { throw CLIError.usage("\(paths) holds no request targets") }

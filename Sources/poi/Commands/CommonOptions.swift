@@ -7,6 +7,7 @@ import GeoCore
 import PostgresStore
 import SearchEngine
 import Startup
+import Synchronization
 
 /// Where records and bundled data come from.
 struct DatabaseOptions: ParsableArguments {
@@ -31,9 +32,7 @@ struct DatabaseOptions: ParsableArguments {
     /// The start-up assembly of these options (Sources/Startup), with a progress bar while the default database
     /// is created from the bundled data.
     var sources: DataSources {
-        var sources = DataSources(db: db, dataDir: dataDir, store: store, snapshotFile: snapshotFile, noSnapshot: noSnapshot)
-        sources.progress = ProgressBar.shared(label: "creating \(sources.path) from the bundled data")
-        return sources
+        DataSources(db: db, dataDir: dataDir, store: store, snapshotFile: snapshotFile, noSnapshot: noSnapshot).showingProgress()
     }
 
     var path: String { sources.path }
@@ -51,19 +50,42 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
-/// `startup` for an asynchronous step.
-func startupAsync<T>(_ body: () async throws(StartupError) -> T) async throws -> T {
-    do throws(StartupError) { return try await body() } catch { return try startup { () throws(StartupError) -> T in throw error } }
+extension DataSources {
+    /// These sources with a progress bar on standard error (a terminal only) while the default database is created
+    /// from the bundled data. The bar is made when creation starts.
+    func showingProgress() -> DataSources {
+        var sources = self
+        let label = "creating \(path) from the bundled data"
+        let bar = Mutex<ProgressBar?>(nil)
+        sources.progress = { done, total in
+            bar.withLock { bar in
+                if bar == nil { bar = ProgressBar(label: label) }
+                bar!.update(done: done, total: total)
+                if done >= total { bar!.finish() }
+            }
+        }
+        return sources
+    }
 }
 
-/// A start-up step's error as the CLI's: a usage error exits 2, a failure 1.
-func startup<T>(_ body: () throws(StartupError) -> T) throws -> T {
-    do throws(StartupError) { return try body() } catch {
+extension CLIError {
+    /// A start-up step's error: a usage error exits 2, a failure 1.
+    init(_ error: StartupError) {
         switch error {
-        case .usage(let message): throw CLIError.usage(message)
-        case .failure(let message): throw CLIError.failure(message)
+        case .usage(let message): self = .usage(message)
+        case .failure(let message): self = .failure(message)
         }
     }
+}
+
+/// Runs a start-up step, its error as the CLI's.
+func startup<T>(_ body: () throws(StartupError) -> T) throws -> T {
+    do throws(StartupError) { return try body() } catch { throw CLIError(error) }
+}
+
+/// `startup` for an asynchronous step.
+func startupAsync<T>(_ body: () async throws(StartupError) -> T) async throws -> T {
+    do throws(StartupError) { return try await body() } catch { throw CLIError(error) }
 }
 
 /// How query commands print.
@@ -115,8 +137,7 @@ func runQuery<T>(_ body: () throws -> T) throws -> T {
 }
 
 /// A one-line progress bar on standard error, only when it is a terminal.
-final class ProgressBar: @unchecked Sendable {
-    // Drawn from the one thread that reports progress.
+final class ProgressBar {
     let label: String
     let enabled = isatty(2) == 1
     let started = Date()
@@ -141,13 +162,4 @@ final class ProgressBar: @unchecked Sendable {
     }
 
     func finish() { if enabled { FileHandle.standardError.write(Data("\n".utf8)) } }
-
-    /// A progress report for a start-up step that draws this bar and ends it when done reaches total.
-    static func shared(label: String) -> @Sendable (Int, Int) -> Void {
-        let bar = ProgressBar(label: label)
-        return { done, total in
-            bar.update(done: done, total: total)
-            if done >= total { bar.finish() }
-        }
-    }
 }

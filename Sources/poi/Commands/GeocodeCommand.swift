@@ -142,7 +142,7 @@ struct GazetteerOptions: ParsableArguments {
     @Option(help: "Ask a running poi server instead of loading the gazetteer.")
     var server: String?
 
-    var sources: DataSources { DataSources(db: db, dataDir: dataDir) }
+    var sources: DataSources { DataSources(db: db, dataDir: dataDir).showingProgress() }
 
     func gazetteer() throws -> Gazetteer {
         keepUntilExit(try startup { () throws(StartupError) in try sources.loadGazetteer(useSnapshot: false).gazetteer })

@@ -103,23 +103,10 @@ public struct APIEncoder: Sendable {
             json.beginObject()
             json.key("type")
             json.string("Feature")
-            writeGeometry(p, to: &json)
+            json.pointGeometry(latitude: p.latitude, longitude: p.longitude)
             json.key("properties")
         }
         json.beginObject()
-    }
-
-    private func writeGeometry(_ p: (latitude: Double, longitude: Double), to json: inout JSONWriter) {
-        json.key("geometry")
-        json.beginObject()
-        json.key("type")
-        json.string("Point")
-        json.key("coordinates")
-        json.beginArray()
-        json.number(p.longitude)
-        json.number(p.latitude)
-        json.endArray()
-        json.endObject()
     }
 
     /// A POI from the record store, written from its bytes: the same output as `write(.poi(poi.record), ...)`.
@@ -146,10 +133,8 @@ public struct APIEncoder: Sendable {
                 json.key("country")
                 json.string(utf8: UnsafeBufferPointer(rebasing: bytes[range]))
             }
-            json.key("lat")
-            json.number(p.latitude)
-            json.key("lon")
-            json.number(p.longitude)
+            json.field("lat", p.latitude)
+            json.field("lon", p.longitude)
             json.key("tags")
             // The store keeps tags as TagsJSON.write wrote them.
             if poi.tagsRange.isEmpty {
@@ -175,26 +160,12 @@ public struct APIEncoder: Sendable {
             if let address = poi.address { json.field("address", address) }
             if let city = poi.city { json.field("city", city) }
             if let country = poi.country { json.field("country", country) }
-            json.key("lat")
-            json.number(p.latitude)
-            json.key("lon")
-            json.number(p.longitude)
+            json.field("lat", p.latitude)
+            json.field("lon", p.longitude)
             json.key("tags")
             TagsJSON.write(poi.tags, to: &json)
         case .pin(let pin):
-            json.field("id", pin.id)
-            json.field("kind", "pin")
-            json.field("uniqueKey", pin.uniqueKey)
-            json.field("firstName", pin.firstName)
-            json.field("lastName", pin.lastName)
-            json.field("mapString", pin.mapString)
-            json.field("mediaURL", pin.mediaURL)
-            json.key("lat")
-            json.number(p.latitude)
-            json.key("lon")
-            json.number(p.longitude)
-            json.field("createdAt", pin.createdAt)
-            json.field("updatedAt", pin.updatedAt)
+            json.pinFields(pin, id: "id", kind: true, latitude: ("lat", p.latitude), longitude: ("lon", p.longitude))
         }
         writeTail(distance: distance, score: score, to: &json)
     }
@@ -212,5 +183,30 @@ public struct APIEncoder: Sendable {
         }
         json.endObject()
         if format == .geojson { json.endObject() }
+    }
+}
+
+extension JSONWriter {
+    /// A pin's fields in the order both its wire shapes write them (the API's record, On the Map's StudentLocation):
+    /// the id under the shape's key, `"kind":"pin"` when asked, the person and the place's text, the position under
+    /// the shape's keys (in the answer's coordinate system), then the timestamps.
+    public mutating func pinFields(
+        _ pin: PinRecord,
+        id: StaticString,
+        kind: Bool,
+        latitude: (StaticString, Double),
+        longitude: (StaticString, Double)
+    ) {
+        field(id, pin.id)
+        if kind { field("kind", literal: "pin") }
+        field("uniqueKey", pin.uniqueKey)
+        field("firstName", pin.firstName)
+        field("lastName", pin.lastName)
+        field("mapString", pin.mapString)
+        field("mediaURL", pin.mediaURL)
+        field(latitude.0, latitude.1)
+        field(longitude.0, longitude.1)
+        field("createdAt", pin.createdAt)
+        field("updatedAt", pin.updatedAt)
     }
 }

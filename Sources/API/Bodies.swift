@@ -72,35 +72,22 @@ public struct JSONObjectBody: Sendable {
 
 /// PUT /v1/pois/{id}: a POI as a client writes it.
 public struct POIBody: Sendable {
-    public let name: String
-    public let category: String
-    public let address: String?
-    public let city: String?
-    public let country: String?
-    public let position: Coordinate
-    public let tags: [String: String]
+    /// The POI the body describes, with the path's id (positions in WGS-84).
+    public let record: POIRecord
 
     /// Reads the body of a PUT to `id`: an `id` in the body, if any, must be the path's.
     public init(_ bytes: some Collection<UInt8>, id: String, coordsys: CRS.Geographic) throws {
         let body = try JSONObjectBody(bytes)
         if let given = try body.string("id"), given != id { throw BodyError("id in the body must match the path (or be left out)") }
-        position = try body.position(coordsys: coordsys)
-        tags = try body.strings("tags")
-        name = try body.string("name", required: true)!
-        category = try body.string("category", required: true)!
-        address = try body.string("address")
-        city = try body.string("city")
-        country = try body.string("country")
-    }
-
-    public func record(id: String) -> POIRecord {
-        POIRecord(
+        let position = try body.position(coordsys: coordsys)
+        let tags = try body.strings("tags")
+        record = POIRecord(
             id: id,
-            name: name,
-            category: category,
-            address: address,
-            city: city,
-            country: country,
+            name: try body.string("name", required: true)!,
+            category: try body.string("category", required: true)!,
+            address: try body.string("address"),
+            city: try body.string("city"),
+            country: try body.string("country"),
             lat: position.latitude,
             lon: position.longitude,
             tags: tags

@@ -1,4 +1,5 @@
 import Foundation
+import GeoCore
 import SearchEngine
 
 /// Opaque page cursors: base64url of a small versioned text. Nearby pages resume after (distance key, record
@@ -7,20 +8,20 @@ import SearchEngine
 /// instead of answering a page of the other query that starts somewhere arbitrary. The digest is FNV-1a, stable
 /// across processes and replicas (Swift's `Hasher` is seeded per process). Anything else is malformed.
 public enum PageCursor {
-    public static func nearby(_ position: NearbyPosition, query: NearbyQuery) -> String {
+    public static func nearby(_ position: NearestCursor, query: NearbyQuery) -> String {
         encode("n2:\(digest(query)):\(String(position.key.bitPattern, radix: 16)):\(position.id)")
     }
 
     public static func within(_ record: UInt32, query: WithinQuery) -> String { encode("w2:\(digest(query)):\(record)") }
 
     /// The position a nearby cursor continues after, checked against the query it is sent with.
-    public static func nearby(_ text: String, query: NearbyQuery) throws(ParameterError) -> NearbyPosition {
+    public static func nearby(_ text: String, query: NearbyQuery) throws(ParameterError) -> NearestCursor {
         let parts = try decode(text).split(separator: ":")
         guard parts.count == 4, parts[0] == "n2", let bits = UInt64(parts[2], radix: 16), let id = UInt32(parts[3]) else { throw malformed }
         guard parts[1] == digest(query) else { throw otherQuery("lat, lon, radius, q, category and kind") }
         let key = Double(bitPattern: bits)
         guard key.isFinite, key >= 0 else { throw malformed }
-        return NearbyPosition(key: key, id: id)
+        return NearestCursor(key: key, id: id)
     }
 
     /// The record a within cursor continues after, checked against the query it is sent with.

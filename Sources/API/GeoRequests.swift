@@ -88,17 +88,40 @@ public struct ConvertRequest: Sendable {
 
     /// `{"from", "to", "point": [x, y]}`.
     public func encode(_ converted: XY) -> [UInt8] {
+        Self.encode(from: from, to: to, "point") { $0.xy(converted) }
+    }
+
+    /// A conversion's answer: `{"from", "to", key: …}`.
+    static func encode(from: CRS, to: CRS, _ key: StaticString, _ value: (inout JSONWriter) -> Void) -> [UInt8] {
         var json = JSONWriter()
         json.beginObject()
         json.field("from", from.description)
         json.field("to", to.description)
-        json.key("point")
-        json.beginArray()
-        json.number(converted.x)
-        json.number(converted.y)
-        json.endArray()
+        json.key(key)
+        value(&json)
         json.endObject()
         return json.buffer
+    }
+}
+
+extension ConvertBody {
+    /// `{"from", "to", "points": [[x, y], …]}`.
+    public func encode(_ converted: [XY]) -> [UInt8] {
+        ConvertRequest.encode(from: from, to: to, "points") { json in
+            json.beginArray()
+            for point in converted { json.xy(point) }
+            json.endArray()
+        }
+    }
+}
+
+extension JSONWriter {
+    /// `[x, y]`.
+    mutating func xy(_ point: XY) {
+        beginArray()
+        number(point.x)
+        number(point.y)
+        endArray()
     }
 }
 

@@ -75,22 +75,16 @@ extension ReverseResult {
         for (key, value): (StaticString, String?) in [
             ("country", country), ("countryName", countryName), ("admin1", admin1), ("admin2", admin2), ("city", city),
         ] {
-            json.key(key)
-            if let value { json.string(value) } else { json.null() }
+            json.field(key, orNull: value)
         }
         json.key("division")
         if let division {
             json.beginObject()
-            json.key("adcode")
-            json.string(division.adcode)
-            json.key("province")
-            json.string(division.province)
-            json.key("city")
-            if let city = division.city { json.string(city) } else { json.null() }
-            json.key("district")
-            if let district = division.district { json.string(district) } else { json.null() }
-            json.key("distance")
-            json.number(division.distance)
+            json.field("adcode", division.adcode)
+            json.field("province", division.province)
+            json.field("city", orNull: division.city)
+            json.field("district", orNull: division.district)
+            json.field("distance", division.distance)
             json.endObject()
         } else {
             json.null()
@@ -102,6 +96,19 @@ extension ReverseResult {
 }
 
 extension JSONWriter {
+    /// A GeoJSON feature's `"geometry"` member: a Point (longitude first).
+    mutating func pointGeometry(latitude: Double, longitude: Double) {
+        key("geometry")
+        beginObject()
+        field("type", "Point")
+        key("coordinates")
+        beginArray()
+        number(longitude)
+        number(latitude)
+        endArray()
+        endObject()
+    }
+
     /// A GeoJSON FeatureCollection of `items`: `members` writes the collection's own members (before `features`;
     /// `after` writes those after it), `feature` each feature's members after its `"type": "Feature"`.
     mutating func featureCollection<Item>(

@@ -453,21 +453,9 @@ public struct GeocoderAdapters: Sendable {
                     json.number(value)
                 }
                 json.endArray()
-                writePoint(candidate, to: &json)
+                json.pointGeometry(latitude: candidate.latitude, longitude: candidate.longitude)
             }
         )
-    }
-
-    private func writePoint(_ candidate: Candidate, to json: inout JSONWriter) {
-        json.key("geometry")
-        json.beginObject()
-        json.field("type", "Point")
-        json.key("coordinates")
-        json.beginArray()
-        json.number(candidate.longitude)
-        json.number(candidate.latitude)
-        json.endArray()
-        json.endObject()
     }
 
     // MARK: Photon
@@ -590,7 +578,7 @@ public struct GeocoderAdapters: Sendable {
                 }
             }
             json.endObject()
-            writePoint(candidate, to: &json)
+            json.pointGeometry(latitude: candidate.latitude, longitude: candidate.longitude)
         }
     }
 }

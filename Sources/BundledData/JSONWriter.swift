@@ -142,6 +142,20 @@ public struct JSONWriter: ~Copyable {
         string(value)
     }
 
+    /// `"key":number`.
+    @inlinable
+    public mutating func field(_ key: StaticString, _ value: Double) {
+        self.key(key)
+        number(value)
+    }
+
+    /// `"key":"value"`, or `"key":null` without a value.
+    @inlinable
+    public mutating func field(_ key: StaticString, orNull value: String?) {
+        self.key(key)
+        if let value { string(value) } else { null() }
+    }
+
     /// `"key":"value"` for a value written in the source that needs no escaping (checked in debug builds).
     @inlinable
     public mutating func field(_ key: StaticString, literal value: StaticString) {

@@ -7,36 +7,31 @@ import Gazetteer
 extension CatalogStore {
     public var keepsAddresses: Bool { true }
 
-    static func registerAddressTables(_ migrator: inout DatabaseMigrator) {
-        migrator.registerMigration("v3: addresses and street lines") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE address (
-                        rowid INTEGER PRIMARY KEY,
-                        id TEXT NOT NULL UNIQUE,
-                        street TEXT,
-                        place TEXT,
-                        housenumber TEXT NOT NULL,
-                        unit TEXT,
-                        postcode TEXT,
-                        city TEXT,
-                        lat REAL NOT NULL,
-                        lon REAL NOT NULL
-                    );
-                    CREATE TABLE street_line (
-                        rowid INTEGER PRIMARY KEY,
-                        id TEXT NOT NULL UNIQUE,
-                        kind TEXT NOT NULL,
-                        names TEXT NOT NULL,
-                        city TEXT,
-                        postcode TEXT,
-                        points BLOB NOT NULL,
-                        numbers TEXT NOT NULL DEFAULT ''
-                    );
-                    """
-            )
-        }
-    }
+    /// The address tables (migration v3).
+    static let addressTablesSQL = """
+        CREATE TABLE address (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            street TEXT,
+            place TEXT,
+            housenumber TEXT NOT NULL,
+            unit TEXT,
+            postcode TEXT,
+            city TEXT,
+            lat REAL NOT NULL,
+            lon REAL NOT NULL
+        );
+        CREATE TABLE street_line (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            names TEXT NOT NULL,
+            city TEXT,
+            postcode TEXT,
+            points BLOB NOT NULL,
+            numbers TEXT NOT NULL DEFAULT ''
+        );
+        """
 
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {
         try read { db in

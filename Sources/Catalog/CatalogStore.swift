@@ -103,7 +103,7 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "CREATE TABLE store_state (id INTEGER PRIMARY KEY CHECK (id = 1), identity TEXT NOT NULL, sequence INTEGER NOT NULL)")
             try db.execute(sql: "INSERT INTO store_state (id, identity, sequence) VALUES (1, ?, 0)", arguments: [UUID().uuidString])
         }
-        registerAddressTables(&migrator)
+        migrator.registerMigration("v3: addresses and street lines") { db in try db.execute(sql: addressTablesSQL) }
         migrator.registerMigration("v4: pin owner") { db in
             // Pins placed before ownership was recorded have none: only keys with the pins:write scope change them.
             try db.execute(sql: "ALTER TABLE pin ADD COLUMN owner TEXT")

@@ -84,10 +84,7 @@ public struct Coordinate2: Sendable, Equatable {
     public var latitude: Double
     public var longitude: Double
 
-    public init(_ latitude: Double, _ longitude: Double) {
-        self.latitude = latitude
-        self.longitude = longitude
-    }
+    public init(_ latitude: Double, _ longitude: Double) { (self.latitude, self.longitude) = (latitude, longitude) }
 }
 
 /// A vertex of an interpolation line that carries a house number.
@@ -95,10 +92,7 @@ public struct NumberedVertex: Sendable, Equatable {
     public var vertex: Int
     public var number: Int
 
-    public init(vertex: Int, number: Int) {
-        self.vertex = vertex
-        self.number = number
-    }
+    public init(vertex: Int, number: Int) { (self.vertex, self.number) = (vertex, number) }
 }
 
 /// Every address and street line a store holds.
@@ -106,10 +100,7 @@ public struct AddressData: Sendable, Equatable {
     public var addresses: [AddressPoint]
     public var streets: [StreetLine]
 
-    public init(addresses: [AddressPoint] = [], streets: [StreetLine] = []) {
-        self.addresses = addresses
-        self.streets = streets
-    }
+    public init(addresses: [AddressPoint] = [], streets: [StreetLine] = []) { (self.addresses, self.streets) = (addresses, streets) }
 
     public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty }
 }

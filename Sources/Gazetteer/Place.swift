@@ -23,32 +23,6 @@ public struct Place: Sendable, Equatable {
     public let population: Int
     public let kind: Kind
 
-    public init(
-        id: Int,
-        name: String,
-        asciiName: String,
-        alternateNames: [String],
-        latitude: Double,
-        longitude: Double,
-        country: String,
-        admin1: String,
-        admin2: String,
-        population: Int,
-        kind: Kind
-    ) {
-        self.id = id
-        self.name = name
-        self.asciiName = asciiName
-        self.alternateNames = alternateNames
-        self.latitude = latitude
-        self.longitude = longitude
-        self.country = country
-        self.admin1 = admin1
-        self.admin2 = admin2
-        self.population = population
-        self.kind = kind
-    }
-
     /// The first Chinese (Han) name among the name and alternates, if any.
     public var chineseName: String? { ([name] + alternateNames).first(where: Place.isChinese) }
 

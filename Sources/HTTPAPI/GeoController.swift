@@ -49,25 +49,7 @@ struct GeoController {
 
     func convertBatch(_ request: Request) async throws -> Response {
         let body = try ConvertBody(try await request.body.collect(upTo: maximumBodySize).readableBytesView)
-        let (from, to) = (body.from, body.to)
-        let converted = try convertPoints(body.points, from: from, to: to)
-        var json = JSONWriter()
-        json.beginObject()
-        json.key("from")
-        json.string(from.description)
-        json.key("to")
-        json.string(to.description)
-        json.key("points")
-        json.beginArray()
-        for point in converted {
-            json.beginArray()
-            json.number(point.x)
-            json.number(point.y)
-            json.endArray()
-        }
-        json.endArray()
-        json.endObject()
-        return JSONResponse.body(json.buffer)
+        return JSONResponse.body(body.encode(try convertPoints(body.points, from: body.from, to: body.to)))
     }
 
     private func convertPoints(_ points: [XY], from: CRS, to: CRS) throws -> [XY] {

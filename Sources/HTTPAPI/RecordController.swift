@@ -66,12 +66,11 @@ struct RecordController {
     func putPOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try WritePolicy.writePOI(try await write.principal(request, context))
         let id = try id(context)
-        let body = try POIBody(
+        let poi = try POIBody(
             try await request.body.collect(upTo: maximumBodySize).readableBytesView,
             id: id,
             coordsys: try RequestParameters(request).coordsys()
-        )
-        let poi = body.record(id: id)
+        ).record
         let saved = try await BlockingWrites.run { [engine] in try engine.upsertPOI(poi) }
         let encoder = try encoder(request)
         return answer(encoder, encoder.record(.poi(saved.record)), status: saved.created ? .created : .ok)

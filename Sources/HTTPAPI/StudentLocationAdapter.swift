@@ -178,18 +178,7 @@ struct StudentLocationAdapter {
     /// All ten fields, with their JSON types, in Parse's names.
     static func write(_ pin: PinRecord, to json: inout JSONWriter) {
         json.beginObject()
-        json.field("objectId", pin.id)
-        json.field("uniqueKey", pin.uniqueKey)
-        json.field("firstName", pin.firstName)
-        json.field("lastName", pin.lastName)
-        json.field("mapString", pin.mapString)
-        json.field("mediaURL", pin.mediaURL)
-        json.key("latitude")
-        json.number(pin.lat)
-        json.key("longitude")
-        json.number(pin.lon)
-        json.field("createdAt", pin.createdAt)
-        json.field("updatedAt", pin.updatedAt)
+        json.pinFields(pin, id: "objectId", kind: false, latitude: ("latitude", pin.lat), longitude: ("longitude", pin.lon))
         json.endObject()
     }
 

@@ -28,11 +28,7 @@ public struct FastLane: Sendable {
         logger: Logger,
         problem: @escaping @Sendable (any Error) -> Problem?
     ) {
-        self.reads = reads
-        self.metrics = metrics
-        self.serverName = serverName
-        self.logger = logger
-        self.problem = problem
+        (self.reads, self.metrics, self.serverName, self.logger, self.problem) = (reads, metrics, serverName, logger, problem)
     }
 }
 

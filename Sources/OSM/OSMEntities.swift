@@ -3,10 +3,7 @@ public struct OSMTag: Sendable, Equatable {
     public let key: String
     public let value: String
 
-    public init(key: String, value: String) {
-        self.key = key
-        self.value = value
-    }
+    public init(key: String, value: String) { (self.key, self.value) = (key, value) }
 }
 
 /// A node: a point with tags. Coordinates are WGS-84 degrees at OSM's precision (1e-7° after granularity).

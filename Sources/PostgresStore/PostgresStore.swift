@@ -147,39 +147,27 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         }
     }
 
+    /// Columns as `poiColumns` selects them.
     static func poi(_ row: PostgresRow) throws -> POIRecord {
-        let (id, name, category, address, city, country, lat, lon, tags) = try row.decode(
-            (String, String, String, String?, String?, String?, Double, Double, String).self
-        )
-        return POIRecord(
-            id: id,
-            name: name,
-            category: category,
-            address: address,
-            city: city,
-            country: country,
-            lat: lat,
-            lon: lon,
-            tags: TagsJSON.decode(tags)
-        )
+        let c = try row.decode((String, String, String, String?, String?, String?, Double, Double, String).self)
+        return POIRecord(id: c.0, name: c.1, category: c.2, address: c.3, city: c.4, country: c.5, lat: c.6, lon: c.7, tags: TagsJSON.decode(c.8))
     }
 
+    /// Columns as `pinColumns` selects them.
     static func pin(_ row: PostgresRow) throws -> PinRecord {
-        let (id, uniqueKey, firstName, lastName, mapString, mediaURL, lat, lon, createdAt, updatedAt, owner) = try row.decode(
-            (String, String, String, String, String, String, Double, Double, String, String, String?).self
-        )
+        let c = try row.decode((String, String, String, String, String, String, Double, Double, String, String, String?).self)
         return PinRecord(
-            id: id,
-            uniqueKey: uniqueKey,
-            firstName: firstName,
-            lastName: lastName,
-            mapString: mapString,
-            mediaURL: mediaURL,
-            lat: lat,
-            lon: lon,
-            createdAt: createdAt,
-            updatedAt: updatedAt,
-            owner: owner
+            id: c.0,
+            uniqueKey: c.1,
+            firstName: c.2,
+            lastName: c.3,
+            mapString: c.4,
+            mediaURL: c.5,
+            lat: c.6,
+            lon: c.7,
+            createdAt: c.8,
+            updatedAt: c.9,
+            owner: c.10
         )
     }
 

@@ -13,20 +13,6 @@ public enum KindFilter: String, Sendable, CaseIterable {
 // (`Sources/API`, which the HTTP server and the CLI share); the engine answers any value they hold (a limit of 0 is
 // an empty page, an empty text matches nothing).
 
-/// Where a nearby walk's page ended: the last record's distance key (the squared chord) and record number. The
-/// next page continues after it, so records written between pages are neither repeated nor skipped.
-public struct NearbyPosition: Sendable, Hashable {
-    public let key: Double
-    public let id: UInt32
-
-    public init(key: Double, id: UInt32) {
-        self.key = key
-        self.id = id
-    }
-
-    var cursor: NearestCursor { NearestCursor(key: key, id: id) }
-}
-
 /// A geohash cell of a map's clusters: how many records, and their mean position.
 public struct ClusterCell: Sendable, Equatable {
     public let geohash: Geohash
@@ -46,7 +32,7 @@ public struct NearbyQuery: Sendable, Equatable {
     public var kind: KindFilter
     public var limit: Int
     /// Continue after this (distance key, record) of a previous page (`Page.next`).
-    public var after: NearbyPosition?
+    public var after: NearestCursor?
     /// Skip this many results first (numbered pages, as the AMap adapter's).
     public var offset: Int
     /// Count the matches, up to this many, into `Page.total`; nil: no count.
@@ -60,7 +46,7 @@ public struct NearbyQuery: Sendable, Equatable {
         categories: [String] = [],
         kind: KindFilter = .poi,
         limit: Int = 20,
-        after: NearbyPosition? = nil,
+        after: NearestCursor? = nil,
         offset: Int = 0,
         countUpTo: Int? = nil
     ) {
@@ -217,7 +203,7 @@ public struct Page: Sendable {
     /// Where a following page continues: after a (distance key, record) of a nearby walk, after a record number of
     /// a within scan, or at an offset of a ranked list. The wire layer turns it into an opaque cursor.
     public enum Position: Sendable, Equatable {
-        case nearest(NearbyPosition)
+        case nearest(NearestCursor)
         case record(UInt32)
         case offset(Int)
     }
@@ -237,7 +223,7 @@ extension Array where Element == String {
 
 extension Page.Position {
     /// The nearby walk's position, when this is one.
-    public var nearest: NearbyPosition? {
+    public var nearest: NearestCursor? {
         if case .nearest(let cursor) = self { return cursor }
         return nil
     }

@@ -30,7 +30,7 @@ extension SearchEngine {
             if kinds.count > 1 { merged.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id } }
             let page = merged.dropFirst(query.offset).prefix(query.limit)
             let next =
-                merged.count > query.offset + query.limit ? page.last.map { Page.Position.nearest(NearbyPosition(key: $0.key, id: $0.id)) } : nil
+                merged.count > query.offset + query.limit ? page.last.map { Page.Position.nearest(NearestCursor(key: $0.key, id: $0.id)) } : nil
             s.records.prefetch(page.lazy.map(\.id))
             return Page(results: hits(s, page), next: next, total: query.countUpTo.map { min(merged.count, $0) })
         }
@@ -43,7 +43,7 @@ extension SearchEngine {
         kind: RecordKind,
         matcher: TextMatcher?,
         query: NearbyQuery,
-        after: NearbyPosition?
+        after: NearestCursor?
     ) -> [Neighbor] {
         guard index.count > 0 else { return [] }
         let route = forcedRoute ?? chooseRoute(s, matcher: matcher, index: index, query: query)
@@ -55,7 +55,7 @@ extension SearchEngine {
             latitude: query.origin.latitude,
             longitude: query.origin.longitude,
             maxDistance: query.radius,
-            after: after?.cursor,
+            after: after,
             filter: filter(s, categories: query.categories, matcher: matcher)
         )
     }
@@ -79,8 +79,7 @@ extension SearchEngine {
         return candidates * 50 < visits * 150 ? .textFirst : .spatialFirst
     }
 
-    private func textFirstNearest(_ s: EngineState, kind: RecordKind, matcher: TextMatcher, query: NearbyQuery, after: NearbyPosition?) -> [Neighbor]
-    {
+    private func textFirstNearest(_ s: EngineState, kind: RecordKind, matcher: TextMatcher, query: NearbyQuery, after: NearestCursor?) -> [Neighbor] {
         let maxKey = query.radius.map { ChordDistance.key(forMetres: $0) } ?? .infinity
         var found: [Neighbor] = []
         for number in matchingRecords(s, matcher) {

@@ -17,18 +17,6 @@ public struct Neighbor: Sendable, Equatable {
     public var cursor: NearestCursor { NearestCursor(key: key, id: id) }
 }
 
-/// Where a nearest-first walk resumes: strictly after (key, id) in (distance, record number) order. Stable under
-/// inserts and deletes elsewhere: a record inserted closer than the cursor was is simply not returned again.
-public struct NearestCursor: Sendable, Hashable {
-    public let key: Double
-    public let id: UInt32
-
-    public init(key: Double, id: UInt32) {
-        self.key = key
-        self.id = id
-    }
-}
-
 extension RTree {
     /// The `k` nearest records, nearest first, ties by record number.
     ///
@@ -109,24 +97,11 @@ extension RTree {
         guard root >= 0 else { return [] }
         let query = Vec3(latitude: latitude, longitude: longitude)
         let maxKey = ChordDistance.key(forMetres: radius)
-        let m = RTree.m
         var results: [Neighbor] = []
-        var stack: [(node: Int32, level: Int)] = [(root, rootLevel)]
-        stack.reserveCapacity(64)
-        while let (node, level) = stack.popLast() {
-            let base = Int(node) * m
-            if level == 0 {
-                for i in base..<(base + Int(leafCounts[Int(node)])) {
-                    let key = query.distanceSquared(to: leafVectors[i])
-                    if key > maxKey { continue }
-                    if let filter, !filter(leafIDs[i]) { continue }
-                    results.append(Neighbor(id: leafIDs[i], key: key))
-                }
-            } else {
-                for i in base..<(base + Int(branchCounts[Int(node)])) where branchBoxes[i].distanceSquared(to: query) <= maxKey {
-                    stack.append((branchChildren[i], level - 1))
-                }
-            }
+        _ = depthFirst(entering: { $0.distanceSquared(to: query) <= maxKey }) { i in
+            let key = query.distanceSquared(to: leafVectors[i])
+            if key <= maxKey, filter?(leafIDs[i]) ?? true { results.append(Neighbor(id: leafIDs[i], key: key)) }
+            return true
         }
         results.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
         return results

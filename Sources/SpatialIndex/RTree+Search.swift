@@ -37,20 +37,25 @@ extension RTree {
 
     /// Depth-first walk of nodes meeting `enclosing`, testing each record's latitude/longitude exactly.
     private func walk(_ enclosing: Box3, test: (Double, Double) -> Bool, _ body: (UInt32, Double, Double) -> Bool) -> Bool {
+        depthFirst(entering: { $0.intersects(enclosing) }) { i in
+            let coord = leafCoords[i]
+            return !test(coord.latitude, coord.longitude) || body(leafIDs[i], coord.latitude, coord.longitude)
+        }
+    }
+
+    /// Depth-first over the nodes whose boxes `entering` admits, calling `slot` with each leaf slot of a node reached
+    /// until it returns false; returns false when it did.
+    @inline(__always)
+    func depthFirst(entering: (Box3) -> Bool, slot: (Int) -> Bool) -> Bool {
         let m = RTree.m
         var stack: [(node: Int32, level: Int)] = [(root, rootLevel)]
         stack.reserveCapacity(64)
         while let (node, level) = stack.popLast() {
             let base = Int(node) * m
             if level == 0 {
-                for i in base..<(base + Int(leafCounts[Int(node)])) {
-                    let coord = leafCoords[i]
-                    if test(coord.latitude, coord.longitude) && !body(leafIDs[i], coord.latitude, coord.longitude) {
-                        return false
-                    }
-                }
+                for i in base..<(base + Int(leafCounts[Int(node)])) where !slot(i) { return false }
             } else {
-                for i in base..<(base + Int(branchCounts[Int(node)])) where branchBoxes[i].intersects(enclosing) {
+                for i in base..<(base + Int(branchCounts[Int(node)])) where entering(branchBoxes[i]) {
                     stack.append((branchChildren[i], level - 1))
                 }
             }

@@ -8,11 +8,7 @@ public struct IndexedPoint: Sendable, Equatable {
     public var latitude: Double
     public var longitude: Double
 
-    public init(id: UInt32, latitude: Double, longitude: Double) {
-        self.id = id
-        self.latitude = latitude
-        self.longitude = longitude
-    }
+    public init(id: UInt32, latitude: Double, longitude: Double) { (self.id, self.latitude, self.longitude) = (id, latitude, longitude) }
 }
 
 /// An R-tree over points on the sphere, stored flat.

@@ -87,14 +87,7 @@ struct Box3: Sendable, Equatable, BitwiseCopyable {
     var isEmpty: Bool { minX > maxX }
 
     @inlinable
-    mutating func expand(_ p: Vec3) {
-        minX = Swift.min(minX, p.x)
-        minY = Swift.min(minY, p.y)
-        minZ = Swift.min(minZ, p.z)
-        maxX = Swift.max(maxX, p.x)
-        maxY = Swift.max(maxY, p.y)
-        maxZ = Swift.max(maxZ, p.z)
-    }
+    mutating func expand(_ p: Vec3) { expand(Box3(point: p)) }
 
     @inlinable
     mutating func expand(_ b: Box3) {

@@ -14,11 +14,7 @@ public struct TopK: Sendable {
         public var score: Double
         public var doc: UInt32
 
-        public init(bucket: UInt64, score: Double, doc: UInt32) {
-            self.bucket = bucket
-            self.score = score
-            self.doc = doc
-        }
+        public init(bucket: UInt64, score: Double, doc: UInt32) { (self.bucket, self.score, self.doc) = (bucket, score, doc) }
 
         /// Whether `self` ranks before `other`.
         @inline(__always)

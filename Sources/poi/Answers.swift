@@ -1,5 +1,6 @@
 import API
 import Foundation
+import SearchEngine
 
 /// The HTTP API's answers as the CLI prints them in tables, decoded from the JSON the API writes: the server's
 /// answer with `--server`, or the same bytes encoded here. One printer for both, so the two cannot differ.
@@ -96,11 +97,20 @@ enum Answers {
 }
 
 extension OutputOptions {
-    /// Runs a list operation: asks `--server` when one is given, else answers here with `local` (the API's bytes);
-    /// prints the answer the same way either way.
-    func runList(_ path: String, _ parameters: QueryItems, local: () throws -> [UInt8]) throws {
-        let bytes = try server.map { try ServerClient.get($0, path, parameters) } ?? local()
-        try printList(bytes)
+    /// A list operation's answer, the API's bytes: from `--server` when one is given, else made here with the
+    /// request parsed by the API's own rules (`options` names the CLI's options for the parameters it reports).
+    func answer<R: ListRequest>(
+        _ request: R.Type,
+        _ path: String,
+        _ parameters: QueryItems,
+        _ database: DatabaseOptions,
+        options: [String: String] = [:],
+        _ ask: (SearchEngine, R.Query) throws -> R.Answer
+    ) throws -> [UInt8] {
+        if let server { return try ServerClient.get(server, path, parameters) }
+        let request = try validated(options: options) { () throws(ParameterError) in try R(RequestParameters(parameters)) }
+        let engine = try database.openEngine()
+        return request.encode(try runQuery { try ask(engine, request.query) })
     }
 
     /// Prints a list answer as a table, or as it is (JSON or GeoJSON); exits 1 when it is empty.

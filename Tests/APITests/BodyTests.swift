@@ -26,12 +26,11 @@ import Testing
     }
 
     @Test func poiBody() throws {
-        let body = try POIBody(
+        let record = try POIBody(
             Array(#"{"name":"Cafe","category":"food.cafe","lat":60.1,"lon":24.9,"tags":{"wifi":"yes"}}"#.utf8),
             id: "x",
             coordsys: .wgs84
-        )
-        let record = body.record(id: "x")
+        ).record
         #expect(record.name == "Cafe" && record.lat == 60.1 && record.tags == ["wifi": "yes"])
         for (text, message) in [
             (#"{"id":"y","name":"A","category":"c","lat":1,"lon":1}"#, "id in the body must match the path (or be left out)"),

@@ -83,11 +83,11 @@ import Testing
 @Suite struct CursorTests {
     @Test func aCursorContinuesOnlyItsOwnQuery() throws {
         let first = try NearbyRequest(RequestParameters(QueryItems([("lat", "60.17"), ("lon", "24.94"), ("q", "cafe")])))
-        let cursor = PageCursor.nearby(NearbyPosition(key: 0.25, id: 7), query: first.query)
+        let cursor = PageCursor.nearby(NearestCursor(key: 0.25, id: 7), query: first.query)
         let again = try NearbyRequest(
             RequestParameters(QueryItems([("lat", "60.17"), ("lon", "24.94"), ("q", "cafe"), ("limit", "50"), ("cursor", cursor)]))
         )
-        #expect(again.query.after == NearbyPosition(key: 0.25, id: 7))
+        #expect(again.query.after == NearestCursor(key: 0.25, id: 7))
         #expect(
             throws: ParameterError(
                 "cursor",
@@ -108,7 +108,7 @@ import Testing
         var random = SplitMix64(seed: 7)
         for id in [0, 9, 10, 99, 100, 999, 4_294_967_295] as [UInt32] {
             for _ in 0..<20 {
-                let position = NearbyPosition(key: Double(random.next() % 1_000_000) / 1_000_000, id: id)
+                let position = NearestCursor(key: Double(random.next() % 1_000_000) / 1_000_000, id: id)
                 let text = PageCursor.nearby(position, query: query)
                 #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
                 #expect(try PageCursor.nearby(text, query: query) == position)

@@ -56,19 +56,15 @@ import Testing
     @Test func minimumDistanceAgainstSampling() throws {
         var random = testRandom("minimumDistanceAgainstSampling")
         for _ in 0..<300 {
-            let south = random.uniform(-90...89)
-            let north = min(90, south + random.uniform(0.01...30))
-            let west = random.uniform(-180...180)
-            let east = Coordinate.wrapLongitude(west + random.uniform(0.01...90))
-            let box = BoundingBox(uncheckedWest: west, south: south, east: east, north: north)
+            let box = random.box(south: -90...89, height: 0.01...30, width: 0.01...90)
             let point = try Coordinate(latitude: random.uniform(-90...90), longitude: random.uniform(-180...180))
             let bound = box.minimumDistance(from: point)
             var sampled = Double.infinity
             let steps = 60
             for i in 0...steps {
                 for j in 0...steps {
-                    let lat = south + (north - south) * Double(i) / Double(steps)
-                    let lon = Coordinate.wrapLongitude(west + box.longitudeSpan * Double(j) / Double(steps))
+                    let lat = box.south + (box.north - box.south) * Double(i) / Double(steps)
+                    let lon = Coordinate.wrapLongitude(box.west + box.longitudeSpan * Double(j) / Double(steps))
                     sampled = min(
                         sampled,
                         GreatCircle.distance(latitude1: point.latitude, longitude1: point.longitude, latitude2: lat, longitude2: lon)
@@ -77,7 +73,7 @@ import Testing
             }
             #expect(bound <= sampled + 1e-6, "box \(box) point \(point): bound \(bound) > sampled \(sampled)")
             // Sampling is coarse: the exact minimum is never far below the best sample.
-            let cell = max((north - south), box.longitudeSpan) / Double(steps) * .pi / 180 * GreatCircle.earthRadius
+            let cell = max((box.north - box.south), box.longitudeSpan) / Double(steps) * .pi / 180 * GreatCircle.earthRadius
             #expect(sampled - bound <= cell + 1e-6)
         }
     }

@@ -69,19 +69,15 @@ import Testing
     @Test func coverOfABoxContainsEveryPointAndOnlyIntersectingCells() throws {
         var random = testRandom("geohashCoverBox")
         for _ in 0..<200 {
-            let south = random.uniform(-90...85)
-            let north = min(90, south + random.uniform(0...5))
-            let west = random.uniform(-180...180)
-            let east = Coordinate.wrapLongitude(west + random.uniform(0...8))
-            let box = BoundingBox(uncheckedWest: west, south: south, east: east, north: north)
+            let box = random.box(south: -90...85, height: 0...5, width: 0...8)
             let precision = 1 + Int(random.next() % 4)
             let cells = try Geohash.cover(box, precision: precision)
             let set = Set(cells.map(\.bits))
             #expect(set.count == cells.count)
             for cell in cells { #expect(cell.bounds.intersects(box)) }
             for _ in 0..<100 {
-                let lat = random.uniform(south...north)
-                let lon = Coordinate.wrapLongitude(west + random.nextUnit() * box.longitudeSpan)
+                let lat = random.uniform(box.south...box.north)
+                let lon = Coordinate.wrapLongitude(box.west + random.nextUnit() * box.longitudeSpan)
                 #expect(set.contains(try Geohash(latitude: lat, longitude: lon, precision: precision).bits))
             }
         }

@@ -39,26 +39,13 @@ import Testing
         }
     }
 
-    func randomBox(_ random: inout SplitMix64, _ points: [IndexedPoint]) -> BoundingBox {
-        let origin = randomOrigin(&random, near: points)
-        let half = [0.05, 1, 10, 60][Int(random.next() % 4)]
-        return BoundingBox(
-            uncheckedWest: Coordinate.wrapLongitude(origin.longitude - half * random.nextUnit()),
-            south: max(-90, origin.latitude - half * random.nextUnit()),
-            east: Coordinate.wrapLongitude(origin.longitude + half * random.nextUnit()),
-            north: min(90, origin.latitude + half * random.nextUnit())
-        )
-    }
-
     @Test(arguments: Layout.allCases)
     func clustersMatchBruteForceGrouping(_ layout: Layout) throws {
-        var random = testRandom("clustersMatchBruteForceGrouping(\(layout))")
-        let points = randomPoints(10_000, layout: layout, random: &random)
-        let index = SpatialIndex(bulkLoading: points)
-        for _ in 0..<120 {
-            try compare(index, points, randomBox(&random, points), 1 + Int(random.next() % 7))
+        try randomTrials(layout, points: 10_000, trials: 121, index: SpatialIndex.init(bulkLoading:)) { round, random, points, index in
+            // The last round asks for the whole world.
+            let box = round == 120 ? .world : randomBox(&random, near: points, halves: [0.05, 1, 10, 60])
+            try compare(index, points, box, round == 120 ? 2 : 1 + Int(random.next() % 7))
         }
-        try compare(index, points, .world, 2)
     }
 
     /// The planner's estimate is exact for a box that is one geohash cell: every record of the cell, none of its
@@ -99,14 +86,16 @@ import Testing
             index.insert(points[i])
             if round % 2_500 == 0 {
                 try index.checkInvariants()
-                for _ in 0..<20 { try compare(index, points, randomBox(&random, points), 1 + Int(random.next() % 6)) }
+                for _ in 0..<20 {
+                    try compare(index, points, randomBox(&random, near: points, halves: [0.05, 1, 10, 60]), 1 + Int(random.next() % 6))
+                }
             }
         }
         let removedIDs = Set(points.prefix(1_000).map(\.id))
         for id in removedIDs { index.remove(id) }
         let remaining = points.filter { !removedIDs.contains($0.id) }
         try index.checkInvariants()
-        for _ in 0..<30 { try compare(index, remaining, randomBox(&random, remaining), 1 + Int(random.next() % 6)) }
+        for _ in 0..<30 { try compare(index, remaining, randomBox(&random, near: remaining, halves: [0.05, 1, 10, 60]), 1 + Int(random.next() % 6)) }
     }
 
     @Test func rejectsBadPrecision() {

@@ -8,11 +8,16 @@ import Testing
 @Suite struct RTreeQueryTests {
     @Test(arguments: Layout.allCases)
     func nearestMatchesBruteForce(_ layout: Layout) throws {
-        var random = testRandom("nearestMatchesBruteForce(\(layout))")
-        let points = randomPoints(10_000, layout: layout, random: &random)
-        let tree = RTree(bulkLoading: points)
-        try tree.checkInvariants()
-        for _ in 0..<150 {
+        try randomTrials(
+            layout,
+            points: 10_000,
+            trials: 150,
+            index: {
+                let tree = RTree(bulkLoading: $0)
+                try tree.checkInvariants()
+                return tree
+            }
+        ) { _, random, points, tree in
             let origin = randomOrigin(&random, near: points)
             let k = [1, 10, 100][Int(random.next() % 3)]
             let expected = Array(bruteNearest(points, latitude: origin.latitude, longitude: origin.longitude).prefix(k))
@@ -52,10 +57,7 @@ import Testing
 
     @Test(arguments: Layout.allCases)
     func filteredWalkResumesFromCursors(_ layout: Layout) throws {
-        var random = testRandom("filteredWalkResumesFromCursors(\(layout))")
-        let points = randomPoints(5_000, layout: layout, random: &random)
-        let tree = RTree(bulkLoading: points)
-        for _ in 0..<50 {
+        try randomTrials(layout, points: 5_000, trials: 50, index: RTree.init(bulkLoading:)) { _, random, points, tree in
             let origin = randomOrigin(&random, near: points)
             let modulus = UInt32(2 + random.next() % 5)
             let filter: (UInt32) -> Bool = { $0 % modulus == 0 }
@@ -74,10 +76,7 @@ import Testing
 
     @Test(arguments: Layout.allCases)
     func radiusMatchesBruteForce(_ layout: Layout) throws {
-        var random = testRandom("radiusMatchesBruteForce(\(layout))")
-        let points = randomPoints(10_000, layout: layout, random: &random)
-        let tree = RTree(bulkLoading: points)
-        for _ in 0..<150 {
+        try randomTrials(layout, points: 10_000, trials: 150, index: RTree.init(bulkLoading:)) { _, random, points, tree in
             let origin = randomOrigin(&random, near: points)
             let radius = [100.0, 1_000, 20_000, 500_000, 3_000_000, 25_000_000][Int(random.next() % 6)]
             let key = ChordDistance.key(forMetres: radius)
@@ -96,10 +95,7 @@ import Testing
 
     @Test(arguments: Layout.allCases)
     func boxSearchMatchesBruteForce(_ layout: Layout) throws {
-        var random = testRandom("boxSearchMatchesBruteForce(\(layout))")
-        let points = randomPoints(10_000, layout: layout, random: &random)
-        let tree = RTree(bulkLoading: points)
-        for round in 0..<200 {
+        try randomTrials(layout, points: 10_000, trials: 200, index: RTree.init(bulkLoading:)) { round, random, points, tree in
             let box: BoundingBox
             if round % 10 == 0 {
                 // Reaching a pole, or crossing the antimeridian, or both.
@@ -110,13 +106,7 @@ import Testing
                     north: 90
                 )
             } else {
-                let origin = randomOrigin(&random, near: points)
-                let half = [0.01, 0.5, 5, 40][Int(random.next() % 4)]
-                let south = max(-90, origin.latitude - half * random.nextUnit())
-                let north = min(90, origin.latitude + half * random.nextUnit())
-                let west = Coordinate.wrapLongitude(origin.longitude - half * random.nextUnit())
-                let east = Coordinate.wrapLongitude(origin.longitude + half * random.nextUnit())
-                box = BoundingBox(uncheckedWest: west, south: south, east: east, north: north)
+                box = randomBox(&random, near: points, halves: [0.01, 0.5, 5, 40])
             }
             let expected = Set(points.filter { box.contains(latitude: $0.latitude, longitude: $0.longitude) }.map(\.id))
             let got = tree.search(box)

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import TestSupport
 
 @testable import SpatialIndex
 
@@ -57,4 +58,33 @@ func bruteNearest(_ points: [IndexedPoint], latitude: Double, longitude: Double)
     let q = Vec3(latitude: latitude, longitude: longitude)
     return points.map { Neighbor(id: $0.id, key: q.distanceSquared(to: Vec3(latitude: $0.latitude, longitude: $0.longitude))) }
         .sorted { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
+}
+
+/// Runs `trials` rounds of a layout-parameterized test on `count` points laid out so and the index `build` makes of
+/// them, with one generator for the whole test (seeded, and its seed printed under the test's name and layout).
+func randomTrials<Index>(
+    _ layout: Layout,
+    points count: Int,
+    trials: Int,
+    test: String = #function,
+    index build: ([IndexedPoint]) throws -> Index,
+    _ trial: (_ round: Int, _ random: inout SplitMix64, _ points: [IndexedPoint], _ index: Index) throws -> Void
+) throws {
+    var random = testRandom("\(test) \(layout)")
+    let points = randomPoints(count, layout: layout, random: &random)
+    let index = try build(points)
+    for round in 0..<trials { try trial(round, &random, points, index) }
+}
+
+/// A box around an origin near the points, its sides up to `halves` degrees (one drawn) each way from it; it may
+/// cross the antimeridian and reach a pole.
+func randomBox(_ random: inout SplitMix64, near points: [IndexedPoint], halves: [Double]) -> BoundingBox {
+    let origin = randomOrigin(&random, near: points)
+    let half = halves[Int(random.next() % UInt64(halves.count))]
+    return BoundingBox(
+        uncheckedWest: Coordinate.wrapLongitude(origin.longitude - half * random.nextUnit()),
+        south: max(-90, origin.latitude - half * random.nextUnit()),
+        east: Coordinate.wrapLongitude(origin.longitude + half * random.nextUnit()),
+        north: min(90, origin.latitude + half * random.nextUnit())
+    )
 }

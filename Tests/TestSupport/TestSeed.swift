@@ -11,3 +11,15 @@ public func testSeed(_ name: String) -> UInt64 {
 
 /// A generator seeded by `testSeed(name)`.
 public func testRandom(_ name: String) -> SplitMix64 { SplitMix64(seed: testSeed(name)) }
+
+extension SplitMix64 {
+    /// A box with its south edge drawn from `south`, any west edge, and `height` and `width` degrees drawn from their
+    /// ranges (clipped at the North Pole; it crosses the antimeridian when it runs past it).
+    public mutating func box(south: ClosedRange<Double>, height: ClosedRange<Double>, width: ClosedRange<Double>) -> BoundingBox {
+        let southEdge = uniform(south)
+        let north = min(90, southEdge + uniform(height))
+        let west = uniform(-180...180)
+        let east = Coordinate.wrapLongitude(west + uniform(width))
+        return BoundingBox(uncheckedWest: west, south: southEdge, east: east, north: north)
+    }
+}

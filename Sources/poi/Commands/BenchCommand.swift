@@ -31,9 +31,7 @@ struct BenchCommand: ParsableCommand {
 
 /// The records a benchmark indexes when it generates them (--n, --seed, --data-dir).
 struct BenchDataOptions: ParsableArguments {
-    @Option(help: "Number of generated records.")
-    var n: Int = 1_000_000
-
+    @Option(help: "Number of generated records.") var n: Int = 1_000_000
     @OptionGroup var source: GeneratorOptions
 
     func validate() throws {
@@ -43,11 +41,8 @@ struct BenchDataOptions: ParsableArguments {
 
 /// The queries a benchmark runs.
 struct BenchQueryOptions: ParsableArguments {
-    @Option(help: "Number of queries.")
-    var queries: Int = 100_000
-
-    @Option(help: "Queries from a file: origins as {\"lat\",\"lon\"} per line (geocode: one query text per line).")
-    var queryFile: String?
+    @Option(help: "Number of queries.") var queries: Int = 100_000
+    @Option(help: "Queries from a file: origins as {\"lat\",\"lon\"} per line (geocode: one query text per line).") var queryFile: String?
 
     func validate() throws {
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
@@ -59,8 +54,7 @@ struct SpatialBenchOptions: ParsableArguments {
     @OptionGroup var data: BenchDataOptions
     @OptionGroup var load: BenchQueryOptions
 
-    @Option(help: "JSONL records to index instead of generated ones.")
-    var input: String?
+    @Option(help: "JSONL records to index instead of generated ones.") var input: String?
 
     func runner(_ op: BenchRun.Operation) -> BenchRun {
         var run = BenchRun(op: op, data: data, load: load)
@@ -113,17 +107,10 @@ struct KeywordBenchOptions: ParsableArguments {
     @OptionGroup var data: BenchDataOptions
     @OptionGroup var load: BenchQueryOptions
 
-    @Option(help: "Load the records from this database (start-up is then timed from SQLite).")
-    var db: String?
-
-    @Option(help: "Keywords, one per line (default: words drawn from the records' names).")
-    var keywordFile: String?
-
-    @Option(help: "Write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.")
-    var dumpQueries: String?
-
-    @Option(help: "Also print the N slowest queries with their times to standard error.")
-    var slowest: Int = 0
+    @Option(help: "Load the records from this database (start-up is then timed from SQLite).") var db: String?
+    @Option(help: "Keywords, one per line (default: words drawn from the records' names).") var keywordFile: String?
+    @Option(help: "Write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.") var dumpQueries: String?
+    @Option(help: "Also print the N slowest queries with their times to standard error.") var slowest: Int = 0
 
     func runner(_ op: BenchRun.Operation) -> BenchRun {
         var run = BenchRun(op: op, data: data, load: load)
@@ -160,8 +147,7 @@ struct GeocodeBenchOptions: ParsableArguments {
     @OptionGroup var data: BenchDataOptions
     @OptionGroup var load: BenchQueryOptions
 
-    @Option(help: "Also search this database's imported addresses and streets (house-level geocoding).")
-    var db: String?
+    @Option(help: "Also search this database's imported addresses and streets (house-level geocoding).") var db: String?
 
     func runner(_ op: BenchRun.Operation) -> BenchRun {
         var run = BenchRun(op: op, data: data, load: load)

@@ -11,12 +11,8 @@ import Synchronization
 
 /// Where records and bundled data come from.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "SQLite database (default: var/poi.sqlite, created from the bundled data on first use).")
-    var db: String?
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
-
+    @Option(help: "SQLite database (default: var/poi.sqlite, created from the bundled data on first use).") var db: String?
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).") var dataDir: String?
     @Option(
         help:
             "PostgreSQL store shared by several servers, postgresql://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]…]/DATABASE[?target_session_attrs=…&sslmode=…&sslrootcert=FILE&connect_timeout=S] (or env POI_STORE; --db wins over the env)."
@@ -26,8 +22,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Index snapshot file (default: beside the SQLite database, DB.snapshot; with --store, none unless given).")
     var snapshotFile: String?
 
-    @Flag(help: "Neither read nor write the index snapshot: build the indexes from the records.")
-    var noSnapshot = false
+    @Flag(help: "Neither read nor write the index snapshot: build the indexes from the records.") var noSnapshot = false
 
     /// The start-up assembly of these options (Sources/Startup), with a progress bar while the default database
     /// is created from the bundled data.
@@ -94,14 +89,9 @@ struct OutputOptions: ParsableArguments {
         case table, json, geojson
     }
 
-    @Option(help: "table, json (exactly what the HTTP API answers) or geojson.")
-    var format: Format = .table
-
-    @Option(help: "Coordinate system of input and output: wgs84, gcj02 or bd09.")
-    var coordsys: String = "wgs84"
-
-    @Option(help: "Ask a running poi server (e.g. http://127.0.0.1:8080) instead of opening the database.")
-    var server: String?
+    @Option(help: "table, json (exactly what the HTTP API answers) or geojson.") var format: Format = .table
+    @Option(help: "Coordinate system of input and output: wgs84, gcj02 or bd09.") var coordsys: String = "wgs84"
+    @Option(help: "Ask a running poi server (e.g. http://127.0.0.1:8080) instead of opening the database.") var server: String?
 
     /// The parameters every list operation shares.
     var parameters: QueryItems {

@@ -12,17 +12,10 @@ struct ConvertCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "Source CRS: wgs84, gcj02, bd09 or EPSG:<code>.")
-    var from: String
-
-    @Option(help: "Target CRS: wgs84, gcj02, bd09 or EPSG:<code>.")
-    var to: String
-
-    @Option(help: "Latitude (or northing) of one point.")
-    var lat: Double?
-
-    @Option(help: "Longitude (or easting) of one point.")
-    var lon: Double?
+    @Option(help: "Source CRS: wgs84, gcj02, bd09 or EPSG:<code>.") var from: String
+    @Option(help: "Target CRS: wgs84, gcj02, bd09 or EPSG:<code>.") var to: String
+    @Option(help: "Latitude (or northing) of one point.") var lat: Double?
+    @Option(help: "Longitude (or easting) of one point.") var lon: Double?
 
     func validate() throws {
         if (lat == nil) != (lon == nil) {

@@ -11,9 +11,7 @@ struct GenerateCommand: ParsableCommand {
         discussion: "Places are drawn from the bundled gazetteer weighted by population; the same seed gives the same bytes."
     )
 
-    @Option(help: "Number of records (1 to 100000000).")
-    var count: Int
-
+    @Option(help: "Number of records (1 to 100000000).") var count: Int
     @OptionGroup var source: GeneratorOptions
 
     func validate() throws {
@@ -48,11 +46,8 @@ func loadPlaces(_ dataDir: String?) throws -> [Place] {
 
 /// What synthetic data is drawn from: the bundled gazetteer's places, and a seed.
 struct GeneratorOptions: ParsableArguments {
-    @Option(help: "Random seed (the same seed gives the same records and queries).")
-    var seed: UInt64 = 42
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
+    @Option(help: "Random seed (the same seed gives the same records and queries).") var seed: UInt64 = 42
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).") var dataDir: String?
 
     func generator() throws -> SyntheticPOIGenerator { SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed) }
 }

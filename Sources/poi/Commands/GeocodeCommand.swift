@@ -13,26 +13,13 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 }
 
 struct GeocodeCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "geocode",
-        abstract: "Find places matching an address or place name, best first."
-    )
+    static let configuration = CommandConfiguration(commandName: "geocode", abstract: "Find places matching an address or place name, best first.")
 
-    @Argument(help: "The address or place name, e.g. \"Springfield, IL\" or 北京市海淀区.")
-    var text: String
-
-    @Option(help: "Number of results (1 to 100).")
-    var limit: Int = 10
-
-    @Option(help: "Only places in this country (ISO 3166-1 alpha-2).")
-    var country: String?
-
-    @Option(help: "Language of names: en or zh.")
-    var lang: String?
-
-    @Option(help: "Favour places near this point: LAT,LON.")
-    var near: String?
-
+    @Argument(help: "The address or place name, e.g. \"Springfield, IL\" or 北京市海淀区.") var text: String
+    @Option(help: "Number of results (1 to 100).") var limit: Int = 10
+    @Option(help: "Only places in this country (ISO 3166-1 alpha-2).") var country: String?
+    @Option(help: "Language of names: en or zh.") var lang: String?
+    @Option(help: "Favour places near this point: LAT,LON.") var near: String?
     @OptionGroup var sources: GazetteerOptions
 
     /// The request's parameters, the same whether sent to a server or parsed here.
@@ -74,17 +61,10 @@ struct GeocodeCommand: ParsableCommand {
 }
 
 struct ReverseCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "reverse",
-        abstract: "The nearest place to a point and the areas around it."
-    )
+    static let configuration = CommandConfiguration(commandName: "reverse", abstract: "The nearest place to a point and the areas around it.")
 
-    @Option(help: "Latitude (WGS-84).")
-    var lat: Double
-
-    @Option(help: "Longitude (WGS-84).")
-    var lon: Double
-
+    @Option(help: "Latitude (WGS-84).") var lat: Double
+    @Option(help: "Longitude (WGS-84).") var lon: Double
     @OptionGroup var sources: GazetteerOptions
 
     func run() throws {
@@ -130,17 +110,12 @@ struct ReverseCommand: ParsableCommand {
 
 /// Where `poi geocode` and `poi reverse` find places and addresses, and how they print.
 struct GazetteerOptions: ParsableArguments {
-    @Option(help: "table or json (exactly what the HTTP API answers).")
-    var format: OutputFormat = .table
-
-    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).")
-    var dataDir: String?
-
+    @Option(help: "table or json (exactly what the HTTP API answers).") var format: OutputFormat = .table
+    @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).") var dataDir: String?
     @Option(help: "Database whose imported addresses and streets to search (default: var/poi.sqlite, created from the bundled data on first use).")
     var db: String?
 
-    @Option(help: "Ask a running poi server instead of loading the gazetteer.")
-    var server: String?
+    @Option(help: "Ask a running poi server instead of loading the gazetteer.") var server: String?
 
     var sources: DataSources { DataSources(db: db, dataDir: dataDir).showingProgress() }
 

@@ -28,8 +28,7 @@ struct ImportCommand: ParsableCommand {
             "Import into a PostgreSQL store instead, postgresql://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]…]/DATABASE[?target_session_attrs=…&sslmode=…&sslrootcert=FILE&connect_timeout=S] (or env POI_STORE; --db wins over the env). Its replicas apply the records from the change feed."
     )
     var store: String?
-    @Option(help: "Import into a running server (POST /v1/import) instead of a database; it sees the records at once.")
-    var server: String?
+    @Option(help: "Import into a running server (POST /v1/import) instead of a database; it sees the records at once.") var server: String?
     @Option(help: "API key for --server writes (or env POI_API_KEY).") var apiKey: String?
 
     func validate() throws {

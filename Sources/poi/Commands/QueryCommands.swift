@@ -10,27 +10,20 @@ struct NearbyCommand: ParsableCommand {
     @Option(help: "Latitude of the origin.") var lat: Double
     @Option(help: "Longitude of the origin.") var lon: Double
     @Option(help: "Only records within this many metres (at most 1000000).") var radius: Double?
-    @Option(help: "Keyword filter.") var q: String?
-    @Option(help: "Category prefix, e.g. food or food.cafe.") var category: String?
-    @Option(help: "poi, pin or all.") var kind: String = "poi"
-    @Option(help: "Results per page (1 to 100).") var limit: Int = 20
-    @Option(help: "Continue after a previous page.") var cursor: String?
+    @OptionGroup var filter: FilterOptions
+    @OptionGroup var page: PageOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
     /// The request's parameters, the same whether sent to a server or parsed here.
     var parameters: QueryItems {
         [
-            ("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }), ("q", q), ("category", category), ("kind", kind),
-            ("limit", String(limit)), ("cursor", cursor),
-        ] + output.parameters
+            ("lat", String(lat)), ("lon", String(lon)), ("radius", radius.map { String($0) }),
+        ] + filter.parameters + page.parameters + output.parameters
     }
 
     func run() throws {
-        try output.runList("/v1/nearby", parameters) {
-            let request = try validated { () throws(ParameterError) in try NearbyRequest(RequestParameters(parameters)) }
-            return request.encode(try database.openEngine().nearby(request.query))
-        }
+        try output.printList(output.answer(NearbyRequest.self, "/v1/nearby", parameters, database) { try $0.nearby($1) })
     }
 }
 
@@ -56,14 +49,8 @@ struct SearchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let parameters = try parameters()
-        try output.runList("/v1/search", parameters) {
-            let request = try validated(options: ["q": "the keywords", "lat": "--near", "lon": "--near"]) { () throws(ParameterError) in
-                try SearchRequest(RequestParameters(parameters))
-            }
-            let engine = try database.openEngine()
-            return request.encode(try runQuery { try engine.search(request.query) })
-        }
+        let options = ["q": "the keywords", "lat": "--near", "lon": "--near"]
+        try output.printList(output.answer(SearchRequest.self, "/v1/search", parameters(), database, options: options) { try $0.search($1) })
     }
 }
 
@@ -72,11 +59,8 @@ struct WithinCommand: ParsableCommand {
 
     @Option(help: "W,S,E,N (west > east crosses the antimeridian).") var bbox: String?
     @Option(help: "\"lon,lat;lon,lat;...\" (at least 3 vertices).") var polygon: String?
-    @Option(help: "Keyword filter.") var q: String?
-    @Option(help: "Category prefix.") var category: String?
-    @Option(help: "poi, pin or all.") var kind: String = "poi"
-    @Option(help: "Results per page (1 to 100).") var limit: Int = 20
-    @Option(help: "Continue after a previous page.") var cursor: String?
+    @OptionGroup var filter: FilterOptions
+    @OptionGroup var page: PageOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
@@ -85,15 +69,11 @@ struct WithinCommand: ParsableCommand {
     }
 
     var parameters: QueryItems {
-        [("bbox", bbox), ("polygon", polygon), ("q", q), ("category", category), ("kind", kind), ("limit", String(limit)), ("cursor", cursor)]
-            + output.parameters
+        [("bbox", bbox), ("polygon", polygon)] + filter.parameters + page.parameters + output.parameters
     }
 
     func run() throws {
-        try output.runList("/v1/within", parameters) {
-            let request = try validated { () throws(ParameterError) in try WithinRequest(RequestParameters(parameters)) }
-            return request.encode(try database.openEngine().within(request.query))
-        }
+        try output.printList(output.answer(WithinRequest.self, "/v1/within", parameters, database) { try $0.within($1) })
     }
 }
 
@@ -102,24 +82,16 @@ struct ClustersCommand: ParsableCommand {
 
     @Option(help: "W,S,E,N.") var bbox: String
     @Option(help: "Geohash precision 1 to 12.") var precision: Int
-    @Option(help: "Keyword filter.") var q: String?
-    @Option(help: "Category prefix.") var category: String?
-    @Option(help: "poi, pin or all.") var kind: String = "poi"
+    @OptionGroup var filter: FilterOptions
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
 
     var parameters: QueryItems {
-        [("bbox", bbox), ("precision", String(precision)), ("q", q), ("category", category), ("kind", kind)] + output.parameters
+        [("bbox", bbox), ("precision", String(precision))] + filter.parameters + output.parameters
     }
 
     func run() throws {
-        let bytes =
-            try output.server.map { try ServerClient.get($0, "/v1/clusters", parameters) }
-            ?? {
-                let request = try validated { () throws(ParameterError) in try ClustersRequest(RequestParameters(parameters)) }
-                let engine = try database.openEngine()
-                return request.encode(try runQuery { try engine.clusters(request.query) })
-            }()
+        let bytes = try output.answer(ClustersRequest.self, "/v1/clusters", parameters, database) { try $0.clusters($1) }
         guard output.format == .table else {
             print(String(decoding: bytes, as: UTF8.self))
             if try Answers.decode(Answers.Count.self, bytes).isEmpty { throw CLIError.failure("no results") }
@@ -134,4 +106,21 @@ struct ClustersCommand: ParsableCommand {
         )
         if clusters.isEmpty { throw CLIError.failure("no results") }
     }
+}
+
+/// The filter of nearby, within and clusters: a keyword, a category, a kind of record.
+struct FilterOptions: ParsableArguments {
+    @Option(help: "Keyword filter.") var q: String?
+    @Option(help: "Category prefix, e.g. food or food.cafe.") var category: String?
+    @Option(help: "poi, pin or all.") var kind: String = "poi"
+
+    var parameters: QueryItems { [("q", q), ("category", category), ("kind", kind)] }
+}
+
+/// The page of a list that continues with a cursor.
+struct PageOptions: ParsableArguments {
+    @Option(help: "Results per page (1 to 100).") var limit: Int = 20
+    @Option(help: "Continue after a previous page.") var cursor: String?
+
+    var parameters: QueryItems { [("limit", String(limit)), ("cursor", cursor)] }
 }

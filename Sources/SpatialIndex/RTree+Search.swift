@@ -37,10 +37,13 @@ extension RTree {
 
     /// Depth-first walk of nodes meeting `enclosing`, testing each record's latitude/longitude exactly.
     private func walk(_ enclosing: Box3, test: (Double, Double) -> Bool, _ body: (UInt32, Double, Double) -> Bool) -> Bool {
-        depthFirst(entering: { $0.intersects(enclosing) }) { i in
-            let coord = leafCoords[i]
-            return !test(coord.latitude, coord.longitude) || body(leafIDs[i], coord.latitude, coord.longitude)
-        }
+        depthFirst(
+            entering: { $0.intersects(enclosing) },
+            slot: { i in
+                let coord = leafCoords[i]
+                return !test(coord.latitude, coord.longitude) || body(leafIDs[i], coord.latitude, coord.longitude)
+            }
+        )
     }
 
     /// Depth-first over the nodes whose boxes `entering` admits, calling `slot` with each leaf slot of a node reached

@@ -6,18 +6,16 @@ import Testing
 @testable import SpatialIndex
 
 @Suite struct RTreeQueryTests {
+    /// A bulk-loaded tree whose invariants hold.
+    func checkedTree(_ points: [IndexedPoint]) throws -> RTree {
+        let tree = RTree(bulkLoading: points)
+        try tree.checkInvariants()
+        return tree
+    }
+
     @Test(arguments: Layout.allCases)
     func nearestMatchesBruteForce(_ layout: Layout) throws {
-        try randomTrials(
-            layout,
-            points: 10_000,
-            trials: 150,
-            index: {
-                let tree = RTree(bulkLoading: $0)
-                try tree.checkInvariants()
-                return tree
-            }
-        ) { _, random, points, tree in
+        try randomTrials(layout, points: 10_000, trials: 150, index: checkedTree) { _, random, points, tree in
             let origin = randomOrigin(&random, near: points)
             let k = [1, 10, 100][Int(random.next() % 3)]
             let expected = Array(bruteNearest(points, latitude: origin.latitude, longitude: origin.longitude).prefix(k))

@@ -2,95 +2,10 @@ import API
 import Foundation
 import SearchEngine
 
-/// The HTTP API's answers as the CLI prints them in tables, decoded from the JSON the API writes: the server's
-/// answer with `--server`, or the same bytes encoded here. One printer for both, so the two cannot differ.
-enum Answers {
-    /// A list operation's page (`/v1/nearby`, `/v1/search`, `/v1/within`).
-    struct Records: Decodable {
-        struct Record: Decodable {
-            let id: String
-            let name: String?
-            let firstName: String?
-            let lastName: String?
-            let category: String?
-            let kind: String?
-            let distance: Double?
-            let lat: Double
-            let lon: Double
-
-            /// A POI's name, or a pin's person.
-            var title: String { name ?? [firstName, lastName].compactMap { $0 }.joined(separator: " ") }
-        }
-
-        let results: [Record]
-        let next: String?
-    }
-
-    /// `/v1/clusters`.
-    struct Clusters: Decodable {
-        struct Cell: Decodable {
-            let geohash: String
-            let count: Int
-            let lat: Double
-            let lon: Double
-        }
-
-        let results: [Cell]
-    }
-
-    /// `/v1/geocode`.
-    struct Places: Decodable {
-        struct Place: Decodable {
-            let name: String?
-            let displayName: String?
-            let unresolved: String?
-            let lat: Double
-            let lon: Double
-            let type: String?
-            let population: Int?
-            let score: Double?
-        }
-
-        let results: [Place]
-    }
-
-    /// A live import's task (`POST /v1/import`, `GET /v1/tasks/{id}`).
-    struct ImportTask: Decodable {
-        struct Problem: Decodable {
-            let line: Int?
-            let reason: String?
-        }
-
-        let id: String
-        let status: String
-        let imported: Int?
-        let skipped: Int?
-        let duplicates: Int?
-        let bytes: Int?
-        let bytesRead: Int?
-        let problems: [Problem]?
-        let error: String?
-    }
-
-    /// A problem+json answer.
-    struct ProblemDetail: Decodable {
-        let detail: String?
-    }
-
-    /// How many records a JSON or GeoJSON list holds, whatever they are.
-    struct Count: Decodable {
-        struct Anything: Decodable {
-            init(from decoder: any Decoder) throws {}
-        }
-
-        let results: [Anything]?
-        let features: [Anything]?
-
-        var isEmpty: Bool { (results ?? features ?? []).isEmpty }
-    }
-
+extension Answers {
+    /// Decodes an answer the CLI prints; an answer that is not the API's is a failure (exit 1) that says so.
     static func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8]) throws -> T {
-        do { return try JSONDecoder().decode(type, from: Data(bytes)) } catch {
+        do { return try decode(type, from: bytes) } catch {
             throw CLIError.failure("the answer is not the API's \(type) (\(error))")
         }
     }
@@ -120,7 +35,7 @@ extension OutputOptions {
             if try Answers.decode(Answers.Count.self, bytes).isEmpty { throw CLIError.failure("no results") }
             return
         }
-        let page = try Answers.decode(Answers.Records.self, bytes)
+        let page = try Answers.decode(Answers.Page.self, bytes)
         Swift.print(
             Table.render(
                 header: ["name", "category", "distance", "lat", "lon", "id"],

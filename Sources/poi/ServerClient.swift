@@ -71,7 +71,7 @@ enum ServerClient {
 
     /// The `detail` of a problem+json answer.
     static func detail(_ body: [UInt8]) -> String? {
-        (try? JSONDecoder().decode(Answers.ProblemDetail.self, from: Data(body)))?.detail
+        (try? JSONDecoder().decode(Answers.Problem.self, from: Data(body)))?.detail
     }
 
     private final class ResultBox: @unchecked Sendable {

@@ -47,6 +47,13 @@ func app(apiKey: String? = nil, engine: SearchEngine = makeEngine()) -> some App
     buildApplication(configuration: ServerConfiguration(apiKey: apiKey), engine: engine, gazetteer: nil, metrics: testRegistry)
 }
 
+/// The answer's body decoded as the API's model of it (`Answers`) or a client's.
+func decode<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
+    try Answers.decode(type, from: response.body.readableBytesView)
+}
+
+/// The answer's body as untyped JSON, for the wire formats of other services (AMap, Nominatim, Photon) whose JSON
+/// types the tests check member by member.
 func json(_ response: TestResponse) throws -> [String: Any] {
     try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as! [String: Any]
 }
@@ -58,32 +65,30 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             #expect(long.status == .ok)
             #expect(long.headers[.contentType] == "application/json")
             #expect(long.headers[.init("X-Request-Id")!] != nil)
-            let all = try json(long)["results"] as! [[String: Any]]
+            let all = try decode(Answers.Page.self, long).results
             #expect(all.count == 30)
-            let distances = all.map { $0["distance"] as! Double }
+            let distances = all.map { $0.distance! }
             #expect(distances == distances.sorted())
             var paged: [String] = []
             var cursor: String?
             repeat {
                 let uri = "/v1/nearby?lat=60.17&lon=24.94&limit=7" + (cursor.map { "&cursor=\($0)" } ?? "")
-                let page = try json(try await client.execute(uri: uri, method: .get))
-                paged += (page["results"] as! [[String: Any]]).map { $0["id"] as! String }
-                cursor = page["next"] as? String
+                let page = try decode(Answers.Page.self, try await client.execute(uri: uri, method: .get))
+                paged += page.ids
+                cursor = page.next
             } while cursor != nil && paged.count < 30
-            #expect(Array(paged.prefix(30)) == all.map { $0["id"] as! String })
+            #expect(Array(paged.prefix(30)) == all.map(\.id))
         }
     }
 
     /// DESIGN.md §4: repeated parameters take the last value; a number with spaces around it is that number.
     @Test func repeatedParametersTakeTheLastValueAndNumbersMayBePadded() async throws {
         try await app().test(.router) { client in
-            let plain = try json(try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&limit=3", method: .get))
-            let repeated = try json(try await client.execute(uri: "/v1/nearby?lat=10&lat=60.17&lon=24.94&limit=50&limit=3", method: .get))
-            let padded = try json(try await client.execute(uri: "/v1/nearby?lat=%2060.17&lon=24.94%09&limit=%203%20", method: .get))
-            let ids = { (page: [String: Any]) in (page["results"] as! [[String: Any]]).map { $0["id"] as! String } }
-            #expect(ids(plain).count == 3)
-            #expect(ids(repeated) == ids(plain))
-            #expect(ids(padded) == ids(plain))
+            let ids = { (uri: String) in try decode(Answers.Page.self, try await client.execute(uri: uri, method: .get)).ids }
+            let plain = try await ids("/v1/nearby?lat=60.17&lon=24.94&limit=3")
+            #expect(plain.count == 3)
+            #expect(try await ids("/v1/nearby?lat=10&lat=60.17&lon=24.94&limit=50&limit=3") == plain)
+            #expect(try await ids("/v1/nearby?lat=%2060.17&lon=24.94%09&limit=%203%20") == plain)
             let bad = try await client.execute(uri: "/v1/nearby?lat=60.17&lat=abc&lon=24.94", method: .get)
             #expect(bad.status == .badRequest)
         }
@@ -91,33 +96,33 @@ func json(_ response: TestResponse) throws -> [String: Any] {
 
     @Test func keywordCategoryRadiusKindAndGeoJSON() async throws {
         try await app().test(.router) { client in
-            let cafes = try json(try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&q=coffee&limit=5", method: .get))
-            #expect((cafes["results"] as! [[String: Any]]).allSatisfy { ($0["category"] as! String) == "food.cafe" })
-            let radius = try json(try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&radius=300", method: .get))
-            #expect((radius["results"] as! [[String: Any]]).allSatisfy { ($0["distance"] as! Double) <= 300 })
+            let cafes = try decode(Answers.Page.self, try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&q=coffee&limit=5", method: .get))
+            #expect(!cafes.results.isEmpty && cafes.results.allSatisfy { $0.category == "food.cafe" })
+            let radius = try decode(Answers.Page.self, try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&radius=300", method: .get))
+            #expect(!radius.results.isEmpty && radius.results.allSatisfy { $0.distance! <= 300 })
             let geo = try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25.0,60.3&format=geojson&limit=3", method: .get)
             #expect(geo.headers[.contentType] == "application/geo+json")
-            let fc = try json(geo)
-            #expect(fc["type"] as? String == "FeatureCollection")
-            let feature = (fc["features"] as! [[String: Any]])[0]
-            #expect(((feature["geometry"] as! [String: Any])["coordinates"] as! [Double]).count == 2)
-            let search = try json(try await client.execute(uri: "/v1/search?q=%E5%92%96%E5%95%A1", method: .get))
-            #expect(search["total"] as? Int == 21)
-            let clusters = try json(try await client.execute(uri: "/v1/clusters?bbox=24,60,26,61&precision=3", method: .get))
-            #expect(((clusters["results"] as! [[String: Any]]).first?["count"] as? Int) == 60)
+            let fc = try decode(Answers.FeatureCollection.self, geo)
+            #expect(fc.type == "FeatureCollection" && fc.features.count == 3)
+            #expect(fc.features.allSatisfy { $0.type == "Feature" && $0.geometry?.type == "Point" })
+            let search = try decode(Answers.Page.self, try await client.execute(uri: "/v1/search?q=%E5%92%96%E5%95%A1", method: .get))
+            #expect(search.total == 21)
+            let clusters = try decode(Answers.Clusters.self, try await client.execute(uri: "/v1/clusters?bbox=24,60,26,61&precision=3", method: .get))
+            #expect(clusters.results.first?.count == 60)
         }
     }
 
     @Test func coordsysGCJ02InAndOut() async throws {
         let gcj = ChinaDatum.wgs84ToGCJ02(latitude: 39.9836, longitude: 116.3164)
         try await app().test(.router) { client in
-            let page = try json(
+            let page = try decode(
+                Answers.Page.self,
                 try await client.execute(uri: "/v1/nearby?lat=\(gcj.latitude)&lon=\(gcj.longitude)&coordsys=gcj02&limit=1", method: .get)
             )
-            let first = (page["results"] as! [[String: Any]])[0]
-            #expect(first["id"] as? String == "cn1")
-            #expect(abs((first["lat"] as! Double) - gcj.latitude) < 1e-9 && abs((first["lon"] as! Double) - gcj.longitude) < 1e-9)
-            #expect((first["distance"] as! Double) < 0.01)
+            let first = try #require(page.results.first)
+            #expect(first.id == "cn1")
+            #expect(abs(first.lat - gcj.latitude) < 1e-9 && abs(first.lon - gcj.longitude) < 1e-9)
+            #expect(first.distance! < 0.01)
         }
     }
 
@@ -164,8 +169,8 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             #expect(response.headers[.contentType] == "application/problem+json")
             let body = String(buffer: response.body)
             #expect(body.contains(fragment), "\(uri): \(body)")
-            let problem = try json(response)
-            #expect(problem["status"] as? Int == 400 && problem["type"] as? String == "about:blank" && problem["title"] as? String == "Bad Request")
+            let problem = try decode(Answers.Problem.self, response)
+            #expect(problem.status == 400 && problem.type == "about:blank" && problem.title == "Bad Request")
         }
     }
 
@@ -199,9 +204,9 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             )
             let created = try await client.execute(uri: "/v1/pins", method: .post, headers: [.authorization: "Bearer secret-key-1"], body: body)
             #expect(created.status == .created)
-            let pin = try json(created)
-            let id = pin["id"] as! String
-            #expect(pin["kind"] as? String == "pin" && (pin["createdAt"] as! String).hasSuffix("Z"))
+            let pin = try decode(Answers.Record.self, created)
+            let id = pin.id
+            #expect(pin.kind == "pin" && pin.createdAt?.hasSuffix("Z") == true)
             let update = ByteBuffer(
                 string:
                     #"{"uniqueKey":"u1","firstName":"Ada","lastName":"King","mapString":"London","mediaURL":"http://example.org/x","lat":51.5,"lon":-0.12}"#
@@ -213,9 +218,9 @@ func json(_ response: TestResponse) throws -> [String: Any] {
                 body: update
             )
             #expect(updated.status == .ok)
-            #expect(try json(updated)["lastName"] as? String == "King")
-            let list = try json(try await client.execute(uri: "/v1/pins?uniqueKey=u1", method: .get))
-            #expect(list["total"] as? Int == 1)
+            #expect(try decode(Answers.Record.self, updated).lastName == "King")
+            let list = try decode(Answers.Page.self, try await client.execute(uri: "/v1/pins?uniqueKey=u1", method: .get))
+            #expect(list.total == 1 && list.ids == [id])
             let badURL = ByteBuffer(string: #"{"firstName":"A","mediaURL":"ftp://x","lat":1,"lon":2}"#)
             let rejected = try await client.execute(uri: "/v1/pins", method: .post, headers: [.authorization: "Bearer secret-key-1"], body: badURL)
             #expect(rejected.status == .badRequest && String(buffer: rejected.body).contains("mediaURL must be an absolute http or https URL"))
@@ -233,8 +238,8 @@ func json(_ response: TestResponse) throws -> [String: Any] {
             let body = ByteBuffer(string: #"{"name":"Cafe New","category":"food.cafe","lat":60.2,"lon":24.9,"tags":{"cuisine":"coffee"}}"#)
             #expect(try await client.execute(uri: "/v1/pois/new1", method: .put, body: body).status == .created)
             #expect(try await client.execute(uri: "/v1/pois/new1", method: .put, body: body).status == .ok)
-            let got = try json(try await client.execute(uri: "/v1/pois/new1", method: .get))
-            #expect(got["name"] as? String == "Cafe New" && (got["tags"] as? [String: String])?["cuisine"] == "coffee")
+            let got = try decode(Answers.Record.self, try await client.execute(uri: "/v1/pois/new1", method: .get))
+            #expect(got.name == "Cafe New" && got.tags == ["cuisine": "coffee"])
             let bad = ByteBuffer(string: #"{"name":"X","category":"food.cafe","lat":"north","lon":24.9}"#)
             let rejected = try await client.execute(uri: "/v1/pois/new2", method: .put, body: bad)
             #expect(rejected.status == .badRequest && String(buffer: rejected.body).contains("lat must be a number"))
@@ -245,8 +250,12 @@ func json(_ response: TestResponse) throws -> [String: Any] {
 
     @Test func convertAndHealth() async throws {
         try await app().test(.router) { client in
-            let one = try json(try await client.execute(uri: "/v1/convert?from=wgs84&to=gcj02&lat=39.915&lon=116.404", method: .get))
-            let point = one["point"] as! [Double]
+            let one = try decode(
+                Answers.Conversion.self,
+                try await client.execute(uri: "/v1/convert?from=wgs84&to=gcj02&lat=39.915&lon=116.404", method: .get)
+            )
+            #expect(one.from == "wgs84" && one.to == "gcj02")
+            let point = try #require(one.point)
             // Foundation's JSON parser on Linux may differ in the last bit; the text is exact (the CLI test checks it).
             #expect(abs(point[0] - 116.41024449916938) < 1e-12 && abs(point[1] - 39.91640428150164) < 1e-12)
             #expect(
@@ -260,14 +269,15 @@ func json(_ response: TestResponse) throws -> [String: Any] {
                 body: ByteBuffer(string: #"{"from":"wgs84","to":"EPSG:3857","points":[[0,0],[24.9384,60.1699]]}"#)
             )
             #expect(batch.status == .ok)
-            #expect(((try json(batch))["points"] as! [[Double]]).count == 2)
-            let health = try json(try await client.execute(uri: "/health", method: .get))
-            #expect(health["status"] as? String == "ok" && health["pois"] as? Int == 61)
+            let converted = try decode(Answers.Conversion.self, batch)
+            #expect(converted.to == "EPSG:3857" && converted.points?.count == 2 && converted.points?[0] == [0, 0])
+            let health = try decode(Answers.Health.self, try await client.execute(uri: "/health", method: .get))
+            #expect(health.status == "ok" && health.pois == 61 && health.pins == 0)
             // max_lag concerns replicas of a shared store; a server with its own database is never stale.
             #expect(try await client.execute(uri: "/health?max_lag=5", method: .get).status == .ok)
             for bad in ["0", "-1", "abc", "86401"] {
                 let response = try await client.execute(uri: "/health?max_lag=\(bad)", method: .get)
-                let detail = (try json(response))["detail"] as? String ?? ""
+                let detail = try decode(Answers.Problem.self, response).detail ?? ""
                 #expect(response.status == .badRequest && detail.contains("max_lag"), "max_lag=\(bad): \(response.status) \(detail)")
             }
             #expect(try await client.execute(uri: "/v1/geocode?q=x", method: .get).status == .serviceUnavailable)

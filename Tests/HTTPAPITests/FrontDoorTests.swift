@@ -1,3 +1,4 @@
+import API
 import Foundation
 import HTTPAPI
 import Hummingbird
@@ -42,7 +43,7 @@ import Testing
         try await app().test(.router) { client in
             let response = try await client.execute(uri: uri, method: .get)
             #expect(response.status == .notFound)
-            let detail = try json(response)["detail"] as? String ?? ""
+            let detail = try decode(Answers.Problem.self, response).detail ?? ""
             #expect(detail.contains("no route for GET \(uri)"), "\(detail)")
             #expect(detail.contains("/docs") && detail.contains("/openapi.json"), "\(detail)")
         }
@@ -126,8 +127,8 @@ import Testing
             }
             let outlines = try await client.execute(uri: "/static/countries.geojson", method: .get)
             #expect(outlines.headers[.contentType] == "application/geo+json")
-            let collection = try json(outlines)
-            #expect((collection["features"] as? [Any])?.count == 177)
+            let collection = try decode(Answers.FeatureCollection.self, outlines)
+            #expect(collection.features.count == 177)
             let missing = try await client.execute(uri: "/static/../Package.swift", method: .get)
             #expect(missing.status == .notFound)
         }
@@ -147,10 +148,10 @@ import Testing
         try await mapApp(MapPageConfiguration(leafletDirectory: "/nonexistent/leaflet")).test(.router) { client in
             let leaflet = try await client.execute(uri: "/static/leaflet/leaflet.js", method: .get)
             #expect(leaflet.status == .notFound)
-            #expect((try json(leaflet)["detail"] as? String ?? "").contains("libjs-leaflet"))
+            #expect((try decode(Answers.Problem.self, leaflet).detail ?? "").contains("libjs-leaflet"))
             let outlines = try await client.execute(uri: "/static/countries.geojson", method: .get)
             #expect(outlines.status == .notFound)
-            #expect((try json(outlines)["detail"] as? String ?? "").contains("countries.geojson.gz"))
+            #expect((try decode(Answers.Problem.self, outlines).detail ?? "").contains("countries.geojson.gz"))
         }
     }
 

@@ -1,3 +1,4 @@
+import API
 import Catalog
 import Foundation
 import Gazetteer
@@ -24,14 +25,14 @@ import Testing
 
     /// Follows a task to its end: the import runs on its own thread, so this waits on its status (never on a clock
     /// alone; the bound is only there to turn a hang into a failure that says what was awaited).
-    func finished(_ client: some TestClientProtocol, _ id: String) async throws -> [String: Any] {
+    func finished(_ client: some TestClientProtocol, _ id: String) async throws -> Answers.ImportTask? {
         for _ in 0..<6_000 {
-            let task = try json(try await client.execute(uri: "/v1/tasks/\(id)", method: .get))
-            if let status = task["status"] as? String, status == "succeeded" || status == "failed" { return task }
+            let task = try decode(Answers.ImportTask.self, try await client.execute(uri: "/v1/tasks/\(id)", method: .get))
+            if task.status == "succeeded" || task.status == "failed" { return task }
             try await Task.sleep(for: .milliseconds(10))
         }
         Issue.record("import task \(id) did not finish within 60 s")
-        return [:]
+        return nil
     }
 
     static let rows = """
@@ -50,28 +51,28 @@ import Testing
                 body: ByteBuffer(string: Self.rows)
             )
             #expect(accepted.status == .accepted)
-            let task = try json(accepted)
-            let id = try #require(task["id"] as? String)
+            let task = try decode(Answers.ImportTask.self, accepted)
+            let id = task.id
             #expect(accepted.headers[.location] == "/v1/tasks/\(id)")
-            #expect(task["status"] as? String == "queued" || task["status"] as? String == "running")
+            #expect(task.status == "queued" || task.status == "running")
             let done = try await finished(client, id)
-            #expect(done["status"] as? String == "succeeded", "\(done)")
-            #expect(done["imported"] as? Int == 2)
-            #expect(done["skipped"] as? Int == 1)
-            #expect(done["duplicates"] as? Int == 1)
-            #expect(done["bytes"] as? Int == Self.rows.utf8.count && done["bytesRead"] as? Int == Self.rows.utf8.count)
-            let problems = try #require(done["problems"] as? [[String: Any]])
-            #expect(problems.map { $0["line"] as? Int } == [3, 4])
-            #expect((problems[0]["reason"] as? String ?? "").contains("latitude"))
+            #expect(done?.status == "succeeded", "\(done)")
+            #expect(done?.imported == 2)
+            #expect(done?.skipped == 1)
+            #expect(done?.duplicates == 1)
+            #expect(done?.bytes == Self.rows.utf8.count && done?.bytesRead == Self.rows.utf8.count)
+            let problems = try #require(done?.problems)
+            #expect(problems.map(\.line) == [3, 4])
+            #expect((problems[0].reason ?? "").contains("latitude"))
             // The running server sees them, the later duplicate row winning.
-            let search = try json(try await client.execute(uri: "/v1/search?q=sauna", method: .get))
-            #expect((search["results"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.sorted() == ["i1", "i2"])
-            let one = try json(try await client.execute(uri: "/v1/pois/i1", method: .get))
-            #expect(one["address"] as? String == "Kaarlenkatu 15")
-            let nearby = try json(try await client.execute(uri: "/v1/nearby?lat=60.1826&lon=24.9560&limit=1", method: .get))
-            #expect((nearby["results"] as? [[String: Any]])?.first?["id"] as? String == "i2")
-            let list = try json(try await client.execute(uri: "/v1/tasks", method: .get))
-            #expect((list["results"] as? [[String: Any]])?.first?["id"] as? String == id)
+            let search = try decode(Answers.Page.self, try await client.execute(uri: "/v1/search?q=sauna", method: .get))
+            #expect(search.ids.sorted() == ["i1", "i2"])
+            let one = try decode(Answers.Record.self, try await client.execute(uri: "/v1/pois/i1", method: .get))
+            #expect(one.address == "Kaarlenkatu 15")
+            let nearby = try decode(Answers.Page.self, try await client.execute(uri: "/v1/nearby?lat=60.1826&lon=24.9560&limit=1", method: .get))
+            #expect(nearby.ids == ["i2"])
+            let list = try decode(Answers.ImportTasks.self, try await client.execute(uri: "/v1/tasks", method: .get))
+            #expect(list.results.first?.id == id)
         }
         // And the store has them: a new engine over the same file.
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
@@ -91,7 +92,8 @@ import Testing
         try await app.test(.router) { client in
             var imported: [Int] = []
             for round in 1...2 {
-                let accepted = try json(
+                let accepted = try decode(
+                    Answers.ImportTask.self,
                     try await client.execute(
                         uri: "/v1/import?name=Helsinki.osm.pbf",
                         method: .post,
@@ -99,11 +101,11 @@ import Testing
                         body: ByteBuffer(bytes: bytes)
                     )
                 )
-                let done = try await finished(client, try #require(accepted["id"] as? String))
-                #expect(done["status"] as? String == "succeeded", "round \(round): \(done)")
-                imported.append(done["imported"] as? Int ?? 0)
+                let done = try await finished(client, accepted.id)
+                #expect(done?.status == "succeeded", "round \(round): \(done)")
+                imported.append(done?.imported ?? 0)
                 #expect(
-                    (done["problems"] as? [[String: Any]])?.first?["reason"] as? String ?? "" != "",
+                    done?.problems?.first?.reason ?? "" != "",
                     "a clipped extract reports its dangling ways"
                 )
             }
@@ -112,23 +114,30 @@ import Testing
                 "\(imported), \(engine.counts.pois) in the engine"
             )
             #expect(engine.poi(id: "osm-r4055") == nil, "a building part without a name is no POI")
-            let house = try json(try await client.execute(uri: "/v1/geocode?q=Mannerheimintie%2013%20a,%20Helsinki&limit=1", method: .get))
-            let first = try #require((house["results"] as? [[String: Any]])?.first)
-            #expect(first["type"] as? String == "house")
-            #expect((first["address"] as? [String: Any])?["housenumber"] as? String == "13A")
-            let reverse = try json(try await client.execute(uri: "/v1/reverse?lat=60.17357&lon=24.93567", method: .get))
-            #expect((reverse["address"] as? [String: Any])?["type"] as? String == "house")
-            let streets = try json(try await client.execute(uri: "/v1/streets?bbox=24.938,60.168,24.940,60.169", method: .get))
-            #expect((streets["features"] as? [[String: Any]])?.isEmpty == false)
-            let wrongKind = try json(
+            let house = try decode(
+                Answers.Places.self,
+                try await client.execute(uri: "/v1/geocode?q=Mannerheimintie%2013%20a,%20Helsinki&limit=1", method: .get)
+            )
+            let first = try #require(house.results.first)
+            #expect(first.type == "house")
+            #expect(first.address?.housenumber == "13A")
+            let reverse = try decode(Answers.Reverse.self, try await client.execute(uri: "/v1/reverse?lat=60.17357&lon=24.93567", method: .get))
+            #expect(reverse.address?.type == "house")
+            let streets = try decode(
+                Answers.FeatureCollection.self,
+                try await client.execute(uri: "/v1/streets?bbox=24.938,60.168,24.940,60.169", method: .get)
+            )
+            #expect(!streets.features.isEmpty && streets.features.allSatisfy { $0.geometry?.type == "LineString" })
+            let wrongKind = try decode(
+                Answers.ImportTask.self,
                 try await client.execute(
                     uri: "/v1/import?format=osmpbf&kind=pin",
                     method: .post,
                     body: ByteBuffer(bytes: bytes)
                 )
             )
-            let failed = try await finished(client, try #require(wrongKind["id"] as? String))
-            #expect(failed["status"] as? String == "failed" && (failed["error"] as? String ?? "").contains("kind must be poi"), "\(failed)")
+            let failed = try await finished(client, wrongKind.id)
+            #expect(failed?.status == "failed" && (failed?.error ?? "").contains("kind must be poi"), "\(failed)")
         }
         // The store has the addresses: a new engine over the same file answers houses too.
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
@@ -138,13 +147,14 @@ import Testing
     @Test func strictImportsAllOrNothing() async throws {
         let (engine, _) = try engine()
         try await importApp(engine).test(.router) { client in
-            let accepted = try json(
+            let accepted = try decode(
+                Answers.ImportTask.self,
                 try await client.execute(uri: "/v1/import?format=jsonl&strict=true&name=s.jsonl", method: .post, body: ByteBuffer(string: Self.rows))
             )
-            let done = try await finished(client, try #require(accepted["id"] as? String))
-            #expect(done["status"] as? String == "failed")
-            #expect((done["error"] as? String ?? "").contains("s.jsonl:3:"), "\(done)")
-            #expect((done["problems"] as? [[String: Any]])?.first?["line"] as? Int == 3)
+            let done = try await finished(client, accepted.id)
+            #expect(done?.status == "failed")
+            #expect((done?.error ?? "").contains("s.jsonl:3:"), "\(done)")
+            #expect(done?.problems?.first?.line == 3)
             #expect(engine.counts.pois == 0)
         }
     }
@@ -159,7 +169,8 @@ import Testing
         try gzip.run()
         gzip.waitUntilExit()
         try await importApp(engine).test(.router) { client in
-            let accepted = try json(
+            let accepted = try decode(
+                Answers.ImportTask.self,
                 try await client.execute(
                     uri: "/v1/import",
                     method: .post,
@@ -167,9 +178,9 @@ import Testing
                     body: ByteBuffer(bytes: try Data(contentsOf: gzipped))
                 )
             )
-            #expect(accepted["format"] as? String == "csv")
-            let done = try await finished(client, try #require(accepted["id"] as? String))
-            #expect(done["status"] as? String == "succeeded" && done["imported"] as? Int == 1, "\(done)")
+            #expect(accepted.format == "csv")
+            let done = try await finished(client, accepted.id)
+            #expect(done?.status == "succeeded" && done?.imported == 1, "\(done)")
             #expect(engine.poi(id: "c1")?.name == "Cafe Regatta")
         }
     }
@@ -187,9 +198,9 @@ import Testing
         try await importApp(engine).test(.router) { client in
             let response = try await client.execute(uri: uri, method: .post, body: ByteBuffer(string: Self.rows))
             #expect(response.status == .badRequest, "\(uri)")
-            #expect((try json(response)["detail"] as? String ?? "").contains(fragment), "\(uri)")
-            let tasks = try json(try await client.execute(uri: "/v1/tasks", method: .get))
-            #expect((tasks["results"] as? [Any])?.isEmpty == true, "a refused import makes no task")
+            #expect((try decode(Answers.Problem.self, response).detail ?? "").contains(fragment), "\(uri)")
+            let tasks = try decode(Answers.ImportTasks.self, try await client.execute(uri: "/v1/tasks", method: .get))
+            #expect(tasks.results.isEmpty, "a refused import makes no task")
         }
     }
 
@@ -205,11 +216,11 @@ import Testing
                 body: ByteBuffer()
             )
             #expect(empty.status == .badRequest)
-            #expect((try json(empty)["detail"] as? String ?? "").contains("the body is empty"))
+            #expect((try decode(Answers.Problem.self, empty).detail ?? "").contains("the body is empty"))
             #expect(try await client.execute(uri: "/v1/tasks/t_nope", method: .get).status == .unauthorized, "tasks are the importer's")
             let unknown = try await client.execute(uri: "/v1/tasks/t_nope", method: .get, headers: [.authorization: "Bearer import-key-123"])
             #expect(unknown.status == .notFound)
-            #expect((try json(unknown)["detail"] as? String ?? "").contains("no import task t_nope"))
+            #expect((try decode(Answers.Problem.self, unknown).detail ?? "").contains("no import task t_nope"))
             #expect(engine.counts.pois == 0)
         }
     }

@@ -1,3 +1,4 @@
+import API
 import Catalog
 import Foundation
 import HTTPAPI
@@ -10,7 +11,7 @@ import Testing
 @Suite struct StrictInputTests {
     func problem(_ response: TestResponse) throws -> String {
         #expect(response.headers[.contentType] == "application/problem+json")
-        return try json(response)["detail"] as? String ?? ""
+        return try decode(Answers.Problem.self, response).detail ?? ""
     }
 
     @Test(arguments: [
@@ -55,8 +56,8 @@ import Testing
             #expect(response.status == .badRequest, "\(body)")
             let detail = try problem(response)
             #expect(detail.contains(fragment), "\(body): \(detail)")
-            let list = try json(try await client.execute(uri: "/v1/pins", method: .get))
-            #expect(list["total"] as? Int == 0, "nothing was created by \(body)")
+            let list = try decode(Answers.Page.self, try await client.execute(uri: "/v1/pins", method: .get))
+            #expect(list.total == 0, "nothing was created by \(body)")
         }
     }
 
@@ -86,14 +87,14 @@ import Testing
         try await app(engine: engine).test(.router) { client in
             let fetched = try await client.execute(uri: "/v1/pois/caf%C3%A9-1", method: .get)
             #expect(fetched.status == .ok)
-            #expect(try json(fetched)["id"] as? String == "café-1")
+            #expect(try decode(Answers.Record.self, fetched).id == "café-1")
             let put = try await client.execute(
                 uri: "/v1/pois/a%2Fb%20c",
                 method: .put,
                 body: ByteBuffer(string: #"{"name":"Slash","category":"food.cafe","lat":60,"lon":24}"#)
             )
             #expect(put.status == .created)
-            #expect(try json(put)["id"] as? String == "a/b c")
+            #expect(try decode(Answers.Record.self, put).id == "a/b c")
             #expect(engine.poi(id: "a/b c") != nil && engine.poi(id: "a%2Fb%20c") == nil)
             #expect(try await client.execute(uri: "/v1/pois/caf%C3%A9-1", method: .delete).status == .noContent)
             #expect(engine.poi(id: "café-1") == nil)
@@ -106,8 +107,8 @@ import Testing
     /// A cursor continues only the query that gave it.
     @Test func cursorsAreBoundToTheirQuery() async throws {
         try await app().test(.router) { client in
-            let first = try json(try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&limit=5", method: .get))
-            let cursor = try #require(first["next"] as? String)
+            let first = try decode(Answers.Page.self, try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&limit=5", method: .get))
+            let cursor = try #require(first.next)
             let same = try await client.execute(uri: "/v1/nearby?lat=60.17&lon=24.94&limit=9&cursor=\(cursor)", method: .get)
             #expect(same.status == .ok)
             for other in ["lat=60.5&lon=24.94", "lat=60.17&lon=24.94&radius=500", "lat=60.17&lon=24.94&q=cafe", "lat=60.17&lon=24.94&kind=all"] {
@@ -115,8 +116,8 @@ import Testing
                 #expect(replayed.status == .badRequest, "\(other)")
                 #expect(try problem(replayed).contains("cursor belongs to another query"))
             }
-            let box = try json(try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.3&limit=5", method: .get))
-            let boxCursor = try #require(box["next"] as? String)
+            let box = try decode(Answers.Page.self, try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.3&limit=5", method: .get))
+            let boxCursor = try #require(box.next)
             #expect(
                 try await client.execute(uri: "/v1/within?bbox=24.9,60.1,25,60.4&limit=5&cursor=\(boxCursor)", method: .get).status == .badRequest
             )

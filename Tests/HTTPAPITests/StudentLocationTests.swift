@@ -1,3 +1,4 @@
+import API
 import Foundation
 import HTTPAPI
 import Hummingbird
@@ -38,10 +39,6 @@ import Testing
         HTTPFields.Element.Name("X-Parse-REST-API-Key")!: "QuWThTdiRmTux3YaDseUSEpUKo7aBYM737yKd4gY",
         .contentType: "application/json",
     ]
-
-    func decode<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(response.body.readableBytesView))
-    }
 
     static let body =
         #"{"uniqueKey":"1234","firstName":"John","lastName":"Doe","mapString":"Mountain View, CA","mediaURL":"https://udacity.com","latitude":37.386052,"longitude":-122.083851}"#
@@ -105,8 +102,8 @@ import Testing
                 Created.self,
                 try await client.execute(uri: "/parse/classes/StudentLocation", method: .post, body: ByteBuffer(string: Self.body))
             )
-            let pin = try json(try await client.execute(uri: "/v1/pins/\(created.objectId)", method: .get))
-            #expect(pin["firstName"] as? String == "John" && pin["lat"] as? Double == 37.386052)
+            let pin = try decode(Answers.Record.self, try await client.execute(uri: "/v1/pins/\(created.objectId)", method: .get))
+            #expect(pin.firstName == "John" && pin.lat == 37.386052)
             let viaUdacity = try decode(StudentLocation.self, try await client.execute(uri: "/v1/StudentLocation/\(created.objectId)", method: .get))
             #expect(viaUdacity.objectId == created.objectId)
             let deleted = try await client.execute(uri: "/v1/StudentLocation/\(created.objectId)", method: .delete)

@@ -104,8 +104,8 @@ import Testing
                 body: ByteBuffer(string: form.moved)
             )
             #expect(moderated.status == .ok, "\(form): \(String(buffer: moderated.body))")
-            let stored = try json(try await client.execute(uri: "/v1/pins/\(id)", method: .get))
-            #expect(stored["lat"] as? Double == 60.2, "\(form): \(stored)")
+            let stored = try decode(Answers.Record.self, try await client.execute(uri: "/v1/pins/\(id)", method: .get))
+            #expect(stored.lat == 60.2, "\(form): \(stored)")
             // "Is my location already there?": alice's list holds it, bob's does not.
             let mine = try json(try await client.execute(uri: "\(form.base)?owner=me", method: .get, headers: Self.bearer(alice)))
             #expect((mine["results"] as! [[String: Any]]).map { $0[form.idKey] as? String } == [id], "\(form): \(mine)")
@@ -212,7 +212,7 @@ import Testing
                 body: ByteBuffer(string: Self.forms[0].body)
             )
             #expect(keyed.status == .created)
-            let id = try json(keyed)["id"] as! String
+            let id = try decode(Answers.Record.self, keyed).id
             #expect(try await client.execute(uri: "/v1/pins/\(id)", method: .delete, headers: Self.bearer(user)).status == .forbidden)
             #expect(
                 try await client.execute(
@@ -315,8 +315,11 @@ import Testing
             )
             let alice = try await provider.token("alice")
             _ = try await client.execute(uri: "/v1/pins", method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: Self.forms[0].body))
-            let byKeys = try json(try await client.execute(uri: "/v1/pins?owner=me", method: .get, headers: Self.bearer(Self.keys["admin"]!)))
-            #expect((byKeys["results"] as! [[String: Any]]).map { $0["id"] as? String } == [try json(keyed)["id"] as? String])
+            let byKeys = try decode(
+                Answers.Page.self,
+                try await client.execute(uri: "/v1/pins?owner=me", method: .get, headers: Self.bearer(Self.keys["admin"]!))
+            )
+            #expect(byKeys.ids == [try decode(Answers.Record.self, keyed).id])
             // Reads without owner=me need nothing.
             #expect(try await client.execute(uri: "/v1/pins", method: .get).status == .ok)
         }

@@ -1,3 +1,4 @@
+import API
 import ArgumentParser
 import BundledData
 import Catalog

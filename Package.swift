@@ -49,7 +49,14 @@ let package = Package(
         ),
         .target(
             name: "Catalog",
-            dependencies: ["GeoCore", "Gazetteer", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // Data sets made from outside sources: OpenStreetMap extracts (placed in the gazetteer's cities), the bundled
+        // database, synthetic POIs drawn from the gazetteer's places.
+        .target(
+            name: "Datasets",
+            dependencies: ["Catalog", "Gazetteer", "GeoCore", "BundledData", "OSM"],
             swiftSettings: swiftSettings
         ),
         // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. No HTTP in it.
@@ -109,7 +116,7 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "BundledData", "Access",
+                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -125,7 +132,7 @@ let package = Package(
         // The start-up assembly: which store, snapshot and data a process opens, and opening them.
         .target(
             name: "Startup",
-            dependencies: ["SearchEngine", "Catalog", "Gazetteer", "BundledData", "PostgresStore"],
+            dependencies: ["SearchEngine", "Catalog", "Datasets", "Gazetteer", "BundledData", "PostgresStore"],
             swiftSettings: swiftSettings
         ),
         // What `poi bench` measures in-process (the byte lane without sockets).
@@ -145,6 +152,7 @@ let package = Package(
                 "SpatialIndex",
                 "Gazetteer",
                 "Catalog",
+                "Datasets",
                 "SearchEngine",
                 "API",
                 "HTTPAPI",
@@ -181,14 +189,15 @@ let package = Package(
         ),
         .testTarget(
             name: "CatalogTests",
-            dependencies: ["Catalog", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"],
+            dependencies: ["Catalog", "Datasets", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "OSMTests", dependencies: ["OSM", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
             dependencies: [
-                "SearchEngine", "API", "Catalog", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile", "PostgresStore",
+                "SearchEngine", "API", "Catalog", "Datasets", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile",
+                "PostgresStore",
                 "TestSupport",
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import Gazetteer
+import GeoCore
 
 /// Addresses and street lines of the last OpenStreetMap import, in two tables beside the POIs. They are not counted
 /// in the change sequence: the in-memory address index is built from them at start-up, not from a snapshot.

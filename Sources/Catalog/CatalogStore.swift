@@ -162,6 +162,13 @@ public final class CatalogStore: StoreOfRecord {
         }
     }
 
+    /// Moves the write-ahead log into the database file and empties it (before the file is moved or copied).
+    public func checkpoint() throws(CatalogError) {
+        do { try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") } } catch {
+            throw .storage("\(error)")
+        }
+    }
+
     public func poiCount() throws(CatalogError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM poi") ?? 0 }
     }

@@ -37,6 +37,8 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
     public let reason: String
     /// "file:line: reason"; an OpenStreetMap problem has no line (0) and names its object in the reason.
     public var description: String { line > 0 ? "\(file):\(line): \(reason)" : "\(file): \(reason)" }
+
+    public init(file: String, line: Int, reason: String) { (self.file, self.line, self.reason) = (file, line, reason) }
 }
 
 /// A row of an import, parsed and validated.

@@ -1,4 +1,4 @@
-import Gazetteer
+import GeoCore
 
 /// Where a store's content stands: a random identity made with the store, and the number of write transactions
 /// committed to it. Snapshots of the in-memory indexes carry both; a replica following a change feed keeps the

@@ -1,6 +1,7 @@
 import API
 import BundledData
 import Catalog
+import Datasets
 import Foundation
 import Gazetteer
 import HTTPServer

@@ -2,6 +2,7 @@ import API
 import Access
 import BundledData
 import Catalog
+import Datasets
 import Foundation
 import GeoCore
 import HTTPServer

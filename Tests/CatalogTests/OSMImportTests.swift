@@ -1,4 +1,5 @@
 import BundledData
+import Datasets
 import Foundation
 import Gazetteer
 import GeoCore

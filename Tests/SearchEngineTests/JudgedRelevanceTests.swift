@@ -1,5 +1,6 @@
 import BundledData
 import Catalog
+import Datasets
 import Foundation
 import Gazetteer
 import GeoCore

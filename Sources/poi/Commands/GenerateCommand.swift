@@ -1,6 +1,7 @@
 import ArgumentParser
 import BundledData
 import Catalog
+import Datasets
 import Foundation
 import Gazetteer
 

@@ -2,6 +2,7 @@ import API
 import ArgumentParser
 import BundledData
 import Catalog
+import Datasets
 import Foundation
 import GeoCore
 import PostgresStore

@@ -1,3 +1,6 @@
+import Catalog
+import GeoCore
+
 /// Word lists behind `SyntheticPOIGenerator`: a category mix weighted roughly like OpenStreetMap's urban POIs, and
 /// brand, area and street names of the kind found on real maps.
 enum SyntheticVocabulary {

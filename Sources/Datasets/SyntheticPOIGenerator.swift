@@ -1,4 +1,5 @@
 import BundledData
+import Catalog
 import Foundation
 import Gazetteer
 import GeoCore

@@ -1,4 +1,5 @@
 import BundledData
+import Catalog
 import Foundation
 import GeoCore
 
@@ -52,7 +53,7 @@ public enum BundledDatabase {
         do {
             let store = try CatalogStore(path: temporary)
             try OSMImporter.write(result, to: store)
-            try store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try store.checkpoint()
         }
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporary + suffix) }
         // rename(2) replaces atomically: a reader never sees a partial file.

@@ -1,4 +1,6 @@
+import Catalog
 import Foundation
+import GeoCore
 
 /// OpenStreetMap tag → category, from the `osm` lists of data/categories.json (`amenity=cafe`, `shop=*`).
 public struct OSMTagMapping: Sendable {

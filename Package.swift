@@ -49,7 +49,9 @@ let package = Package(
         ),
         .target(
             name: "Catalog",
-            dependencies: ["GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Data sets made from outside sources: OpenStreetMap extracts (placed in the gazetteer's cities), the bundled

@@ -18,8 +18,12 @@ public enum TagsJSON {
     }
 
     /// The tags as the stores keep them: a JSON object with sorted keys.
+    /// The same bytes as `write` (Foundation's JSONSerialization, used before, cost 3 % of importing an extract).
     public static func encode(_ tags: [String: String]) -> String {
-        (try? JSONSerialization.data(withJSONObject: tags, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        if tags.isEmpty { return "{}" }
+        var json = JSONWriter()
+        write(tags, to: &json)
+        return String(decoding: json.buffer, as: UTF8.self)
     }
 
     public static func decode(_ text: String) -> [String: String] {

@@ -91,8 +91,10 @@ public struct OSMImporter: Sendable {
         var nodes = NodeLocationStore()
         var nodesFinished = false
         var ways = WayTable()
-        /// House numbers of nodes, for the ends of interpolation lines.
-        var nodeNumbers: [Int64: Int] = [:]
+        /// House numbers of nodes, for the ends of interpolation lines: ids in file order (sorted by id in files written
+        /// by osmium, osmconvert and Osmosis; sorted here once otherwise) beside their numbers.
+        var nodeNumberIDs: [Int64] = []
+        var nodeNumberValues: [Int] = []
 
         init(importer: OSMImporter, file: String) {
             self.importer = importer
@@ -111,11 +113,15 @@ public struct OSMImporter: Sendable {
                 result.report.nodes += 1
                 nodes.append(id: node.id, latitude: node.latitude, longitude: node.longitude)
                 guard !node.tags.isEmpty else { continue }
-                if let text = node.tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) { nodeNumbers[node.id] = number }
+                if let text = node.tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) {
+                    nodeNumberIDs.append(node.id)
+                    nodeNumberValues.append(number)
+                }
                 try place("osm-n\(node.id)", node.tags, at: (node.latitude, node.longitude))
             }
             if !block.ways.isEmpty || !block.relations.isEmpty, !nodesFinished {
                 nodes.finish()
+                sortNodeNumbers()
                 nodesFinished = true
                 result.report.bytesPerNode = nodes.bytesPerNode
             }
@@ -131,6 +137,21 @@ public struct OSMImporter: Sendable {
                 guard relation.tags["type"] == "multipolygon", !relation.tags.isEmpty else { continue }
                 try take(relation)
             }
+        }
+
+        /// Sorts the nodes' house numbers by id when the file's nodes were not (the last of an id wins).
+        mutating func sortNodeNumbers() {
+            guard zip(nodeNumberIDs, nodeNumberIDs.dropFirst()).contains(where: { $0 >= $1 }) else { return }
+            var latest: [Int64: Int] = [:]
+            for (id, number) in zip(nodeNumberIDs, nodeNumberValues) { latest[id] = number }
+            nodeNumberIDs = latest.keys.sorted()
+            nodeNumberValues = nodeNumberIDs.map { latest[$0]! }
+        }
+
+        /// The house number of node `id`, if it has one.
+        func nodeNumber(_ id: Int64) -> Int? {
+            let i = nodeNumberIDs.lowerBound(of: id)
+            return i < nodeNumberIDs.count && nodeNumberIDs[i] == id ? nodeNumberValues[i] : nil
         }
 
         /// The way's points; a missing node is reported and left out.
@@ -179,7 +200,7 @@ public struct OSMImporter: Sendable {
                 var numbers: [NumberedVertex] = []
                 var vertex = 0
                 for ref in way.refs where nodes.location(of: ref) != nil {
-                    if let n = nodeNumbers[ref] { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
+                    if let n = nodeNumber(ref) { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
                     vertex += 1
                 }
                 if numbers.count >= 2 {
@@ -272,7 +293,14 @@ public struct OSMImporter: Sendable {
         }
 
         mutating func addAddresses(_ id: String, _ numbers: String, street: String?, place: String?, _ tags: [OSMTag], _ point: AreaGeometry.Point) {
-            let parts = numbers.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let parts: [String]
+            if let first = numbers.utf8.first, first != 0x20, first != 0x09, numbers.utf8.last != 0x20, numbers.utf8.last != 0x09,
+                !numbers.utf8.contains(UInt8(ascii: ";"))
+            {
+                parts = [numbers]  // one number without spaces at its ends: nearly all of them, without Foundation
+            } else {
+                parts = numbers.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
             for (k, number) in parts.enumerated() {
                 result.addresses.addresses.append(
                     AddressPoint(

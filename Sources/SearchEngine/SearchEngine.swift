@@ -89,13 +89,21 @@ public final class SearchEngine: @unchecked Sendable {
     /// Opens the engine over a store: from the snapshot when the policy names one that matches the store, else by
     /// loading every record (the caller may then `writeSnapshot()`). With a shared store (a change feed), a snapshot
     /// made from the same store at an earlier sequence is used too, brought up to date with the changes after it —
-    /// unless the log no longer reaches back that far.
-    public init(store: any StoreOfRecord, taxonomy: CategoryTaxonomy, snapshot policy: SnapshotPolicy? = nil) throws(SearchError) {
+    /// unless the log no longer reaches back that far. Without `addresses`, the store's addresses are not loaded (an
+    /// engine opened only to write the snapshot, whose address index is built when a server starts).
+    public init(
+        store: any StoreOfRecord,
+        taxonomy: CategoryTaxonomy,
+        snapshot policy: SnapshotPolicy? = nil,
+        addresses: Bool = true
+    ) throws(SearchError) {
         self.store = store
         self.taxonomy = taxonomy
         snapshotPolicy = policy
         replication = store.feed.map { Replication(feed: $0) }
-        do throws(CatalogError) { addressBook = Mutex(AddressIndex(try store.loadAddresses())) } catch { throw SearchError.from(error) }
+        do throws(CatalogError) { addressBook = Mutex(addresses ? AddressIndex(try store.loadAddresses()) : .empty) } catch {
+            throw SearchError.from(error)
+        }
         var reason: String?
         if let policy {
             let current: ChangeSequence

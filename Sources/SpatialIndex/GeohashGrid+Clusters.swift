@@ -23,7 +23,7 @@ extension GeohashGrid {
                 let high = coarse.bits | ~Geohash.mask(precision: coarse.precision)
                 collectBase(in: part, low: low, high: high, cellMask: cellMask, precision: precision, position: position, into: &cells)
                 // Entries added since the base was built.
-                var i = GeohashGrid.lowerBound(added, Entry(hash: low, id: 0))
+                var i = added.lowerBound(of: Entry(hash: low, id: 0))
                 while i < added.count && added[i].hash <= high {
                     let entry = added[i]
                     i += 1
@@ -77,7 +77,7 @@ extension GeohashGrid {
                 lat = b.latitude - a.latitude
                 lon = b.longitude - a.longitude
                 // Subtract base entries of this cell that have since been removed or moved.
-                var r = GeohashGrid.lowerBound(removedSorted, Entry(hash: cell, id: 0))
+                var r = removedSorted.lowerBound(of: Entry(hash: cell, id: 0))
                 while r < removedSorted.count && removedSorted[r].hash <= cell | ~cellMask {
                     let decoded = Geohash.approximatePosition(removedSorted[r].hash)
                     count -= 1
@@ -118,7 +118,7 @@ extension GeohashGrid {
                 let high = cell.bits | ~Geohash.mask(precision: cell.precision)
                 let start = low == 0 ? 0 : GeohashGrid.upperBound(baseHashes, low &- 1, from: 0, to: baseHashes.count)
                 var count = GeohashGrid.upperBound(baseHashes, high, from: start, to: baseHashes.count) - start
-                var i = GeohashGrid.lowerBound(added, Entry(hash: low, id: 0))
+                var i = added.lowerBound(of: Entry(hash: low, id: 0))
                 while i < added.count && added[i].hash <= high {
                     count += 1
                     i += 1

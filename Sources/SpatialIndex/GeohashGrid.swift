@@ -67,21 +67,21 @@ public struct GeohashGrid: Sendable {
 
     mutating func insert(id: UInt32, hash: UInt64) {
         let entry = Entry(hash: hash, id: id)
-        added.insert(entry, at: GeohashGrid.lowerBound(added, entry))
+        added.insert(entry, at: added.lowerBound(of: entry))
         compactIfNeeded()
     }
 
     /// Removes the record's entry at `hash` (the geohash of its current position).
     mutating func remove(id: UInt32, hash: UInt64) {
         let entry = Entry(hash: hash, id: id)
-        let i = GeohashGrid.lowerBound(added, entry)
+        let i = added.lowerBound(of: entry)
         if i < added.count && added[i] == entry {
             added.remove(at: i)
             return
         }
         precondition(removed[id] == nil, "GeohashGrid: record \(id) removed twice")
         removed[id] = hash
-        removedSorted.insert(entry, at: GeohashGrid.lowerBound(removedSorted, entry))
+        removedSorted.insert(entry, at: removedSorted.lowerBound(of: entry))
         compactIfNeeded()
     }
 
@@ -142,16 +142,6 @@ public struct GeohashGrid: Sendable {
             lon += p.longitude
         }
         return (lat, lon)
-    }
-
-    static func lowerBound(_ array: [Entry], _ value: Entry) -> Int {
-        var low = 0
-        var high = array.count
-        while low < high {
-            let mid = (low + high) / 2
-            if array[mid] < value { low = mid + 1 } else { high = mid }
-        }
-        return low
     }
 
     /// First index in `hashes[from..<to]` whose hash is > `value`.

@@ -94,7 +94,8 @@ public struct DataSources: Sendable {
 
     /// Opens the engine over the store: from the snapshot when it matches the records, else from the records (then
     /// writes the snapshot as `snapshot` says). The default database is created from the bundled data if missing.
-    public func openEngine(snapshot: SnapshotAfterRebuild = .now) throws(StartupError) -> SearchEngine {
+    /// Without `addresses`, the address index is left empty (an engine opened only to leave its snapshot behind).
+    public func openEngine(snapshot: SnapshotAfterRebuild = .now, addresses: Bool = true) throws(StartupError) -> SearchEngine {
         let shared = try openSharedStore()
         if shared == nil {
             if let db {
@@ -112,7 +113,7 @@ public struct DataSources: Sendable {
                 return SearchEngine.SnapshotPolicy(path: path, every: 0)
             }
             let store: any StoreOfRecord = try shared ?? CatalogStore(path: path)
-            let engine = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy)
+            let engine = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy, addresses: addresses)
             if case .rebuilt = engine.startup, policy != nil {
                 switch snapshot {
                 case .now:

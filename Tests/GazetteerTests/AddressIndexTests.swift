@@ -8,6 +8,22 @@ import Testing
 /// The address index on synthetic streets, against brute force: house lookup, interpolation between neighbouring
 /// numbers and along `addr:interpolation` lines, nearest street by segment distance, and query parsing.
 @Suite struct AddressIndexTests {
+    /// The typo index hashes one-deletion variants without making them: the hashes are those of the strings made
+    /// the slow way, for ASCII, Latin, Chinese and mixed names (and none for names of one character).
+    @Test func oneDeletionHashesAreTheVariantsHashes() {
+        var random = testRandom("oneDeletionHashesAreTheVariantsHashes")
+        let alphabet = Array("abcdeäöåé中山路號 -")
+        for length in 0..<14 {
+            for _ in 0..<40 {
+                let word = String((0..<length).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+                var hashes: [UInt64] = []
+                AddressIndex.forEachOneDeletion(of: word) { hashes.append($0) }
+                #expect(Set(hashes) == Set(AddressIndex.oneDeletions(word).map(AddressIndex.hash)), "\(word)")
+                #expect(hashes.count == (word.unicodeScalars.count >= 2 ? word.unicodeScalars.count : 0), "\(word)")
+            }
+        }
+    }
+
     static func query(_ text: String, limit: Int = 5) -> GeocodeQuery { try! GeocodeQuery(text: text, limit: limit) }
 
     @Test func houseNumbersParse() throws {

@@ -119,7 +119,8 @@ struct ImportCommand: ParsableCommand {
             let path = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
             let started = Date()
             let sources = DataSources(db: path)
-            let engine = keepUntilExit(try startup { () throws(StartupError) in try sources.openEngine(snapshot: .now) })
+            // The address index is not in the snapshot (a server builds it when it starts): not built here.
+            let engine = keepUntilExit(try startup { () throws(StartupError) in try sources.openEngine(snapshot: .now, addresses: false) })
             // After a large import, the gazetteer's snapshot too, which the server would otherwise build on its first
             // start (about 1 s, 5 times a restart from snapshots at 1 M records); a small database's first start may.
             if engine.counts.pois >= 100_000, sources.gazetteerSnapshotPath != nil {

@@ -49,9 +49,7 @@ let package = Package(
         ),
         .target(
             name: "Catalog",
-            dependencies: [
-                "GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ],
+            dependencies: ["GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         // Data sets made from outside sources: OpenStreetMap extracts (placed in the gazetteer's cities), the bundled
@@ -191,7 +189,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CatalogTests",
-            dependencies: ["Catalog", "Datasets", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport"],
+            dependencies: [
+                "Catalog", "Datasets", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "OSMTests", dependencies: ["OSM", "TestSupport"], swiftSettings: swiftSettings),

@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
-import GRDBSQLite
 import GeoCore
 
-/// Addresses and street lines of the last OpenStreetMap import, in two tables beside the POIs. They are not counted
-/// in the change sequence: the in-memory address index is built from them at start-up, not from a snapshot.
+/// Addresses and street lines of the last OpenStreetMap import, beside the POIs: houses in blocks (`address_block`,
+/// see `AddressBlock`), street lines one a row (`street_line`). They are not counted in the change sequence: the
+/// in-memory address index is built from them at start-up, not from a snapshot.
 extension CatalogStore {
     public var keepsAddresses: Bool { true }
 
@@ -34,6 +34,55 @@ extension CatalogStore {
         );
         """
 
+    /// Every house, in the order written.
+    static func houses(_ db: Database) throws -> [AddressPoint] {
+        var houses: [AddressPoint] = []
+        houses.reserveCapacity(try Int.fetchOne(db, sql: "SELECT coalesce(sum(count), 0) FROM address_block") ?? 0)
+        let blocks = try Row.fetchCursor(db, sql: "SELECT seq, count, data FROM address_block ORDER BY seq")
+        while let row = try blocks.next() {
+            let seq: Int = row[0]
+            let count: Int = row[1]
+            let data: Data = row[2]
+            do {
+                try data.withUnsafeBytes { bytes in try AddressBlock.decode(bytes, count: count, into: &houses) }
+            } catch let error as AddressBlock.CorruptBlock {
+                throw CatalogError.storage("address block \(seq) is corrupt: \(error.reason)")
+            }
+        }
+        return houses
+    }
+
+    /// Replaces every house with these, in blocks of `AddressBlock.size`.
+    static func writeHouses(_ houses: [AddressPoint], _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM address_block")
+        let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
+        for (seq, start) in stride(from: 0, to: houses.count, by: AddressBlock.size).enumerated() {
+            let block = houses[start..<min(start + AddressBlock.size, houses.count)]
+            try insert.execute(arguments: [seq, block.count, Data(AddressBlock.encode(block))])
+        }
+    }
+
+    /// Migration v5: the `address` table's rows (one a house) become blocks (`AddressBlock`), and the table goes.
+    static func moveAddressesIntoBlocks(_ db: Database) throws {
+        try db.execute(sql: "CREATE TABLE address_block (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL)")
+        let rows = try Row.fetchAll(db, sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid")
+        let houses = rows.map { row in
+            AddressPoint(
+                id: row[0],
+                street: row[1],
+                place: row[2],
+                housenumber: row[3],
+                unit: row[4],
+                postcode: row[5],
+                city: row[6],
+                latitude: row[7],
+                longitude: row[8]
+            )
+        }
+        try writeHouses(houses, db)
+        try db.execute(sql: "DROP TABLE address")
+    }
+
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {
         try read { db in
             // A range on the unique index instead of LIKE, whose wildcards the prefix could contain.
@@ -44,25 +93,7 @@ extension CatalogStore {
     public func loadAddresses() throws(CatalogError) -> AddressData {
         try read { db in
             var data = AddressData()
-            let houses = try Row.fetchCursor(
-                db,
-                sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid"
-            )
-            while let row = try houses.next() {
-                data.addresses.append(
-                    AddressPoint(
-                        id: row[0],
-                        street: row[1],
-                        place: row[2],
-                        housenumber: row[3],
-                        unit: row[4],
-                        postcode: row[5],
-                        city: row[6],
-                        latitude: row[7],
-                        longitude: row[8]
-                    )
-                )
-            }
+            data.addresses = try Self.houses(db)
             let lines = try Row.fetchCursor(db, sql: "SELECT id, kind, names, city, postcode, points, numbers FROM street_line ORDER BY rowid")
             while let row = try lines.next() {
                 let names = (row[2] as String).split(separator: "\u{1F}").map(String.init)
@@ -90,27 +121,8 @@ extension CatalogStore {
     public func replaceAddresses(_ data: AddressData) throws(CatalogError) {
         do {
             try pool.write { db in
-                try db.execute(sql: "DELETE FROM address")
                 try db.execute(sql: "DELETE FROM street_line")
-                // 2.3 M rows for a country: bound straight to SQLite (GRDB's StatementArguments boxed each value and
-                // took a third of writing them, by perf).
-                let house = try RowInserter(
-                    db,
-                    "INSERT OR REPLACE INTO address (id, street, place, housenumber, unit, postcode, city, lat, lon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                )
-                for a in data.addresses {
-                    try house.insert { row in
-                        row.text(1, a.id)
-                        row.text(2, a.street)
-                        row.text(3, a.place)
-                        row.text(4, a.housenumber)
-                        row.text(5, a.unit)
-                        row.text(6, a.postcode)
-                        row.text(7, a.city)
-                        row.double(8, a.latitude)
-                        row.double(9, a.longitude)
-                    }
-                }
+                try Self.writeHouses(data.addresses, db)
                 let line = try db.makeStatement(
                     sql: "INSERT OR REPLACE INTO street_line (id, kind, names, city, postcode, points, numbers) VALUES (?, ?, ?, ?, ?, ?, ?)"
                 )
@@ -151,52 +163,5 @@ extension CatalogStore {
             i += 8
         }
         return out
-    }
-}
-
-/// A prepared INSERT whose values are bound straight to SQLite, for writing millions of rows in one transaction.
-struct RowInserter {
-    let db: Database
-    let statement: Statement
-
-    init(_ db: Database, _ sql: String) throws {
-        self.db = db
-        statement = try db.makeStatement(sql: sql)
-    }
-
-    /// The values of one row, by 1-based column.
-    struct Values {
-        let statement: SQLiteStatement
-
-        func text(_ column: Int32, _ value: String?) {
-            guard var value else {
-                sqlite3_bind_null(statement, column)
-                return
-            }
-            // SQLITE_TRANSIENT: SQLite copies the bytes before this returns.
-            value.withUTF8 { bytes in
-                guard let base = bytes.baseAddress else {
-                    _ = sqlite3_bind_text(statement, column, "", 0, RowInserter.transient)
-                    return
-                }
-                _ = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-                    sqlite3_bind_text(statement, column, $0, Int32(bytes.count), RowInserter.transient)
-                }
-            }
-        }
-
-        func double(_ column: Int32, _ value: Double) { sqlite3_bind_double(statement, column, value) }
-    }
-
-    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
-    func insert(_ bind: (Values) -> Void) throws {
-        let raw = statement.sqliteStatement
-        sqlite3_reset(raw)
-        bind(Values(statement: raw))
-        let code = sqlite3_step(raw)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: db.lastErrorMessage, sql: statement.sql)
-        }
     }
 }

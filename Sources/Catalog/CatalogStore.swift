@@ -109,6 +109,7 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "ALTER TABLE pin ADD COLUMN owner TEXT")
             try db.execute(sql: "CREATE INDEX pin_owner ON pin(owner)")
         }
+        migrator.registerMigration("v5: houses in blocks") { db in try moveAddressesIntoBlocks(db) }
         return migrator
     }
 

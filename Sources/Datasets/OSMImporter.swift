@@ -22,10 +22,15 @@ import OSM
 public struct OSMImporter: Sendable {
     public let mapping: OSMTagMapping
     public var strict = false
-    /// City and country of a point (the gazetteer's reverse geocoding) for objects whose tags do not say.
-    public var locate: (@Sendable (Double, Double) -> (city: String?, country: String?))?
+    /// City and country of a point (the gazetteer's reverse geocoding) for POIs whose tags do not say; asked once
+    /// the extract is read (so the gazetteer may still be loading while it is).
+    public var locate: (@Sendable (Double, Double) throws -> (city: String?, country: String?))?
 
-    public init(mapping: OSMTagMapping, strict: Bool = false, locate: (@Sendable (Double, Double) -> (city: String?, country: String?))? = nil) {
+    public init(
+        mapping: OSMTagMapping,
+        strict: Bool = false,
+        locate: (@Sendable (Double, Double) throws -> (city: String?, country: String?))? = nil
+    ) {
         self.mapping = mapping
         self.strict = strict
         self.locate = locate
@@ -35,8 +40,9 @@ public struct OSMImporter: Sendable {
     /// gazetteer, both from `dataDirectory`.
     public static func bundled(dataDirectory: String, strict: Bool = false) throws -> OSMImporter {
         let mapping = try OSMTagMapping.load(directory: dataDirectory)
-        let gazetteer = try Gazetteer.loadForReverse(directory: dataDirectory)
-        return OSMImporter(mapping: mapping, strict: strict) { gazetteer.cityAndCountry(latitude: $0, longitude: $1) }
+        // Loaded on a thread of its own while the extract is read (half a second, an eighth of a country's import).
+        let gazetteer = Background { try Gazetteer.loadForReverse(directory: dataDirectory) }
+        return OSMImporter(mapping: mapping, strict: strict) { try gazetteer.value().cityAndCountry(latitude: $0, longitude: $1) }
     }
 
     static let nameKeys = ["name", "name:fi", "name:sv", "name:en", "name:zh", "alt_name", "old_name", "official_name", "short_name", "loc_name"]
@@ -48,8 +54,9 @@ public struct OSMImporter: Sendable {
     public func read(_ path: String, name: String? = nil, progress: ((Int, Int) -> Void)? = nil) throws(ImportError) -> OSMImport {
         let started = Date()
         let name = name ?? (path as NSString).lastPathComponent
-        let reader: PBFReader
-        do { reader = try PBFReader(path: path) } catch { throw .cannotRead("\(name): \(error.description)") }
+        let reader: PrefetchingBlockReader
+        do { reader = PrefetchingBlockReader(try PBFReader(path: path)) } catch { throw .cannotRead("\(name): \(error.description)") }
+        defer { reader.stop() }
         var state = State(importer: self, file: name)
         do {
             while let block = try reader.nextBlock() {
@@ -63,6 +70,7 @@ public struct OSMImporter: Sendable {
         } catch {
             throw .cannotRead("\(name): \(error)")
         }
+        try state.locateUnlocated()
         var result = state.result
         result.report.seconds = Date().timeIntervalSince(started)
         return result
@@ -91,6 +99,8 @@ public struct OSMImporter: Sendable {
         var nodes = NodeLocationStore()
         var nodesFinished = false
         var ways = WayTable()
+        /// POIs (by index) whose tags lack a city or a country, placed by `locate` once the extract is read.
+        var unlocated: [Int] = []
         /// House numbers of nodes, for the ends of interpolation lines: ids in file order (sorted by id in files written
         /// by osmium, osmconvert and Osmosis; sorted here once otherwise) beside their numbers.
         var nodeNumberIDs: [Int64] = []
@@ -136,6 +146,19 @@ public struct OSMImporter: Sendable {
                 result.report.relations += 1
                 guard relation.tags["type"] == "multipolygon", !relation.tags.isEmpty else { continue }
                 try take(relation)
+            }
+        }
+
+        /// Gives the POIs that lack them the city and country of their point.
+        mutating func locateUnlocated() throws(ImportError) {
+            guard let locate = importer.locate else { return }
+            for i in unlocated {
+                let found: (city: String?, country: String?)
+                do { found = try locate(result.pois[i].lat, result.pois[i].lon) } catch {
+                    throw .cannotRead("\(file): cannot place POIs in cities: \(error)")
+                }
+                result.pois[i].city = result.pois[i].city ?? found.city.map { String($0.prefix(500)) }
+                result.pois[i].country = result.pois[i].country ?? found.country
             }
         }
 
@@ -251,26 +274,15 @@ public struct OSMImporter: Sendable {
 
         /// Adds the POI and the addresses an object's tags make.
         mutating func place(_ id: String, _ tags: [OSMTag], at point: AreaGeometry.Point) throws(ImportError) {
-            var located: (city: String?, country: String?)?
-            func locate() -> (city: String?, country: String?) {
-                if let located { return located }
-                let found = importer.locate?(point.latitude, point.longitude) ?? (nil, nil)
-                located = found
-                return found
-            }
             if let name = OSMImporter.clean(tags["name"]), let category = importer.mapping.category({ tags[$0] }) {
                 var kept: [String: String] = [:]
                 for key in OSMTagMapping.keptTags { if let v = OSMImporter.clean(tags[key]) { kept[key] = v } }
                 let street = [tags["addr:street"] ?? tags["addr:place"], tags["addr:housenumber"]].compactMap { OSMImporter.clean($0) }.joined(
                     separator: " "
                 )
-                var country = tags["addr:country"].flatMap { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } ? $0.uppercased() : nil }
-                var city = OSMImporter.clean(tags["addr:city"])
-                if country == nil || city == nil {
-                    let found = locate()
-                    country = country ?? found.country
-                    city = city ?? found.city
-                }
+                let country = tags["addr:country"].flatMap { $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isLetter } ? $0.uppercased() : nil }
+                let city = OSMImporter.clean(tags["addr:city"])
+                if country == nil || city == nil { unlocated.append(result.pois.count) }
                 let poi = POIRecord(
                     id: id,
                     name: String(name.prefix(200)),
@@ -399,5 +411,30 @@ struct WayTable {
         let index = order.map { $0[low] } ?? low
         guard ids[index] == id else { return nil }
         return Array(refs[starts[index]..<starts[index + 1]])
+    }
+}
+
+/// A value made on a thread of its own, waited for where it is first needed.
+final class Background<Value: Sendable>: @unchecked Sendable {
+    // `result` is guarded by `condition`.
+    private let condition = NSCondition()
+    private var result: Result<Value, any Error>?
+
+    init(_ make: @escaping @Sendable () throws -> Value) {
+        let thread = Thread { [self] in
+            let made = Result { try make() }
+            condition.lock()
+            result = made
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.start()
+    }
+
+    func value() throws -> Value {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil { condition.wait() }
+        return try result!.get()
     }
 }

@@ -51,7 +51,7 @@ extension Array where Element == OSMTag {
 }
 
 /// The contents of one primitive block, in file order, with where the block starts in the file.
-public struct OSMBlock: Sendable {
+public struct OSMBlock: Sendable, Equatable {
     /// Byte offset of the block's header in the file (what errors name).
     public let offset: Int
     public var nodes: [OSMNode] = []

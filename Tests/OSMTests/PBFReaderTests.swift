@@ -130,6 +130,32 @@ import Testing
         }
     }
 
+    /// Decoding ahead on a thread of its own changes nothing: the same blocks in the same order, the same error at the
+    /// same blob of a file cut short, and a reader stopped early lets its thread go.
+    @Test(arguments: [1, 4])
+    func prefetchingGivesTheSameBlocks(depth: Int) throws {
+        var plain: [OSMBlock] = []
+        let reader = try PBFReader(path: Self.helsinki)
+        while let block = try reader.nextBlock() { plain.append(block) }
+        var prefetched: [OSMBlock] = []
+        let prefetching = PrefetchingBlockReader(try PBFReader(path: Self.helsinki), depth: depth)
+        while let block = try prefetching.nextBlock() { prefetched.append(block) }
+        #expect(prefetched == plain)
+        #expect(try prefetching.nextBlock() == nil, "the end stays the end")
+        #expect(prefetching.offset == prefetching.fileSize)
+
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.helsinki)))
+        let blob = Self.blobs(bytes)[2]
+        let path = scratch.file("cut-prefetch-\(depth).osm.pbf")
+        try Data(bytes[..<(blob.offset + blob.length / 2)]).write(to: URL(fileURLWithPath: path))
+        let cut = PrefetchingBlockReader(try PBFReader(path: path), depth: depth)
+        #expect(throws: PBFError.truncated(offset: blob.offset)) { while try cut.nextBlock() != nil {} }
+
+        let early = PrefetchingBlockReader(try PBFReader(path: Self.helsinki), depth: depth)
+        #expect(try early.nextBlock() != nil)
+        early.stop()
+    }
+
     @Test func corruptBlobsAreReportedWithTheirOffset() throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.helsinki)))
         let blob = Self.blobs(bytes)[2]

@@ -137,9 +137,7 @@ struct ImportCommand: ParsableCommand {
     /// one transaction. Answers the number of POIs.
     private func importOSM(_ file: String, into store: any StoreOfRecord) throws -> Int {
         let importer: OSMImporter
-        let loading = Date()
         do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), strict: strict) } catch { throw CLIError.failure("\(error)") }
-        let loaded = Date().timeIntervalSince(loading)
         let name = (file as NSString).lastPathComponent
         let bar = ProgressBar(label: "reading \(name)")
         let result: OSMImport
@@ -171,7 +169,7 @@ struct ImportCommand: ParsableCommand {
             "\(file): \(report.nodes) nodes, \(report.ways) ways, \(report.relations) relations read; imported \(report.pois) POIs (\(removed) removed), "
                 + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines; "
                 + "\(report.problemCount) problems, in \(String(format: "%.2f", report.seconds + written)) s "
-                + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s; gazetteer loaded in \(String(format: "%.2f", loaded)) s)"
+                + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s)"
         )
         return report.pois
     }

@@ -413,28 +413,3 @@ struct WayTable {
         return Array(refs[starts[index]..<starts[index + 1]])
     }
 }
-
-/// A value made on a thread of its own, waited for where it is first needed.
-final class Background<Value: Sendable>: @unchecked Sendable {
-    // `result` is guarded by `condition`.
-    private let condition = NSCondition()
-    private var result: Result<Value, any Error>?
-
-    init(_ make: @escaping @Sendable () throws -> Value) {
-        let thread = Thread { [self] in
-            let made = Result { try make() }
-            condition.lock()
-            result = made
-            condition.broadcast()
-            condition.unlock()
-        }
-        thread.start()
-    }
-
-    func value() throws -> Value {
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil { condition.wait() }
-        return try result!.get()
-    }
-}

@@ -182,8 +182,9 @@ public struct OSMImporter: Sendable {
             var out: [AreaGeometry.Point] = []
             out.reserveCapacity(refs.count)
             var missing: [Int64] = []
+            var hint = -1
             for ref in refs {
-                if let p = nodes.location(of: ref) { out.append(p) } else { missing.append(ref) }
+                if let p = nodes.location(of: ref, hint: &hint) { out.append(p) } else { missing.append(ref) }
             }
             if !missing.isEmpty {
                 let shown = missing.prefix(3).map(String.init).joined(separator: ", ")
@@ -222,7 +223,8 @@ public struct OSMImporter: Sendable {
                 let kind: StreetLine.Kind = interpolation == "odd" ? .odd : interpolation == "even" ? .even : .all
                 var numbers: [NumberedVertex] = []
                 var vertex = 0
-                for ref in way.refs where nodes.location(of: ref) != nil {
+                var hint = -1
+                for ref in way.refs where nodes.location(of: ref, hint: &hint) != nil {
                     if let n = nodeNumber(ref) { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
                     vertex += 1
                 }

@@ -52,14 +52,34 @@ public struct NodeLocationStore: Sendable {
     /// The location of node `id`, or nil when the file has no such node. Call `finish()` after the last append.
     /// - Complexity: O(log n).
     public func location(of id: Int64) -> (latitude: Double, longitude: Double)? {
+        var hint = -1
+        return location(of: id, hint: &hint)
+    }
+
+    /// The same, looking first just after `hint` (the slot the previous lookup found, -1 at first) and leaving there
+    /// the slot found: a way's nodes are mostly numbered one after another, so most lookups of a way cost one
+    /// comparison instead of a binary search over every node (23 cache misses at 5 M).
+    public func location(of id: Int64, hint: inout Int) -> (latitude: Double, longitude: Double)? {
         precondition(sorted, "NodeLocationStore.finish() must be called before lookups")
+        var slot = hint + 1
+        if !(slot >= 0 && slot < ids.count && ids[slot] == id) {
+            slot = ids.lowerBound(of: id)
+            guard slot < ids.count, ids[slot] == id else { return nil }
+        }
+        hint = slot
+        return (Double(coordinates[2 * slot]) / 1e7, Double(coordinates[2 * slot + 1]) / 1e7)
+    }
+}
+
+extension Array where Element == Int64 {
+    /// The first index whose element is not less than `value` in this ascending array.
+    fileprivate func lowerBound(of value: Int64) -> Int {
         var low = 0
-        var high = ids.count
+        var high = count
         while low < high {
             let mid = (low + high) >> 1
-            if ids[mid] < id { low = mid + 1 } else { high = mid }
+            if self[mid] < value { low = mid + 1 } else { high = mid }
         }
-        guard low < ids.count, ids[low] == id else { return nil }
-        return (Double(coordinates[2 * low]) / 1e7, Double(coordinates[2 * low + 1]) / 1e7)
+        return low
     }
 }

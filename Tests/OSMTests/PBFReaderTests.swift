@@ -189,6 +189,26 @@ import Testing
         #expect(throws: PBFError.self) { try PBFReader(path: notPBF) }
     }
 
+    /// Lookups that start from the previous one's slot find what a lookup from nothing finds: runs of consecutive ids,
+    /// jumps back and forth, ids that are missing.
+    @Test func nodeLookupsFromAHintFindTheSame() {
+        var random = testRandom("nodeLookupsFromAHintFindTheSame")
+        var store = NodeLocationStore()
+        var id: Int64 = 0
+        for _ in 0..<5_000 {
+            id += Int64(1 + random.next() % 3)
+            store.append(id: id, latitude: Double(id) / 1e4, longitude: 0)
+        }
+        store.finish()
+        var hint = -1
+        var ref: Int64 = 1
+        for _ in 0..<20_000 {
+            ref = random.next() % 4 == 0 ? Int64(random.next() % UInt64(id + 10)) : ref + 1
+            let found = store.location(of: ref, hint: &hint)
+            #expect(found?.latitude == store.location(of: ref)?.latitude, "node \(ref)")
+        }
+    }
+
     @Test func nodeLocationStoreSortsUnorderedInput() {
         var store = NodeLocationStore()
         let ids: [Int64] = [50, 3, 999_999_999_999, 7, 3]

@@ -62,24 +62,36 @@ extension CatalogStore {
         }
     }
 
-    /// Migration v5: the `address` table's rows (one a house) become blocks (`AddressBlock`), and the table goes.
+    /// Migration v5: the `address` table's rows (one a house) become blocks (`AddressBlock`), read a block at a time,
+    /// and the table goes.
     static func moveAddressesIntoBlocks(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE address_block (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL)")
-        let rows = try Row.fetchAll(db, sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid")
-        let houses = rows.map { row in
-            AddressPoint(
-                id: row[0],
-                street: row[1],
-                place: row[2],
-                housenumber: row[3],
-                unit: row[4],
-                postcode: row[5],
-                city: row[6],
-                latitude: row[7],
-                longitude: row[8]
-            )
+        let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
+        var block: [AddressPoint] = []
+        var seq = 0
+        func write() throws {
+            try insert.execute(arguments: [seq, block.count, Data(AddressBlock.encode(block))])
+            seq += 1
+            block.removeAll(keepingCapacity: true)
         }
-        try writeHouses(houses, db)
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid")
+        while let row = try rows.next() {
+            block.append(
+                AddressPoint(
+                    id: row[0],
+                    street: row[1],
+                    place: row[2],
+                    housenumber: row[3],
+                    unit: row[4],
+                    postcode: row[5],
+                    city: row[6],
+                    latitude: row[7],
+                    longitude: row[8]
+                )
+            )
+            if block.count == AddressBlock.size { try write() }
+        }
+        if !block.isEmpty { try write() }
         try db.execute(sql: "DROP TABLE address")
     }
 

@@ -69,7 +69,7 @@ import Testing
     /// Migration v5 turns an older database's house rows into blocks.
     @Test func olderHouseRowsMoveIntoBlocks() throws {
         var random = testRandom("olderHouseRowsMoveIntoBlocks")
-        let written = houses(1_000, &random)
+        let written = houses(AddressBlock.size + 1_000, &random)
         let queue = try DatabaseQueue(path: scratch.file("old.sqlite"))
         try queue.write { db in
             try db.execute(sql: CatalogStore.addressTablesSQL)
@@ -82,6 +82,7 @@ import Testing
             try CatalogStore.moveAddressesIntoBlocks(db)
             #expect(try db.tableExists("address") == false)
             #expect(try CatalogStore.houses(db) == written)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM address_block") == 2)
         }
     }
 }

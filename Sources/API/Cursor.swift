@@ -39,7 +39,7 @@ public enum PageCursor {
     }
 
     static func digest(_ query: NearbyQuery) -> String {
-        var hash = FNV1a()
+        var hash = Digest()
         hash.add("nearby")
         hash.add(query.origin.latitude)
         hash.add(query.origin.longitude)
@@ -51,7 +51,7 @@ public enum PageCursor {
     }
 
     static func digest(_ query: WithinQuery) -> String {
-        var hash = FNV1a()
+        var hash = Digest()
         hash.add("within")
         switch query.area {
         case .box(let box):
@@ -69,24 +69,20 @@ public enum PageCursor {
         return hash.hex
     }
 
-    /// 64-bit FNV-1a, with a separator after each field so that ("ab", "c") and ("a", "bc") differ.
-    private struct FNV1a {
-        private var state: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// FNV-1a over the fields, with a separator after each so that ("ab", "c") and ("a", "bc") differ.
+    private struct Digest {
+        private var hash = FNV1a()
 
         mutating func add<Bytes: Sequence<UInt8>>(bytes: Bytes) {
-            for byte in bytes {
-                state ^= UInt64(byte)
-                state = state &* 0x0000_0100_0000_01b3
-            }
-            state ^= 0xff
-            state = state &* 0x0000_0100_0000_01b3
+            hash.combine(bytes)
+            hash.combine(0xff)
         }
 
         mutating func add(_ text: String) { add(bytes: text.utf8) }
         mutating func add(_ value: Double) { withUnsafeBytes(of: value.bitPattern.littleEndian) { add(bytes: $0) } }
 
         var hex: String {
-            let text = String(state, radix: 16)
+            let text = String(hash.value, radix: 16)
             return String(repeating: "0", count: 16 - text.count) + text
         }
     }

@@ -137,12 +137,7 @@ public struct GeocoderAdapters: Sendable {
         if id.hasPrefix("osm-n"), let n = Int(id.dropFirst(5)) { return n }
         if id.hasPrefix("geonames:"), let n = Int(id.dropFirst(9)) { return n }
         if id.hasPrefix("adcode:"), let n = Int(id.dropFirst(7)) { return n }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        return Int(hash & 0x1F_FFFF_FFFF_FFFF)  // within 2^53, exact in every JSON parser
+        return Int(FNV1a.hash(id) & 0x1F_FFFF_FFFF_FFFF)  // within 2^53, exact in every JSON parser
     }
 
     /// A POI's "Street 13 A" as road "Street" and house number "13 A" (the number: from the first word that starts

@@ -202,10 +202,10 @@ extension AddressIndex {
         // One typo: a name and the query one edit apart share a one-deletion variant (or one is the other's).
         let typed = Array(name.unicodeScalars)
         guard typed.count >= 5 else { return [] }
-        var names = Set(self.names(deletingTo: Self.hash(name)).map { self.names[Int($0)] })
+        var names = Set(self.names(deletingTo: FNV1a.hash(name)).map { self.names[Int($0)] })
         for variant in Self.oneDeletions(name) {
             if aliases[variant] != nil { names.insert(variant) }
-            for n in self.names(deletingTo: Self.hash(variant)) { names.insert(self.names[Int(n)]) }
+            for n in self.names(deletingTo: FNV1a.hash(variant)) { names.insert(self.names[Int(n)]) }
         }
         var out: [(Int32, Double)] = []
         for candidate in names.sorted() where EditDistance.within(typed, Array(candidate.unicodeScalars), limit: 1) != nil {

@@ -36,12 +36,15 @@ public final class AddressIndex: Sendable {
     let streetOfAddress: [Int32]
     let streetOfLine: [Int32]
 
+    /// The bits of an entry of `deletions` that hold the variant's hash; the others hold the name's number.
+    static let variantBits: UInt64 = 0xFFFF_FFFF_0000_0000
+
     /// The names one of whose one-deletion variants has this hash.
     func names(deletingTo hash: UInt64) -> [Int32] {
-        let key = hash & 0xFFFF_FFFF_0000_0000
+        let key = hash & Self.variantBits
         var i = deletions.lowerBound(of: key)
         var found: [Int32] = []
-        while i < deletions.count && deletions[i] & 0xFFFF_FFFF_0000_0000 == key {
+        while i < deletions.count && deletions[i] & Self.variantBits == key {
             found.append(Int32(truncatingIfNeeded: deletions[i]))
             i += 1
         }
@@ -206,7 +209,7 @@ public final class AddressIndex: Sendable {
         var deletions: [UInt64] = []
         for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty {
             aliases[name] = streetsOfName[n]
-            Self.forEachOneDeletion(of: name) { deletions.append($0 & 0xFFFF_FFFF_0000_0000 | UInt64(n)) }
+            Self.forEachOneDeletion(of: name) { deletions.append($0 & Self.variantBits | UInt64(n)) }
         }
         deletions.sort()
         self.streets = streets
@@ -297,7 +300,7 @@ public final class AddressIndex: Sendable {
     }
 
     /// Calls `body` with the hash of every string made by deleting one character (Unicode scalar) of `word`, without
-    /// making the strings: the UTF-8 bytes before and after the character, hashed as `hash(_:)` hashes a string.
+    /// making the strings: the UTF-8 bytes before and after the character, hashed as `FNV1a.hash` hashes a string.
     static func forEachOneDeletion(of word: String, _ body: (UInt64) -> Void) {
         var word = word
         word.withUTF8 { bytes in
@@ -310,23 +313,12 @@ public final class AddressIndex: Sendable {
             while start < bytes.count {
                 var end = start + 1
                 while end < bytes.count && !isFirstByte(end) { end += 1 }
-                var hash = fnvOffset
-                for i in 0..<start { hash = (hash ^ UInt64(bytes[i])) &* fnvPrime }
-                for i in end..<bytes.count { hash = (hash ^ UInt64(bytes[i])) &* fnvPrime }
-                body(hash)
+                var hash = FNV1a()
+                hash.combine(bytes[..<start])
+                hash.combine(bytes[end...])
+                body(hash.value)
                 start = end
             }
         }
     }
-
-    /// FNV-1a over a string's UTF-8 bytes: stable, and the same as `forEachOneDeletion` gives for the strings it
-    /// does not make.
-    static func hash(_ text: String) -> UInt64 {
-        var hash = fnvOffset
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* fnvPrime }
-        return hash
-    }
-
-    static let fnvOffset: UInt64 = 0xcbf2_9ce4_8422_2325
-    static let fnvPrime: UInt64 = 0x100_0000_01b3
 }

@@ -1,3 +1,4 @@
+import GeoCore
 import SnapshotFile
 
 /// Record numbers by id: an open-addressing hash table (linear probing, deletion by backward shift) that stores
@@ -138,10 +139,7 @@ struct IDTable: Sendable {
 
     /// A hash that is the same in every process: FNV-1a over the UTF-8 bytes, then SplitMix64's finalizer.
     static func hash(_ id: String) -> UInt32 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
-            h = (h ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
+        var h = FNV1a.hash(id)
         h = (h ^ (h >> 30)) &* 0xbf58_476d_1ce4_e5b9
         h = (h ^ (h >> 27)) &* 0x94d0_49bb_1331_11eb
         h ^= h >> 31

@@ -52,13 +52,12 @@ extension CatalogStore {
         return houses
     }
 
-    /// Replaces every house with these, in blocks of `AddressBlock.size`.
+    /// Replaces every house with these.
     static func writeHouses(_ houses: [AddressPoint], _ db: Database) throws {
         try db.execute(sql: "DELETE FROM address_block")
-        let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
-        for (seq, start) in stride(from: 0, to: houses.count, by: AddressBlock.size).enumerated() {
-            let block = houses[start..<min(start + AddressBlock.size, houses.count)]
-            try insert.execute(arguments: [seq, block.count, Data(AddressBlock.encode(block))])
+        var writer = try HouseBlockWriter(db)
+        for start in stride(from: 0, to: houses.count, by: AddressBlock.size) {
+            try writer.write(houses[start..<min(start + AddressBlock.size, houses.count)])
         }
     }
 
@@ -66,17 +65,10 @@ extension CatalogStore {
     /// and the table goes.
     static func moveAddressesIntoBlocks(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE address_block (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL)")
-        let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
-        var block: [AddressPoint] = []
-        var seq = 0
-        func write() throws {
-            try insert.execute(arguments: [seq, block.count, Data(AddressBlock.encode(block))])
-            seq += 1
-            block.removeAll(keepingCapacity: true)
-        }
+        var writer = try HouseBlockWriter(db)
         let rows = try Row.fetchCursor(db, sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid")
         while let row = try rows.next() {
-            block.append(
+            try writer.append(
                 AddressPoint(
                     id: row[0],
                     street: row[1],
@@ -89,9 +81,8 @@ extension CatalogStore {
                     longitude: row[8]
                 )
             )
-            if block.count == AddressBlock.size { try write() }
         }
-        if !block.isEmpty { try write() }
+        try writer.finish()
         try db.execute(sql: "DROP TABLE address")
     }
 
@@ -175,5 +166,36 @@ extension CatalogStore {
             i += 8
         }
         return out
+    }
+}
+
+/// Writes houses into an empty `address_block` table, in order: whole blocks given at once, or houses appended one
+/// by one, `AddressBlock.size` to a block.
+struct HouseBlockWriter {
+    private let insert: Statement
+    private var block: [AddressPoint] = []
+    private var seq = 0
+
+    init(_ db: Database) throws {
+        insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
+        block.reserveCapacity(AddressBlock.size)
+    }
+
+    /// Adds a house to the block being filled, written when full.
+    mutating func append(_ house: AddressPoint) throws {
+        block.append(house)
+        if block.count == AddressBlock.size {
+            try write(block)
+            block.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Writes the last, partly filled block.
+    mutating func finish() throws { if !block.isEmpty { try write(block) } }
+
+    /// Writes these houses (at most `AddressBlock.size`) as the next block.
+    mutating func write(_ houses: some Collection<AddressPoint>) throws {
+        try insert.execute(arguments: [seq, houses.count, Data(AddressBlock.encode(houses))])
+        seq += 1
     }
 }

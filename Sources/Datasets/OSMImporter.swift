@@ -16,7 +16,8 @@ import OSM
 ///   their ends.
 ///
 /// One pass over the file: node locations go into a `NodeLocationStore` (16 bytes a node) and way node lists into a
-/// flat table, which is what memory grows with; blocks are read one at a time. An object that refers to a node or
+/// flat table, which is what memory grows with; blocks are read and decoded a few ahead on a second thread
+/// (`PrefetchingBlockReader`). An object that refers to a node or
 /// way the file lacks is reported with its id and imported from what is there (a clipped extract); under `strict`
 /// the first such problem stops the import before anything is written.
 public struct OSMImporter: Sendable {

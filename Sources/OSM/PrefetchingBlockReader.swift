@@ -2,7 +2,8 @@ import Foundation
 
 /// Reads and decodes a file's blocks on a thread of its own, at most `depth` blocks ahead of the caller, so that
 /// reading, decompressing and decoding (a fifth of an import) overlap what the caller does with each block. Blocks,
-/// the end and any error come out in file order; memory is bounded by `depth` decoded blocks.
+/// the end and any error come out in file order; memory is bounded by `depth` decoded blocks. A caller that stops
+/// before the end calls `stop()`, which lets the thread go (it holds the reader until then).
 public final class PrefetchingBlockReader: @unchecked Sendable {
     // All state below is guarded by `condition`; the reader itself is used only by the prefetching thread.
     private let condition = NSCondition()
@@ -22,8 +23,6 @@ public final class PrefetchingBlockReader: @unchecked Sendable {
         thread.name = "pbf-prefetch"
         thread.start()
     }
-
-    deinit { stop() }
 
     private func prefetch(_ reader: PBFReader) {
         while true {

@@ -8,8 +8,8 @@ import TextIndex
 /// change sequence) and is used only when both match the store at start-up.
 extension EngineState {
     /// Bumped whenever the layout of any structure below changes (3: text-index block bounds every 64 postings;
-    /// 4: pin owners).
-    static let snapshotFormat: UInt32 = 4
+    /// 4: pin owners; 5: records in Hilbert order, text-index positions and block boxes).
+    static let snapshotFormat: UInt32 = 5
 
     /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
     @discardableResult
@@ -64,7 +64,6 @@ extension EngineState {
         let count = try file.readInt()
         state.records = try RecordStore(snapshot: file)
         state.meta = try file.readFlat()
-        state.latitudes = state.meta.map { Float($0.latitude) }
         state.categoryNames = try file.readStrings()
         // Served from the mapping; its entries' numbers are checked against the records at each lookup.
         guard let poiIDs = IDTable(slots: try file.readFlat(), count: try file.readInt()) else {

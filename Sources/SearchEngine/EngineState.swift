@@ -1,23 +1,23 @@
 import Catalog
 import Dispatch
 import Foundation
+import GeoCore
 import SnapshotFile
 import SpatialIndex
 import TextIndex
 
 /// Everything the engine keeps in memory, replaced or mutated only under the engine's write lock.
 ///
-/// Records are numbered in load/creation order and numbers are never reused, so a cursor that names a record
-/// number stays meaningful. Each kind has its own spatial index (so per-kind clusters come straight from the
+/// A bulk load numbers records in Hilbert-curve order of their positions (`Loader.finish`), so that the records of a
+/// posting-list block lie close together and keyword search with an origin can bound a whole block's distance;
+/// records created later take the next numbers. Numbers are never reused, so a cursor that names a record number
+/// stays meaningful. Each kind has its own spatial index (so per-kind clusters come straight from the
 /// geohash grid); one inverted index covers both kinds.
 struct EngineState {
     var records = RecordStore()
     /// What filters and ranking need of each record, flat and small, so scanning thousands of candidates does not
     /// copy whole records.
     var meta = FlatArray<RecordMeta>()
-    /// Each record's latitude as a Float (`meta`'s, 6 times smaller): keyword search with an origin bounds a posting's
-    /// distance decay from it first, and reads far fewer cache lines than through `meta` (perf: 55 % of such a query).
-    var latitudes: [Float] = []
     /// Interned categories (`RecordMeta.category` indexes this).
     var categoryNames: [String] = []
     var categoryCodes: [String: UInt16] = [:]
@@ -37,14 +37,11 @@ struct EngineState {
 
     mutating func setMeta(_ number: UInt32, _ record: Hit.Record?) {
         while meta.count <= Int(number) { meta.append(RecordMeta()) }
-        while latitudes.count <= Int(number) { latitudes.append(0) }
         guard let record else {
             meta[Int(number)] = RecordMeta()
-            latitudes[Int(number)] = 0
             return
         }
         let p = EngineState.position(record)
-        latitudes[Int(number)] = Float(p.latitude)
         var code = UInt16.max
         var nameLength: UInt16 = 0
         if case .poi(let poi) = record {
@@ -110,6 +107,12 @@ struct EngineState {
         }
     }
 
+    /// The record's position as the text index keeps it, for its blocks' boxes.
+    static func textPosition(_ record: Hit.Record) -> InvertedIndex.Position {
+        let p = position(record)
+        return InvertedIndex.Position(latitude: Float(p.latitude), longitude: Float(p.longitude))
+    }
+
     static func category(_ record: Hit.Record) -> String? {
         if case .poi(let poi) = record { return poi.category }
         return nil
@@ -150,12 +153,13 @@ struct EngineState {
                 // A later record of the same id takes the id.
                 state.poiIDs.assign(poi.id, number: number) { state.records.poi($0, hasID: poi.id) }
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
-                state.text.add(document: number, analyzed: analyzed[offset])
+                state.text.add(document: number, analyzed: analyzed[offset], at: EngineState.textPosition(.poi(poi)))
                 state.categoryMembers[poi.category, default: []].append(number)
             }
         }
 
         consuming func finish(pins: [PinRecord]) -> EngineState {
+            renumberInHilbertOrder()
             var pinPoints: [IndexedPoint] = []
             for pin in pins {
                 let number = UInt32(state.records.count)
@@ -163,12 +167,33 @@ struct EngineState {
                 state.setMeta(number, .pin(pin))
                 state.pinNumbers[pin.id] = number
                 pinPoints.append(IndexedPoint(id: number, latitude: pin.lat, longitude: pin.lon))
-                state.text.add(document: number, fields: EngineState.fields(.pin(pin)), marked: true)
+                state.text.add(document: number, fields: EngineState.fields(.pin(pin)), marked: true, at: EngineState.textPosition(.pin(pin)))
             }
             state.text.finishBulkLoad()
             state.poiSpatial = SpatialIndex(bulkLoading: poiPoints)
             state.pinSpatial = SpatialIndex(bulkLoading: pinPoints)
             return state
+        }
+
+        /// Numbers the POIs loaded so far (numbered as they came) in Hilbert-curve order of their positions, ties in
+        /// the order they came: posting lists, category members and the id table follow.
+        private mutating func renumberInHilbertOrder() {
+            let count = state.records.count
+            guard count > 1 else { return }
+            let keys = (0..<count).map { HilbertCurve.index(latitude: state.meta[$0].latitude, longitude: state.meta[$0].longitude) }
+            let order = (0..<count).sorted { (keys[$0], $0) < (keys[$1], $1) }
+            var numbers = [UInt32](repeating: 0, count: count)
+            for (new, old) in order.enumerated() { numbers[old] = UInt32(new) }
+            state.records.reorder(order)
+            var meta = state.meta
+            for (new, old) in order.enumerated() { meta[new] = state.meta[old] }
+            state.meta = meta
+            state.poiIDs.renumber(numbers)
+            state.text.renumber(numbers)
+            for key in Array(state.categoryMembers.keys) {
+                state.categoryMembers[key] = state.categoryMembers[key]!.map { numbers[Int($0)] }.sorted()
+            }
+            poiPoints = poiPoints.map { IndexedPoint(id: numbers[Int($0.id)], latitude: $0.latitude, longitude: $0.longitude) }
         }
     }
 
@@ -215,7 +240,7 @@ struct EngineState {
             pinSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
         }
         // Pins are marked, so that a keyword query tells a posting's kind without reading the record's facts.
-        text.add(document: number, fields: EngineState.fields(record), marked: kind == .pin)
+        text.add(document: number, fields: EngineState.fields(record), marked: kind == .pin, at: EngineState.textPosition(record))
         if let category = EngineState.category(record) { categoryMembers[category, default: []].insertSorted(number) }
         return number
     }

@@ -55,6 +55,17 @@ struct IDTable: Sendable {
         }
     }
 
+    /// Numbers the records anew: record `r` below `numbers.count` becomes `numbers[r]`. Hashes, and so slots, stay.
+    mutating func renumber(_ numbers: [UInt32]) {
+        slots.withUnsafeMutableBufferPointer { table in
+            for i in table.indices where table[i] != 0 {
+                let number = IDTable.number(table[i])
+                guard Int(number) < numbers.count else { continue }
+                table[i] = table[i] & 0xFFFF_FFFF_0000_0000 | UInt64(numbers[Int(number)] + 1)
+            }
+        }
+    }
+
     /// Removes `id`; answers its record number.
     @discardableResult
     mutating func remove(_ id: String, isRecord: (UInt32) -> Bool) -> UInt32? {

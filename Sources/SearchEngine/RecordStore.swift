@@ -41,6 +41,16 @@ struct RecordStore: Sendable {
 
     mutating func reserveCapacity(_ capacity: Int) { slots.reserveCapacity(capacity) }
 
+    /// Numbers the first `order.count` records anew: record `order[i]` becomes record `i` (`order` a permutation of
+    /// `0..<order.count`). Only slots move; the bytes stay where they are.
+    mutating func reorder(_ order: [Int]) {
+        var moved = slots
+        for (new, old) in order.enumerated() { moved[new] = slots[old] }
+        let numbers = order.enumerated().reduce(into: [UInt32: UInt32]()) { $0[UInt32($1.element)] = UInt32($1.offset) }
+        pins = Dictionary(uniqueKeysWithValues: pins.map { (numbers[$0.key] ?? $0.key, $0.value) })
+        slots = moved
+    }
+
     mutating func append(_ record: Hit.Record?) {
         slots.append(Slot())
         self[slots.count - 1] = record

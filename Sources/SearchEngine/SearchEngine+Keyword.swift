@@ -83,6 +83,8 @@ struct KeywordRanker {
     let queryTokens: Int
     /// Neither a category nor a box filters the records (read once: the hot loops test it per posting).
     let unfiltered: Bool
+    /// With an origin, the least distance to a block's box.
+    let distanceFloor: DistanceFloor?
 
     init(engine: SearchEngine, state: EngineState, matcher: TextMatcher, query: SearchQuery) {
         self.engine = engine
@@ -92,6 +94,7 @@ struct KeywordRanker {
         averageLength = state.text.averageLength
         queryTokens = Tokenizer.tokens(matcher.normalizedQuery).count
         unfiltered = query.categories.isEmpty && query.bbox == nil
+        distanceFloor = query.origin.map { DistanceFloor(from: $0) }
     }
 
     /// Whether the record of a posting passes the query's filters: without a category or box, the posting's mark
@@ -132,10 +135,37 @@ struct KeywordRanker {
     @inline(__always)
     func decayBound(_ doc: UInt32) -> Double {
         guard let origin = query.origin else { return 1 }
-        // The Float latitude is within 1.1e-5° of the record's: the margin keeps the bound above the decay.
-        let degrees = max(0, abs(Double(s.latitudes[Int(doc)]) - origin.latitude) - 2e-5)
+        // The text index's Float latitude is within 1.1e-5° of the record's: the margin keeps the bound above the decay.
+        let degrees = max(0, abs(Double(s.text.position(of: doc).latitude) - origin.latitude) - 2e-5)
         let metres = degrees * (.pi / 180) * GreatCircle.earthRadius
         return RankBucket.decay(metres: metres) * (1 + 1e-9)
+    }
+
+    /// With an origin, at most the distance decay of any record of a block: from the least distance to its box
+    /// (widened by the Float positions' rounding). Records are numbered along a Hilbert curve, so a block's box is
+    /// small and most of a common word's blocks are far: their bound refuses them whole.
+    @inline(__always)
+    func blockDecay(_ box: InvertedIndex.BlockBox) -> Double {
+        guard let distanceFloor else { return 1 }
+        let margin = 2e-5
+        let metres = distanceFloor.metres(
+            south: Double(box.south) - margin,
+            north: Double(box.north) + margin,
+            west: Double(box.west) - margin,
+            east: Double(box.east) + margin
+        )
+        return RankBucket.decay(metres: metres) * (1 + 1e-9)
+    }
+
+    /// The order to read blocks in: by record number without an origin; with one, by `key(block)` (the most a block
+    /// can score, its distance decay included) from the highest, so that the page fills with near records first
+    /// and far blocks are refused by their bound. Blocks `include` refuses are left out.
+    func blockOrder(count: Int, include: (Int) -> Bool = { _ in true }, key: (Int) -> Double) -> [(block: Int, key: Double)] {
+        var order: [(block: Int, key: Double)] = []
+        order.reserveCapacity(count)
+        for b in 0..<count where include(b) { order.append((b, key(b))) }
+        if query.origin != nil { order.sort { $0.key != $1.key ? $0.key > $1.key : $0.block < $1.block } }
+        return order
     }
 
     /// The most a posting of a block can score: BM25 of its largest frequency and smallest length, per field kind
@@ -240,18 +270,22 @@ struct KeywordRanker {
             let list = s.text.postings(of: term)
             let idf = s.text.idf(documentFrequency: list.count) * weight
             let bounds = s.text.blockBounds(of: term)
+            let boxes = s.text.blockBoxes(of: term)
             list.withUnsafeBufferPointer { postings in
                 if bounds.isEmpty {
                     scan(postings[...], inName: inName, idf: idf, bucket: bucket, into: &heap)
                     return
                 }
-                for (b, bound) in bounds.enumerated() {
+                let order = blockOrder(count: bounds.count, include: { (inName ? bounds[$0].nameFrequency : bounds[$0].otherFrequency) > 0 }) { b in
+                    let bound = bounds[b]
                     let frequency = inName ? bound.nameFrequency : bound.otherFrequency
-                    guard frequency > 0 else { continue }
                     let length = inName ? bound.nameLength : bound.otherLength
                     // The same arithmetic as a posting's score, on the block's extremes: a posting with those values
                     // scores exactly the bound, and any other lower by far more than rounding.
                     let limit = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: averageLength, idf: idf)
+                    return query.origin == nil ? limit : limit * blockDecay(boxes[b])
+                }
+                for (b, limit) in order {
                     let start = b * InvertedIndex.blockSize
                     guard heap.admits(bucket: bucket, scoreBound: limit, firstDoc: postings[start].doc) else { continue }
                     scan(
@@ -430,8 +464,10 @@ struct KeywordRanker {
                     nameMost = max(nameMost ?? 0, idfs[l] * (InvertedIndex.k1 + 1))
                     inName = true
                 } else {
-                    var b = blockPositions[l]
-                    while b < bounds.count && list[min(list.count, (b + 1) * size) - 1].doc < first { b += 1 }
+                    // The first block whose last record is at least `first` (galloping: after a rewind it may be far).
+                    var b = KeywordRanker.gallop(count: bounds.count, from: blockPositions[l], to: first) {
+                        list[min(list.count, ($0 + 1) * size) - 1].doc
+                    }
                     blockPositions[l] = b
                     var overlaps = false
                     while b < bounds.count && list[b * size].doc <= last {
@@ -652,6 +688,8 @@ struct KeywordRanker {
         }
 
         let source = cursors[driving]
+        // The best bucket any record can reach in this pass (with an origin, attributes are weights, not buckets).
+        let best = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
         if !labels && source.lists.count == 1 {
             let list = source.lists[0]
             if cursors.indices.contains(where: { $0 != driving && cursors[$0].lists.count > 4 }) {
@@ -668,11 +706,26 @@ struct KeywordRanker {
             // Block-max: a block of the driving list is read only if the best bucket its records can reach and the
             // sum of every word's bound over them could still enter the page. The bucket is bounded word by word from
             // the blocks' contents (a word with no name posting among them matches there in other fields at best).
-            let weighted = query.origin != nil
+            // With an origin, blocks are read nearest (best bound) first; a block before the last one read sends
+            // the other words' cursors back to the start, from where they gallop.
             let size = InvertedIndex.blockSize
-            for b in bounds.indices {
+            let boxes = s.text.blockBoxes(of: source.terms[0])
+            let others = remaining[1]
+            let order = blockOrder(count: bounds.count) { b in
+                blockDecay(boxes[b]) * (max(bound(bounds[b], idf: source.idfs[0]), source.labelScore) * (1 + 1e-9) + others)
+            }
+            var lastRead = -1
+            for (b, key) in order {
                 let start = b * size
                 let end = min(list.count, start + size)
+                let decay = weighted ? blockDecay(boxes[b]) : 1
+                if weighted {
+                    guard heap.admits(bucket: best, scoreBound: key, firstDoc: list[start].doc) else { continue }
+                    if b < lastRead {
+                        for g in cursors.indices { cursors[g].rewind() }
+                    }
+                    lastRead = b
+                }
                 if heap.isFull {
                     let first = list[start].doc
                     let last = list[end - 1].doc
@@ -693,6 +746,7 @@ struct KeywordRanker {
                         }
                         stretch.add(w)
                     }
+                    stretch.score *= decay
                     guard someMatch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
                 }
                 // Once only records with every word in the name (or only whole-name ones) can enter, the driving
@@ -720,11 +774,30 @@ struct KeywordRanker {
             // A stretch where a tabled word that no label can satisfy matches no record is skipped whole.
             let required = tabled.filter { !labels || cursors[$0].labelled.isEmpty }
             let size = InvertedIndex.blockSize
-            for start in stride(from: 0, to: docs.count, by: size) {
+            // With an origin, stretches are read nearest first, as blocks are above; their boxes are made here.
+            let stretchCount = (docs.count + size - 1) / size
+            var decays: [Double] = []
+            if weighted {
+                decays = (0..<stretchCount).map { k in
+                    var box = InvertedIndex.BlockBox()
+                    for i in (k * size)..<min(docs.count, (k + 1) * size) { box.include(s.text.position(of: docs[i])) }
+                    return blockDecay(box)
+                }
+            }
+            let order = blockOrder(count: stretchCount) { weighted ? decays[$0] * remaining[0] : 0 }
+            var lastRead = -1
+            for (k, key) in order {
+                let start = k * size
                 let end = min(docs.count, start + size)
+                if weighted {
+                    guard heap.admits(bucket: best, scoreBound: key, firstDoc: docs[start]) else { continue }
+                }
                 if required.contains(where: { g in !(start..<end).contains { tables[g]![$0] != nil } }) { continue }
-                // (With an origin the distance decay is not in these bounds and they seldom refuse a stretch: not tried.)
-                if heap.isFull && !labels && query.origin == nil {
+                if k < lastRead {
+                    for g in cursors.indices { cursors[g].rewind() }
+                }
+                lastRead = k
+                if heap.isFull && !labels {
                     // Block-max over a stretch of the driving word's records, as above, every word bounded alike.
                     let (first, last) = (docs[start], docs[end - 1])
                     var stretch: WordBound?
@@ -735,6 +808,7 @@ struct KeywordRanker {
                         }
                         if stretch == nil { stretch = w } else { stretch!.add(w) }
                     }
+                    if weighted { stretch?.score *= decays[k] }
                     guard let stretch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
                 }
                 for i in start..<end { visit(docs[i], at: i) }

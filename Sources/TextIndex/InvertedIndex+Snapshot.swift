@@ -3,7 +3,8 @@ import SnapshotFile
 extension InvertedIndex {
     /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
     /// is rebuilt, not read.
-    public static let snapshotVersion: UInt64 = 3
+    /// (4: documents' positions and blocks' boxes.)
+    public static let snapshotVersion: UInt64 = 4
 
     /// Writes the index as it is (dictionary, postings with their block bounds, sorted keys), for
     /// `init(snapshot:)` to restore without analyzing any text.
@@ -14,6 +15,8 @@ extension InvertedIndex {
         snapshot.mark()
         try snapshot.write(nested: postings)
         try snapshot.write(nested: bounds)
+        try snapshot.write(nested: boxes)
+        try snapshot.write(positions)
         let wholeNameTerms = wholeNames.keys.sorted()
         try snapshot.write(wholeNameTerms)
         try snapshot.write(nested: wholeNameTerms.map { wholeNames[$0]! })
@@ -34,6 +37,8 @@ extension InvertedIndex {
         terms = try snapshot.readStrings()
         postings = try snapshot.readNestedFlat()
         bounds = try snapshot.readNestedFlat()
+        boxes = try snapshot.readNestedFlat()
+        positions = try snapshot.readFlat()
         let wholeNameTerms: [Int32] = try snapshot.read()
         let wholeNameLists: [[UInt32]] = try snapshot.readNested()
         totalLength = try snapshot.readInt()
@@ -42,7 +47,8 @@ extension InvertedIndex {
         let keyStorage: FlatArray<UInt32> = try snapshot.readFlat()
         let keyOffsets: FlatArray<Int32> = try snapshot.readFlat()
         unsortedTerms = try snapshot.read()
-        guard postings.count == terms.count, bounds.count == terms.count, wholeNameTerms.count == wholeNameLists.count,
+        guard postings.count == terms.count, bounds.count == terms.count, boxes.count == terms.count,
+            zip(bounds, boxes).allSatisfy({ $0.count == $1.count }), wholeNameTerms.count == wholeNameLists.count,
             sortedTerms.count + unsortedTerms.count == terms.count, keyOffsets.count == sortedTerms.count + 1,
             keyOffsets.last.map({ Int($0) == keyStorage.count }) ?? false,
             (sortedTerms + unsortedTerms + wholeNameTerms).allSatisfy({ $0 >= 0 && Int($0) < terms.count })

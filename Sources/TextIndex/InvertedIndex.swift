@@ -15,9 +15,15 @@ import SnapshotFile
 /// field norms; BM25 uses the norm's length), how many tokens its first name field has (capped at 15), and one bit
 /// the caller sets per document (the engine marks pins).
 ///
+/// Documents may have a position (latitude and longitude, as Floats): each block then also has the box around its
+/// documents' positions, so that a query ranked by distance bounds a block's distance without reading a posting
+/// (block-max for the distance decay). The caller numbers documents in space-filling-curve order (`renumber`), so
+/// that a block's documents lie close together and its box is small.
+///
 /// Invariants (`checkInvariants()`): each posting list is sorted by document and holds a document at most once; a
-/// list longer than `blockSize` has one bound per block of `blockSize` postings, and each bound is at least the
-/// largest frequency and at most the smallest document length of its block's postings of each field kind.
+/// list longer than `blockSize` has one bound and one box per block of `blockSize` postings; each bound is at least
+/// the largest frequency and at most the smallest document length of its block's postings of each field kind, and
+/// each box holds the positions of its block's documents (the whole world when one has none).
 public struct InvertedIndex: Sendable {
     public struct Posting: Sendable, Equatable, BitwiseCopyable {
         public let doc: UInt32
@@ -83,6 +89,53 @@ public struct InvertedIndex: Sendable {
         public var otherLength: UInt16 = .max
     }
 
+    /// Where a document lies, in degrees (NaN: unknown).
+    public struct Position: Sendable, Equatable, BitwiseCopyable {
+        public var latitude: Float
+        public var longitude: Float
+
+        public init(latitude: Float, longitude: Float) {
+            self.latitude = latitude
+            self.longitude = longitude
+        }
+
+        public static let unknown = Position(latitude: .nan, longitude: .nan)
+    }
+
+    /// The box around the positions of a block's documents (empty: south > north).
+    public struct BlockBox: Sendable, Equatable, BitwiseCopyable {
+        public var south: Float = .infinity
+        public var north: Float = -.infinity
+        public var west: Float = .infinity
+        public var east: Float = -.infinity
+
+        public static let world = BlockBox(south: -90, north: 90, west: -180, east: 180)
+
+        /// An empty box, which `include` grows.
+        public init() {}
+
+        init(south: Float, north: Float, west: Float, east: Float) {
+            (self.south, self.north, self.west, self.east) = (south, north, west, east)
+        }
+
+        public mutating func include(_ position: Position) {
+            guard !position.latitude.isNaN, !position.longitude.isNaN else {
+                self = .world
+                return
+            }
+            south = min(south, position.latitude)
+            north = max(north, position.latitude)
+            west = min(west, position.longitude)
+            east = max(east, position.longitude)
+        }
+
+        /// Whether the box holds the position (any position, when the box is the world).
+        public func contains(_ position: Position) -> Bool {
+            if self == .world { return true }
+            return position.latitude >= south && position.latitude <= north && position.longitude >= west && position.longitude <= east
+        }
+    }
+
     /// One way a query word can match: a dictionary term, and how far it is from the word as typed.
     public struct Expansion: Sendable, Equatable {
         public enum Kind: UInt8, Sendable {
@@ -116,6 +169,10 @@ public struct InvertedIndex: Sendable {
     /// Per term; served from the snapshot's mapping after a restart (`FlatArray`), a list copied by its first write.
     var postings: [FlatArray<Posting>] = []
     var bounds: [FlatArray<BlockBound>] = []
+    /// Per term, one box per block (as `bounds`).
+    var boxes: [FlatArray<BlockBox>] = []
+    /// Per document, its position (`Position.unknown` when none was given).
+    @usableFromInline var positions = FlatArray<Position>()
     /// Per term, the documents whose whole name normalizes to that term (sorted), for the exactness rule.
     var wholeNames: [Int32: [UInt32]] = [:]
     @usableFromInline var totalLength = 0
@@ -162,18 +219,20 @@ public struct InvertedIndex: Sendable {
         return Analyzed(terms: frequencies, length: length, wholeNames: wholeNames, nameTokens: nameTokens ?? 0)
     }
 
-    /// Adds a document's fields, `marked` or not (`Posting.isMarked`). A document already present must be removed
-    /// first.
-    public mutating func add(document: UInt32, fields: [Field], marked: Bool = false) {
-        insert(document: document, InvertedIndex.terms(of: fields), marked: marked)
+    /// Adds a document's fields, `marked` or not (`Posting.isMarked`), at a position if it has one. A document
+    /// already present must be removed first.
+    public mutating func add(document: UInt32, fields: [Field], marked: Bool = false, at position: Position = .unknown) {
+        insert(document: document, InvertedIndex.terms(of: fields), marked: marked, at: position)
     }
 
     /// Adds a document already analyzed by `terms(of:)` (bulk loads analyze on several threads, then add in order).
-    public mutating func add(document: UInt32, analyzed: Analyzed, marked: Bool = false) {
-        insert(document: document, analyzed, marked: marked)
+    public mutating func add(document: UInt32, analyzed: Analyzed, marked: Bool = false, at position: Position = .unknown) {
+        insert(document: document, analyzed, marked: marked, at: position)
     }
 
-    private mutating func insert(document: UInt32, _ analyzed: Analyzed, marked: Bool) {
+    private mutating func insert(document: UInt32, _ analyzed: Analyzed, marked: Bool, at position: Position) {
+        while positions.count <= Int(document) { positions.append(.unknown) }
+        positions[Int(document)] = position
         let length = min(analyzed.length, Int(UInt16.max))
         let norm = InvertedIndex.norm(length: length)
         totalLength += length
@@ -245,6 +304,7 @@ public struct InvertedIndex: Sendable {
         terms.append(text)
         postings.append([])
         bounds.append([])
+        boxes.append([])
         unsortedTerms.append(id)
         return id
     }
@@ -257,8 +317,12 @@ public struct InvertedIndex: Sendable {
             rebuildBounds(Int32(term), from: 0)
             return
         }
-        if (count - 1) % InvertedIndex.blockSize == 0 { bounds[term].append(BlockBound()) }
+        if (count - 1) % InvertedIndex.blockSize == 0 {
+            bounds[term].append(BlockBound())
+            boxes[term].append(BlockBox())
+        }
         bounds[term][bounds[term].count - 1].include(posting)
+        boxes[term][boxes[term].count - 1].include(positions[Int(posting.doc)])
     }
 
     /// Recomputes the bounds of every block from `block` on (inserts and removes in the middle shift them).
@@ -266,19 +330,45 @@ public struct InvertedIndex: Sendable {
         let t = Int(term)
         let list = postings[t]
         guard list.count > InvertedIndex.blockSize else {
-            if !bounds[t].isEmpty { bounds[t] = [] }
+            if !bounds[t].isEmpty {
+                bounds[t] = []
+                boxes[t] = []
+            }
             return
         }
         let blocks = (list.count + InvertedIndex.blockSize - 1) / InvertedIndex.blockSize
         let start = bounds[t].isEmpty ? 0 : min(block, bounds[t].count)
         bounds[t].removeSubrange(start...)
+        boxes[t].removeSubrange(start...)
         for b in start..<blocks {
             var bound = BlockBound()
+            var box = BlockBox()
             for posting in list[(b * InvertedIndex.blockSize)..<min(list.count, (b + 1) * InvertedIndex.blockSize)] {
                 bound.include(posting)
+                box.include(positions[Int(posting.doc)])
             }
             bounds[t].append(bound)
+            boxes[t].append(box)
         }
+    }
+
+    /// Numbers documents anew: document `d` below `numbers.count` becomes `numbers[d]` (a permutation of
+    /// `0..<numbers.count`); later documents keep their numbers. Every list is re-sorted and its bounds and boxes
+    /// rebuilt. Bulk loads number records as they come, then in space-filling-curve order through this.
+    public mutating func renumber(_ numbers: [UInt32]) {
+        func renumbered(_ doc: UInt32) -> UInt32 { Int(doc) < numbers.count ? numbers[Int(doc)] : doc }
+        var moved = positions
+        for (old, new) in numbers.enumerated() { moved[Int(new)] = positions[old] }
+        positions = moved
+        for t in postings.indices where !postings[t].isEmpty {
+            var list = postings[t].map { Posting(doc: renumbered($0.doc), frequency: $0.frequency, fields: $0.fields, norm: $0.norm) }
+            list.sort { $0.doc < $1.doc }
+            postings[t] = FlatArray(list)
+            bounds[t] = []
+            boxes[t] = []
+            rebuildBounds(Int32(t), from: 0)
+        }
+        for (term, list) in wholeNames { wholeNames[term] = list.map(renumbered).sorted() }
     }
 
     // MARK: Reading
@@ -287,6 +377,13 @@ public struct InvertedIndex: Sendable {
 
     /// Per-block bounds of a posting list; empty for lists of at most `blockSize` postings.
     public func blockBounds(of term: Int32) -> FlatArray<BlockBound> { bounds[Int(term)] }
+
+    /// Per-block boxes of a posting list, as `blockBounds(of:)`.
+    public func blockBoxes(of term: Int32) -> FlatArray<BlockBox> { boxes[Int(term)] }
+
+    /// The position a document was added at (`Position.unknown` for none, or a number never added).
+    @inlinable
+    public func position(of doc: UInt32) -> Position { Int(doc) < positions.count ? positions[Int(doc)] : .unknown }
 
     /// The documents whose whole name is this one term, sorted.
     public func wholeNameDocuments(of term: Int32) -> [UInt32] { wholeNames[term] ?? [] }
@@ -456,8 +553,15 @@ public struct InvertedIndex: Sendable {
                 )
             }
             let expected = list.count > size ? (list.count + size - 1) / size : 0
-            guard bounds[t].count == expected else {
-                throw .init("term \(t) (\(terms[t])): \(bounds[t].count) block bounds for \(list.count) postings, expected \(expected)")
+            guard bounds[t].count == expected, boxes[t].count == expected else {
+                throw .init(
+                    "term \(t) (\(terms[t])): \(bounds[t].count) block bounds and \(boxes[t].count) boxes for \(list.count) postings, expected \(expected)"
+                )
+            }
+            for (b, box) in boxes[t].enumerated() {
+                for posting in list[(b * size)..<min(list.count, (b + 1) * size)] where !box.contains(position(of: posting.doc)) {
+                    throw .init("term \(t) (\(terms[t])): block \(b)'s box does not hold document \(posting.doc)'s position")
+                }
             }
             for (b, bound) in bounds[t].enumerated() {
                 for posting in list[(b * size)..<min(list.count, (b + 1) * size)] {

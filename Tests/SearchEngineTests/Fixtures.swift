@@ -32,3 +32,10 @@ func randomPOIs(_ count: Int, _ random: inout SplitMix64) -> [POIRecord] {
         return poi("t\(i)", name, categories[Int(random.next() % UInt64(categories.count))], p.latitude, p.longitude)
     }
 }
+
+/// POIs in the order a bulk load numbers them — record order: along the Hilbert curve of their positions, ties in
+/// the order given (the rule of `EngineState.Loader`, stated independently here).
+func inRecordOrder(_ pois: [POIRecord]) -> [POIRecord] {
+    let keys = pois.map { HilbertCurve.index(latitude: $0.lat, longitude: $0.lon) }
+    return pois.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { pois[$0] }
+}

@@ -88,7 +88,7 @@ import Testing
         let pois = randomPOIs(1_000, &random)
         let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
         let box = try BoundingBox(west: 24, south: 59.9, east: 26, north: 60.5)
-        let expected = pois.filter { box.contains(latitude: $0.lat, longitude: $0.lon) }.map(\.id)
+        let expected = inRecordOrder(pois).filter { box.contains(latitude: $0.lat, longitude: $0.lon) }.map(\.id)
         var paged: [String] = []
         var after: Page.Position?
         repeat {
@@ -112,7 +112,7 @@ import Testing
         let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
         let box = try BoundingBox(west: -180, south: -90, east: 180, north: 90)
         for categories in [["food"], ["food.cafe", "transport"], ["office", "food.restaurant", "nothing.here"]] {
-            let expected = pois.filter { p in categories.contains { p.category.isCategory(under: $0) } }.map(\.id)
+            let expected = inRecordOrder(pois).filter { p in categories.contains { p.category.isCategory(under: $0) } }.map(\.id)
             let page = engine.within(WithinQuery(area: .box(box), categories: categories, limit: 10_000))
             #expect(page.results.map(\.id) == expected, "\(categories)")
             #expect(!expected.isEmpty, "the corpus has records of \(categories)")

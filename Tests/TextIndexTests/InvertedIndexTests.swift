@@ -127,9 +127,14 @@ struct TestRandom {
         let words = Array(Self.vocabulary.prefix(5))
         var index = InvertedIndex()
         var present: [UInt32: [InvertedIndex.Field]] = [:]
+        // Most documents have a position (every block's box must hold its documents'); some have none.
+        func position() -> InvertedIndex.Position {
+            random.below(10) == 0
+                ? .unknown : InvertedIndex.Position(latitude: Float(random.below(1_800)) / 10 - 90, longitude: Float(random.below(3_600)) / 10 - 180)
+        }
         for doc in 0..<600 {
             let fields: [InvertedIndex.Field] = [.init(Self.randomText(&random, words: 1 + random.below(3), from: words), weight: 3, isName: true)]
-            index.add(document: UInt32(doc), fields: fields)
+            index.add(document: UInt32(doc), fields: fields, at: position())
             present[UInt32(doc)] = fields
         }
         index.finishBulkLoad()
@@ -144,7 +149,7 @@ struct TestRandom {
                     .init(Self.randomText(&random, words: 1 + random.below(3), from: words), weight: 3, isName: true),
                     .init(Self.randomText(&random, words: random.below(3), from: words), weight: 1, isName: false),
                 ]
-                index.add(document: doc, fields: fields)
+                index.add(document: doc, fields: fields, at: position())
                 present[doc] = fields
             }
             if step % 100 == 0 {
@@ -155,6 +160,44 @@ struct TestRandom {
         #expect(index.documentCount == present.count)
         // Some list is long enough to have blocks, so bounds were exercised.
         #expect(words.contains { index.term($0).map { !index.blockBounds(of: $0).isEmpty } ?? false })
+    }
+
+    /// Numbering documents anew gives the index that adding them under their new numbers gives: the same lists,
+    /// bounds, boxes, positions and whole names.
+    @Test func renumberingEqualsAddingUnderTheNewNumbers() throws {
+        var random = TestRandom("renumberingEqualsAddingUnderTheNewNumbers")
+        let words = Array(Self.vocabulary.prefix(6))
+        let count = 500
+        let documents: [[InvertedIndex.Field]] = (0..<count).map { _ in
+            [
+                .init(Self.randomText(&random, words: 1 + random.below(2), from: words), weight: 3, isName: true),
+                .init(Self.randomText(&random, words: random.below(3), from: words), weight: 1, isName: false),
+            ]
+        }
+        let positions = (0..<count).map { _ in
+            InvertedIndex.Position(latitude: Float(random.below(1_800)) / 10 - 90, longitude: Float(random.below(3_600)) / 10 - 180)
+        }
+        var numbers = (0..<count).map { UInt32($0) }
+        for i in stride(from: count - 1, to: 0, by: -1) { numbers.swapAt(i, random.below(i + 1)) }
+        var renumbered = InvertedIndex()
+        for doc in 0..<count { renumbered.add(document: UInt32(doc), fields: documents[doc], at: positions[doc]) }
+        renumbered.finishBulkLoad()
+        renumbered.renumber(numbers)
+        var direct = InvertedIndex()
+        let old = (0..<count).sorted { numbers[$0] < numbers[$1] }
+        for doc in old { direct.add(document: numbers[doc], fields: documents[doc], at: positions[doc]) }
+        direct.finishBulkLoad()
+        try renumbered.checkInvariants()
+        for word in words {
+            let a = try #require(renumbered.term(word))
+            let b = try #require(direct.term(word))
+            #expect(renumbered.postings(of: a) == direct.postings(of: b), "\(word)")
+            #expect(renumbered.blockBounds(of: a) == direct.blockBounds(of: b), "\(word)")
+            #expect(renumbered.blockBoxes(of: a) == direct.blockBoxes(of: b), "\(word)")
+            #expect(renumbered.wholeNameDocuments(of: a) == direct.wholeNameDocuments(of: b), "\(word)")
+        }
+        #expect((0..<UInt32(count)).allSatisfy { renumbered.position(of: $0) == direct.position(of: $0) })
+        #expect(words.contains { renumbered.term($0).map { !renumbered.blockBoxes(of: $0).isEmpty } ?? false })
     }
 
     /// Typo candidates from the automaton equal a brute-force bounded edit distance over the whole dictionary.

@@ -387,11 +387,11 @@ struct KeywordRanker {
     /// labels. Records are met in increasing order, so each list is searched by galloping on from where the previous
     /// record was found, and the posting found is scored where it lies.
     struct WordCursor {
-        let terms: [Int32]
-        let lists: [FlatArray<InvertedIndex.Posting>]
-        let typos: [Int]
-        let prefixes: [Int]
-        let idfs: [Double]
+        private(set) var terms: [Int32]
+        private(set) var lists: [FlatArray<InvertedIndex.Posting>]
+        private(set) var typos: [Int]
+        private(set) var prefixes: [Int]
+        private(set) var idfs: [Double]
         var positions: [Int]
         let categories: [String]
         /// Per category code (`RecordMeta.category`), whether it is under one of `categories`.
@@ -429,8 +429,26 @@ struct KeywordRanker {
 
         /// Per list, its block bounds (empty for a list too short to have them) and the first block that may still
         /// overlap a range asked of `bound(from:to:ranker:)` (ranges come in increasing order).
-        let blocks: [FlatArray<InvertedIndex.BlockBound>]
+        private(set) var blocks: [FlatArray<InvertedIndex.BlockBound>]
         var blockPositions: [Int]
+
+        /// This word with only the lists `keep` accepts (by index), rewound; its labels stay, and `maxScore` stays a
+        /// bound.
+        func keeping(_ keep: (Int) -> Bool) -> WordCursor {
+            let kept = lists.indices.filter(keep)
+            var copy = self
+            copy.terms = kept.map { terms[$0] }
+            copy.lists = kept.map { lists[$0] }
+            copy.typos = kept.map { typos[$0] }
+            copy.prefixes = kept.map { prefixes[$0] }
+            copy.idfs = kept.map { idfs[$0] }
+            copy.blocks = kept.map { blocks[$0] }
+            copy.rewind()
+            return copy
+        }
+
+        /// The least typos and prefix rank any match of this word has (a label match has neither).
+        var leastClass: (typos: Int, prefix: Int) { members.isEmpty ? (typos.min() ?? 0, prefixes.min() ?? 0) : (0, 0) }
 
         /// The best a record from `first` to `last` can do on this word: the most it can score — the largest bound
         /// of its lists' blocks that overlap the range, and its label's score; each bound is a posting's own
@@ -587,15 +605,42 @@ struct KeywordRanker {
         var cursors = groups.map { WordCursor($0, ranker: self) }
         rank(&cursors, dropped: dropped, labels: false, into: &heap)
         guard cursors.contains(where: { !$0.members.isEmpty }) else { return }
+        // The best bucket a record with a label match can reach: a word with no label matches through one of its
+        // terms, so with at least that term's typos and prefix ("Market Str": "str" matches only as a prefix, and a
+        // page full of such matches in the name refuses every label match unread).
+        let least = cursors.map(\.leastClass)
+        let total = least.reduce((typos: 0, prefix: 0)) { ($0.typos + $1.typos, $0.prefix + $1.prefix) }
         let bestWithLabel = RankBucket.make(
             dropped: dropped,
-            typos: 0,
-            prefixes: 0,
+            typos: total.typos,
+            prefixes: total.prefix,
             attributes: query.origin != nil ? 0 : RankBucket.label,
             wholeName: true
         )
-        if heap.isFull, let worst = heap.worst, worst.bucket < bestWithLabel { return }
-        for g in cursors.indices { cursors[g].rewind() }
+        if heap.isFull, let worst = heap.worst {
+            if worst.bucket < bestWithLabel { return }
+            // The records this pass adds match some word through its label alone, so their bucket is at best
+            // `bestWithLabel` with the typos and prefix of the lists they match through: a list that, with the other
+            // words' least, cannot reach the page's worst is not read again ("Kahvila M" after a page of name matches
+            // with a completion of "m": only the exact "m" can still pair with the kahvila label, not its 64
+            // completions). A record whose every word matches through a term had its best entry in the pass above.
+            for g in cursors.indices {
+                let others = (typos: total.typos - least[g].typos, prefix: total.prefix - least[g].prefix)
+                let cursor = cursors[g]
+                cursors[g] = cursor.keeping { l in
+                    let bucket = RankBucket.make(
+                        dropped: dropped,
+                        typos: cursor.typos[l] + others.typos,
+                        prefixes: cursor.prefixes[l] + others.prefix,
+                        attributes: query.origin != nil ? 0 : RankBucket.label,
+                        wholeName: true
+                    )
+                    return heap.admits(bucket: bucket, scoreBound: .infinity)
+                }
+            }
+        } else {
+            for g in cursors.indices { cursors[g].rewind() }
+        }
         rank(&cursors, dropped: dropped, labels: true, into: &heap)
     }
 
@@ -614,7 +659,14 @@ struct KeywordRanker {
         for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
 
-        let labelFloor = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: RankBucket.label, wholeName: false)
+        // (A word no label matches brings its least typos and prefix to any record's bucket.)
+        let labelFloor = RankBucket.make(
+            dropped: dropped,
+            typos: cursors.reduce(0) { $0 + $1.leastClass.typos },
+            prefixes: cursors.reduce(0) { $0 + $1.leastClass.prefix },
+            attributes: RankBucket.label,
+            wholeName: false
+        )
         // Words of many lists (a short prefix's completions), matched list by list along a single driving list.
         var tables = [[WordMatch?]?](repeating: nil, count: cursors.count)
 

@@ -1,6 +1,7 @@
 import Catalog
 import GeoCore
 import SnapshotFile
+import SpatialIndex
 import TextIndex
 
 /// Keyword ranking as a list of rules applied in order (Meilisearch's ranking rules; DESIGN.md §4):
@@ -213,7 +214,7 @@ struct KeywordRanker {
     enum Source {
         case postings(term: Int32, inName: Bool, weight: Double)
         case wholeName(term: Int32)
-        case label(members: [[UInt32]], score: Double)
+        case label(members: [[UInt32]], categories: [String], score: Double)
     }
 
     func rankOneWord(_ group: TextMatcher.Group, dropped: Int, wholeQuery: Bool, into heap: inout TopK) {
@@ -231,7 +232,9 @@ struct KeywordRanker {
                 buckets.append((bucket(wholeName: true), [.wholeName(term: exact)]))
             }
             if let exact { buckets.append((bucket(), [.postings(term: exact, inName: true, weight: 1)])) }
-            if !members.isEmpty { buckets.append((bucket(attribute: RankBucket.label), [.label(members: members, score: labelScore)])) }
+            if !members.isEmpty {
+                buckets.append((bucket(attribute: RankBucket.label), [.label(members: members, categories: group.categories, score: labelScore)]))
+            }
             if let exact { buckets.append((bucket(attribute: RankBucket.other), [.postings(term: exact, inName: false, weight: 1)])) }
             if !prefixes.isEmpty {
                 buckets.append((bucket(prefix: true), prefixes.map { .postings(term: $0, inName: true, weight: 1) }))
@@ -249,7 +252,7 @@ struct KeywordRanker {
                 terms.map { .postings(term: $0, inName: true, weight: 1) } + terms.map { .postings(term: $0, inName: false, weight: other) }
             }
             var first = both(exact.map { [$0] } ?? [])
-            if !members.isEmpty { first.append(.label(members: members, score: labelScore)) }
+            if !members.isEmpty { first.append(.label(members: members, categories: group.categories, score: labelScore)) }
             if !first.isEmpty { buckets.append((bucket(), first)) }
             if !prefixes.isEmpty { buckets.append((bucket(prefix: true), both(prefixes))) }
             for edits in 1...2 {
@@ -311,7 +314,25 @@ struct KeywordRanker {
                     heap.offer(.init(bucket: bucket, score: score, doc: doc))
                 }
             }
-        case .label(let lists, let score):
+        case .label(let lists, let categories, let score):
+            if let origin = query.origin, unfiltered, query.kind.includes(.poi), lists.reduce(0, { $0 + $1.count }) > Self.labelWalkThreshold {
+                // Every label match scores the same before its decay, so the best are the nearest: the R-tree walks
+                // nearest first and stops after the page's capacity, instead of every café of the world being
+                // bounded one by one. A few more than the page are taken, in case rounding orders two records at
+                // all but the same distance differently from the haversine the score uses.
+                let labelled = s.categoryNames.map { name in categories.contains { name.isCategory(under: $0) } }
+                let nearest = s.poiSpatial.tree.nearest(k: heap.capacity + 8, latitude: origin.latitude, longitude: origin.longitude) { doc in
+                    let meta = s.meta[Int(doc)]
+                    return meta.live && Int(meta.category) < labelled.count && labelled[Int(meta.category)]
+                }
+                for neighbour in nearest {
+                    let value = score * decay(neighbour.id)
+                    if heap.admits(bucket: bucket, scoreBound: value, firstDoc: neighbour.id) {
+                        heap.offer(.init(bucket: bucket, score: value, doc: neighbour.id))
+                    }
+                }
+                return
+            }
             for members in lists {
                 for doc in members {
                     if query.origin == nil {
@@ -341,6 +362,9 @@ struct KeywordRanker {
             if accepts(posting) { heap.offer(.init(bucket: bucket, score: score, doc: posting.doc)) }
         }
     }
+
+    /// Label members above which, with an origin, the nearest are found by walking the R-tree.
+    static let labelWalkThreshold = 4_096
 
     // MARK: Several words
 

@@ -63,6 +63,8 @@ import TextIndex
         var lengths: [Int] = []
         var df: [String: Int] = [:]
         var average = 0.0
+        /// Records per category (a label's members are counted from these once, not per record scored).
+        var categoryCounts: [String: Int] = [:]
 
         init(records: [POIRecord], query: SearchQuery) {
             self.records = records
@@ -80,6 +82,7 @@ import TextIndex
                 documentTerms.append(terms)
                 lengths.append(length)
                 for term in terms.keys { df[term, default: 0] += 1 }
+                categoryCounts[record.category, default: 0] += 1
             }
             average = Double(lengths.reduce(0, +)) / Double(records.count)
         }
@@ -135,7 +138,9 @@ import TextIndex
         func key(_ i: Int, _ groups: [Group]) -> (bucket: UInt64, score: Double)? {
             guard passes(i) else { return nil }
             let weighted = query.origin != nil
-            let labelMembers = { (labels: [String]) in records.filter { r in labels.contains { r.category.isCategory(under: $0) } }.count }
+            let labelMembers = { (labels: [String]) in
+                categoryCounts.reduce(0) { sum, entry in sum + (labels.contains { entry.key.isCategory(under: $0) } ? entry.value : 0) }
+            }
             for dropped in 0..<groups.count {
                 var typos = 0
                 var prefixes = 0
@@ -289,6 +294,44 @@ import TextIndex
             let expected = Oracle(records: corpus.records, query: query).ranking()
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
             let context = "trial \(trial): q=\(text) origin=\(String(describing: origin)) categories=\(query.categories)"
+            #expect(got.count == min(query.limit, expected.count), "\(context)")
+            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
+        }
+    }
+
+    /// A word that labels a category with more members than `KeywordRanker.labelWalkThreshold`, near an origin: the
+    /// label matches then come from a nearest-first walk of the R-tree, and still equal the scorer's.
+    @Test func labelWordsNearAnOriginEqualTheScorer() throws {
+        var random = testRandom("labelWordsNearAnOriginEqualTheScorer")
+        // Most records cafés, so that the cafe category alone is past the threshold.
+        var records = Self.corpus(&random, count: 6_000).records
+        for i in records.indices where random.next() % 5 != 0 {
+            let r = records[i]
+            records[i] = POIRecord(
+                id: r.id,
+                name: r.name,
+                category: "food.cafe",
+                address: r.address,
+                city: r.city,
+                country: r.country,
+                lat: r.lat,
+                lon: r.lon,
+                tags: r.tags
+            )
+        }
+        let corpus = Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
+        let perCategory = Dictionary(grouping: corpus.records, by: \.category).mapValues(\.count)
+        #expect(perCategory.values.contains { $0 > KeywordRanker.labelWalkThreshold }, "a category large enough: \(perCategory)")
+        let words = ["cafe", "coffee", "kahvila", "咖啡", "kahvila", "supermarket"]
+        let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17), (0.0, 0.0)]
+        for trial in 0..<24 {
+            let c = centres[trial % centres.count]
+            let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
+            let word = words[Int(random.next() % UInt64(words.count))]
+            let query = SearchQuery(text: word, origin: origin, limit: 1 + Int(random.next() % 40))
+            let expected = Oracle(records: corpus.records, query: query).ranking()
+            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
+            let context = "trial \(trial): q=\(word) origin=\(origin)"
             #expect(got.count == min(query.limit, expected.count), "\(context)")
             Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
         }

@@ -592,8 +592,16 @@ struct KeywordRanker {
         /// list once, walking the shorter and galloping in the longer. For a short prefix's many completions this
         /// reads each list in order once, where asking record by record would touch every list for every record.
         func matches(along driving: [UInt32], ranker: KeywordRanker) -> [WordMatch?] {
-            let weighted = ranker.query.origin != nil
             var table = [WordMatch?](repeating: nil, count: driving.count)
+            fill(&table, along: driving, range: driving.indices, ranker: ranker)
+            return table
+        }
+
+        /// `matches(along:)` for the driving records of `range` only, written into `table` (which holds one entry per
+        /// driving record): with an origin only the blocks near it are read, and only their stretch of each list.
+        func fill(_ table: inout [WordMatch?], along driving: [UInt32], range: Range<Int>, ranker: KeywordRanker) {
+            guard !range.isEmpty else { return }
+            let weighted = ranker.query.origin != nil
             for l in lists.indices {
                 let list = lists[l]
                 func consider(_ i: Int, _ posting: InvertedIndex.Posting) {
@@ -603,23 +611,26 @@ struct KeywordRanker {
                     let candidate = WordMatch(typos: typos[l], prefix: prefixes[l], attribute: attribute, score: score, posting: posting)
                     if table[i].map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { table[i] = candidate }
                 }
-                if list.count < driving.count {
-                    var i = 0
-                    for posting in list {
+                // The list's stretch that can hold the range's records.
+                let from = InvertedIndex.lowerBound(list, driving[range.lowerBound])
+                let to = range.upperBound == driving.count ? list.count : InvertedIndex.lowerBound(list, driving[range.upperBound])
+                if to - from < range.count {
+                    var i = range.lowerBound
+                    for p in from..<to {
+                        let posting = list[p]
                         i = KeywordRanker.gallop(driving, from: i, to: posting.doc)
-                        guard i < driving.count else { break }
+                        guard i < range.upperBound else { break }
                         if driving[i] == posting.doc { consider(i, posting) }
                     }
                 } else {
-                    var p = 0
-                    for i in 0..<driving.count {
+                    var p = from
+                    for i in range {
                         p = KeywordRanker.gallop(list, from: p, to: driving[i])
-                        guard p < list.count else { break }
+                        guard p < to else { break }
                         if list[p].doc == driving[i] { consider(i, list[p]) }
                     }
                 }
             }
-            return table
         }
     }
 
@@ -768,13 +779,18 @@ struct KeywordRanker {
         let best = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
         if !labels && source.lists.count == 1 {
             let list = source.lists[0]
+            let bounds = s.text.blockBounds(of: source.terms[0])
+            // With an origin (and blocks to order) the tables are filled block by block, for the blocks read below.
+            let lazyTables = weighted && !bounds.isEmpty
+            var drivingDocs: [UInt32] = []
             if cursors.indices.contains(where: { $0 != driving && cursors[$0].lists.count > 4 }) {
-                let docs = list.map(\.doc)
+                drivingDocs = list.map(\.doc)
                 for g in cursors.indices where g != driving && cursors[g].lists.count > 4 {
-                    tables[g] = cursors[g].matches(along: docs, ranker: self)
+                    tables[g] =
+                        lazyTables
+                        ? [WordMatch?](repeating: nil, count: drivingDocs.count) : cursors[g].matches(along: drivingDocs, ranker: self)
                 }
             }
-            let bounds = s.text.blockBounds(of: source.terms[0])
             guard !bounds.isEmpty else {
                 for (i, posting) in list.enumerated() { visit(posting.doc, at: i) }
                 return
@@ -801,6 +817,9 @@ struct KeywordRanker {
                         for g in cursors.indices { cursors[g].rewind() }
                     }
                     lastRead = b
+                    for g in cursors.indices where tables[g] != nil {
+                        cursors[g].fill(&tables[g]!, along: drivingDocs, range: start..<end, ranker: self)
+                    }
                 }
                 if heap.isFull {
                     let first = list[start].doc
@@ -846,7 +865,9 @@ struct KeywordRanker {
             let lists = source.lists.map { $0.map(\.doc) } + (labels ? source.members : [])
             let docs = lists.reduce([], Self.merge)
             let tabled = cursors.indices.filter { $0 != driving && cursors[$0].lists.count > 4 }
-            for g in tabled { tables[g] = cursors[g].matches(along: docs, ranker: self) }
+            for g in tabled {
+                tables[g] = weighted ? [WordMatch?](repeating: nil, count: docs.count) : cursors[g].matches(along: docs, ranker: self)
+            }
             // A stretch where a tabled word that no label can satisfy matches no record is skipped whole.
             let required = tabled.filter { !labels || cursors[$0].labelled.isEmpty }
             let size = InvertedIndex.blockSize
@@ -867,18 +888,23 @@ struct KeywordRanker {
                 let end = min(docs.count, start + size)
                 if weighted {
                     guard heap.admits(bucket: best, scoreBound: key, firstDoc: docs[start]) else { continue }
+                    for g in tabled { cursors[g].fill(&tables[g]!, along: docs, range: start..<end, ranker: self) }
                 }
                 if required.contains(where: { g in !(start..<end).contains { tables[g]![$0] != nil } }) { continue }
                 if k < lastRead {
                     for g in cursors.indices { cursors[g].rewind() }
                 }
                 lastRead = k
-                if heap.isFull && !labels {
-                    // Block-max over a stretch of the driving word's records, as above, every word bounded alike.
+                if heap.isFull {
+                    // Block-max over a stretch of the driving word's records, as above, every word bounded alike (in
+                    // the labels pass a word its label can satisfy matches anywhere, at the label's rank and score).
                     let (first, last) = (docs[start], docs[end - 1])
                     var stretch: WordBound?
                     for g in cursors.indices {
-                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else {
+                        let labelOnly =
+                            labels && !cursors[g].labelled.isEmpty
+                            ? WordBound(score: cursors[g].labelScore, typos: 0, prefix: 0, attribute: RankBucket.label, nameScore: nil) : nil
+                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) ?? labelOnly else {
                             stretch = nil
                             break
                         }

@@ -16,6 +16,16 @@ public enum HilbertCurve {
         return index(x: cell(longitude, -180, 360), y: cell(latitude, -90, 180), side: side)
     }
 
+    /// The order of `count` positions along the curve: the indices `0..<count` sorted by the index of their cell,
+    /// ties in the order given.
+    public static func order(_ count: Int, position: (Int) -> (latitude: Double, longitude: Double)) -> [Int] {
+        let keys = (0..<count).map { i in
+            let p = position(i)
+            return index(latitude: p.latitude, longitude: p.longitude)
+        }
+        return (0..<count).sorted { (keys[$0], $0) < (keys[$1], $1) }
+    }
+
     /// The index of cell (x, y) of a `side` × `side` grid, `side` a power of two (the classic xy2d: quadrant by
     /// quadrant from the largest, each turned so that the curve enters and leaves it where its neighbours meet it).
     public static func index(x: UInt64, y: UInt64, side: UInt64) -> UInt64 {

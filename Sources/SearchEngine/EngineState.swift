@@ -180,8 +180,7 @@ struct EngineState {
         private mutating func renumberInHilbertOrder() {
             let count = state.records.count
             guard count > 1 else { return }
-            let keys = (0..<count).map { HilbertCurve.index(latitude: state.meta[$0].latitude, longitude: state.meta[$0].longitude) }
-            let order = (0..<count).sorted { (keys[$0], $0) < (keys[$1], $1) }
+            let order = HilbertCurve.order(count) { (state.meta[$0].latitude, state.meta[$0].longitude) }
             var numbers = [UInt32](repeating: 0, count: count)
             for (new, old) in order.enumerated() { numbers[old] = UInt32(new) }
             state.records.reorder(order)

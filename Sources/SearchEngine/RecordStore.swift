@@ -46,9 +46,12 @@ struct RecordStore: Sendable {
     mutating func reorder(_ order: [Int]) {
         var moved = slots
         for (new, old) in order.enumerated() { moved[new] = slots[old] }
-        let numbers = order.enumerated().reduce(into: [UInt32: UInt32]()) { $0[UInt32($1.element)] = UInt32($1.offset) }
-        pins = Dictionary(uniqueKeysWithValues: pins.map { (numbers[$0.key] ?? $0.key, $0.value) })
         slots = moved
+        // A bulk load reorders before its pins are added: usually there is none to move.
+        guard !pins.isEmpty else { return }
+        var numbers = [UInt32](repeating: 0, count: order.count)
+        for (new, old) in order.enumerated() { numbers[old] = UInt32(new) }
+        pins = Dictionary(uniqueKeysWithValues: pins.map { (Int($0.key) < numbers.count ? numbers[Int($0.key)] : $0.key, $0.value) })
     }
 
     mutating func append(_ record: Hit.Record?) {

@@ -159,11 +159,11 @@ extension SearchEngine {
         last.reserveCapacity(rows.count)
         for (i, row) in rows.enumerated() { last[facts(row).key] = i }
         let kept = rows.indices.filter { last[facts(rows[$0]).key] == $0 }
-        let keys = kept.map { i -> UInt64 in
-            let row = facts(rows[i])
-            return HilbertCurve.index(latitude: row.latitude, longitude: row.longitude)
+        return HilbertCurve.order(kept.count) { k in
+            let row = facts(rows[kept[k]])
+            return (row.latitude, row.longitude)
         }
-        return kept.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { rows[kept[$0]] }
+        .map { rows[kept[$0]] }
     }
 
     /// An OpenStreetMap import into the running server: its POIs put and the `osm-` POIs it no longer has deleted, in

@@ -31,6 +31,20 @@ import Testing
         #expect(HilbertCurve.index(latitude: 95, longitude: -200) == HilbertCurve.index(x: 0, y: side - 1, side: side))
     }
 
+    /// `order` sorts positions by their cell's index, ties in the order given.
+    @Test func orderFollowsTheCurveAndKeepsTies() {
+        var random = testRandom("orderFollowsTheCurveAndKeepsTies")
+        // Few distinct positions, so that many share a cell.
+        let spots = (0..<8).map { _ in (latitude: random.uniform(-80...80), longitude: random.uniform(-180...180)) }
+        let positions = (0..<200).map { _ in spots[Int(random.next() % 8)] }
+        let order = HilbertCurve.order(positions.count) { positions[$0] }
+        #expect(order.sorted() == Array(positions.indices))
+        let keys = order.map { HilbertCurve.index(latitude: positions[$0].latitude, longitude: positions[$0].longitude) }
+        for (a, b) in zip(order.indices, order.indices.dropFirst()) {
+            #expect(keys[a] < keys[b] || (keys[a] == keys[b] && order[a] < order[b]), "positions \(order[a]) then \(order[b])")
+        }
+    }
+
     /// The floor is never above the true least distance to the box (`minimumDistance`, itself checked against
     /// sampling), and is close to it for the small, near boxes keyword search meets most.
     @Test func distanceFloorIsBelowTheLeastDistance() throws {

@@ -3,8 +3,8 @@ import GRDB
 import GeoCore
 
 /// Addresses and street lines of the last OpenStreetMap import, beside the POIs: houses in blocks (`address_block`,
-/// see `AddressBlock`), street lines one a row (`street_line`). They are not counted in the change sequence: the
-/// in-memory address index is built from them at start-up, not from a snapshot.
+/// see `AddressBlock`), street lines one a row (`street_line`). They are not counted in the change sequence; every
+/// replacement gives them a new generation (`address_state`), which the address index's snapshot is keyed by.
 extension CatalogStore {
     public var keepsAddresses: Bool { true }
 
@@ -121,7 +121,9 @@ extension CatalogStore {
         }
     }
 
-    public func replaceAddresses(_ data: AddressData) throws(CatalogError) {
+    @discardableResult
+    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
+        let generation = UUID().uuidString
         do {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM street_line")
@@ -135,10 +137,24 @@ extension CatalogStore {
                         l.id, l.kind.rawValue, l.names.joined(separator: "\u{1F}"), l.city, l.postcode, Self.encodePoints(l.points), numbers,
                     ])
                 }
+                try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
             }
         } catch {
             throw .storage("\(error)")
         }
+        return generation
+    }
+
+    public func addressGeneration() throws(CatalogError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT generation FROM address_state WHERE id = 1") }
+    }
+
+    /// The addresses as `loadAddresses` will read them back once stored: street vertices at OSM's precision of
+    /// 1e-7° (`encodePoints`), the rest as given. An index built from these at import equals one built from the store.
+    public static func asStored(_ data: AddressData) -> AddressData {
+        var stored = data
+        for i in stored.streets.indices { stored.streets[i].points = decodePoints(encodePoints(stored.streets[i].points)) }
+        return stored
     }
 
     /// Vertices as little-endian Int32 pairs in units of 1e-7° (OSM's own precision): 8 bytes a vertex.

@@ -110,6 +110,10 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "CREATE INDEX pin_owner ON pin(owner)")
         }
         migrator.registerMigration("v5: houses in blocks") { db in try moveAddressesIntoBlocks(db) }
+        migrator.registerMigration("v6: address generation") { db in
+            try db.execute(sql: "CREATE TABLE address_state (id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL)")
+            try db.execute(sql: "INSERT INTO address_state (id, generation) VALUES (1, ?)", arguments: [UUID().uuidString])
+        }
         return migrator
     }
 

@@ -59,7 +59,13 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     func loadAddresses() throws(CatalogError) -> AddressData
 
     /// Replaces every address and street line with `data`, in one transaction.
-    func replaceAddresses(_ data: AddressData) throws(CatalogError)
+    /// - Returns: the addresses' new generation (`addressGeneration`).
+    @discardableResult
+    func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String
+
+    /// A token that changes with every `replaceAddresses` (nil: the store keeps no addresses): what a snapshot of
+    /// the address index is checked against.
+    func addressGeneration() throws(CatalogError) -> String?
 }
 
 extension StoreOfRecord {
@@ -67,9 +73,12 @@ extension StoreOfRecord {
 
     public func loadAddresses() throws(CatalogError) -> AddressData { AddressData() }
 
-    public func replaceAddresses(_ data: AddressData) throws(CatalogError) {
+    @discardableResult
+    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
         throw .storage("\(location) keeps no addresses or streets (only SQLite databases do)")
     }
+
+    public func addressGeneration() throws(CatalogError) -> String? { nil }
 
     /// By reading every POI: for stores without a faster way.
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {

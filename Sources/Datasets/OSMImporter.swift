@@ -79,17 +79,17 @@ public struct OSMImporter: Sendable {
 
     /// Writes an import to a store: every POI put (created or updated by id), POIs of earlier OSM imports that the
     /// extract no longer has deleted — all in one transaction — then the addresses and streets replaced.
-    /// - Returns: the number of POIs removed.
+    /// - Returns: the number of POIs removed, and the addresses' new generation (nil: the store keeps none).
     @discardableResult
-    public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> Int {
+    public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
         let kept = Set(result.pois.map(\.id))
         let stale = try store.poiIDs(prefix: "osm-").filter { !kept.contains($0) }
         var changes: [StoreChange] = stale.map { .delete(.poi, id: $0) }
         changes.reserveCapacity(changes.count + result.pois.count)
         for poi in result.pois { changes.append(.put(.poi(poi))) }
         try store.commit(changes)
-        if store.keepsAddresses { try store.replaceAddresses(result.addresses) }
-        return stale.count
+        let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
+        return (stale.count, generation)
     }
 
     /// The state of one pass.

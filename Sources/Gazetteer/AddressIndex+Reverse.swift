@@ -7,7 +7,7 @@ extension AddressIndex {
     public func reverse(_ point: Coordinate2) -> (match: AddressMatch, distance: Double)? {
         guard !isEmpty else { return nil }
         if let nearest = addressTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude, maxDistance: Self.houseRadius).first {
-            let a = addresses[Int(nearest.id)]
+            let a = houses[Int(nearest.id)]
             let s = streetOfAddress[Int(nearest.id)]
             let street = s >= 0 ? streets[Int(s)] : nil
             let match = AddressMatch(
@@ -57,8 +57,9 @@ extension AddressIndex {
     public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) {
         var out: [StreetLine] = []
         for (i, line) in lines.enumerated() where line.kind == .street {
-            let b = lineBoxes[i]
-            guard box.intersects(BoundingBox(uncheckedWest: b.west, south: b.south, east: b.east, north: b.north)) else { continue }
+            let b = 4 * i
+            let lineBox = BoundingBox(uncheckedWest: lineBoxes[b], south: lineBoxes[b + 1], east: lineBoxes[b + 2], north: lineBoxes[b + 3])
+            guard box.intersects(lineBox) else { continue }
             if out.count == limit { return (out, true) }
             out.append(line)
         }

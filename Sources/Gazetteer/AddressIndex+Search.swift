@@ -221,9 +221,8 @@ extension AddressIndex {
         guard let number = reading.number else {
             return streetMatch(s, score: base + 1.0, interpolation: nil, point: street.anchor, unresolved: nil, reading: reading)
         }
-        let houses = numbers[s]
         func house(_ index: Int32, score: Double) -> AddressMatch {
-            let a = addresses[Int(index)]
+            let a = houses[Int(index)]
             return AddressMatch(
                 kind: .house,
                 id: a.id,
@@ -242,18 +241,20 @@ extension AddressIndex {
         func bestHouse(_ indices: [Int32]) -> Int32 {
             // Several objects with one number (a building and the shops in it): the one whose postcode was asked,
             // else the building (a way or relation), as Nominatim answers the house.
-            if let code = reading.postcode, let same = indices.first(where: { addresses[Int($0)].postcode == code }) { return same }
-            return indices.first { !addresses[Int($0)].id.hasPrefix("osm-n") } ?? indices[0]
+            if let code = reading.postcode, let same = indices.first(where: { houses.hasPostcode(Int($0), code) }) { return same }
+            return indices.first { !houses.isNode(Int($0)) } ?? indices[0]
         }
-        if let exact = houses[number.key] { return house(bestHouse(exact), score: 3.0) }
-        if !number.letters.isEmpty || number.last > number.number, let plain = houses["\(number.number)"] {
-            return house(bestHouse(plain), score: 2.85)
+        let exact = houses(numbered: number.key, on: s)
+        if !exact.isEmpty { return house(bestHouse(exact), score: 3.0) }
+        if !number.letters.isEmpty || number.last > number.number {
+            let plain = houses(numbered: "\(number.number)", on: s)
+            if !plain.isEmpty { return house(bestHouse(plain), score: 2.85) }
         }
-        for key in houses.keys.sorted() {
+        for (key, indices) in numberGroups(on: s) {
             guard let other = HouseNumber(key) else { continue }
             // "13" asked: the range 13-15 covers it, and 13A (the first letter) stands for it.
             if other.covers(number) || (number.letters.isEmpty && other.number == number.number && other.last == other.number) {
-                return house(bestHouse(houses[key]!), score: 2.85)
+                return house(bestHouse(indices), score: 2.85)
             }
         }
         let unresolved = reading.numberText
@@ -271,7 +272,7 @@ extension AddressIndex {
         let street = streets[s]
         let id =
             street.lines.max { Self.length(lines[Int($0)].points) < Self.length(lines[Int($1)].points) }.map { lines[Int($0)].id }
-            ?? street.addresses.first.map { addresses[Int($0)].id } ?? "street:\(s)"
+            ?? street.addresses.first.map { houses.id(Int($0)) } ?? "street:\(s)"
         return AddressMatch(
             kind: .street,
             id: id,
@@ -315,10 +316,9 @@ extension AddressIndex {
         var lower: [Bool: (Int, Coordinate2)] = [:]
         var higher: [Bool: (Int, Coordinate2)] = [:]
         for i in street.addresses {
-            let a = addresses[Int(i)]
-            guard let n = HouseNumber(a.housenumber) else { continue }
+            guard let n = HouseNumber(houses.housenumber(Int(i))) else { continue }
             let sameParity = n.number % 2 == number % 2
-            let p = Coordinate2(a.latitude, a.longitude)
+            let p = houses.position(Int(i))
             if n.number < number, n.number > lower[sameParity]?.0 ?? Int.min { lower[sameParity] = (n.number, p) }
             if n.number > number, n.number < higher[sameParity]?.0 ?? Int.max { higher[sameParity] = (n.number, p) }
         }

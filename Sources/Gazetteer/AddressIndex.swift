@@ -1,4 +1,5 @@
 import GeoCore
+import SnapshotFile
 import SpatialIndex
 import TextIndex
 
@@ -12,7 +13,7 @@ import TextIndex
 ///
 /// Immutable once built, so it is shared freely between threads; imports build a new one.
 public final class AddressIndex: Sendable {
-    public let addresses: [AddressPoint]
+    let houses: HouseTable
     public let lines: [StreetLine]
     let streets: [Street]
     /// Normalized name variant → streets.
@@ -23,18 +24,29 @@ public final class AddressIndex: Sendable {
     /// number of the name it comes from, sorted: one flat array, where a dictionary of string arrays cost 20 % of
     /// building the index for 2.3 M houses. A hash shared by chance only adds a candidate, which the edit distance
     /// then refuses.
-    let deletions: [UInt64]
+    let deletions: FlatArray<UInt64>
 
-    /// Houses, by index into `addresses`.
+    /// Houses, by index into `houses`.
     let addressTree: RTree
     let segments: SegmentGrid
-    /// Per street, its house numbers → indices into `addresses`.
-    let numbers: [[String: [Int32]]]
-    /// Each line's bounding box.
-    let lineBoxes: [(west: Double, south: Double, east: Double, north: Double)]
+    /// Each street's houses by house number, as flat arrays: `numberEntries[numberStarts[s]..<numberStarts[s + 1]]`
+    /// are street `s`'s (number key, house) pairs in key order (`HouseNumber.key`, numbered in `numberKeys`, which
+    /// is sorted, so key numbers compare as the keys do), houses of one key in the street's order.
+    let numberKeys: [String]
+    let numberKeyIDs: [String: UInt32]
+    let numberEntries: FlatArray<NumberEntry>
+    let numberStarts: FlatArray<UInt32>
+    /// Each line's bounding box: west, south, east, north.
+    let lineBoxes: FlatArray<Double>
     /// The street of each address and of each line (-1: none).
-    let streetOfAddress: [Int32]
-    let streetOfLine: [Int32]
+    let streetOfAddress: FlatArray<Int32>
+    let streetOfLine: FlatArray<Int32>
+
+    /// A house under one of its street's house numbers.
+    struct NumberEntry: BitwiseCopyable, Equatable {
+        var key: UInt32
+        var house: Int32
+    }
 
     /// The bits of an entry of `deletions` that hold the variant's hash; the others hold the name's number.
     static let variantBits: UInt64 = 0xFFFF_FFFF_0000_0000
@@ -64,11 +76,54 @@ public final class AddressIndex: Sendable {
 
     public static let empty = AddressIndex(AddressData())
 
-    public var isEmpty: Bool { addresses.isEmpty && lines.isEmpty }
+    public var isEmpty: Bool { houses.count == 0 && lines.isEmpty }
 
-    public init(_ data: AddressData) {
-        addresses = data.addresses
-        lines = data.streets
+    /// The number of houses.
+    public var houseCount: Int { houses.count }
+
+    /// The house with this index, as a record.
+    public func house(_ i: Int) -> AddressPoint { houses[i] }
+
+    init(
+        houses: HouseTable,
+        lines: [StreetLine],
+        streets: [Street],
+        names: [String],
+        streetsOfName: [[Int32]],
+        deletions: FlatArray<UInt64>,
+        addressTree: RTree,
+        segments: SegmentGrid,
+        numberKeys: [String],
+        numberEntries: FlatArray<NumberEntry>,
+        numberStarts: FlatArray<UInt32>,
+        lineBoxes: FlatArray<Double>,
+        streetOfAddress: FlatArray<Int32>,
+        streetOfLine: FlatArray<Int32>
+    ) {
+        self.houses = houses
+        self.lines = lines
+        self.streets = streets
+        self.names = names
+        var aliases: [String: [Int32]] = [:]
+        aliases.reserveCapacity(names.count)
+        for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty { aliases[name] = streetsOfName[n] }
+        self.aliases = aliases
+        self.deletions = deletions
+        self.addressTree = addressTree
+        self.segments = segments
+        self.numberKeys = numberKeys
+        var keyIDs: [String: UInt32] = [:]
+        keyIDs.reserveCapacity(numberKeys.count)
+        for (i, key) in numberKeys.enumerated() { keyIDs[key] = UInt32(i) }
+        numberKeyIDs = keyIDs
+        self.numberEntries = numberEntries
+        self.numberStarts = numberStarts
+        self.lineBoxes = lineBoxes
+        self.streetOfAddress = streetOfAddress
+        self.streetOfLine = streetOfLine
+    }
+
+    public convenience init(_ data: AddressData) {
         // The houses' R-tree and the street segments' grid need only positions: made on a second thread meanwhile.
         let spatial = Background {
             let tree = data.addresses.withUnsafeBufferPointer { houses in
@@ -162,7 +217,11 @@ public final class AddressIndex: Sendable {
         }
         var streets: [Street] = []
         var streetsOfName = [[Int32]](repeating: [], count: names.count)
-        var numbers: [[String: [Int32]]] = []
+        // Each street's (number key, house) pairs in the street's order; keys numbered as met, then renumbered in
+        // key order once all are known.
+        var streetNumbers: [[NumberEntry]] = []
+        var keysMet: [String] = []
+        var keyMet: [String: UInt32] = [:]
         var streetOfAddress = [Int32](repeating: -1, count: data.addresses.count)
         var streetOfLine = [Int32](repeating: -1, count: data.streets.count)
         for root in groups.keys.sorted() {
@@ -171,7 +230,7 @@ public final class AddressIndex: Sendable {
             var spellings: [String: Int] = [:]
             var cities: [String: Int] = [:]
             var postcodes: [String: Int] = [:]
-            var houseNumbers: [String: [Int32]] = [:]
+            var houseNumbers: [NumberEntry] = []
             var nameSet = groupNames
             data.addresses.withUnsafeBufferPointer { houses in
                 for a in group.addresses {
@@ -180,7 +239,18 @@ public final class AddressIndex: Sendable {
                     if let s = address.streetOrPlace { spellings[s, default: 0] += 1 }
                     if let c = address.city { cities[c, default: 0] += 1 }
                     if let p = address.postcode { postcodes[p, default: 0] += 1 }
-                    if let n = HouseNumber(address.housenumber) { houseNumbers[n.key, default: []].append(a) }
+                    if let n = HouseNumber(address.housenumber) {
+                        let key = n.key
+                        let id: UInt32
+                        if let known = keyMet[key] {
+                            id = known
+                        } else {
+                            id = UInt32(keysMet.count)
+                            keyMet[key] = id
+                            keysMet.append(key)
+                        }
+                        houseNumbers.append(NumberEntry(key: id, house: a))
+                    }
                 }
             }
             for l in group.lines {
@@ -201,32 +271,86 @@ public final class AddressIndex: Sendable {
                     anchor: Self.anchor(lines: group.lines, addresses: group.addresses, data)
                 )
             )
-            numbers.append(houseNumbers)
+            streetNumbers.append(houseNumbers)
             for n in nameSet { streetsOfName[Int(n)].append(index) }
         }
-        var aliases: [String: [Int32]] = [:]
-        aliases.reserveCapacity(names.count)
         var deletions: [UInt64] = []
         for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty {
-            aliases[name] = streetsOfName[n]
             Self.forEachOneDeletion(of: name) { deletions.append($0 & Self.variantBits | UInt64(n)) }
         }
         deletions.sort()
-        self.streets = streets
-        self.aliases = aliases
-        self.names = names
-        self.deletions = deletions
-        self.numbers = numbers
-        self.streetOfAddress = streetOfAddress
-        self.streetOfLine = streetOfLine
-        (addressTree, segments) = try! spatial.value()  // made without throwing
-        lineBoxes = data.streets.map { line in
+        let keyOrder = keysMet.indices.sorted { keysMet[$0] < keysMet[$1] }
+        var rank = [UInt32](repeating: 0, count: keysMet.count)
+        for (r, k) in keyOrder.enumerated() { rank[k] = UInt32(r) }
+        var entries: [NumberEntry] = []
+        entries.reserveCapacity(data.addresses.count)
+        var starts: [UInt32] = [0]
+        for pairs in streetNumbers {
+            // Key order, and the street's order within a key (the position breaks ties).
+            let sorted = pairs.enumerated().map { (NumberEntry(key: rank[Int($0.element.key)], house: $0.element.house), $0.offset) }
+                .sorted { ($0.0.key, $0.1) < ($1.0.key, $1.1) }
+            entries.append(contentsOf: sorted.map(\.0))
+            starts.append(UInt32(entries.count))
+        }
+        var boxes: [Double] = []
+        boxes.reserveCapacity(data.streets.count * 4)
+        for line in data.streets {
             var box = (west: Double.infinity, south: Double.infinity, east: -Double.infinity, north: -Double.infinity)
             for p in line.points {
                 box = (min(box.west, p.longitude), min(box.south, p.latitude), max(box.east, p.longitude), max(box.north, p.latitude))
             }
-            return box
+            boxes.append(contentsOf: [box.west, box.south, box.east, box.north])
         }
+        let (tree, segments) = try! spatial.value()  // made without throwing
+        self.init(
+            houses: HouseTable(data.addresses),
+            lines: data.streets,
+            streets: streets,
+            names: names,
+            streetsOfName: streetsOfName,
+            deletions: FlatArray(deletions),
+            addressTree: tree,
+            segments: segments,
+            numberKeys: keyOrder.map { keysMet[$0] },
+            numberEntries: FlatArray(entries),
+            numberStarts: FlatArray(starts),
+            lineBoxes: FlatArray(boxes),
+            streetOfAddress: FlatArray(streetOfAddress),
+            streetOfLine: FlatArray(streetOfLine)
+        )
+    }
+
+    /// Street `s`'s houses with this number key, in the street's order (empty: none).
+    func houses(numbered key: String, on s: Int) -> [Int32] {
+        guard let id = numberKeyIDs[key] else { return [] }
+        let start = Int(numberStarts[s])
+        let end = Int(numberStarts[s + 1])
+        var low = start
+        var high = end
+        while low < high {
+            let middle = (low + high) / 2
+            if numberEntries[middle].key < id { low = middle + 1 } else { high = middle }
+        }
+        var out: [Int32] = []
+        while low < end && numberEntries[low].key == id {
+            out.append(numberEntries[low].house)
+            low += 1
+        }
+        return out
+    }
+
+    /// Street `s`'s house number keys in order, each with its houses in the street's order.
+    func numberGroups(on s: Int) -> [(key: String, houses: [Int32])] {
+        var out: [(key: String, houses: [Int32])] = []
+        for i in Int(numberStarts[s])..<Int(numberStarts[s + 1]) {
+            let entry = numberEntries[i]
+            if let last = out.last, last.key == numberKeys[Int(entry.key)] {
+                out[out.count - 1].houses.append(entry.house)
+            } else {
+                out.append((numberKeys[Int(entry.key)], [entry.house]))
+            }
+        }
+        return out
     }
 
     /// A point on the street: half-way along its longest line; without lines, the house nearest the houses' mean.

@@ -178,10 +178,13 @@ extension SearchEngine {
             var changes: [StoreChange] = stale.map { .delete(.poi, id: $0) }
             for poi in result.pois { changes.append(.put(.poi(poi))) }
             try commit(changes)
+            var index = AddressIndex(CatalogStore.asStored(result.addresses))
             if let store, store.keepsAddresses {
-                do throws(CatalogError) { try store.replaceAddresses(result.addresses) } catch { throw SearchError.from(error) }
+                let generation: String
+                do throws(CatalogError) { generation = try store.replaceAddresses(result.addresses) } catch { throw SearchError.from(error) }
+                // The next start maps the new addresses instead of indexing them again.
+                if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
             }
-            let index = AddressIndex(result.addresses)
             addressBook.withLock { $0 = index }
             return stale.count
         }

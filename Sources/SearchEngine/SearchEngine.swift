@@ -30,8 +30,8 @@ public final class SearchEngine: @unchecked Sendable {
     /// The follower of a shared store's change feed (nil for a store this process owns).
     let replication: Replication?
     let taxonomy: CategoryTaxonomy
-    /// Houses and streets of the last OpenStreetMap import, for address geocoding: built from the store at start-up
-    /// and replaced whole by an import (`applyOSMImport`).
+    /// Houses and streets of the last OpenStreetMap import, for address geocoding: read from its snapshot or built
+    /// from the store at start-up (`openAddresses`), and replaced whole by an import (`applyOSMImport`).
     let addressBook: Mutex<AddressIndex>
     /// Reusable per-query visit marks for keyword search.
     let scratchPool = Mutex<[VisitMarks]>([])
@@ -55,6 +55,9 @@ public final class SearchEngine: @unchecked Sendable {
             self.path = path
             self.every = every
         }
+
+        /// The address index's snapshot, beside the engine's.
+        public var addressPath: String { path + ".addresses" }
 
         /// The snapshot beside a database file.
         public static func beside(database path: String, every: Int = 10_000) -> SnapshotPolicy {
@@ -83,6 +86,8 @@ public final class SearchEngine: @unchecked Sendable {
 
     public let snapshotPolicy: SnapshotPolicy?
     public let startup: Startup
+    /// How the address index was made at start-up (read from its snapshot, or built and why).
+    public let addressStartup: String
     /// The sequence of the last snapshot written or read, and whether a background write is running.
     let snapshotStatus = Mutex<(written: ChangeSequence?, running: Bool)>((nil, false))
 
@@ -101,7 +106,11 @@ public final class SearchEngine: @unchecked Sendable {
         self.taxonomy = taxonomy
         snapshotPolicy = policy
         replication = store.feed.map { Replication(feed: $0) }
-        do throws(CatalogError) { addressBook = Mutex(addresses ? AddressIndex(try store.loadAddresses()) : .empty) } catch {
+        do throws(CatalogError) {
+            let opened = addresses ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (index: .empty, how: "not loaded")
+            addressBook = Mutex(opened.index)
+            addressStartup = opened.how
+        } catch {
             throw SearchError.from(error)
         }
         var reason: String?
@@ -180,6 +189,7 @@ public final class SearchEngine: @unchecked Sendable {
     public init(pois: [POIRecord], pins: [PinRecord] = [], addresses: AddressData = AddressData(), taxonomy: CategoryTaxonomy) {
         self.store = nil
         addressBook = Mutex(AddressIndex(addresses))
+        addressStartup = "built from the records given"
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
@@ -191,6 +201,7 @@ public final class SearchEngine: @unchecked Sendable {
     init(state: EngineState, taxonomy: CategoryTaxonomy) {
         store = nil
         addressBook = Mutex(AddressIndex.empty)
+        addressStartup = "not loaded"
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil

@@ -72,6 +72,9 @@ public struct DataSources: Sendable {
         return storeURL == nil ? path + ".snapshot" : nil
     }
 
+    /// Where the address index's snapshot lives: beside the index snapshot (nil: none).
+    public var addressSnapshotPath: String? { snapshotPath.map { SearchEngine.SnapshotPolicy(path: $0).addressPath } }
+
     /// Where the gazetteer's snapshot lives: beside the index snapshot (nil: none).
     public var gazetteerSnapshotPath: String? {
         guard let snapshotPath else { return nil }
@@ -186,7 +189,7 @@ public struct DataSources: Sendable {
             return "\(ms / 1_000) s"
         }
         let report =
-            "indexes \(engine.startup) in \(seconds(engineTime)); gazetteer \(source) in \(seconds(gazetteerTime)); ready in \(seconds(ContinuousClock.now - started))"
+            "indexes \(engine.startup), addresses \(engine.addressStartup), in \(seconds(engineTime)); gazetteer \(source) in \(seconds(gazetteerTime)); ready in \(seconds(ContinuousClock.now - started))"
         return (engine, gazetteer, report)
     }
 }

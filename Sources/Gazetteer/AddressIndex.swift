@@ -124,13 +124,15 @@ public final class AddressIndex: Sendable {
     }
 
     public convenience init(_ data: AddressData) {
+        // The houses' columns first: from then on a house's street, city, postcode and number are numbers of
+        // distinct texts, so that each text is normalized, parsed and counted once, not once per house.
+        let houses = HouseTable(data.addresses)
+        let houseCount = houses.count
         // The houses' R-tree and the street segments' grid need only positions: made on a second thread meanwhile.
         let spatial = Background {
-            let tree = data.addresses.withUnsafeBufferPointer { houses in
-                RTree(
-                    bulkLoading: houses.indices.map { IndexedPoint(id: UInt32($0), latitude: houses[$0].latitude, longitude: houses[$0].longitude) }
-                )
-            }
+            let tree = RTree(
+                bulkLoading: (0..<houseCount).map { IndexedPoint(id: UInt32($0), latitude: houses.latitudes[$0], longitude: houses.longitudes[$0]) }
+            )
             return (tree, SegmentGrid(lines: data.streets))
         }
         // Every normalized name gets a number; members are bucketed by (name, cell).
@@ -145,32 +147,49 @@ public final class AddressIndex: Sendable {
         }
         var names: [String] = []
         var nameNumbers: [String: Int32] = [:]
-        // Many houses share a street: each spelling is normalized once (nil: nothing left of it).
-        var spellingNames: [String: Int32?] = [:]
         func name(_ spelling: String) -> Int32? {
-            if let known = spellingNames[spelling] { return known }
             let normalized = TextNormalizer.normalize(spelling)
-            var number: Int32?
-            if !normalized.isEmpty {
-                number = nameNumbers[normalized]
-                if number == nil {
-                    number = Int32(names.count)
-                    nameNumbers[normalized] = number
-                    names.append(normalized)
-                }
-            }
-            spellingNames[spelling] = number
+            guard !normalized.isEmpty else { return nil }
+            if let number = nameNumbers[normalized] { return number }
+            let number = Int32(names.count)
+            nameNumbers[normalized] = number
+            names.append(normalized)
             return number
         }
-        func key(_ name: Int32, _ latitude: Double, _ longitude: Double) -> Key {
+        // Per text of the house table: its name number (-1: none; -2: not normalized yet) and its house number key
+        // (-1: not a house number; -2: not parsed yet).
+        var nameOfText = [Int32](repeating: -2, count: houses.texts.count + 1)
+        func name(ofText text: UInt32) -> Int32? {
+            if nameOfText[Int(text)] == -2 { nameOfText[Int(text)] = houses.text(text).flatMap(name) ?? -1 }
+            return nameOfText[Int(text)] >= 0 ? nameOfText[Int(text)] : nil
+        }
+        var keysMet: [String] = []
+        var keyMet: [String: Int32] = [:]
+        var keyOfText = [Int32](repeating: -2, count: houses.texts.count + 1)
+        func key(ofText text: UInt32) -> Int32? {
+            if keyOfText[Int(text)] == -2 {
+                keyOfText[Int(text)] = -1
+                if let number = houses.text(text).flatMap(HouseNumber.init) {
+                    let key = number.key
+                    if let known = keyMet[key] {
+                        keyOfText[Int(text)] = known
+                    } else {
+                        keyOfText[Int(text)] = Int32(keysMet.count)
+                        keyMet[key] = Int32(keysMet.count)
+                        keysMet.append(key)
+                    }
+                }
+            }
+            return keyOfText[Int(text)] >= 0 ? keyOfText[Int(text)] : nil
+        }
+        func cell(_ name: Int32, _ latitude: Double, _ longitude: Double) -> Key {
             Key(name: name, y: Int32((latitude / 0.05).rounded(.down)), x: Int32((longitude / 0.1).rounded(.down)))
         }
         var buckets: [Key: Bucket] = [:]
-        data.addresses.withUnsafeBufferPointer { houses in
-            for i in houses.indices {
-                guard let street = houses[i].streetOrPlace, let n = name(street) else { continue }
-                buckets[key(n, houses[i].latitude, houses[i].longitude), default: Bucket()].addresses.append(Int32(i))
-            }
+        for i in 0..<houseCount {
+            let text = houses.streets[i] != 0 ? houses.streets[i] : houses.places[i]
+            guard text != 0, let n = name(ofText: text) else { continue }
+            buckets[cell(n, houses.latitudes[i], houses.longitudes[i]), default: Bucket()].addresses.append(Int32(i))
         }
         var variantsOfLine: [Int: [Int32]] = [:]
         for (i, line) in data.streets.enumerated() where !line.points.isEmpty {
@@ -178,7 +197,7 @@ public final class AddressIndex: Sendable {
             guard let primary = numbers.first else { continue }
             variantsOfLine[i] = numbers
             let middle = line.points[line.points.count / 2]
-            buckets[key(primary, middle.latitude, middle.longitude), default: Bucket()].lines.append(Int32(i))
+            buckets[cell(primary, middle.latitude, middle.longitude), default: Bucket()].lines.append(Int32(i))
         }
         // Union neighbouring cells of one name; keys in (name, cell) order, so streets are numbered the same
         // whatever order the data came in.
@@ -220,39 +239,34 @@ public final class AddressIndex: Sendable {
         // Each street's (number key, house) pairs in the street's order; keys numbered as met, then renumbered in
         // key order once all are known.
         var streetNumbers: [[NumberEntry]] = []
-        var keysMet: [String] = []
-        var keyMet: [String: UInt32] = [:]
-        var streetOfAddress = [Int32](repeating: -1, count: data.addresses.count)
+        var streetOfAddress = [Int32](repeating: -1, count: houseCount)
         var streetOfLine = [Int32](repeating: -1, count: data.streets.count)
         for root in groups.keys.sorted() {
             let (group, groupNames) = groups[root]!
             let index = Int32(streets.count)
-            var spellings: [String: Int] = [:]
-            var cities: [String: Int] = [:]
-            var postcodes: [String: Int] = [:]
+            // Counted by text number, then by text (a street has few distinct ones).
+            var spellingTexts: [UInt32: Int] = [:]
+            var cityTexts: [UInt32: Int] = [:]
+            var postcodeTexts: [UInt32: Int] = [:]
             var houseNumbers: [NumberEntry] = []
+            houseNumbers.reserveCapacity(group.addresses.count)
             var nameSet = groupNames
-            data.addresses.withUnsafeBufferPointer { houses in
-                for a in group.addresses {
-                    streetOfAddress[Int(a)] = index
-                    let address = houses[Int(a)]
-                    if let s = address.streetOrPlace { spellings[s, default: 0] += 1 }
-                    if let c = address.city { cities[c, default: 0] += 1 }
-                    if let p = address.postcode { postcodes[p, default: 0] += 1 }
-                    if let n = HouseNumber(address.housenumber) {
-                        let key = n.key
-                        let id: UInt32
-                        if let known = keyMet[key] {
-                            id = known
-                        } else {
-                            id = UInt32(keysMet.count)
-                            keyMet[key] = id
-                            keysMet.append(key)
-                        }
-                        houseNumbers.append(NumberEntry(key: id, house: a))
-                    }
-                }
+            for a in group.addresses {
+                let i = Int(a)
+                streetOfAddress[i] = index
+                let street = houses.streets[i] != 0 ? houses.streets[i] : houses.places[i]
+                if street != 0 { spellingTexts[street, default: 0] += 1 }
+                if houses.cities[i] != 0 { cityTexts[houses.cities[i], default: 0] += 1 }
+                if houses.postcodes[i] != 0 { postcodeTexts[houses.postcodes[i], default: 0] += 1 }
+                if houses.numbers[i] != 0, let key = key(ofText: houses.numbers[i]) { houseNumbers.append(NumberEntry(key: UInt32(key), house: a)) }
             }
+            func byText(_ counts: [UInt32: Int]) -> [String: Int] {
+                var out: [String: Int] = [:]
+                for (text, count) in counts { out[houses.text(text)!, default: 0] += count }
+                return out
+            }
+            var spellings = byText(spellingTexts)
+            var cities = byText(cityTexts)
             for l in group.lines {
                 streetOfLine[Int(l)] = index
                 let line = data.streets[Int(l)]
@@ -265,10 +279,10 @@ public final class AddressIndex: Sendable {
                 Street(
                     name: commonest(spellings) ?? "",
                     city: commonest(cities),
-                    postcode: commonest(postcodes),
+                    postcode: commonest(byText(postcodeTexts)),
                     addresses: group.addresses,
                     lines: group.lines,
-                    anchor: Self.anchor(lines: group.lines, addresses: group.addresses, data)
+                    anchor: Self.anchor(lines: group.lines.map { data.streets[Int($0)] }, addresses: group.addresses, houses)
                 )
             )
             streetNumbers.append(houseNumbers)
@@ -283,7 +297,7 @@ public final class AddressIndex: Sendable {
         var rank = [UInt32](repeating: 0, count: keysMet.count)
         for (r, k) in keyOrder.enumerated() { rank[k] = UInt32(r) }
         var entries: [NumberEntry] = []
-        entries.reserveCapacity(data.addresses.count)
+        entries.reserveCapacity(houseCount)
         var starts: [UInt32] = [0]
         for pairs in streetNumbers {
             // Key order, and the street's order within a key (the position breaks ties).
@@ -303,7 +317,7 @@ public final class AddressIndex: Sendable {
         }
         let (tree, segments) = try! spatial.value()  // made without throwing
         self.init(
-            houses: HouseTable(data.addresses),
+            houses: houses,
             lines: data.streets,
             streets: streets,
             names: names,
@@ -354,29 +368,22 @@ public final class AddressIndex: Sendable {
     }
 
     /// A point on the street: half-way along its longest line; without lines, the house nearest the houses' mean.
-    static func anchor(lines: [Int32], addresses: [Int32], _ data: AddressData) -> Coordinate2 {
-        anchor(lines: lines.map { data.streets[Int($0)] }, addresses: addresses, data.addresses)
-    }
-
-    static func anchor(lines: [StreetLine], addresses: [Int32], _ houses: [AddressPoint]) -> Coordinate2 {
+    static func anchor(lines: [StreetLine], addresses: [Int32], _ houses: HouseTable) -> Coordinate2 {
         if let longest = lines.filter({ $0.kind == .street }).max(by: { length($0.points) < length($1.points) }), !longest.points.isEmpty {
             return point(along: longest.points, at: length(longest.points) / 2)
         }
         guard !addresses.isEmpty else { return lines.first?.points.first ?? Coordinate2(0, 0) }
-        return houses.withUnsafeBufferPointer { houses in
-            var lat = 0.0
-            var lon = 0.0
-            for a in addresses {
-                lat += houses[Int(a)].latitude
-                lon += houses[Int(a)].longitude
-            }
-            (lat, lon) = (lat / Double(addresses.count), lon / Double(addresses.count))
-            func distance(_ a: Int32) -> Double {
-                GreatCircle.distance(latitude1: lat, longitude1: lon, latitude2: houses[Int(a)].latitude, longitude2: houses[Int(a)].longitude)
-            }
-            let middle = Int(addresses.min { distance($0) < distance($1) }!)
-            return Coordinate2(houses[middle].latitude, houses[middle].longitude)
+        var lat = 0.0
+        var lon = 0.0
+        for a in addresses {
+            lat += houses.latitudes[Int(a)]
+            lon += houses.longitudes[Int(a)]
         }
+        (lat, lon) = (lat / Double(addresses.count), lon / Double(addresses.count))
+        func distance(_ a: Int32) -> Double {
+            GreatCircle.distance(latitude1: lat, longitude1: lon, latitude2: houses.latitudes[Int(a)], longitude2: houses.longitudes[Int(a)])
+        }
+        return houses.position(Int(addresses.min { distance($0) < distance($1) }!))
     }
 
     /// Length of a polyline in metres.

@@ -6,9 +6,9 @@ extension AddressIndex {
     /// metres; nil when neither is that near.
     public func reverse(_ point: Coordinate2) -> (match: AddressMatch, distance: Double)? {
         guard !isEmpty else { return nil }
-        if let nearest = addressTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude, maxDistance: Self.houseRadius).first {
-            let a = houses[Int(nearest.id)]
-            let s = streetOfAddress[Int(nearest.id)]
+        if let nearest = houseGrid.nearest(to: point, within: Self.houseRadius, latitudes: houses.latitudes, longitudes: houses.longitudes) {
+            let a = houses[nearest.house]
+            let s = streetOfAddress[nearest.house]
             let street = s >= 0 ? streets[Int(s)] : nil
             let match = AddressMatch(
                 kind: .house,

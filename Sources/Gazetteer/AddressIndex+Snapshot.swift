@@ -1,16 +1,15 @@
 import GeoCore
 import SnapshotFile
-import SpatialIndex
 import TextIndex
 
-/// The address index's snapshot: the houses' columns, the streets, the name and typo tables, the houses' R-tree and
-/// the segment grid as they are in memory, so that a start with 2 million houses maps them instead of reading and
+/// The address index's snapshot: the houses' columns, the streets, the name and typo tables, the house grid and the
+/// segment grid as they are in memory, so that a start with 2 million houses maps them instead of reading and
 /// indexing every house again. It is keyed by the store's address generation (a token that every replacement of
 /// the addresses changes, `StoreOfRecord.addressGeneration`) and the text analyzer's version, and used only while
 /// both match.
 extension AddressIndex {
-    /// "ADR" and a version.
-    static let snapshotFormat: UInt32 = 0x4144_5201
+    /// "ADR" and a version: 2, houses in a grid (1: an R-tree).
+    static let snapshotFormat: UInt32 = 0x4144_5202
 
     static func snapshotKey(generation: String) -> String { "addresses \(generation); analyzer \(InvertedIndex.snapshotVersion)" }
 
@@ -50,7 +49,9 @@ extension AddressIndex {
         try file.write(streetOfAddress)
         try file.write(streetOfLine)
         file.mark()
-        try addressTree.write(to: file)
+        try file.write(houseGrid.keys)
+        try file.write(houseGrid.starts)
+        try file.write(houseGrid.houses)
         try file.write(segments.keys)
         try file.write(segments.starts)
         try file.write(segments.segments)
@@ -142,9 +143,11 @@ extension AddressIndex {
             streetOfAddress.allSatisfy({ $0 >= -1 && Int($0) < s }), streetOfLine.allSatisfy({ $0 >= -1 && Int($0) < s })
         else { throw corrupt("name, number or street tables of inconsistent sizes") }
 
-        let addressTree = try RTree(snapshot: file)
+        let houseGrid = HouseGrid(keys: try file.readFlat(), starts: try file.readFlat(), houses: try file.readFlat())
         let segments = SegmentGrid(lines: lines, keys: try file.readFlat(), starts: try file.readFlat(), segments: try file.readFlat())
-        guard file.isAtEnd, addressTree.count == houses.count, segments.isConsistent else { throw corrupt("sections of inconsistent sizes") }
+        guard file.isAtEnd, houseGrid.isConsistent(houseCount: houses.count), segments.isConsistent else {
+            throw corrupt("sections of inconsistent sizes")
+        }
         file.releaseResidentPages()
         return AddressIndex(
             houses: houses,
@@ -153,7 +156,7 @@ extension AddressIndex {
             names: names,
             streetsOfName: streetsOfName,
             deletions: deletions,
-            addressTree: addressTree,
+            houseGrid: houseGrid,
             segments: segments,
             numberKeys: numberKeys,
             numberEntries: numberEntries,

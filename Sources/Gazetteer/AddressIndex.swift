@@ -1,6 +1,5 @@
 import GeoCore
 import SnapshotFile
-import SpatialIndex
 import TextIndex
 
 /// Houses and streets for forward and reverse address geocoding, built from imported OpenStreetMap data.
@@ -26,8 +25,8 @@ public final class AddressIndex: Sendable {
     /// then refuses.
     let deletions: FlatArray<UInt64>
 
-    /// Houses, by index into `houses`.
-    let addressTree: RTree
+    /// Houses, by index into `houses`, for the nearest one.
+    let houseGrid: HouseGrid
     let segments: SegmentGrid
     /// Each street's houses by house number, as flat arrays: `numberEntries[numberStarts[s]..<numberStarts[s + 1]]`
     /// are street `s`'s (number key, house) pairs in key order (`HouseNumber.key`, numbered in `numberKeys`, which
@@ -91,7 +90,7 @@ public final class AddressIndex: Sendable {
         names: [String],
         streetsOfName: [[Int32]],
         deletions: FlatArray<UInt64>,
-        addressTree: RTree,
+        houseGrid: HouseGrid,
         segments: SegmentGrid,
         numberKeys: [String],
         numberEntries: FlatArray<NumberEntry>,
@@ -109,7 +108,7 @@ public final class AddressIndex: Sendable {
         for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty { aliases[name] = streetsOfName[n] }
         self.aliases = aliases
         self.deletions = deletions
-        self.addressTree = addressTree
+        self.houseGrid = houseGrid
         self.segments = segments
         self.numberKeys = numberKeys
         var keyIDs: [String: UInt32] = [:]
@@ -128,13 +127,8 @@ public final class AddressIndex: Sendable {
         // distinct texts, so that each text is normalized, parsed and counted once, not once per house.
         let houses = HouseTable(data.addresses)
         let houseCount = houses.count
-        // The houses' R-tree and the street segments' grid need only positions: made on a second thread meanwhile.
-        let spatial = Background {
-            let tree = RTree(
-                bulkLoading: (0..<houseCount).map { IndexedPoint(id: UInt32($0), latitude: houses.latitudes[$0], longitude: houses.longitudes[$0]) }
-            )
-            return (tree, SegmentGrid(lines: data.streets))
-        }
+        // The houses' and the street segments' grids need only positions: made on a second thread meanwhile.
+        let spatial = Background { (HouseGrid(latitudes: houses.latitudes, longitudes: houses.longitudes), SegmentGrid(lines: data.streets)) }
         // Every normalized name gets a number; members are bucketed by (name, cell).
         struct Bucket {
             var addresses: [Int32] = []
@@ -315,7 +309,7 @@ public final class AddressIndex: Sendable {
             }
             boxes.append(contentsOf: [box.west, box.south, box.east, box.north])
         }
-        let (tree, segments) = try! spatial.value()  // made without throwing
+        let (grid, segments) = try! spatial.value()  // made without throwing
         self.init(
             houses: houses,
             lines: data.streets,
@@ -323,7 +317,7 @@ public final class AddressIndex: Sendable {
             names: names,
             streetsOfName: streetsOfName,
             deletions: FlatArray(deletions),
-            addressTree: tree,
+            houseGrid: grid,
             segments: segments,
             numberKeys: keyOrder.map { keysMet[$0] },
             numberEntries: FlatArray(entries),

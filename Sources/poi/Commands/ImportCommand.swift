@@ -72,12 +72,16 @@ struct ImportCommand: ParsableCommand {
         let importer = RecordImporter(store: store, options: options)
         var failed = false
         var done: [String] = []
+        // The address index's snapshot of the last OpenStreetMap file, being written.
+        var addressSnapshot: PendingAddressSnapshot?
         for (index, file) in files.enumerated() {
             if (options.format ?? ImportFormat(path: file)) == .osmpbf {
                 do {
+                    addressSnapshot?.finish()
                     let database = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
-                    let addressSnapshot = storeURL == nil ? DataSources(db: database).addressSnapshotPath : nil
-                    let imported = try importOSM(file, into: store, addressSnapshot: addressSnapshot)
+                    let path = storeURL == nil ? DataSources(db: database).addressSnapshotPath : nil
+                    let imported: Int
+                    (imported, addressSnapshot) = try importOSM(file, into: store, addressSnapshot: path)
                     done.append("\(file) (\(imported))")
                 } catch {
                     FileHandle.standardError.write(Data("poi: \(error)\n".utf8))
@@ -133,12 +137,34 @@ struct ImportCommand: ParsableCommand {
                 print("wrote the index snapshot \(path).snapshot in \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
             }
         }
+        addressSnapshot?.finish()
         if failed { throw ExitCode(1) }
     }
 
+    /// The address index of an OpenStreetMap import, built on a second thread while the store is written and the
+    /// index snapshot made, then written as its snapshot beside the index snapshot once the store has given the
+    /// addresses their generation: the first start maps it.
+    struct PendingAddressSnapshot {
+        let path: String
+        let written: Background<Void>
+        let stored: Date
+
+        /// Waits for the snapshot and says where it went, or why it did not (a note: the server would build the
+        /// index at its first start instead).
+        func finish() {
+            do {
+                try written.value()
+                print("wrote the address index snapshot \(path), \(String(format: "%.2f", Date().timeIntervalSince(stored))) s after storing")
+            } catch {
+                FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
+            }
+        }
+    }
+
     /// An OpenStreetMap extract: read whole (so that a strict import stops before writing anything), then written in
-    /// one transaction. Answers the number of POIs.
-    private func importOSM(_ file: String, into store: any StoreOfRecord, addressSnapshot: String?) throws -> Int {
+    /// one transaction. Answers the number of POIs, and the address index's snapshot being written to
+    /// `addressSnapshot` (nil: no path, or a store that keeps no addresses).
+    private func importOSM(_ file: String, into store: any StoreOfRecord, addressSnapshot: String?) throws -> (Int, PendingAddressSnapshot?) {
         let importer: OSMImporter
         do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), strict: strict) } catch { throw CLIError.failure("\(error)") }
         let name = (file as NSString).lastPathComponent
@@ -152,22 +178,14 @@ struct ImportCommand: ParsableCommand {
         }
         bar.finish()
         let writing = Date()
-        // The address index is built on the second core while the store is written, and its snapshot left beside the
-        // index snapshot once the store has given the addresses their generation: the first start maps it.
         let addresses = addressSnapshot.map { _ in Background { AddressIndex(CatalogStore.asStored(result.addresses)) } }
         let (removed, generation) = try OSMImporter.write(result, to: store)
         let written = Date().timeIntervalSince(writing)
-        var indexed = ""
+        var pending: PendingAddressSnapshot?
         if let addresses, let addressSnapshot, let generation {
-            let started = Date()
-            do {
-                try addresses.value().writeSnapshot(to: addressSnapshot, generation: generation)
-                indexed = "; address index and its snapshot \(String(format: "%.2f", Date().timeIntervalSince(started))) s after storing"
-            } catch {
-                FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
-            }
+            let write = Background { () throws in try addresses.value().writeSnapshot(to: addressSnapshot, generation: generation) }
+            pending = PendingAddressSnapshot(path: addressSnapshot, written: write, stored: Date())
         }
-        let finished = Date().timeIntervalSince(writing)
         let report = result.report
         // A clipped extract has many ways that leave it: the first 20 problems, then how many more.
         for problem in report.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
@@ -185,10 +203,10 @@ struct ImportCommand: ParsableCommand {
         print(
             "\(file): \(report.nodes) nodes, \(report.ways) ways, \(report.relations) relations read; imported \(report.pois) POIs (\(removed) removed), "
                 + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines; "
-                + "\(report.problemCount) problems, in \(String(format: "%.2f", report.seconds + finished)) s "
-                + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s\(indexed))"
+                + "\(report.problemCount) problems, in \(String(format: "%.2f", report.seconds + written)) s "
+                + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s)"
         )
-        return report.pois
+        return (report.pois, pending)
     }
 
     /// `--server`: each file is sent whole to POST /v1/import and its task followed to the end, with the same

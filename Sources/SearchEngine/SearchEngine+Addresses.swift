@@ -9,7 +9,7 @@ extension SearchEngine {
     /// addresses (their generation), else built from the store and its snapshot written and mapped in its place (a
     /// failure to write is said in the answer, not thrown: the snapshot only saves time).
     /// - Returns: the index, and how it was made.
-    static func openAddresses(_ store: any StoreOfRecord, snapshot path: String?) throws(CatalogError) -> (index: AddressIndex, how: String) {
+    public static func openAddresses(_ store: any StoreOfRecord, snapshot path: String?) throws(CatalogError) -> (index: AddressIndex, how: String) {
         guard store.keepsAddresses, let generation = try store.addressGeneration() else { return (.empty, "none kept by the store") }
         var reason = "no snapshot path"
         if let path {

@@ -159,13 +159,15 @@ public struct DataSources: Sendable {
     }
 
     /// The imported addresses and streets of the SQLite database (created from the bundled data when it is the
-    /// default one and missing).
+    /// default one and missing), through the address index's snapshot as a server reads them.
     public func loadAddresses() throws(StartupError) -> AddressIndex {
         if !FileManager.default.fileExists(atPath: path) {
             guard db == nil else { throw .failure("database \(path) does not exist (create it with: poi import FILE --db \(path))") }
             try ensureBundledDatabase()
         }
-        do { return AddressIndex(try CatalogStore(path: path).loadAddresses()) } catch { throw .failure(error.description) }
+        do { return try SearchEngine.openAddresses(try CatalogStore(path: path), snapshot: addressSnapshotPath).index } catch {
+            throw .failure(error.description)
+        }
     }
 
     /// What a server opens: the engine and the gazetteer, loaded at once on two threads (start-up is the longer of

@@ -8,8 +8,9 @@ import TextIndex
 /// the addresses changes, `StoreOfRecord.addressGeneration`) and the text analyzer's version, and used only while
 /// both match.
 extension AddressIndex {
-    /// "ADR" and a version: 2, houses in a grid (1: an R-tree).
-    static let snapshotFormat: UInt32 = 0x4144_5202
+    /// "ADR" and a version: 3, a house's street, place, unit, postcode and city as one context number (2: each its
+    /// own text number; 1: houses in an R-tree, not a grid).
+    static let snapshotFormat: UInt32 = 0x4144_5203
 
     static func snapshotKey(generation: String) -> String { "addresses \(generation); analyzer \(InvertedIndex.snapshotVersion)" }
 

@@ -181,7 +181,7 @@ public final class AddressIndex: Sendable {
         }
         var buckets: [Key: Bucket] = [:]
         for i in 0..<houseCount {
-            let text = houses.streets[i] != 0 ? houses.streets[i] : houses.places[i]
+            let text = houses.streetText(i) != 0 ? houses.streetText(i) : houses.placeText(i)
             guard text != 0, let n = name(ofText: text) else { continue }
             buckets[cell(n, houses.latitudes[i], houses.longitudes[i]), default: Bucket()].addresses.append(Int32(i))
         }
@@ -248,10 +248,10 @@ public final class AddressIndex: Sendable {
             for a in group.addresses {
                 let i = Int(a)
                 streetOfAddress[i] = index
-                let street = houses.streets[i] != 0 ? houses.streets[i] : houses.places[i]
+                let street = houses.streetText(i) != 0 ? houses.streetText(i) : houses.placeText(i)
                 if street != 0 { spellingTexts[street, default: 0] += 1 }
-                if houses.cities[i] != 0 { cityTexts[houses.cities[i], default: 0] += 1 }
-                if houses.postcodes[i] != 0 { postcodeTexts[houses.postcodes[i], default: 0] += 1 }
+                if houses.cityText(i) != 0 { cityTexts[houses.cityText(i), default: 0] += 1 }
+                if houses.postcodeText(i) != 0 { postcodeTexts[houses.postcodeText(i), default: 0] += 1 }
                 if houses.numbers[i] != 0, let key = key(ofText: houses.numbers[i]) { houseNumbers.append(NumberEntry(key: UInt32(key), house: a)) }
             }
             func byText(_ counts: [UInt32: Int]) -> [String: Int] {

@@ -1,23 +1,26 @@
 import GeoCore
 import SnapshotFile
 
-/// The houses of an address index as columns: ids in one blob, the texts a house shares with its neighbours (street,
-/// place, house number, unit, postcode, city) once each in a table of distinct texts that the houses refer to by
-/// number, and positions as two arrays of doubles.
+/// The houses of an address index as columns: ids in one blob; what a house shares with its neighbours — street,
+/// place, unit, postcode and city — as one number of a distinct combination of them (its context), and its house
+/// number as a number of a distinct text, both into tables of distinct texts; positions as two arrays of doubles.
 ///
-/// About 60 bytes a house instead of an `AddressPoint`'s 128 and its strings on the heap, and every column a flat
+/// About 45 bytes a house instead of an `AddressPoint`'s 128 and its strings on the heap, and every column a flat
 /// array, so that a snapshot serves them from its mapping (`AddressIndex.readSnapshot`) without decoding 2 million
 /// houses at start-up. A house is made into an `AddressPoint` only when it is answered.
 struct HouseTable: Sendable {
     var ids = PlaceTable.StringColumn()
-    /// The distinct texts; a house's reference 0 is none, n is `texts.string(n - 1)`.
+    /// The distinct texts; a reference 0 is none, n is `texts.string(n - 1)`.
     var texts = PlaceTable.StringColumn()
-    var streets = FlatArray<UInt32>()
-    var places = FlatArray<UInt32>()
+    /// Each house's context and house number (a text reference).
+    var contexts = FlatArray<UInt32>()
     var numbers = FlatArray<UInt32>()
-    var units = FlatArray<UInt32>()
-    var postcodes = FlatArray<UInt32>()
-    var cities = FlatArray<UInt32>()
+    /// The contexts' columns (text references).
+    var contextStreets = FlatArray<UInt32>()
+    var contextPlaces = FlatArray<UInt32>()
+    var contextUnits = FlatArray<UInt32>()
+    var contextPostcodes = FlatArray<UInt32>()
+    var contextCities = FlatArray<UInt32>()
     var latitudes = FlatArray<Double>()
     var longitudes = FlatArray<Double>()
 
@@ -29,11 +32,11 @@ struct HouseTable: Sendable {
         var texts: [String] = []
         var numbering: [String: UInt32] = [:]
         // Neighbouring houses of an extract usually share their street, postcode and city: the last text of each
-        // column is remembered, which saves most lookups.
+        // field is remembered, which saves most lookups.
         var last = [(String, UInt32)?](repeating: nil, count: 6)
-        func reference(_ text: String?, _ column: Int) -> UInt32 {
+        func reference(_ text: String?, _ field: Int) -> UInt32 {
             guard let text else { return 0 }
-            if let (previous, number) = last[column], previous == text { return number }
+            if let (previous, number) = last[field], previous == text { return number }
             let number: UInt32
             if let known = numbering[text] {
                 number = known
@@ -42,30 +45,57 @@ struct HouseTable: Sendable {
                 number = UInt32(texts.count)
                 numbering[text] = number
             }
-            last[column] = (text, number)
+            last[field] = (text, number)
             return number
         }
-        var columns = [[UInt32]](repeating: [], count: 6)
-        for c in columns.indices { columns[c].reserveCapacity(houses.count) }
+        struct Context: Hashable {
+            var street, place, unit, postcode, city: UInt32
+        }
+        var contextList: [Context] = []
+        var contextNumbers: [Context: UInt32] = [:]
+        var lastContext: (Context, UInt32)?
+        var contexts: [UInt32] = []
+        var numbers: [UInt32] = []
         var latitudes: [Double] = []
         var longitudes: [Double] = []
+        contexts.reserveCapacity(houses.count)
+        numbers.reserveCapacity(houses.count)
         latitudes.reserveCapacity(houses.count)
         longitudes.reserveCapacity(houses.count)
         for house in houses {
             ids.append(house.id)
-            columns[0].append(reference(house.street, 0))
-            columns[1].append(reference(house.place, 1))
-            columns[2].append(reference(house.housenumber, 2))
-            columns[3].append(reference(house.unit, 3))
-            columns[4].append(reference(house.postcode, 4))
-            columns[5].append(reference(house.city, 5))
+            let context = Context(
+                street: reference(house.street, 0),
+                place: reference(house.place, 1),
+                unit: reference(house.unit, 3),
+                postcode: reference(house.postcode, 4),
+                city: reference(house.city, 5)
+            )
+            let number: UInt32
+            if let (previous, known) = lastContext, previous == context {
+                number = known
+            } else if let known = contextNumbers[context] {
+                number = known
+            } else {
+                number = UInt32(contextList.count)
+                contextNumbers[context] = number
+                contextList.append(context)
+            }
+            lastContext = (context, number)
+            contexts.append(number)
+            numbers.append(reference(house.housenumber, 2))
             latitudes.append(house.latitude)
             longitudes.append(house.longitude)
         }
         self.ids = PlaceTable.StringColumn(ids)
         self.texts = PlaceTable.StringColumn(texts)
-        (streets, places, numbers) = (FlatArray(columns[0]), FlatArray(columns[1]), FlatArray(columns[2]))
-        (units, postcodes, cities) = (FlatArray(columns[3]), FlatArray(columns[4]), FlatArray(columns[5]))
+        self.contexts = FlatArray(contexts)
+        self.numbers = FlatArray(numbers)
+        contextStreets = FlatArray(contextList.map(\.street))
+        contextPlaces = FlatArray(contextList.map(\.place))
+        contextUnits = FlatArray(contextList.map(\.unit))
+        contextPostcodes = FlatArray(contextList.map(\.postcode))
+        contextCities = FlatArray(contextList.map(\.city))
         self.latitudes = FlatArray(latitudes)
         self.longitudes = FlatArray(longitudes)
     }
@@ -74,23 +104,29 @@ struct HouseTable: Sendable {
 
     /// The house as a record.
     subscript(i: Int) -> AddressPoint {
-        AddressPoint(
+        let c = Int(contexts[i])
+        return AddressPoint(
             id: id(i),
-            street: text(streets[i]),
-            place: text(places[i]),
+            street: text(contextStreets[c]),
+            place: text(contextPlaces[c]),
             housenumber: housenumber(i),
-            unit: text(units[i]),
-            postcode: postcode(i),
-            city: text(cities[i]),
+            unit: text(contextUnits[c]),
+            postcode: text(contextPostcodes[c]),
+            city: text(contextCities[c]),
             latitude: latitudes[i],
             longitude: longitudes[i]
         )
     }
 
+    /// Text references of a house's fields (0: none).
+    func streetText(_ i: Int) -> UInt32 { contextStreets[Int(contexts[i])] }
+    func placeText(_ i: Int) -> UInt32 { contextPlaces[Int(contexts[i])] }
+    func postcodeText(_ i: Int) -> UInt32 { contextPostcodes[Int(contexts[i])] }
+    func cityText(_ i: Int) -> UInt32 { contextCities[Int(contexts[i])] }
+
     func id(_ i: Int) -> String { ids.string(i) }
     func housenumber(_ i: Int) -> String { text(numbers[i]) ?? "" }
-    func postcode(_ i: Int) -> String? { text(postcodes[i]) }
-    func streetOrPlace(_ i: Int) -> String? { text(streets[i]) ?? text(places[i]) }
+    func postcode(_ i: Int) -> String? { text(postcodeText(i)) }
     func position(_ i: Int) -> Coordinate2 { Coordinate2(latitudes[i], longitudes[i]) }
 
     /// Whether the house is an OpenStreetMap node (`osm-n…`) rather than a building's way or relation.
@@ -105,21 +141,23 @@ struct HouseTable: Sendable {
 
     /// Whether the house's postcode is `code`.
     func hasPostcode(_ i: Int, _ code: String) -> Bool {
-        let reference = postcodes[i]
+        let reference = postcodeText(i)
         return reference != 0 && texts.equals(Int(reference) - 1, code)
     }
 
     func text(_ reference: UInt32) -> String? { reference == 0 ? nil : texts.string(Int(reference) - 1) }
 
-    /// Every column of the same length, every reference to a text that exists, the blobs' offsets in order.
+    /// Every column of the same length, every reference to a context or text that exists, the blobs' offsets in
+    /// order.
     var isConsistent: Bool {
         let n = count
-        let references = [streets, places, numbers, units, postcodes, cities]
-        guard ids.count == n, longitudes.count == n, references.allSatisfy({ $0.count == n }), ids.isConsistent, texts.isConsistent else {
-            return false
-        }
+        let contextColumns = [contextStreets, contextPlaces, contextUnits, contextPostcodes, contextCities]
+        let k = contextStreets.count
+        guard ids.count == n, longitudes.count == n, contexts.count == n, numbers.count == n, contextColumns.allSatisfy({ $0.count == k }),
+            ids.isConsistent, texts.isConsistent
+        else { return false }
         let limit = UInt32(texts.count)
-        return references.allSatisfy { column in column.allSatisfy { $0 <= limit } }
+        return contexts.allSatisfy { Int($0) < k } && (contextColumns + [numbers]).allSatisfy { column in column.allSatisfy { $0 <= limit } }
     }
 
     func write(to file: SnapshotWriter) throws(SnapshotError) {
@@ -127,7 +165,7 @@ struct HouseTable: Sendable {
             try file.write(column.ends)
             try file.write(column.blob)
         }
-        for column in [streets, places, numbers, units, postcodes, cities] { try file.write(column) }
+        for column in [contexts, numbers, contextStreets, contextPlaces, contextUnits, contextPostcodes, contextCities] { try file.write(column) }
         try file.write(latitudes)
         try file.write(longitudes)
     }
@@ -135,12 +173,13 @@ struct HouseTable: Sendable {
     init(snapshot file: SnapshotReader) throws(SnapshotError) {
         ids = PlaceTable.StringColumn(ends: try file.readFlat(), blob: try file.readFlat())
         texts = PlaceTable.StringColumn(ends: try file.readFlat(), blob: try file.readFlat())
-        streets = try file.readFlat()
-        places = try file.readFlat()
+        contexts = try file.readFlat()
         numbers = try file.readFlat()
-        units = try file.readFlat()
-        postcodes = try file.readFlat()
-        cities = try file.readFlat()
+        contextStreets = try file.readFlat()
+        contextPlaces = try file.readFlat()
+        contextUnits = try file.readFlat()
+        contextPostcodes = try file.readFlat()
+        contextCities = try file.readFlat()
         latitudes = try file.readFlat()
         longitudes = try file.readFlat()
         guard isConsistent else { throw .corrupt(path: file.path, reason: "house columns of different lengths or out of range") }

@@ -20,7 +20,8 @@ import tantivy
 R = 6371008.8
 
 
-def build(data, path):
+def build(data, path, transform=lambda text: text):
+    """The records indexed at `path`; `transform` rewrites each text field before Tantivy tokenizes it."""
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
     sb = tantivy.SchemaBuilder()
@@ -37,8 +38,9 @@ def build(data, path):
     with open(data, "rb") as f:
         for i, line in enumerate(f):
             r = orjson.loads(line)
-            writer.add_document(tantivy.Document(row=i, name=r["name"], address=r.get("address") or "", city=r.get("city") or "",
-                                                 category=r.get("category", "").replace(".", " "), lat=float(r["lat"]), lon=float(r["lon"])))
+            writer.add_document(tantivy.Document(row=i, name=transform(r["name"]), address=transform(r.get("address") or ""),
+                                                 city=transform(r.get("city") or ""), category=r.get("category", "").replace(".", " "),
+                                                 lat=float(r["lat"]), lon=float(r["lon"])))
             points.append((r["lat"], r["lon"]))
     writer.commit()
     writer.wait_merging_threads()

@@ -826,7 +826,8 @@ struct KeywordRanker {
                     let last = list[end - 1].doc
                     let own = bounds[b]
                     let labelled = !source.labelled.isEmpty
-                    var stretch = WordBound(
+                    var words = [WordBound?](repeating: nil, count: cursors.count)
+                    words[driving] = WordBound(
                         score: max(bound(own, idf: source.idfs[0]), labelled ? source.labelScore : 0),
                         typos: labelled ? 0 : source.typos[0],
                         prefix: labelled ? 0 : source.prefixes[0],
@@ -839,10 +840,17 @@ struct KeywordRanker {
                             someMatch = false
                             break
                         }
-                        stretch.add(w)
+                        words[g] = w
                     }
+                    guard someMatch else { continue }
+                    // Summed in the words' order, as a record's score is: rounding is monotonic, so the sum of the
+                    // words' bounds in that order is never below a record's sum, where summed driving word first it
+                    // could be one rounding below — and refuse, by the tie on record number, a block holding a record
+                    // that ties the page's worst and should enter.
+                    var stretch = words[0]!
+                    for g in cursors.indices.dropFirst() { stretch.add(words[g]!) }
                     stretch.score *= decay
-                    guard someMatch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
+                    guard admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
                 }
                 // Once only records with every word in the name (or only whole-name ones) can enter, the driving
                 // word's own posting refuses the rest without a lookup.

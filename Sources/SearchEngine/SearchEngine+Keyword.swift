@@ -386,6 +386,24 @@ struct KeywordRanker {
         }
     }
 
+    /// Which rule classes of one word can still put a record on the page: a match with these typos and prefix, the
+    /// other words matching at their least, in the best attribute bucket, is not below the page's worst entry.
+    struct ClassLimit {
+        var dropped = 0
+        var otherTypos = 0
+        var otherPrefixes = 0
+        /// The page's worst entry's bucket (`.max`: the page is not full, every class may enter).
+        var worst = UInt64.max
+
+        static let any = ClassLimit()
+
+        func allows(typos: Int, prefix: Int) -> Bool {
+            worst == .max
+                || RankBucket.make(dropped: dropped, typos: typos + otherTypos, prefixes: prefix + otherPrefixes, attributes: 0, wholeName: true)
+                    <= worst
+        }
+    }
+
     /// The best a word can do on a range of records: its score bound and the least of each rule class component.
     struct WordBound {
         var score: Double
@@ -443,13 +461,15 @@ struct KeywordRanker {
             labelled = group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
             members = s.members(ofCategoriesUnder: group.categories)
             labelScore = members.isEmpty ? 0 : s.text.idf(documentFrequency: members.reduce(0) { $0 + $1.count }) * 0.8
-            var most = labelScore
-            for (term, idf) in zip(terms, idfs) {
+            listMaxScores = zip(terms, idfs).map { term, idf in
                 let bounds = s.text.blockBounds(of: term)
-                most = max(most, bounds.isEmpty ? idf * (InvertedIndex.k1 + 1) : bounds.reduce(0) { max($0, ranker.bound($1, idf: idf)) })
+                return bounds.isEmpty ? idf * (InvertedIndex.k1 + 1) : bounds.reduce(0) { max($0, ranker.bound($1, idf: idf)) }
             }
-            maxScore = most
+            maxScore = listMaxScores.reduce(labelScore, max)
         }
+
+        /// Per list, no match through it scores more (as `maxScore`, list by list).
+        private(set) var listMaxScores: [Double]
 
         /// Per list, its block bounds (empty for a list too short to have them) and the first block that may still
         /// overlap a range asked of `bound(from:to:ranker:)` (ranges come in increasing order).
@@ -467,6 +487,7 @@ struct KeywordRanker {
             copy.prefixes = kept.map { prefixes[$0] }
             copy.idfs = kept.map { idfs[$0] }
             copy.blocks = kept.map { blocks[$0] }
+            copy.listMaxScores = kept.map { listMaxScores[$0] }
             copy.rewind()
             return copy
         }
@@ -481,14 +502,19 @@ struct KeywordRanker {
         /// its own (a list without a block in the range cannot match there; a block without a name posting cannot
         /// match in the name). Nil when no record of the range can match the word through a term.
         /// A word of many lists (a short prefix's completions) answers its overall bounds instead.
-        mutating func bound(from first: UInt32, to last: UInt32, ranker: KeywordRanker) -> WordBound? {
+        /// Only the lists whose rule class `limit` allows are bounded: a match through another puts its record below the
+        /// page.
+        mutating func bound(from first: UInt32, to last: UInt32, limit: ClassLimit, ranker: KeywordRanker) -> WordBound? {
             guard lists.count <= 8 else {
+                let allowed = lists.indices.filter { limit.allows(typos: typos[$0], prefix: prefixes[$0]) }
+                guard !allowed.isEmpty || !labelled.isEmpty else { return nil }
+                let most = allowed.reduce(labelled.isEmpty ? 0 : labelScore) { max($0, listMaxScores[$1]) }
                 return WordBound(
-                    score: maxScore,
-                    typos: typos.min() ?? 0,
-                    prefix: prefixes.min() ?? 0,
+                    score: most,
+                    typos: labelled.isEmpty ? allowed.map { typos[$0] }.min()! : 0,
+                    prefix: labelled.isEmpty ? allowed.map { prefixes[$0] }.min()! : 0,
                     attribute: RankBucket.name,
-                    nameScore: maxScore
+                    nameScore: most
                 )
             }
             var most = labelled.isEmpty ? 0 : labelScore
@@ -497,7 +523,7 @@ struct KeywordRanker {
             var (leastTypos, leastPrefix, leastAttribute) = (Int.max, Int.max, Int.max)
             let elsewhere = labelled.isEmpty ? RankBucket.other : RankBucket.label
             let size = InvertedIndex.blockSize
-            for l in lists.indices {
+            for l in lists.indices where limit.allows(typos: typos[l], prefix: prefixes[l]) {
                 let bounds = blocks[l]
                 let list = lists[l]
                 var inName = false
@@ -704,6 +730,20 @@ struct KeywordRanker {
         )
         // Words of many lists (a short prefix's completions), matched list by list along a single driving list.
         var tables = [[WordMatch?]?](repeating: nil, count: cursors.count)
+        // Once the page is full, a stretch is bounded only by the lists whose class can still reach it ("Market
+        // Street" after a page of whole-name matches: "street" as typed, not its completions).
+        let least = cursors.map(\.leastClass)
+        let leastTypos = least.reduce(0) { $0 + $1.typos }
+        let leastPrefixes = least.reduce(0) { $0 + $1.prefix }
+        func classLimit(_ g: Int) -> ClassLimit {
+            guard heap.isFull, let worst = heap.worst else { return .any }
+            return ClassLimit(
+                dropped: dropped,
+                otherTypos: leastTypos - least[g].typos,
+                otherPrefixes: leastPrefixes - least[g].prefix,
+                worst: worst.bucket
+            )
+        }
 
         func visit(_ doc: UInt32, at index: Int = -1) {
             var typos = 0
@@ -836,7 +876,8 @@ struct KeywordRanker {
                     )
                     var someMatch = true
                     for g in cursors.indices where g != driving {
-                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) else {
+                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last, limit: classLimit(g))
+                        else {
                             someMatch = false
                             break
                         }
@@ -912,7 +953,9 @@ struct KeywordRanker {
                         let labelOnly =
                             labels && !cursors[g].labelled.isEmpty
                             ? WordBound(score: cursors[g].labelScore, typos: 0, prefix: 0, attribute: RankBucket.label, nameScore: nil) : nil
-                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last) ?? labelOnly else {
+                        let w =
+                            wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last, limit: classLimit(g)) ?? labelOnly
+                        guard let w else {
                             stretch = nil
                             break
                         }
@@ -949,13 +992,14 @@ struct KeywordRanker {
         table: [WordMatch?]?,
         range: Range<Int>,
         first: UInt32,
-        last: UInt32
+        last: UInt32,
+        limit: ClassLimit
     ) -> WordBound? {
-        guard let table else { return cursor.bound(from: first, to: last, ranker: self) }
+        guard let table else { return cursor.bound(from: first, to: last, limit: limit, ranker: self) }
         let labelled = !cursor.labelled.isEmpty
         var found: WordBound?
         for i in range {
-            guard let m = table[i] else { continue }
+            guard let m = table[i], limit.allows(typos: m.typos, prefix: m.prefix) else { continue }
             var w = found ?? WordBound(score: m.score, typos: m.typos, prefix: m.prefix, attribute: m.attribute, nameScore: nil)
             (w.score, w.typos, w.prefix, w.attribute) = (
                 max(w.score, m.score), min(w.typos, m.typos), min(w.prefix, m.prefix), min(w.attribute, m.attribute)

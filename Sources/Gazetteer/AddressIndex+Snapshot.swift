@@ -8,9 +8,9 @@ import TextIndex
 /// the addresses changes, `StoreOfRecord.addressGeneration`) and the text analyzer's version, and used only while
 /// both match.
 extension AddressIndex {
-    /// "ADR" and a version: 3, a house's street, place, unit, postcode and city as one context number (2: each its
-    /// own text number; 1: houses in an R-tree, not a grid).
-    static let snapshotFormat: UInt32 = 0x4144_5203
+    /// "ADR" and a version: 4, each line's name count as a number (3: as the length of an array of zeros; 2: a
+    /// house's street, place, unit, postcode and city each its own text number; 1: houses in an R-tree).
+    static let snapshotFormat: UInt32 = 0x4144_5204
 
     static func snapshotKey(generation: String) -> String { "addresses \(generation); analyzer \(InvertedIndex.snapshotVersion)" }
 
@@ -24,7 +24,7 @@ extension AddressIndex {
         file.mark()
         try file.write(lines.map(\.id))
         try file.write(lines.map { Self.kindCodes[$0.kind]! })
-        try file.write(nested: lines.map { $0.names.map { _ in UInt8(0) } })
+        try file.write(lines.map { UInt32($0.names.count) })
         try file.write(lines.flatMap(\.names))
         try file.write(nested: lines.map { line in line.points.flatMap { [$0.latitude, $0.longitude] } })
         try file.write(nested: lines.map { line in line.numbers.flatMap { [Int64($0.vertex), Int64($0.number)] } })
@@ -50,12 +50,8 @@ extension AddressIndex {
         try file.write(streetOfAddress)
         try file.write(streetOfLine)
         file.mark()
-        try file.write(houseGrid.keys)
-        try file.write(houseGrid.starts)
-        try file.write(houseGrid.houses)
-        try file.write(segments.keys)
-        try file.write(segments.starts)
-        try file.write(segments.segments)
+        try houseGrid.cells.write(to: file)
+        try segments.cells.write(to: file)
         try file.commit()
     }
 
@@ -71,7 +67,7 @@ extension AddressIndex {
 
         let ids = try file.readStrings()
         let kinds: [UInt8] = try file.read()
-        let nameCounts = try file.readNestedFlat(UInt8.self).map(\.count)
+        let nameCounts = try file.read([UInt32].self).map { Int($0) }
         let allNames = try file.readStrings()
         let points = try file.readNestedFlat(Double.self)
         let numbers = try file.readNestedFlat(Int64.self)
@@ -144,8 +140,8 @@ extension AddressIndex {
             streetOfAddress.allSatisfy({ $0 >= -1 && Int($0) < s }), streetOfLine.allSatisfy({ $0 >= -1 && Int($0) < s })
         else { throw corrupt("name, number or street tables of inconsistent sizes") }
 
-        let houseGrid = HouseGrid(keys: try file.readFlat(), starts: try file.readFlat(), houses: try file.readFlat())
-        let segments = SegmentGrid(lines: lines, keys: try file.readFlat(), starts: try file.readFlat(), segments: try file.readFlat())
+        let houseGrid = HouseGrid(cells: try CellTable(snapshot: file))
+        let segments = SegmentGrid(lines: lines, cells: try CellTable(snapshot: file))
         guard file.isAtEnd, houseGrid.isConsistent(houseCount: houses.count), segments.isConsistent else {
             throw corrupt("sections of inconsistent sizes")
         }

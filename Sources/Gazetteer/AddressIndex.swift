@@ -350,12 +350,14 @@ public final class AddressIndex: Sendable {
     /// Street `s`'s house number keys in order, each with its houses in the street's order.
     func numberGroups(on s: Int) -> [(key: String, houses: [Int32])] {
         var out: [(key: String, houses: [Int32])] = []
+        var lastKey: UInt32?
         for i in Int(numberStarts[s])..<Int(numberStarts[s + 1]) {
             let entry = numberEntries[i]
-            if let last = out.last, last.key == numberKeys[Int(entry.key)] {
+            if entry.key == lastKey {
                 out[out.count - 1].houses.append(entry.house)
             } else {
                 out.append((numberKeys[Int(entry.key)], [entry.house]))
+                lastKey = entry.key
             }
         }
         return out

@@ -6,47 +6,27 @@ import SnapshotFile
 /// reverse geocoding's "the nearest house within a few tens of metres".
 ///
 /// Reverse only ever asks within `AddressIndex.houseRadius`, so a flat grid answers it with a few cells' houses,
-/// and is three flat arrays — about 4 bytes a house, where the R-tree of the POIs costs 50 — that a snapshot serves
-/// from its mapping and a build makes with one sort.
+/// and is three flat arrays (`CellTable`) — about 4 bytes a house, where the R-tree of the POIs costs 50 — that a
+/// snapshot serves from its mapping and a build makes with one sort.
 struct HouseGrid: Sendable {
     static let cellLatitude = 0.001
     static let cellLongitude = 0.002
     /// Cells a parallel has: column numbers wrap around the antimeridian.
     static let columns = Int((360 / cellLongitude).rounded())
 
-    /// The cells that have houses, ascending (`key`); `houses[starts[i]..<starts[i + 1]]` are cell `keys[i]`'s
-    /// houses, ascending.
-    let keys: FlatArray<Int64>
-    let starts: FlatArray<UInt32>
-    let houses: FlatArray<UInt32>
+    /// Each cell's houses, ascending.
+    let cells: CellTable<UInt32>
 
-    init(keys: FlatArray<Int64>, starts: FlatArray<UInt32>, houses: FlatArray<UInt32>) {
-        self.keys = keys
-        self.starts = starts
-        self.houses = houses
-    }
+    init(cells: CellTable<UInt32>) { self.cells = cells }
 
     init(latitudes: FlatArray<Double>, longitudes: FlatArray<Double>) {
-        var entries = [(key: Int64, house: UInt32)]()
+        var entries = [(key: Int64, item: UInt32)]()
         entries.reserveCapacity(latitudes.count)
         for i in latitudes.indices {
             let (y, x) = Self.cell(latitudes[i], longitudes[i])
             entries.append((Self.key(y, x), UInt32(i)))
         }
-        entries.sort { ($0.key, $0.house) < ($1.key, $1.house) }
-        var keys: [Int64] = []
-        var starts: [UInt32] = []
-        var houses: [UInt32] = []
-        houses.reserveCapacity(entries.count)
-        for entry in entries {
-            if keys.last != entry.key {
-                keys.append(entry.key)
-                starts.append(UInt32(houses.count))
-            }
-            houses.append(entry.house)
-        }
-        starts.append(UInt32(houses.count))
-        self.init(keys: FlatArray(keys), starts: FlatArray(starts), houses: FlatArray(houses))
+        self.init(cells: CellTable(entries))
     }
 
     static func cell(_ latitude: Double, _ longitude: Double) -> (Int, Int) {
@@ -92,11 +72,9 @@ struct HouseGrid: Sendable {
         var best: (house: Int, distance: Double)?
         for y in (cy - dy)...(cy + dy) {
             for span in spans {
-                let last = Self.key(y, span.upperBound)
-                var i = keys.lowerBound(of: Self.key(y, span.lowerBound))
-                while i < keys.count && keys[i] <= last {
-                    for k in Int(starts[i])..<Int(starts[i + 1]) {
-                        let house = Int(houses[k])
+                for cell in cells.keys(from: Self.key(y, span.lowerBound), through: Self.key(y, span.upperBound)) {
+                    for k in cells.items(at: cell) {
+                        let house = Int(cells.items[k])
                         let d = GreatCircle.distance(
                             latitude1: point.latitude,
                             longitude1: point.longitude,
@@ -105,22 +83,17 @@ struct HouseGrid: Sendable {
                         )
                         if d <= radius, d < best?.distance ?? .infinity || (d == best!.distance && house < best!.house) { best = (house, d) }
                     }
-                    i += 1
                 }
             }
         }
         return best
     }
 
-    /// The arrays agree with each other and hold every one of `count` houses once.
+    /// The cells agree with each other and hold every one of `count` houses once.
     func isConsistent(houseCount count: Int) -> Bool {
-        guard starts.count == keys.count + 1, starts.first ?? 0 == 0, Int(starts.last ?? 0) == houses.count, houses.count == count else {
-            return false
-        }
-        for i in keys.indices.dropFirst() where keys[i - 1] >= keys[i] { return false }
-        for i in starts.indices.dropFirst() where starts[i - 1] > starts[i] { return false }
+        guard cells.isConsistent, cells.items.count == count else { return false }
         var seen = [Bool](repeating: false, count: count)
-        for house in houses {
+        for house in cells.items {
             guard Int(house) < count, !seen[Int(house)] else { return false }
             seen[Int(house)] = true
         }

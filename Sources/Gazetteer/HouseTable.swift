@@ -133,11 +133,12 @@ struct HouseTable: Sendable {
     func isNode(_ i: Int) -> Bool {
         let start = i == 0 ? 0 : Int(ids.ends[i - 1])
         let end = Int(ids.ends[i])
-        let prefix = Array("osm-n".utf8)
-        guard end - start >= prefix.count else { return false }
-        for k in prefix.indices where ids.blob[start + k] != prefix[k] { return false }
+        guard end - start >= Self.nodePrefix.count else { return false }
+        for k in Self.nodePrefix.indices where ids.blob[start + k] != Self.nodePrefix[k] { return false }
         return true
     }
+
+    static let nodePrefix = Array("osm-n".utf8)
 
     /// Whether the house's postcode is `code`.
     func hasPostcode(_ i: Int, _ code: String) -> Bool {

@@ -14,22 +14,17 @@ struct SegmentGrid: Sendable {
         var index: Int32
     }
 
-    /// The cells that segments pass through, ascending (`key`); `segments[starts[i]..<starts[i + 1]]` are cell
-    /// `keys[i]`'s segments, in line order. Flat arrays, so that a snapshot serves them from its mapping.
-    let keys: FlatArray<Int64>
-    let starts: FlatArray<UInt32>
-    let segments: FlatArray<Segment>
+    /// The segments of each cell they pass through, in line order.
+    let cells: CellTable<Segment>
     let lines: [StreetLine]
 
-    init(lines: [StreetLine], keys: FlatArray<Int64>, starts: FlatArray<UInt32>, segments: FlatArray<Segment>) {
+    init(lines: [StreetLine], cells: CellTable<Segment>) {
         self.lines = lines
-        self.keys = keys
-        self.starts = starts
-        self.segments = segments
+        self.cells = cells
     }
 
     init(lines: [StreetLine]) {
-        var entries: [(key: Int64, segment: Segment)] = []
+        var entries: [(key: Int64, item: Segment)] = []
         for (l, line) in lines.enumerated() where line.kind == .street && line.points.count >= 2 {
             for i in 1..<line.points.count {
                 let a = line.points[i - 1]
@@ -49,39 +44,15 @@ struct SegmentGrid: Sendable {
                 }
             }
         }
-        // By cell, and in the order met within a cell (the position breaks ties).
-        let order = entries.indices.sorted { (entries[$0].key, $0) < (entries[$1].key, $1) }
-        var keys: [Int64] = []
-        var starts: [UInt32] = []
-        var segments: [Segment] = []
-        segments.reserveCapacity(entries.count)
-        for i in order {
-            if keys.last != entries[i].key {
-                keys.append(entries[i].key)
-                starts.append(UInt32(segments.count))
-            }
-            segments.append(entries[i].segment)
-        }
-        starts.append(UInt32(segments.count))
-        self.init(lines: lines, keys: FlatArray(keys), starts: FlatArray(starts), segments: FlatArray(segments))
+        self.init(lines: lines, cells: CellTable(entries))
     }
 
-    /// The segments of cell (y, x), as a range of `segments`.
-    func cellSegments(_ y: Int, _ x: Int) -> Range<Int> {
-        let key = Self.key(y, x)
-        let i = keys.lowerBound(of: key)
-        guard i < keys.count, keys[i] == key else { return 0..<0 }
-        return Int(starts[i])..<Int(starts[i + 1])
-    }
-
-    /// The arrays agree with each other and with the lines.
+    /// The cells agree with each other and with the lines.
     var isConsistent: Bool {
-        guard starts.count == keys.count + 1, starts.first ?? 0 == 0, Int(starts.last ?? 0) == segments.count else { return false }
-        for i in keys.indices.dropFirst() where keys[i - 1] >= keys[i] { return false }
-        for i in starts.indices.dropFirst() where starts[i - 1] > starts[i] { return false }
-        return segments.allSatisfy { s in
-            s.line >= 0 && Int(s.line) < lines.count && s.index >= 1 && Int(s.index) < lines[Int(s.line)].points.count
-        }
+        cells.isConsistent
+            && cells.items.allSatisfy { s in
+                s.line >= 0 && Int(s.line) < lines.count && s.index >= 1 && Int(s.index) < lines[Int(s.line)].points.count
+            }
     }
 
     static func cell(_ latitude: Double, _ longitude: Double) -> (Int, Int) {
@@ -100,8 +71,8 @@ struct SegmentGrid: Sendable {
         var best: (line: Int, point: Coordinate2, distance: Double)?
         for y in (cy - dy)...(cy + dy) {
             for x in (cx - dx)...(cx + dx) {
-                for k in cellSegments(y, x) {
-                    let s = segments[k]
+                for k in cells.items(of: Self.key(y, x)) {
+                    let s = cells.items[k]
                     let line = lines[Int(s.line)]
                     let (p, d) = Self.project(point, line.points[Int(s.index) - 1], line.points[Int(s.index)], cosine: cosine, scale: metresPerDegree)
                     if d <= radius && d < (best?.distance ?? .infinity) { best = (Int(s.line), p, d) }

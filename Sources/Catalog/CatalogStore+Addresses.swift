@@ -86,6 +86,24 @@ extension CatalogStore {
         try db.execute(sql: "DROP TABLE address")
     }
 
+    /// Through the partial index of the POIs whose tags name `addr:housenumber` (migration v7).
+    public func poiHouses() throws(CatalogError) -> [String: [AddressPoint]] {
+        try read { db in
+            var houses: [String: [AddressPoint]] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, city, lat, lon, tags FROM poi WHERE \(Self.namesHouseNumber)")
+            while let row = try rows.next() {
+                let id: String = row[0]
+                let found = AddressPoint.houses(id: id, tags: TagsJSON.decode(row[4]), city: row[1], latitude: row[2], longitude: row[3])
+                if !found.isEmpty { houses[id] = found }
+            }
+            return houses
+        }
+    }
+
+    /// The condition of the partial index `poi_housenumber`: the tags' JSON has the key `addr:housenumber` (a
+    /// superset: a value with that text is let through, and `AddressPoint.houses` decides).
+    static let namesHouseNumber = #"instr(tags, '"addr:housenumber"') > 0"#
+
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {
         try read { db in
             // A range on the unique index instead of LIKE, whose wildcards the prefix could contain.

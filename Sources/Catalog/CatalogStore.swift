@@ -114,6 +114,9 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "CREATE TABLE address_state (id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL)")
             try db.execute(sql: "INSERT INTO address_state (id, generation) VALUES (1, ?)", arguments: [UUID().uuidString])
         }
+        migrator.registerMigration("v7: POIs with house numbers") { db in
+            try db.execute(sql: "CREATE INDEX poi_housenumber ON poi(id) WHERE \(namesHouseNumber)")
+        }
         return migrator
     }
 

@@ -308,14 +308,7 @@ public struct OSMImporter: Sendable {
         }
 
         mutating func addAddresses(_ id: String, _ numbers: String, street: String?, place: String?, _ tags: [OSMTag], _ point: AreaGeometry.Point) {
-            let parts: [String]
-            if let first = numbers.utf8.first, first != 0x20, first != 0x09, numbers.utf8.last != 0x20, numbers.utf8.last != 0x09,
-                !numbers.utf8.contains(UInt8(ascii: ";"))
-            {
-                parts = [numbers]  // one number without spaces at its ends: nearly all of them, without Foundation
-            } else {
-                parts = numbers.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            }
+            let parts = AddressPoint.numbers(in: numbers)
             for (k, number) in parts.enumerated() {
                 result.addresses.addresses.append(
                     AddressPoint(

@@ -4,9 +4,16 @@ extension AddressIndex {
     /// The nearest house within `houseRadius` of a point, else the nearest street within `streetRadius` by
     /// distance to its segments (the answer's position is the nearest point of the street), with the distance in
     /// metres; nil when neither is that near.
-    public func reverse(_ point: Coordinate2) -> (match: AddressMatch, distance: Double)? {
+    /// - Parameter hidden: houses to pass over, as if they were not in the index (`AddressBook`'s overridden ones).
+    public func reverse(_ point: Coordinate2, hidden: (Int32) -> Bool = { _ in false }) -> (match: AddressMatch, distance: Double)? {
         guard !isEmpty else { return nil }
-        if let nearest = houseGrid.nearest(to: point, within: Self.houseRadius, latitudes: houses.latitudes, longitudes: houses.longitudes) {
+        if let nearest = houseGrid.nearest(
+            to: point,
+            within: Self.houseRadius,
+            latitudes: houses.latitudes,
+            longitudes: houses.longitudes,
+            hidden: hidden
+        ) {
             let a = houses[nearest.house]
             let s = streetOfAddress[nearest.house]
             let street = s >= 0 ? streets[Int(s)] : nil

@@ -162,12 +162,17 @@ extension AddressIndex {
     /// 0.3 when they name the street's city or a place within 30 km of it, and take 0.6 when they name a place
     /// far away; a postcode adds 0.1 when it is the house's and takes 0.2 when not; `near` adds up to 0.1.
     /// - Parameter placeNear: whether a normalized name is a place within 30 km of a point (nil: unknown name).
-    public func search(_ query: GeocodeQuery, placeNear: (String, Coordinate2) -> Bool?) -> [AddressMatch] {
+    /// - Parameter hidden: houses to pass over, as if they were not in the index (`AddressBook`'s overridden ones).
+    public func search(
+        _ query: GeocodeQuery,
+        placeNear: (String, Coordinate2) -> Bool?,
+        hidden: (Int32) -> Bool = { _ in false }
+    ) -> [AddressMatch] {
         guard !isEmpty else { return [] }
         var best: [String: AddressMatch] = [:]
         for reading in ParsedAddress.parse(query.text) {
             for (street, quality) in streetCandidates(reading) {
-                guard var match = self.match(reading, in: Int(street), quality: quality) else { continue }
+                guard var match = self.match(reading, in: Int(street), quality: quality, hidden: hidden) else { continue }
                 match.score += qualifierScore(
                     reading,
                     street: streets[Int(street)],
@@ -215,7 +220,7 @@ extension AddressIndex {
     }
 
     /// The best answer on one street for a reading.
-    func match(_ reading: ParsedAddress, in s: Int, quality: Double) -> AddressMatch? {
+    func match(_ reading: ParsedAddress, in s: Int, quality: Double, hidden: (Int32) -> Bool = { _ in false }) -> AddressMatch? {
         let street = streets[s]
         let base = quality - 1
         guard let number = reading.number else {
@@ -244,14 +249,15 @@ extension AddressIndex {
             if let code = reading.postcode, let same = indices.first(where: { houses.hasPostcode(Int($0), code) }) { return same }
             return indices.first { !houses.isNode(Int($0)) } ?? indices[0]
         }
-        let exact = houses(numbered: number.key, on: s)
+        let exact = houses(numbered: number.key, on: s).filter { !hidden($0) }
         if !exact.isEmpty { return house(bestHouse(exact), score: 3.0) }
         if !number.letters.isEmpty || number.last > number.number {
-            let plain = houses(numbered: "\(number.number)", on: s)
+            let plain = houses(numbered: "\(number.number)", on: s).filter { !hidden($0) }
             if !plain.isEmpty { return house(bestHouse(plain), score: 2.85) }
         }
-        for (key, indices) in numberGroups(on: s) {
-            guard let other = HouseNumber(key) else { continue }
+        for (key, group) in numberGroups(on: s) {
+            let indices = group.filter { !hidden($0) }
+            guard !indices.isEmpty, let other = HouseNumber(key) else { continue }
             // "13" asked: the range 13-15 covers it, and 13A (the first letter) stands for it.
             if other.covers(number) || (number.letters.isEmpty && other.number == number.number && other.last == other.number) {
                 return house(bestHouse(indices), score: 2.85)
@@ -261,7 +267,7 @@ extension AddressIndex {
         if let p = interpolateOnLine(number.number, street: street) {
             return streetMatch(s, score: base + 2.6, interpolation: "line", point: p, unresolved: unresolved, reading: reading)
         }
-        if let p = interpolateBetweenNeighbours(number.number, street: street) {
+        if let p = interpolateBetweenNeighbours(number.number, street: street, hidden: hidden) {
             return streetMatch(s, score: base + 2.6, interpolation: "neighbours", point: p, unresolved: unresolved, reading: reading)
         }
         return streetMatch(s, score: base + 2.5, interpolation: nil, point: street.anchor, unresolved: unresolved, reading: reading)
@@ -312,10 +318,10 @@ extension AddressIndex {
     /// A position for `number` between the street's nearest lower and higher house numbers — of the same parity
     /// when the street has such on both sides (one side of a street is usually odd, the other even) — in proportion
     /// to the numbers; nil unless there are numbers on both sides, within 1 km of each other.
-    func interpolateBetweenNeighbours(_ number: Int, street: Street) -> Coordinate2? {
+    func interpolateBetweenNeighbours(_ number: Int, street: Street, hidden: (Int32) -> Bool = { _ in false }) -> Coordinate2? {
         var lower: [Bool: (Int, Coordinate2)] = [:]
         var higher: [Bool: (Int, Coordinate2)] = [:]
-        for i in street.addresses {
+        for i in street.addresses where !hidden(i) {
             guard let n = HouseNumber(houses.housenumber(Int(i))) else { continue }
             let sameParity = n.number % 2 == number % 2
             let p = houses.position(Int(i))

@@ -2,10 +2,10 @@ import GeoCore
 import TextIndex
 
 extension Gazetteer {
-    /// Houses, streets and places matching an address or place name, best first: `AddressIndex.search` for houses
+    /// Houses, streets and places matching an address or place name, best first: `AddressBook.search` for houses
     /// and streets, `geocode(_:)` for places, ranked together by score (a house outranks any place; a street asked
     /// by name alone ranks by its name's match like a place without importance).
-    public func geocode(_ query: GeocodeQuery, addresses: AddressIndex) -> [GeocodeResult] {
+    public func geocode(_ query: GeocodeQuery, addresses: AddressBook) -> [GeocodeResult] {
         guard !addresses.isEmpty else { return geocode(query) }
         var results = addresses.search(query) { name, point in placeNear(name, point) }.compactMap { match -> GeocodeResult? in
             let result = addressResult(match, language: query.language, near: query.near)
@@ -25,8 +25,14 @@ extension Gazetteer {
         return Array(results.prefix(query.limit))
     }
 
-    /// Reverse geocoding with the nearest house or street from `addresses` (see `AddressIndex.reverse`).
-    public func reverse(_ point: Coordinate, addresses: AddressIndex) -> ReverseResult {
+    /// `geocode(_:addresses:)` over an address index alone.
+    public func geocode(_ query: GeocodeQuery, addresses: AddressIndex) -> [GeocodeResult] { geocode(query, addresses: AddressBook(base: addresses)) }
+
+    /// `reverse(_:addresses:)` over an address index alone.
+    public func reverse(_ point: Coordinate, addresses: AddressIndex) -> ReverseResult { reverse(point, addresses: AddressBook(base: addresses)) }
+
+    /// Reverse geocoding with the nearest house or street from `addresses` (see `AddressBook.reverse`).
+    public func reverse(_ point: Coordinate, addresses: AddressBook) -> ReverseResult {
         var result = reverse(point)
         if let hit = addresses.reverse(Coordinate2(point.latitude, point.longitude)) {
             let answer = addressResult(hit.match, language: .en, near: nil)

@@ -44,7 +44,8 @@ struct HouseGrid: Sendable {
         to point: Coordinate2,
         within radius: Double,
         latitudes: FlatArray<Double>,
-        longitudes: FlatArray<Double>
+        longitudes: FlatArray<Double>,
+        hidden: (Int32) -> Bool = { _ in false }
     ) -> (house: Int, distance: Double)? {
         let metresPerDegree = GreatCircle.earthRadius * .pi / 180
         // The cells a circle of `radius` can reach: its latitude span, and its widest longitude span (at the edge
@@ -75,6 +76,7 @@ struct HouseGrid: Sendable {
                 for cell in cells.keys(from: Self.key(y, span.lowerBound), through: Self.key(y, span.upperBound)) {
                     for k in cells.items(at: cell) {
                         let house = Int(cells.items[k])
+                        if hidden(Int32(house)) { continue }
                         let d = GreatCircle.distance(
                             latitude1: point.latitude,
                             longitude1: point.longitude,

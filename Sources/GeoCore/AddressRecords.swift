@@ -1,3 +1,5 @@
+import Foundation
+
 /// A house address: an object with `addr:housenumber` and `addr:street` (or `addr:place`), at a point (a node's
 /// location, or a point inside a building's outline).
 public struct AddressPoint: Sendable, Equatable {
@@ -37,6 +39,47 @@ public struct AddressPoint: Sendable, Equatable {
 
     /// What the house is found by: its street, else its place.
     public var streetOrPlace: String? { street ?? place }
+
+    /// The numbers of an `addr:housenumber` value: a list "1;3" gives each, trimmed; empty parts are dropped.
+    public static func numbers(in value: String) -> [String] {
+        let bytes = value.utf8
+        if let first = bytes.first, let last = bytes.last, first != 0x20, first != 0x09, last != 0x20, last != 0x09,
+            !bytes.contains(UInt8(ascii: ";"))
+        {
+            return [value]  // one number without spaces at its ends: nearly all of them
+        }
+        return value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The houses a record's own `addr:*` tags make (a POI written through the API or imported from JSONL, GeoJSON or
+    /// CSV): one per number of `addr:housenumber` (ids `ID`, `ID#2`, …), on `addr:street`, else in `addr:place`, with
+    /// `addr:unit` and `addr:postcode`, and `addr:city` or else the record's city. None without a number, or without
+    /// both a street and a place.
+    public static func houses(id: String, tags: [String: String], city: String?, latitude: Double, longitude: Double) -> [AddressPoint] {
+        func value(_ key: String) -> String? {
+            guard let raw = tags[key] else { return nil }
+            let trimmed = raw.trimmingCharacters(in: .whitespaces)
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        guard let numbers = tags["addr:housenumber"] else { return [] }
+        let street = value("addr:street")
+        let place = value("addr:place")
+        guard street != nil || place != nil else { return [] }
+        let (unit, postcode, city) = (value("addr:unit"), value("addr:postcode"), value("addr:city") ?? city)
+        return Self.numbers(in: numbers).enumerated().map { k, number in
+            AddressPoint(
+                id: k == 0 ? id : "\(id)#\(k + 1)",
+                street: street,
+                place: place,
+                housenumber: number,
+                unit: unit,
+                postcode: postcode,
+                city: city,
+                latitude: latitude,
+                longitude: longitude
+            )
+        }
+    }
 }
 
 /// A line: a named street (a `highway` way with its name variants) or an `addr:interpolation` line.

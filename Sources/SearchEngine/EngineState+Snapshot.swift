@@ -1,4 +1,5 @@
 import Catalog
+import GeoCore
 import SnapshotFile
 import SpatialIndex
 import TextIndex
@@ -8,8 +9,8 @@ import TextIndex
 /// change sequence) and is used only when both match the store at start-up.
 extension EngineState {
     /// Bumped whenever the layout of any structure below changes (3: text-index block bounds every 64 postings;
-    /// 4: pin owners; 5: records in Hilbert order, text-index positions and block boxes).
-    static let snapshotFormat: UInt32 = 5
+    /// 4: pin owners; 5: records in Hilbert order, text-index positions and block boxes; 6: the POIs' own houses).
+    static let snapshotFormat: UInt32 = 6
 
     /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
     @discardableResult
@@ -35,6 +36,10 @@ extension EngineState {
         let categories = categoryMembers.keys.sorted()
         try file.write(categories)
         try file.write(nested: categories.map { categoryMembers[$0]! })
+        let owners = recordHouses.keys.sorted()
+        try file.write(owners)
+        try file.write(owners.map { recordHouses[$0]!.count })
+        try file.write(AddressBlock.encode(owners.flatMap { recordHouses[$0]! }))
         try file.commit()
         return file.regions
     }
@@ -82,6 +87,23 @@ extension EngineState {
         state.text = try InvertedIndex(snapshot: file)
         let categories = try file.readStrings()
         let members: [[UInt32]] = try file.readNested()
+        let owners = try file.readStrings()
+        let houseCounts: [Int] = try file.read()
+        let houseBytes: [UInt8] = try file.read()
+        var houses: [AddressPoint] = []
+        do {
+            try houseBytes.withUnsafeBytes { bytes in try AddressBlock.decode(bytes, count: houseCounts.reduce(0, +), into: &houses) }
+        } catch {
+            throw .corrupt(path: path, reason: "the POIs' houses: \(error)")
+        }
+        guard owners.count == houseCounts.count, houseCounts.allSatisfy({ $0 > 0 }) else {
+            throw .corrupt(path: path, reason: "the POIs' houses: \(owners.count) owners, \(houseCounts.count) counts")
+        }
+        var start = 0
+        for (owner, count) in zip(owners, houseCounts) {
+            state.recordHouses[owner] = Array(houses[start..<(start + count)])
+            start += count
+        }
         guard categories.count == members.count, file.isAtEnd, state.records.count == count, state.meta.count <= count,
             state.categoryNames.count < Int(UInt16.max)
         else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }

@@ -4,6 +4,7 @@ import Foundation
 import GeoCore
 import SnapshotFile
 import SpatialIndex
+import Synchronization
 import TextIndex
 
 /// Everything the engine keeps in memory, replaced or mutated only under the engine's write lock.
@@ -32,6 +33,25 @@ struct EngineState {
     /// The store's change sequence this state reflects, or nil when unknown (no store, or another process wrote to
     /// the store behind this state's back): a snapshot is written only of a state that knows it.
     var sequence: ChangeSequence?
+    /// The houses POIs carry in their own `addr:*` tags (`AddressPoint.houses`), by POI id: laid over the store's
+    /// imported addresses (`AddressBook`). `recordHousesVersion` changes whenever they do (to a number no other state
+    /// of this process has had).
+    var recordHouses: [String: [AddressPoint]] = [:] {
+        didSet { recordHousesVersion = EngineState.houseVersions.add(1, ordering: .relaxed).newValue }
+    }
+    private(set) var recordHousesVersion = 0
+    private static let houseVersions = Atomic<Int>(0)
+
+    /// Keeps `recordHouses` of the POI `id`, now `poi` (nil: deleted).
+    mutating func noteHouses(of id: String, now poi: POIRecord?) {
+        let houses = poi.map { AddressPoint.houses(id: $0.id, tags: $0.tags, city: $0.city, latitude: $0.lat, longitude: $0.lon) } ?? []
+        if houses.isEmpty {
+            guard recordHouses.removeValue(forKey: id) != nil else { return }
+        } else {
+            guard recordHouses[id] != houses else { return }
+            recordHouses[id] = houses
+        }
+    }
 
     func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
 
@@ -155,6 +175,7 @@ struct EngineState {
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
                 state.text.add(document: number, analyzed: analyzed[offset], at: EngineState.textPosition(.poi(poi)))
                 state.categoryMembers[poi.category, default: []].append(number)
+                if poi.tags["addr:housenumber"] != nil || state.recordHouses[poi.id] != nil { state.noteHouses(of: poi.id, now: poi) }
             }
         }
 
@@ -241,6 +262,7 @@ struct EngineState {
         // Pins are marked, so that a keyword query tells a posting's kind without reading the record's facts.
         text.add(document: number, fields: EngineState.fields(record), marked: kind == .pin, at: EngineState.textPosition(record))
         if let category = EngineState.category(record) { categoryMembers[category, default: []].insertSorted(number) }
+        if case .poi(let poi) = record { noteHouses(of: id, now: poi) }
         return number
     }
 
@@ -255,6 +277,7 @@ struct EngineState {
         unindex(old, number)
         records[Int(number)] = nil
         setMeta(number, nil)
+        if kind == .poi { noteHouses(of: id, now: nil) }
         return old
     }
 

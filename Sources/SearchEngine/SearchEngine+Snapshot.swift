@@ -8,9 +8,13 @@ extension SearchEngine {
     /// lock (arrays are copy-on-write, so the copy is cheap until a write touches them) and written from the copy.
     /// - Throws: when the file cannot be written; nothing is written, without error, for a state whose store
     ///   sequence is unknown (another process wrote to the store behind it).
+    /// One writer of the file at a time: a call while a background snapshot is written waits for it (both write the
+    /// same temporary file), then writes only if the state moved on.
     @discardableResult
     public func writeSnapshot() throws(SnapshotError) -> Bool {
         guard let policy = snapshotPolicy else { return false }
+        snapshotFileWriter.lock()
+        defer { snapshotFileWriter.unlock() }
         let copy = read { $0 }
         guard let sequence = copy.sequence, snapshotStatus.withLock({ $0.written }) != sequence else { return false }
         try copy.writeSnapshot(to: policy.path)

@@ -185,7 +185,7 @@ extension SearchEngine {
                 // The next start maps the new addresses instead of indexing them again.
                 if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
             }
-            addressBook.withLock { $0 = index }
+            replaceAddressBase(index)
             return stale.count
         }
     }

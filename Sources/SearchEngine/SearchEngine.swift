@@ -31,8 +31,11 @@ public final class SearchEngine: @unchecked Sendable {
     let replication: Replication?
     let taxonomy: CategoryTaxonomy
     /// Houses and streets of the last OpenStreetMap import, for address geocoding: read from its snapshot or built
-    /// from the store at start-up (`openAddresses`), and replaced whole by an import (`applyOSMImport`).
-    let addressBook: Mutex<AddressIndex>
+    /// from the store at start-up (`openAddresses`), and replaced whole by an import (`applyOSMImport`); with the
+    /// POIs' own houses laid over them (`syncRecordHouses`), as of the state's `recordHousesVersion`.
+    let addressBook: Mutex<(book: AddressBook, version: Int)>
+    /// Held while a snapshot file is written (`writeSnapshot`).
+    let snapshotFileWriter = NSLock()
     /// Reusable per-query visit marks for keyword search.
     let scratchPool = Mutex<[VisitMarks]>([])
     /// The last server timestamp issued (milliseconds since 1970).
@@ -108,7 +111,7 @@ public final class SearchEngine: @unchecked Sendable {
         replication = store.feed.map { Replication(feed: $0) }
         do throws(CatalogError) {
             let opened = addresses ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (index: .empty, how: "not loaded")
-            addressBook = Mutex(opened.index)
+            addressBook = Mutex((AddressBook(base: opened.index), -1))
             addressStartup = opened.how
         } catch {
             throw SearchError.from(error)
@@ -131,6 +134,7 @@ public final class SearchEngine: @unchecked Sendable {
                     startup = .snapshot
                 }
                 state = restored
+                syncRecordHouses(restored)
                 snapshotStatus.withLock { $0.written = snapshotSequence }
                 replication?.caughtUp(at: restored.sequence!.sequence)
                 return
@@ -149,6 +153,7 @@ public final class SearchEngine: @unchecked Sendable {
         }
         replication?.caughtUp(at: state.sequence!.sequence)
         startup = .rebuilt(reason: reason)
+        syncRecordHouses(state)
         SearchEngine.returnFreedMemory()
     }
 
@@ -188,25 +193,27 @@ public final class SearchEngine: @unchecked Sendable {
     /// An engine over records in memory only (no persistence): for tests and benchmarks.
     public init(pois: [POIRecord], pins: [PinRecord] = [], addresses: AddressData = AddressData(), taxonomy: CategoryTaxonomy) {
         self.store = nil
-        addressBook = Mutex(AddressIndex(addresses))
+        addressBook = Mutex((AddressBook(base: AddressIndex(addresses)), -1))
         addressStartup = "built from the records given"
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
         startup = .rebuilt(reason: nil)
         state = EngineState(pois: pois, pins: pins)
+        syncRecordHouses(state)
     }
 
     /// An engine over a given state, without a store (tests of the snapshot).
     init(state: EngineState, taxonomy: CategoryTaxonomy) {
         store = nil
-        addressBook = Mutex(AddressIndex.empty)
+        addressBook = Mutex((AddressBook.empty, -1))
         addressStartup = "not loaded"
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
         startup = .snapshot
         self.state = state
+        syncRecordHouses(state)
     }
 
     /// Runs `body` on the state under the read lock. The state is lent `inout` only so that it is not copied: passed
@@ -219,14 +226,32 @@ public final class SearchEngine: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// Runs `body` on the state under the write lock; then lays the POIs' houses over the address index again if
+    /// they changed.
     func write<T, E: Error>(_ body: (inout EngineState) throws(E) -> T) throws(E) -> T {
         lock.lockWrite()
-        defer { lock.unlock() }
+        defer {
+            syncRecordHouses(state)
+            lock.unlock()
+        }
         return try body(&state)
     }
 
-    /// The address index now (an immutable value: a query keeps the one it started with).
-    public var addresses: AddressIndex { addressBook.withLock { $0 } }
+    /// Rebuilds the address book's index of the POIs' own houses from `state` unless it stands at its version.
+    func syncRecordHouses(_ state: EngineState) {
+        addressBook.withLock { current in
+            guard current.version != state.recordHousesVersion else { return }
+            current = (AddressBook(base: current.book.base, records: state.recordHouses), state.recordHousesVersion)
+        }
+    }
+
+    /// Replaces the imported addresses under the POIs' houses.
+    func replaceAddressBase(_ base: AddressIndex) {
+        read { state in addressBook.withLock { $0 = (AddressBook(base: base, records: state.recordHouses), state.recordHousesVersion) } }
+    }
+
+    /// The addresses now (an immutable value: a query keeps the one it started with).
+    public var addresses: AddressBook { addressBook.withLock { $0.book } }
 
     /// Record counts by kind.
     public var counts: (pois: Int, pins: Int) { read { ($0.poiIDs.count, $0.pinNumbers.count) } }

@@ -159,13 +159,18 @@ public struct DataSources: Sendable {
     }
 
     /// The imported addresses and streets of the SQLite database (created from the bundled data when it is the
-    /// default one and missing), through the address index's snapshot as a server reads them.
-    public func loadAddresses() throws(StartupError) -> AddressIndex {
+    /// default one and missing), through the address index's snapshot as a server reads them, with the houses of
+    /// the POIs' own `addr:*` tags laid over them.
+    public func loadAddresses() throws(StartupError) -> AddressBook {
         if !FileManager.default.fileExists(atPath: path) {
             guard db == nil else { throw .failure("database \(path) does not exist (create it with: poi import FILE --db \(path))") }
             try ensureBundledDatabase()
         }
-        do { return try SearchEngine.openAddresses(try CatalogStore(path: path), snapshot: addressSnapshotPath).index } catch {
+        do {
+            let store = try CatalogStore(path: path)
+            let base = try SearchEngine.openAddresses(store, snapshot: addressSnapshotPath).index
+            return AddressBook(base: base, records: try store.poiHouses())
+        } catch {
             throw .failure(error.description)
         }
     }

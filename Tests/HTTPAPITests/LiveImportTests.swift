@@ -144,6 +144,55 @@ import Testing
         #expect(reopened.addresses.houseCount > 1_400)
     }
 
+    static func geocode(_ client: some TestClientProtocol, _ text: String) async throws -> Answers.Place? {
+        let q = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text
+        return try decode(Answers.Places.self, try await client.execute(uri: "/v1/geocode?q=\(q)&limit=1", method: .get)).results.first
+    }
+
+    /// A record's own `addr:*` tags make it a house as soon as it is written — by an import task or by the POI
+    /// routes — and geocoding, reverse geocoding and a restart answer it; its update moves the house, its deletion
+    /// removes it.
+    @Test func recordsWithAddressTagsAreHousesAsSoonAsWritten() async throws {
+        let (engine, path) = try engine("houses.sqlite")
+        let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("data")
+        let gazetteer = try Gazetteer.load(directory: data.path)
+        let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
+        let rows = """
+            {"id":"h1","name":"Kahvila Testi","category":"food.cafe","lat":60.16990,"lon":24.93840,"tags":{"addr:housenumber":"7","addr:street":"Testikatu","addr:postcode":"00100","addr:city":"Helsinki"}}
+            {"id":"h2","name":"Kioski","category":"shop.kiosk","lat":60.16995,"lon":24.93900}
+            """
+        try await app.test(.router) { client in
+            let accepted = try decode(
+                Answers.ImportTask.self,
+                try await client.execute(uri: "/v1/import?format=jsonl&name=h.jsonl", method: .post, body: ByteBuffer(string: rows))
+            )
+            #expect(try await finished(client, accepted.id)?.status == "succeeded")
+            let imported = try await Self.geocode(client, "Testikatu 7, Helsinki")
+            #expect(imported?.type == "house" && imported?.address?.housenumber == "7" && imported?.address?.postcode == "00100", "\(imported)")
+            let reverse = try decode(Answers.Reverse.self, try await client.execute(uri: "/v1/reverse?lat=60.16991&lon=24.93841", method: .get))
+            #expect(reverse.address?.type == "house" && reverse.address?.address?.street == "Testikatu", "\(reverse)")
+
+            let moved = """
+                {"name":"Kahvila Testi","category":"food.cafe","lat":60.16990,"lon":24.93840,"tags":{"addr:housenumber":"9","addr:street":"Testikatu"}}
+                """
+            #expect(try await client.execute(uri: "/v1/pois/h1", method: .put, body: ByteBuffer(string: moved)).status == .ok)
+            #expect(try await Self.geocode(client, "Testikatu 9")?.type == "house")
+            #expect(try await Self.geocode(client, "Testikatu 7")?.address?.housenumber == nil, "the old number is gone")
+        }
+        // A restart from the store answers the same.
+        let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
+        let again = try reopened.addresses.search(GeocodeQuery(text: "Testikatu 9", limit: 1)) { _, _ in nil }.first
+        #expect(again?.id == "h1" && again?.housenumber == "9")
+        let restarted = buildApplication(configuration: ServerConfiguration(), engine: reopened, gazetteer: gazetteer, metrics: testRegistry)
+        try await restarted.test(.router) { client in
+            let deleted = try await client.execute(uri: "/v1/pois/h1", method: .delete)
+            #expect(deleted.status == .noContent)
+            let after = try await Self.geocode(client, "Testikatu 9")
+            #expect(after?.type != "house", "\(after)")
+        }
+    }
+
     @Test func strictImportsAllOrNothing() async throws {
         let (engine, _) = try engine()
         try await importApp(engine).test(.router) { client in

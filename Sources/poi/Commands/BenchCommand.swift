@@ -290,7 +290,7 @@ struct BenchRun {
     private func runGeocode() throws {
         let clock = ContinuousClock()
         var gazetteer: Gazetteer?
-        var addresses = AddressIndex.empty
+        var addresses = AddressBook.empty
         let load = try clock.measure {
             gazetteer = try? keepUntilExit(DataSources(dataDir: source.dataDir).loadGazetteer(useSnapshot: false).gazetteer)
             // With --db, the database's imported addresses and streets are searched too (house-level geocoding).

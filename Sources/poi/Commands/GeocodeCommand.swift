@@ -123,7 +123,7 @@ struct GazetteerOptions: ParsableArguments {
         keepUntilExit(try startup { () throws(StartupError) in try sources.loadGazetteer(useSnapshot: false).gazetteer })
     }
 
-    func addresses() throws -> AddressIndex { keepUntilExit(try startup { () throws(StartupError) in try sources.loadAddresses() }) }
+    func addresses() throws -> AddressBook { keepUntilExit(try startup { () throws(StartupError) in try sources.loadAddresses() }) }
 }
 
 /// Keeps a large structure a command loaded until the process exits: freeing ~800 000 strings one by one would

@@ -1,0 +1,111 @@
+import Catalog
+import Foundation
+import Gazetteer
+import GeoCore
+import TestSupport
+import Testing
+
+@testable import SearchEngine
+
+/// Writes update the addresses: a POI written with `addr:*` tags is a house at once, its update moves it, its
+/// deletion removes it, and a restart — from the snapshot, from the store, or the CLI's read of the store — answers
+/// the same.
+@Suite struct RecordHousesEngineTests {
+    let scratch = ScratchDirectory("poi-record-houses")
+
+    static func poi(_ id: String, number: String?, street: String = "Kirkkotie", name: String = "Kahvila Kivi") -> POIRecord {
+        var tags = ["opening_hours": "Mo-Fr 08:00-16:00"]
+        if let number { (tags["addr:housenumber"], tags["addr:street"]) = (number, street) }
+        return POIRecord(id: id, name: name, category: "food.cafe", city: "Testby", lat: 60.2031, lon: 24.915, tags: tags)
+    }
+
+    static func answer(_ engine: SearchEngine, _ text: String) throws -> String {
+        let match = try engine.addresses.search(GeocodeQuery(text: text, limit: 1)) { _, _ in nil }.first
+        guard let match else { return "none" }
+        return match.kind == .house ? "\(match.id) \(match.street) \(match.housenumber ?? "")" : "\(match.kind)"
+    }
+
+    @Test func aWrittenPOIsHouseIsAnsweredUntilItIsDeleted() throws {
+        let data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
+        let engine = SearchEngine(pois: [], addresses: data, taxonomy: testTaxonomy)
+        #expect(try Self.answer(engine, "Kirkkotie 99") == "street")
+
+        try engine.upsertPOI(Self.poi("cafe-1", number: "99"))
+        #expect(try Self.answer(engine, "Kirkkotie 99") == "cafe-1 Kirkkotie 99")
+        #expect(try Self.answer(engine, "Kirkkotie 7") == "osm-w107 Kirkkotie 7", "the extract's houses stay")
+        let reverse = engine.addresses.reverse(Coordinate2(60.2031, 24.9151))
+        #expect(reverse?.match.id == "cafe-1")
+
+        // Moved to another number, then its address tags dropped: the house goes with them.
+        try engine.upsertPOI(Self.poi("cafe-1", number: "101;103"))
+        #expect(try Self.answer(engine, "Kirkkotie 99") == "street")
+        #expect(try Self.answer(engine, "Kirkkotie 103") == "cafe-1#2 Kirkkotie 103")
+        try engine.upsertPOI(Self.poi("cafe-1", number: nil))
+        #expect(try Self.answer(engine, "Kirkkotie 101") == "street")
+
+        try engine.upsertPOI(Self.poi("cafe-2", number: "5", street: "Uusikatu"))
+        #expect(try Self.answer(engine, "Uusikatu 5") == "cafe-2 Uusikatu 5")
+        try engine.deletePOI(id: "cafe-2")
+        #expect(try Self.answer(engine, "Uusikatu 5") == "none")
+    }
+
+    @Test func aPOIsOwnAddressReplacesTheExtractsHouseOfTheSameID() throws {
+        let data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
+        let engine = SearchEngine(pois: [], addresses: data, taxonomy: testTaxonomy)
+        #expect(try Self.answer(engine, "Kirkkotie 7") == "osm-w107 Kirkkotie 7")
+        // The extract's house osm-w107 corrected to number 77 by a POI of its id.
+        try engine.upsertPOI(Self.poi("osm-w107", number: "77"))
+        #expect(try Self.answer(engine, "Kirkkotie 7") == "street")
+        #expect(try Self.answer(engine, "Kirkkotie 77") == "osm-w107 Kirkkotie 77")
+        // Without address tags the POI no longer says where the house is: the extract's answer is back.
+        try engine.upsertPOI(Self.poi("osm-w107", number: nil))
+        #expect(try Self.answer(engine, "Kirkkotie 7") == "osm-w107 Kirkkotie 7")
+        #expect(try Self.answer(engine, "Kirkkotie 77") == "street")
+    }
+
+    @Test func writtenHousesSurviveARestartFromTheSnapshotOrTheStore() throws {
+        let path = scratch.file("r.sqlite")
+        let store = try CatalogStore(path: path)
+        try store.replaceAddresses(AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby"))
+        let policy = SearchEngine.SnapshotPolicy(path: scratch.file("r.snapshot"))
+        let first = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        try first.upsertPOI(Self.poi("cafe-1", number: "99"))
+        try first.upsertPOI(Self.poi("osm-w107", number: "77"))
+        try first.upsertPOI(Self.poi("plain", number: nil, name: "Kioski"))
+        // The first write started a background snapshot (none was there); this one waits for it and writes the rest.
+        try first.writeSnapshot()
+        first.waitForSnapshot()
+        try first.writeSnapshot()
+
+        let fromSnapshot = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(fromSnapshot.startup == .snapshot)
+        let fromStore = try SearchEngine(store: store, taxonomy: testTaxonomy)
+        #expect(fromStore.startup == .rebuilt(reason: nil))
+        for engine in [fromSnapshot, fromStore] {
+            #expect(try Self.answer(engine, "Kirkkotie 99") == "cafe-1 Kirkkotie 99")
+            #expect(try Self.answer(engine, "Kirkkotie 77") == "osm-w107 Kirkkotie 77")
+            #expect(try Self.answer(engine, "Kirkkotie 7") == "street")
+        }
+        // The CLI reads them from the store (through its partial index).
+        let houses = try store.poiHouses()
+        #expect(houses.keys.sorted() == ["cafe-1", "osm-w107"])
+        #expect(houses["cafe-1"]?.first?.housenumber == "99")
+    }
+
+    @Test func changesFromTheFeedUpdateTheHousesAsLocalWritesDo() {
+        var state = EngineState(pois: [Self.poi("a", number: "1")], pins: [])
+        #expect(state.recordHouses.keys.sorted() == ["a"])
+        let before = state.recordHousesVersion
+        state.apply(
+            ChangeSet(
+                sequence: ChangeSequence(identity: "x", sequence: 2),
+                records: [.poi(Self.poi("b", number: "2")), .poi(Self.poi("a", number: nil))],
+                deleted: []
+            )
+        )
+        #expect(state.recordHouses.keys.sorted() == ["b"])
+        #expect(state.recordHousesVersion != before)
+        state.apply(ChangeSet(sequence: ChangeSequence(identity: "x", sequence: 3), deleted: [(.poi, "b")]))
+        #expect(state.recordHouses.isEmpty)
+    }
+}

@@ -1,4 +1,5 @@
 import Catalog
+import Gazetteer
 import GeoCore
 import SnapshotFile
 import SpatialIndex
@@ -36,10 +37,11 @@ extension EngineState {
         let categories = categoryMembers.keys.sorted()
         try file.write(categories)
         try file.write(nested: categories.map { categoryMembers[$0]! })
-        let owners = recordHouses.keys.sorted()
+        let houses = recordHouses.all
+        let owners = houses.keys.sorted()
         try file.write(owners)
-        try file.write(owners.map { recordHouses[$0]!.count })
-        try file.write(AddressBlock.encode(owners.flatMap { recordHouses[$0]! }))
+        try file.write(owners.map { houses[$0]!.count })
+        try file.write(AddressBlock.encode(owners.flatMap { houses[$0]! }))
         try file.commit()
         return file.regions
     }
@@ -100,10 +102,12 @@ extension EngineState {
             throw .corrupt(path: path, reason: "the POIs' houses: \(owners.count) owners, \(houseCounts.count) counts")
         }
         var start = 0
+        var byOwner: [String: [AddressPoint]] = [:]
         for (owner, count) in zip(owners, houseCounts) {
-            state.recordHouses[owner] = Array(houses[start..<(start + count)])
+            byOwner[owner] = Array(houses[start..<(start + count)])
             start += count
         }
+        state.recordHouses = RecordHouses(settled: byOwner)
         guard categories.count == members.count, file.isAtEnd, state.records.count == count, state.meta.count <= count,
             state.categoryNames.count < Int(UInt16.max)
         else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }

@@ -1,10 +1,10 @@
 import Catalog
 import Dispatch
 import Foundation
+import Gazetteer
 import GeoCore
 import SnapshotFile
 import SpatialIndex
-import Synchronization
 import TextIndex
 
 /// Everything the engine keeps in memory, replaced or mutated only under the engine's write lock.
@@ -34,23 +34,13 @@ struct EngineState {
     /// the store behind this state's back): a snapshot is written only of a state that knows it.
     var sequence: ChangeSequence?
     /// The houses POIs carry in their own `addr:*` tags (`AddressPoint.houses`), by POI id: laid over the store's
-    /// imported addresses (`AddressBook`). `recordHousesVersion` changes whenever they do (to a number no other state
-    /// of this process has had).
-    var recordHouses: [String: [AddressPoint]] = [:] {
-        didSet { recordHousesVersion = EngineState.houseVersions.add(1, ordering: .relaxed).newValue }
-    }
-    private(set) var recordHousesVersion = 0
-    private static let houseVersions = Atomic<Int>(0)
+    /// imported addresses (`AddressBook`).
+    var recordHouses = RecordHouses()
 
     /// Keeps `recordHouses` of the POI `id`, now `poi` (nil: deleted).
     mutating func noteHouses(of id: String, now poi: POIRecord?) {
         let houses = poi.map { AddressPoint.houses(id: $0.id, tags: $0.tags, city: $0.city, latitude: $0.lat, longitude: $0.lon) } ?? []
-        if houses.isEmpty {
-            guard recordHouses.removeValue(forKey: id) != nil else { return }
-        } else {
-            guard recordHouses[id] != houses else { return }
-            recordHouses[id] = houses
-        }
+        recordHouses.set(id, houses)
     }
 
     func spatial(_ kind: RecordKind) -> SpatialIndex { kind == .poi ? poiSpatial : pinSpatial }
@@ -175,7 +165,7 @@ struct EngineState {
                 poiPoints.append(IndexedPoint(id: number, latitude: poi.lat, longitude: poi.lon))
                 state.text.add(document: number, analyzed: analyzed[offset], at: EngineState.textPosition(.poi(poi)))
                 state.categoryMembers[poi.category, default: []].append(number)
-                if poi.tags["addr:housenumber"] != nil || state.recordHouses[poi.id] != nil { state.noteHouses(of: poi.id, now: poi) }
+                if poi.tags["addr:housenumber"] != nil || !state.recordHouses.houses(of: poi.id).isEmpty { state.noteHouses(of: poi.id, now: poi) }
             }
         }
 

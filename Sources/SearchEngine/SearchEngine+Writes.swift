@@ -141,7 +141,12 @@ extension SearchEngine {
     /// A batch of a live import: durable in the store first (one transaction), then visible to queries — in the one
     /// order of all writes. Rows were validated by the importer's parser, as for `poi import`.
     public func applyImported(_ rows: [ImportedRecord]) throws(SearchError) {
-        try ordered { () throws(SearchError) in try commit(SearchEngine.inHilbertOrder(rows).map { .put($0) }) }
+        try ordered { () throws(SearchError) in
+            try commit(SearchEngine.inHilbertOrder(rows).map { .put($0) })
+            // A batch is many changes at once: its houses are settled (and indexed with the rest at the next
+            // geocoding) instead of lying in the layer every later write indexes again.
+            write { $0.recordHouses.settle() }
+        }
     }
 
     /// The rows of an import as they are written: a row whose id a later row of the batch has is dropped (the later

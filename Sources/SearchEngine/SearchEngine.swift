@@ -32,8 +32,8 @@ public final class SearchEngine: @unchecked Sendable {
     let taxonomy: CategoryTaxonomy
     /// Houses and streets of the last OpenStreetMap import, for address geocoding: read from its snapshot or built
     /// from the store at start-up (`openAddresses`), and replaced whole by an import (`applyOSMImport`); with the
-    /// POIs' own houses laid over them (`syncRecordHouses`), as of the state's `recordHousesVersion`.
-    let addressBook: Mutex<(book: AddressBook, version: Int)>
+    /// POIs' own houses laid over them, brought up to the state's when asked for (`addresses`).
+    let addressBook: Mutex<AddressBook>
     /// Held while a snapshot file is written (`writeSnapshot`).
     let snapshotFileWriter = NSLock()
     /// Reusable per-query visit marks for keyword search.
@@ -111,7 +111,7 @@ public final class SearchEngine: @unchecked Sendable {
         replication = store.feed.map { Replication(feed: $0) }
         do throws(CatalogError) {
             let opened = addresses ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (index: .empty, how: "not loaded")
-            addressBook = Mutex((AddressBook(base: opened.index), -1))
+            addressBook = Mutex(AddressBook(base: opened.index))
             addressStartup = opened.how
         } catch {
             throw SearchError.from(error)
@@ -134,7 +134,6 @@ public final class SearchEngine: @unchecked Sendable {
                     startup = .snapshot
                 }
                 state = restored
-                syncRecordHouses(restored)
                 snapshotStatus.withLock { $0.written = snapshotSequence }
                 replication?.caughtUp(at: restored.sequence!.sequence)
                 return
@@ -153,7 +152,6 @@ public final class SearchEngine: @unchecked Sendable {
         }
         replication?.caughtUp(at: state.sequence!.sequence)
         startup = .rebuilt(reason: reason)
-        syncRecordHouses(state)
         SearchEngine.returnFreedMemory()
     }
 
@@ -193,27 +191,25 @@ public final class SearchEngine: @unchecked Sendable {
     /// An engine over records in memory only (no persistence): for tests and benchmarks.
     public init(pois: [POIRecord], pins: [PinRecord] = [], addresses: AddressData = AddressData(), taxonomy: CategoryTaxonomy) {
         self.store = nil
-        addressBook = Mutex((AddressBook(base: AddressIndex(addresses)), -1))
+        addressBook = Mutex(AddressBook(base: AddressIndex(addresses)))
         addressStartup = "built from the records given"
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
         startup = .rebuilt(reason: nil)
         state = EngineState(pois: pois, pins: pins)
-        syncRecordHouses(state)
     }
 
     /// An engine over a given state, without a store (tests of the snapshot).
     init(state: EngineState, taxonomy: CategoryTaxonomy) {
         store = nil
-        addressBook = Mutex((AddressBook.empty, -1))
+        addressBook = Mutex(AddressBook.empty)
         addressStartup = "not loaded"
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
         startup = .snapshot
         self.state = state
-        syncRecordHouses(state)
     }
 
     /// Runs `body` on the state under the read lock. The state is lent `inout` only so that it is not copied: passed
@@ -226,32 +222,29 @@ public final class SearchEngine: @unchecked Sendable {
         return try body(&state)
     }
 
-    /// Runs `body` on the state under the write lock; then lays the POIs' houses over the address index again if
-    /// they changed.
     func write<T, E: Error>(_ body: (inout EngineState) throws(E) -> T) throws(E) -> T {
         lock.lockWrite()
-        defer {
-            syncRecordHouses(state)
-            lock.unlock()
-        }
+        defer { lock.unlock() }
         return try body(&state)
     }
 
-    /// Rebuilds the address book's index of the POIs' own houses from `state` unless it stands at its version.
-    func syncRecordHouses(_ state: EngineState) {
-        addressBook.withLock { current in
-            guard current.version != state.recordHousesVersion else { return }
-            current = (AddressBook(base: current.book.base, records: state.recordHouses), state.recordHousesVersion)
+    /// The addresses now, the POIs' houses as the state has them (an immutable value: a query keeps the one it
+    /// started with). A layer of those houses that changed since the last call is indexed again here, not by the
+    /// write that changed it: an import of many batches costs one build, at the first geocoding after it.
+    public var addresses: AddressBook {
+        addressBook.withLock { book in
+            let records = read { $0.recordHouses }
+            if records.settledVersion != book.records.settledVersion || records.recentVersion != book.records.recentVersion {
+                book = AddressBook(base: book.base, records: records, reusing: book)
+            }
+            return book
         }
     }
 
     /// Replaces the imported addresses under the POIs' houses.
     func replaceAddressBase(_ base: AddressIndex) {
-        read { state in addressBook.withLock { $0 = (AddressBook(base: base, records: state.recordHouses), state.recordHousesVersion) } }
+        addressBook.withLock { book in book = AddressBook(base: base, records: read { $0.recordHouses }, reusing: book) }
     }
-
-    /// The addresses now (an immutable value: a query keeps the one it started with).
-    public var addresses: AddressBook { addressBook.withLock { $0.book } }
 
     /// Record counts by kind.
     public var counts: (pois: Int, pins: Int) { read { ($0.poiIDs.count, $0.pinNumbers.count) } }

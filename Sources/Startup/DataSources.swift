@@ -169,7 +169,7 @@ public struct DataSources: Sendable {
         do {
             let store = try CatalogStore(path: path)
             let base = try SearchEngine.openAddresses(store, snapshot: addressSnapshotPath).index
-            return AddressBook(base: base, records: try store.poiHouses())
+            return AddressBook(base: base, records: RecordHouses(settled: try store.poiHouses()))
         } catch {
             throw .failure(error.description)
         }

@@ -10,6 +10,8 @@ import Testing
 @Suite struct AddressBookTests {
     static let streets = ["Koivukatu", "Kirkkotie", "Mannerheimintie", "Rantatie", "Bulevardi"]
     static let metres = 1 / (GreatCircle.earthRadius * .pi / 180)
+    /// Numbers from here up are a record's former numbers: never its house's now.
+    static let staleNumber = 5_000
 
     static func position(street s: Int, number n: Int) -> Coordinate2 {
         let lat = 60.2 + Double(s) * 0.004
@@ -72,6 +74,39 @@ import Testing
         return (base, records)
     }
 
+    /// The records' houses in two layers: some settled as they are, some settled with numbers they no longer have
+    /// (`staleNumber`, at the same places), then changed (a change may put back what was settled, or take a record's
+    /// houses away and give them back).
+    static func layered(_ records: [String: [AddressPoint]], _ random: inout SplitMix64) -> RecordHouses {
+        var layers = RecordHouses()
+        for (k, id) in records.keys.sorted().enumerated() {
+            switch random.next() % 3 {
+            case 0: layers.set(id, records[id]!)
+            case 1:
+                layers.set(
+                    id,
+                    records[id]!.map {
+                        var stale = $0
+                        stale.housenumber = "\(staleNumber + k)"
+                        return stale
+                    }
+                )
+            default: break
+            }
+        }
+        layers.settle()
+        for id in records.keys.sorted() {
+            switch random.next() % 4 {
+            case 0: layers.set(id, [])
+            case 1: layers.set(id, Array(records[id]!.reversed()))
+            default: break
+            }
+            layers.set(id, records[id]!)
+        }
+        #expect(!layers.settled.isEmpty && !layers.recent.isEmpty, "both layers hold houses")
+        return layers
+    }
+
     /// The single index the book stands for.
     static func combined(_ base: AddressData, _ records: [String: [AddressPoint]]) -> AddressIndex {
         let overridden = Set(records.keys)
@@ -91,7 +126,7 @@ import Testing
     @Test func forwardAnswersAreThoseOfOneIndexOfBoth() throws {
         var random = testRandom("forwardAnswersAreThoseOfOneIndexOfBoth")
         let (base, records) = Self.draw(&random)
-        let book = AddressBook(base: AddressIndex(base), records: records)
+        let book = AddressBook(base: AddressIndex(base), records: Self.layered(records, &random))
         let oracle = Self.combined(base, records)
         // Half the queries ask a house of either (the base's may be overridden), half any number, some only a street.
         let every = base.addresses + records.values.flatMap { $0 }
@@ -116,6 +151,10 @@ import Testing
                 let top = book.search(try GeocodeQuery(text: "\(house.street!) \(house.housenumber)", limit: 1)) { _, _ in nil }.first
                 #expect(top?.id == house.id, "\(id): \(house.street!) \(house.housenumber)")
             }
+            for stale in book.records.settled[id] ?? [] where Int(stale.housenumber)! >= Self.staleNumber {
+                let top = book.search(try GeocodeQuery(text: "\(stale.street!) \(stale.housenumber)", limit: 1)) { _, _ in nil }.first
+                #expect(top?.kind != .house, "\(id) no longer at \(stale.street!) \(stale.housenumber): \(Self.summary(top))")
+            }
             if let old = base.addresses.first(where: { $0.id == id }) {
                 let top = book.search(try GeocodeQuery(text: "\(old.street!) \(old.housenumber)", limit: 1)) { _, _ in nil }.first
                 #expect(top?.kind != .house, "\(id) no longer at \(old.street!) \(old.housenumber): \(Self.summary(top))")
@@ -126,7 +165,7 @@ import Testing
     @Test func reverseAnswersAreThoseOfOneIndexOfBoth() {
         var random = testRandom("reverseAnswersAreThoseOfOneIndexOfBoth")
         let (base, records) = Self.draw(&random)
-        let book = AddressBook(base: AddressIndex(base), records: records)
+        let book = AddressBook(base: AddressIndex(base), records: Self.layered(records, &random))
         let oracle = Self.combined(base, records)
         var recordAnswers = 0
         for _ in 0..<600 {

@@ -94,8 +94,8 @@ import Testing
 
     @Test func changesFromTheFeedUpdateTheHousesAsLocalWritesDo() {
         var state = EngineState(pois: [Self.poi("a", number: "1")], pins: [])
-        #expect(state.recordHouses.keys.sorted() == ["a"])
-        let before = state.recordHousesVersion
+        #expect(state.recordHouses.all.keys.sorted() == ["a"])
+        let before = state.recordHouses.recentVersion
         state.apply(
             ChangeSet(
                 sequence: ChangeSequence(identity: "x", sequence: 2),
@@ -103,9 +103,38 @@ import Testing
                 deleted: []
             )
         )
-        #expect(state.recordHouses.keys.sorted() == ["b"])
-        #expect(state.recordHousesVersion != before)
+        #expect(state.recordHouses.all.keys.sorted() == ["b"])
+        #expect(state.recordHouses.recentVersion != before)
         state.apply(ChangeSet(sequence: ChangeSequence(identity: "x", sequence: 3), deleted: [(.poi, "b")]))
         #expect(state.recordHouses.isEmpty)
+    }
+
+    /// An import's batch is settled at once, single writes once more than `recentLimit` records changed: the answers
+    /// stay those of the records as they are, across the settling.
+    @Test func manyWritesSettleIntoOneIndexWithoutChangingAnswers() throws {
+        let data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
+        let engine = SearchEngine(pois: [], addresses: data, taxonomy: testTaxonomy)
+        let count = 3_000
+        let rows: [ImportedRecord] = (0..<count).map { k in .poi(Self.poi("shop-\(k)", number: "\(100 + k)", street: "Pajukuja")) }
+        try engine.applyImported(Array(rows.prefix(2_000)))
+        #expect(try Self.answer(engine, "Pajukuja 150") == "shop-50 Pajukuja 150")
+        try engine.applyImported(Array(rows.dropFirst(2_000)))
+        let settledBefore = engine.addresses.records.settledVersion
+        #expect(engine.addresses.records.recent.isEmpty)
+        #expect(engine.addresses.records.recentLimit == 77, "√(2 × 3000)")
+        // A write after the settling: only the recent layer is indexed again.
+        try engine.upsertPOI(Self.poi("shop-7", number: "9999", street: "Pajukuja"))
+        #expect(engine.addresses.records.settledVersion == settledBefore)
+        #expect(engine.addresses.records.recent.count == 1)
+        for k in 0..<80 { try engine.upsertPOI(Self.poi("shop-\(1_000 + k)", number: "\(20_000 + k)", street: "Pajukuja")) }
+        #expect(engine.addresses.records.settledVersion != settledBefore, "more than 77 changed: settled")
+        #expect(try Self.answer(engine, "Pajukuja 20079") == "shop-1079 Pajukuja 20079")
+        #expect(try Self.answer(engine, "Pajukuja 1100") == "street", "shop-1000 moved to 20000")
+        #expect(try Self.answer(engine, "Pajukuja 107") == "street", "shop-7 moved away from 107")
+        #expect(try Self.answer(engine, "Pajukuja 9999") == "shop-7 Pajukuja 9999")
+        #expect(try Self.answer(engine, "Pajukuja \(100 + count - 1)") == "shop-\(count - 1) Pajukuja \(100 + count - 1)")
+        try engine.deletePOI(id: "shop-8")
+        #expect(try Self.answer(engine, "Pajukuja 108") == "street")
+        #expect(try Self.answer(engine, "Kirkkotie 7") == "osm-w107 Kirkkotie 7")
     }
 }

@@ -27,6 +27,12 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     let follower: Session
     /// The highest sequence announced by a NOTIFY, and the condition its waiters sleep on.
     let announced = NSCondition()
+    /// Seconds the follower gives the rows of a feed read (`changes(after:)`): `feedProbeDeadline` at first and after
+    /// every read that came back, doubled (up to 600) after one that did not. A read caught by a partition is given
+    /// up within seconds and tried again on a new connection — left waiting, its connection came back only with TCP's
+    /// next retransmission, up to 10 s after the network did — while a catch-up too large for the deadline gets
+    /// the time it needs within a few tries.
+    let feedRowsDeadline = Mutex<Int64>(PostgresStore.feedProbeDeadline)
     nonisolated(unsafe) var announcedSequence: UInt64 = 0  // SAFETY: only read and written under `announced`.
     static let channel = "poi_changes"
 
@@ -395,7 +401,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
 
     /// Runs `body` between `begin` and COMMIT, rolling back when it throws — unless the connection itself failed:
     /// then PostgreSQL ends the transaction, and the session drops the connection (a statement sent on a broken
-    /// connection may never be answered).
+    /// connection may never be answered). `seconds` bounds the BEGIN and the COMMIT.
     static func transaction<T>(
         _ connection: PostgresConnection,
         _ begin: String,
@@ -406,7 +412,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         _ = try connection.query(PostgresQuery(unsafeSQL: begin), logger: logger).answer(on: connection, within: seconds)
         do {
             let value = try body()
-            _ = try connection.query("COMMIT", logger: logger).answer(on: connection)
+            _ = try connection.query("COMMIT", logger: logger).answer(on: connection, within: seconds)
             return value
         } catch {
             if case .storage = Session.classify(error) {
@@ -428,6 +434,18 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
     public var server: String? { hosts.currentHost.description }
 
     public func changes(after sequence: UInt64) throws(CatalogError) -> ChangeSet {
+        let rowsDeadline = feedRowsDeadline.withLock { $0 }
+        do {
+            let set = try readChanges(after: sequence, rowsDeadline: rowsDeadline)
+            feedRowsDeadline.withLock { $0 = PostgresStore.feedProbeDeadline }
+            return set
+        } catch {
+            if case .unavailable = error { feedRowsDeadline.withLock { $0 = min(600, max($0, rowsDeadline) * 2) } }
+            throw error
+        }
+    }
+
+    private func readChanges(after sequence: UInt64, rowsDeadline: Int64) throws(CatalogError) -> ChangeSet {
         try follower.run { connection in
             // The first two statements are small: a store that does not answer them within `feedProbeDeadline` is
             // taken as unreachable (a partition shows in /health within seconds, not the 10 s of a write's bound).
@@ -462,7 +480,7 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
                             """,
                         binds: binds
                     )
-                    for row in try connection.query(query, logger: logger).answer(on: connection, within: 600) {
+                    for row in try connection.query(query, logger: logger).answer(on: connection, within: rowsDeadline) {
                         // The second column is NOT NULL in the table: null here means no row.
                         let (id, present) = try row.decode((String, String?).self)
                         if present == nil { set.deleted.append((kind, id)) } else { set.records.append(try PostgresStore.record(kind, row)) }

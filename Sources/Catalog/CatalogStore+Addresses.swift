@@ -86,7 +86,9 @@ extension CatalogStore {
         try db.execute(sql: "DROP TABLE address")
     }
 
-    /// Through the partial index of the POIs whose tags name `addr:housenumber` (migration v7).
+    /// The houses POIs carry in their own `addr:*` tags (`AddressPoint.houses`), by POI id, for the CLI (a server
+    /// keeps them in its state): through the partial index of the POIs whose tags name `addr:housenumber`
+    /// (migration v7).
     public func poiHouses() throws(CatalogError) -> [String: [AddressPoint]] {
         try read { db in
             var houses: [String: [AddressPoint]] = [:]

@@ -66,9 +66,6 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     /// A token that changes with every `replaceAddresses` (nil: the store keeps no addresses): what a snapshot of
     /// the address index is checked against.
     func addressGeneration() throws(CatalogError) -> String?
-
-    /// The houses POIs carry in their own `addr:*` tags (`AddressPoint.houses`), by POI id.
-    func poiHouses() throws(CatalogError) -> [String: [AddressPoint]]
 }
 
 extension StoreOfRecord {
@@ -82,18 +79,6 @@ extension StoreOfRecord {
     }
 
     public func addressGeneration() throws(CatalogError) -> String? { nil }
-
-    /// By reading every POI: for stores without a faster way.
-    public func poiHouses() throws(CatalogError) -> [String: [AddressPoint]] {
-        var houses: [String: [AddressPoint]] = [:]
-        _ = try loadAll(blockSize: 10_000) { block in
-            for poi in block where poi.tags["addr:housenumber"] != nil {
-                let found = AddressPoint.houses(id: poi.id, tags: poi.tags, city: poi.city, latitude: poi.lat, longitude: poi.lon)
-                if !found.isEmpty { houses[poi.id] = found }
-            }
-        }
-        return houses
-    }
 
     /// By reading every POI: for stores without a faster way.
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {

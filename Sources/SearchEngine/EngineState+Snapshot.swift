@@ -92,14 +92,15 @@ extension EngineState {
         let owners = try file.readStrings()
         let houseCounts: [Int] = try file.read()
         let houseBytes: [UInt8] = try file.read()
+        // Checked before decoding: a count out of range must be refused, not taken as a number of houses to read.
+        guard owners.count == houseCounts.count, houseCounts.allSatisfy({ $0 > 0 && $0 <= houseBytes.count }) else {
+            throw .corrupt(path: path, reason: "the POIs' houses: \(owners.count) owners, \(houseCounts.count) counts")
+        }
         var houses: [AddressPoint] = []
         do {
             try houseBytes.withUnsafeBytes { bytes in try AddressBlock.decode(bytes, count: houseCounts.reduce(0, +), into: &houses) }
         } catch {
             throw .corrupt(path: path, reason: "the POIs' houses: \(error)")
-        }
-        guard owners.count == houseCounts.count, houseCounts.allSatisfy({ $0 > 0 }) else {
-            throw .corrupt(path: path, reason: "the POIs' houses: \(owners.count) owners, \(houseCounts.count) counts")
         }
         var start = 0
         var byOwner: [String: [AddressPoint]] = [:]

@@ -25,9 +25,13 @@ import Testing
         return match.kind == .house ? "\(match.id) \(match.street) \(match.housenumber ?? "")" : "\(match.kind)"
     }
 
+    /// An engine without records over an extract's houses 1–20 on Koivukatu and Kirkkotie (`osm-w1…`, `osm-w101…`).
+    static func engineOverTwoStreets() -> SearchEngine {
+        SearchEngine(pois: [], addresses: AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby"), taxonomy: testTaxonomy)
+    }
+
     @Test func aWrittenPOIsHouseIsAnsweredUntilItIsDeleted() throws {
-        let data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
-        let engine = SearchEngine(pois: [], addresses: data, taxonomy: testTaxonomy)
+        let engine = Self.engineOverTwoStreets()
         #expect(try Self.answer(engine, "Kirkkotie 99") == "street")
 
         try engine.upsertPOI(Self.poi("cafe-1", number: "99"))
@@ -50,8 +54,7 @@ import Testing
     }
 
     @Test func aPOIsOwnAddressReplacesTheExtractsHouseOfTheSameID() throws {
-        let data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
-        let engine = SearchEngine(pois: [], addresses: data, taxonomy: testTaxonomy)
+        let engine = Self.engineOverTwoStreets()
         #expect(try Self.answer(engine, "Kirkkotie 7") == "osm-w107 Kirkkotie 7")
         // The extract's house osm-w107 corrected to number 77 by a POI of its id.
         try engine.upsertPOI(Self.poi("osm-w107", number: "77"))
@@ -112,8 +115,7 @@ import Testing
     /// An import's batch is settled at once, single writes once more than `recentLimit` records changed: the answers
     /// stay those of the records as they are, across the settling.
     @Test func manyWritesSettleIntoOneIndexWithoutChangingAnswers() throws {
-        let data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
-        let engine = SearchEngine(pois: [], addresses: data, taxonomy: testTaxonomy)
+        let engine = Self.engineOverTwoStreets()
         let count = 3_000
         let rows: [ImportedRecord] = (0..<count).map { k in .poi(Self.poi("shop-\(k)", number: "\(100 + k)", street: "Pajukuja")) }
         try engine.applyImported(Array(rows.prefix(2_000)))

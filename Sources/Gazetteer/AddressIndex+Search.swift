@@ -190,20 +190,25 @@ extension AddressIndex {
         return best.values.sorted { ($0.score, $1.id) > ($1.score, $0.id) }.prefix(query.limit).map { $0 }
     }
 
-    /// Streets whose name matches the reading's street, with the quality of the match.
+    /// Streets whose name matches the reading's street, with the quality of the match: 1 for the street's own name,
+    /// 0.98 for another of its names (another language's, or a former name that another street now bears), 0.85
+    /// less as much for one typo.
     func streetCandidates(_ reading: ParsedAddress) -> [(Int32, Double)] {
+        func exact(_ found: [Int32], _ name: String, quality: Double = 1) -> [(Int32, Double)] {
+            found.map { s in (s, TextNormalizer.normalize(streets[Int(s)].name) == name ? quality : quality - 0.02) }
+        }
         if reading.streetIsSuffix {
             // The longest suffix that is a street name.
             let scalars = Array(reading.street.unicodeScalars)
             for start in scalars.indices {
                 let name = TextNormalizer.normalize(String(String.UnicodeScalarView(scalars[start...])))
-                if let found = aliases[name] { return found.map { ($0, 1.0) } }
+                if let found = aliases[name] { return exact(found, name) }
             }
             return []
         }
         let name = TextNormalizer.normalize(reading.street)
         guard !name.isEmpty else { return [] }
-        if let found = aliases[name] { return found.map { ($0, 1.0) } }
+        if let found = aliases[name] { return exact(found, name) }
         // One typo: a name and the query one edit apart share a one-deletion variant (or one is the other's).
         let typed = Array(name.unicodeScalars)
         guard typed.count >= 5 else { return [] }
@@ -214,7 +219,7 @@ extension AddressIndex {
         }
         var out: [(Int32, Double)] = []
         for candidate in names.sorted() where EditDistance.within(typed, Array(candidate.unicodeScalars), limit: 1) != nil {
-            out.append(contentsOf: aliases[candidate]!.map { ($0, 0.85) })
+            out.append(contentsOf: exact(aliases[candidate]!, candidate, quality: 0.85))
         }
         return out
     }

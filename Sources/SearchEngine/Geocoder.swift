@@ -76,25 +76,21 @@ public struct Geocoder: Sendable {
     }
 
     /// At building zoom (`poiRadius` given): the nearer of the POI within `poiRadius` metres and the house within
-    /// `AddressIndex.houseRadius` (a POI within 5 m of the house wins: it is in that building); else the nearest
-    /// street; else the place the point is in; nil at sea.
+    /// `AddressIndex.houseRadius`, as Nominatim answers the nearest object; else the nearest street; else the place
+    /// the point is in; nil at sea.
     public func reverse(_ point: Coordinate, poiRadius: Double?) -> GeocodeCandidate? {
         let answer = gazetteer.reverse(point, addresses: engine.addresses)
         if let poiRadius {
             let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
             if let house = answer.address, house.type == "house" {
-                // The nearer object wins, as in Nominatim; a POI within 5 m beyond the house too when it has its own
-                // address (it is in that building). A POI without an address takes the house's, as Nominatim gives a
-                // POI the address of the building it is in.
-                if let poi, case .poi(var record) = poi.record {
-                    let d = poi.distance ?? .infinity
-                    let houseDistance = house.distance ?? 0
-                    if d <= houseDistance || (record.address != nil && d <= houseDistance + 5) {
-                        if record.address == nil, let parts = house.address, houseDistance <= 30 {
-                            record.address = [parts.street, parts.housenumber].compactMap { $0 }.joined(separator: " ")
-                        }
-                        return .poi(record, distance: poi.distance)
+                if let poi, case .poi(var record) = poi.record, poi.distance ?? .infinity <= house.distance ?? 0 {
+                    // A POI without a house number of its own takes the house's when that house is near (it is
+                    // likely the building the POI is in), as Nominatim gives a POI the address of its building —
+                    // unless the POI names another street.
+                    if let parts = house.address, house.distance ?? 0 <= 30, Self.lacksNumber(record.address, onStreet: parts.street) {
+                        record.address = [parts.street, parts.housenumber].compactMap { $0 }.joined(separator: " ")
                     }
+                    return .poi(record, distance: poi.distance)
                 }
                 return .place(house)
             }
@@ -103,6 +99,14 @@ public struct Geocoder: Sendable {
         if poiRadius != nil, let street = answer.address { return .place(street) }
         guard answer.country != nil, let place = answer.place else { return nil }
         return .place(place)
+    }
+
+    /// Whether a POI's address (its `addr:street` and `addr:housenumber` as one text) has no house number, and no
+    /// street other than `street`.
+    static func lacksNumber(_ address: String?, onStreet street: String?) -> Bool {
+        guard let address = address?.trimmingCharacters(in: .whitespaces), !address.isEmpty else { return true }
+        guard !address.contains(where: \.isNumber), let street else { return false }
+        return address.compare(street, options: [.caseInsensitive, .diacriticInsensitive]) == .orderedSame
     }
 
     /// What is around `point` within `radius` metres, nearest first: POIs, with the nearest house or street among

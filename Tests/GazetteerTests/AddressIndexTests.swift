@@ -149,6 +149,22 @@ import Testing
         #expect(far.score < exact.score - 0.5)
     }
 
+    /// A street renamed: its lines keep the old name (`old_name`), which another street now bears. The street whose
+    /// own name was asked comes first — for the street, its houses, and a typo of it — though the renamed one's id
+    /// sorts first and its houses have the same numbers.
+    @Test func aStreetsOwnNameLeadsAnotherStreetsFormerName() throws {
+        let (houses, line) = Self.street("Puutarhakatu", latitude: 60.2, west: 24.9, numbers: Array(1...5))
+        let (renamed, formerLine) = Self.street("Aleksinkatu", latitude: 60.21, west: 24.9, numbers: Array(1...5))
+        var renamedLine = formerLine
+        renamedLine.names.append("Puutarhakatu")
+        let index = AddressIndex(AddressData(addresses: houses + renamed, streets: [line, renamedLine]))
+        for text in ["Puutarhakatu", "Puutarhakatu 3", "Puutarhakaty 3", "puutarhakatu 3, testby"] {
+            let found = index.search(Self.query(text)) { _, _ in nil }
+            #expect(found.first?.street == "Puutarhakatu", "\(text): \(found.map { "\($0.street) \($0.housenumber ?? "")" })")
+            #expect(found.contains { $0.street == "Aleksinkatu" }, "\(text): the renamed street is still found by its former name")
+        }
+    }
+
     static func nearestOnLine(_ p: Coordinate2, _ line: StreetLine) -> (Coordinate2, Double)? {
         let scale = GreatCircle.earthRadius * .pi / 180
         let cosine = cos(p.latitude * .pi / 180)

@@ -44,7 +44,8 @@ def judge(case, answer):
     if case["kind"] == "house":
         return min(metres(p, t) for t in case["targets"]) <= 50
     if case["kind"] == "street":
-        return min(to_segment(p, w[i - 1], w[i]) for w in case["lines"] for i in range(1, len(w))) <= 50
+        # A way of one node (its others outside the extract) is a point: its distance is to that node.
+        return min(to_segment(p, w[max(0, i - 1)], w[i]) for w in case["lines"] for i in range(min(1, len(w) - 1), len(w))) <= 50
     def number(text):  # "26, 14. krs." is house 26 (a floor after the comma)
         return (text or "").split(",")[0].replace(" ", "").lower()
 

@@ -245,14 +245,28 @@ public final class AddressIndex: Sendable {
             var houseNumbers: [NumberEntry] = []
             houseNumbers.reserveCapacity(group.addresses.count)
             var nameSet = groupNames
+            // Houses counted by context (street, place, postcode and city at once), a run of one context at a time.
+            var contextCounts: [UInt32: Int] = [:]
+            var run: (context: UInt32, count: Int)?
             for a in group.addresses {
                 let i = Int(a)
                 streetOfAddress[i] = index
-                let street = houses.streetText(i) != 0 ? houses.streetText(i) : houses.placeText(i)
-                if street != 0 { spellingTexts[street, default: 0] += 1 }
-                if houses.cityText(i) != 0 { cityTexts[houses.cityText(i), default: 0] += 1 }
-                if houses.postcodeText(i) != 0 { postcodeTexts[houses.postcodeText(i), default: 0] += 1 }
+                let context = houses.contexts[i]
+                if run?.context == context {
+                    run!.count += 1
+                } else {
+                    if let run { contextCounts[run.context, default: 0] += run.count }
+                    run = (context, 1)
+                }
                 if houses.numbers[i] != 0, let key = key(ofText: houses.numbers[i]) { houseNumbers.append(NumberEntry(key: UInt32(key), house: a)) }
+            }
+            if let run { contextCounts[run.context, default: 0] += run.count }
+            for (context, count) in contextCounts {
+                let c = Int(context)
+                let street = houses.contextStreets[c] != 0 ? houses.contextStreets[c] : houses.contextPlaces[c]
+                if street != 0 { spellingTexts[street, default: 0] += count }
+                if houses.contextCities[c] != 0 { cityTexts[houses.contextCities[c], default: 0] += count }
+                if houses.contextPostcodes[c] != 0 { postcodeTexts[houses.contextPostcodes[c], default: 0] += count }
             }
             func byText(_ counts: [UInt32: Int]) -> [String: Int] {
                 var out: [String: Int] = [:]

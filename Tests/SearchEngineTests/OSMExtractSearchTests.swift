@@ -117,4 +117,18 @@ import Testing
         #expect(asked > 1_000)
         #expect(Double(right) >= 0.95 * Double(asked), "\(right) of \(asked)")
     }
+
+    /// Which POI addresses take the nearest house's number at building zoom: none, or only the house's own street
+    /// (in any case or accents); not one with a number, nor one naming another street. The reverse test above
+    /// derives its expectations from this rule, so the rule is pinned here by examples.
+    @Test func aPOIAddressWithoutANumberOfItsOwn() {
+        #expect(Geocoder.lacksNumber(nil, onStreet: "Sofiankatu"))
+        #expect(Geocoder.lacksNumber("  ", onStreet: "Sofiankatu"))
+        #expect(Geocoder.lacksNumber("Sofiankatu", onStreet: "Sofiankatu"))
+        #expect(Geocoder.lacksNumber("sofiankatu", onStreet: "Sofiankatu"))
+        #expect(Geocoder.lacksNumber("Yrjonkatu", onStreet: "Yrjönkatu"))
+        #expect(!Geocoder.lacksNumber("Sofiankatu 3", onStreet: "Sofiankatu"))
+        #expect(!Geocoder.lacksNumber("Mikonkatu", onStreet: "Sofiankatu"))
+        #expect(!Geocoder.lacksNumber("Mikonkatu", onStreet: nil))
+    }
 }

@@ -15,11 +15,13 @@ import OSM
 /// - Streets: named `highway` ways with their name variants, and `addr:interpolation` lines with the numbers at
 ///   their ends.
 ///
-/// One pass over the file: node locations go into a `NodeLocationStore` (16 bytes a node) and way node lists into a
-/// flat table, which is what memory grows with; blocks are read and decoded a few ahead on a second thread
-/// (`PrefetchingBlockReader`). An object that refers to a node or
-/// way the file lacks is reported with its id and imported from what is there (a clipped extract); under `strict`
-/// the first such problem stops the import before anything is written.
+/// One pass over the file, on every core: `ParallelBlockReader`'s threads decode blocks and turn their nodes and
+/// ways into POIs, addresses and streets (`Piece`); the reading thread gathers the pieces in file order (`State`):
+/// node locations into a `NodeLocationStore` (16 bytes a node) until the first block of ways, which waits for them,
+/// way node lists into a flat table for relations, which it converts itself. Memory grows with those two tables;
+/// the rest is a few blocks. An object that refers to a node or way the file lacks is reported with its id and
+/// imported from what is there (a clipped extract); under `strict` the first such problem, in file order, stops the
+/// import before anything is written.
 public struct OSMImporter: Sendable {
     public let mapping: OSMTagMapping
     public var strict = false
@@ -51,17 +53,35 @@ public struct OSMImporter: Sendable {
         "bus_stop", "platform", "elevator", "street_lamp", "traffic_signals", "crossing", "proposed", "construction", "emergency_access_point",
     ]
 
-    /// Reads the extract at `path`; problems name it `name`.
-    public func read(_ path: String, name: String? = nil, progress: ((Int, Int) -> Void)? = nil) throws(ImportError) -> OSMImport {
+    /// Reads the extract at `path` with `workers` threads converting blocks; problems name it `name`.
+    public func read(
+        _ path: String,
+        name: String? = nil,
+        workers: Int = OSMImporter.workers,
+        progress: ((Int, Int) -> Void)? = nil
+    ) throws(ImportError) -> OSMImport {
         let started = Date()
         let name = name ?? (path as NSString).lastPathComponent
-        let reader: PrefetchingBlockReader
-        do { reader = PrefetchingBlockReader(try PBFReader(path: path)) } catch { throw .cannotRead("\(name): \(error.description)") }
-        defer { reader.stop() }
+        let file: PBFReader
+        do { file = try PBFReader(path: path) } catch { throw .cannotRead("\(name): \(error.description)") }
+        let gate = NodeGate()
+        let importer = self
+        let reader = ParallelBlockReader(file, workers: workers) { block in
+            // A block of ways waits for every node's location: the blocks before it, gathered by `State.merge`. A block
+            // that also has nodes (where a file's nodes end) leaves its ways to `State.merge`, which has them then.
+            let waits = !block.ways.isEmpty && block.nodes.isEmpty
+            var piece = Piece(importer: importer, file: name, offset: block.offset, nodes: waits ? try gate.wait() : nil)
+            try piece.take(block)
+            return piece
+        }
+        defer {
+            reader.stop()
+            gate.cancel()
+        }
         var state = State(importer: self, file: name)
         do {
-            while let block = try reader.nextBlock() {
-                try state.take(block)
+            while let piece = try reader.next(waiting: { contents in if contents.ways > 0 && contents.nodes == 0 { state.freezeNodes(gate) } }) {
+                try state.merge(piece, gate)
                 progress?(reader.offset, reader.fileSize)
             }
         } catch let error as PBFError {
@@ -76,6 +96,9 @@ public struct OSMImporter: Sendable {
         result.report.seconds = Date().timeIntervalSince(started)
         return result
     }
+
+    /// Threads that decode blocks and turn them into pieces of the import: one a core, up to 8.
+    public static let workers = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
 
     /// Writes an import to a store: every POI put (created or updated by id), POIs of earlier OSM imports that the
     /// extract no longer has deleted — all in one transaction — then the addresses and streets replaced.
@@ -92,24 +115,80 @@ public struct OSMImporter: Sendable {
         return (stale.count, generation)
     }
 
-    /// The state of one pass.
-    struct State {
+    /// Every node's location and house number, complete once the nodes of the file are read; what ways are built
+    /// from, shared by the threads that convert way blocks.
+    final class FrozenNodes: Sendable {
+        let store: NodeLocationStore
+        /// House numbers of nodes, for the ends of interpolation lines: ids sorted, beside their numbers.
+        let numberIDs: [Int64]
+        let numberValues: [Int]
+
+        init(store: NodeLocationStore, numberIDs: [Int64], numberValues: [Int]) {
+            (self.store, self.numberIDs, self.numberValues) = (store, numberIDs, numberValues)
+        }
+
+        /// The house number of node `id`, if it has one.
+        func number(of id: Int64) -> Int? {
+            let i = numberIDs.lowerBound(of: id)
+            return i < numberIDs.count && numberIDs[i] == id ? numberValues[i] : nil
+        }
+    }
+
+    /// Where the threads converting way blocks wait for the nodes; cancelled when the read stops early.
+    final class NodeGate: @unchecked Sendable {
+        // Guarded by `condition`.
+        private let condition = NSCondition()
+        private var nodes: FrozenNodes?
+        private var cancelled = false
+
+        struct Cancelled: Error {}
+
+        func open(_ frozen: FrozenNodes) {
+            condition.lock()
+            nodes = frozen
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func cancel() {
+            condition.lock()
+            cancelled = true
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() throws -> FrozenNodes {
+            condition.lock()
+            defer { condition.unlock() }
+            while nodes == nil && !cancelled { condition.wait() }
+            guard let nodes else { throw Cancelled() }
+            return nodes
+        }
+    }
+
+    /// What one block makes, converted on a thread of `ParallelBlockReader`: its nodes' locations and house numbers,
+    /// the POIs, addresses and streets of its nodes and ways, and its problems. Relations need every way, so they are
+    /// only carried here, and converted in file order by `State.merge`.
+    struct Piece: Sendable {
         let importer: OSMImporter
         let file: String
+        /// Where the block starts in the file.
+        let offset: Int
+        /// Every node of the file; nil for a block without ways.
+        let nodes: FrozenNodes?
         var result = OSMImport()
-        var nodes = NodeLocationStore()
-        var nodesFinished = false
-        var ways = WayTable()
         /// POIs (by index) whose tags lack a city or a country, placed by `locate` once the extract is read.
         var unlocated: [Int] = []
-        /// House numbers of nodes, for the ends of interpolation lines: ids in file order (sorted by id in files written
-        /// by osmium, osmconvert and Osmosis; sorted here once otherwise) beside their numbers.
-        var nodeNumberIDs: [Int64] = []
-        var nodeNumberValues: [Int] = []
+        var nodeIDs: [Int64] = []
+        /// Each node's latitude and longitude in `NodeLocationStore` units, interleaved.
+        var nodeCoordinates: [Int32] = []
+        var numberIDs: [Int64] = []
+        var numberValues: [Int] = []
+        var ways: [OSMWay] = []
+        var relations: [OSMRelation] = []
 
-        init(importer: OSMImporter, file: String) {
-            self.importer = importer
-            self.file = file
+        init(importer: OSMImporter, file: String, offset: Int, nodes: FrozenNodes?) {
+            (self.importer, self.file, self.offset, self.nodes) = (importer, file, offset, nodes)
         }
 
         mutating func problem(_ reason: String) throws(ImportError) {
@@ -120,72 +199,44 @@ public struct OSMImporter: Sendable {
         }
 
         mutating func take(_ block: OSMBlock) throws(ImportError) {
+            nodeIDs.reserveCapacity(block.nodes.count)
+            nodeCoordinates.reserveCapacity(2 * block.nodes.count)
             for node in block.nodes {
                 result.report.nodes += 1
-                nodes.append(id: node.id, latitude: node.latitude, longitude: node.longitude)
+                nodeIDs.append(node.id)
+                nodeCoordinates.append(NodeLocationStore.fixed(node.latitude))
+                nodeCoordinates.append(NodeLocationStore.fixed(node.longitude))
                 guard !node.tags.isEmpty else { continue }
                 if let text = node.tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) {
-                    nodeNumberIDs.append(node.id)
-                    nodeNumberValues.append(number)
+                    numberIDs.append(node.id)
+                    numberValues.append(number)
                 }
                 try place("osm-n\(node.id)", node.tags, at: (node.latitude, node.longitude))
             }
-            if !block.ways.isEmpty || !block.relations.isEmpty, !nodesFinished {
-                nodes.finish()
-                sortNodeNumbers()
-                nodesFinished = true
-                result.report.bytesPerNode = nodes.bytesPerNode
-            }
-            for way in block.ways {
+            ways = block.ways
+            if nodes != nil { try takeWays() }
+            relations = block.relations
+            result.report.relations += block.relations.count
+        }
+
+        /// Converts the block's ways (`nodes` is set).
+        mutating func takeWays() throws(ImportError) {
+            for way in ways {
                 result.report.ways += 1
-                ways.append(way.id, way.refs)
                 guard !way.tags.isEmpty else { continue }
                 try take(way)
             }
-            if !block.relations.isEmpty { ways.finish() }
-            for relation in block.relations {
-                result.report.relations += 1
-                guard relation.tags["type"] == "multipolygon", !relation.tags.isEmpty else { continue }
-                try take(relation)
-            }
-        }
-
-        /// Gives the POIs that lack them the city and country of their point.
-        mutating func locateUnlocated() throws(ImportError) {
-            guard let locate = importer.locate else { return }
-            for i in unlocated {
-                let found: (city: String?, country: String?)
-                do { found = try locate(result.pois[i].lat, result.pois[i].lon) } catch {
-                    throw .cannotRead("\(file): cannot place POIs in cities: \(error)")
-                }
-                result.pois[i].city = result.pois[i].city ?? found.city.map { String($0.prefix(500)) }
-                result.pois[i].country = result.pois[i].country ?? found.country
-            }
-        }
-
-        /// Sorts the nodes' house numbers by id when the file's nodes were not (the last of an id wins).
-        mutating func sortNodeNumbers() {
-            guard zip(nodeNumberIDs, nodeNumberIDs.dropFirst()).contains(where: { $0 >= $1 }) else { return }
-            var latest: [Int64: Int] = [:]
-            for (id, number) in zip(nodeNumberIDs, nodeNumberValues) { latest[id] = number }
-            nodeNumberIDs = latest.keys.sorted()
-            nodeNumberValues = nodeNumberIDs.map { latest[$0]! }
-        }
-
-        /// The house number of node `id`, if it has one.
-        func nodeNumber(_ id: Int64) -> Int? {
-            let i = nodeNumberIDs.lowerBound(of: id)
-            return i < nodeNumberIDs.count && nodeNumberIDs[i] == id ? nodeNumberValues[i] : nil
         }
 
         /// The way's points; a missing node is reported and left out.
         mutating func points(of object: String, _ refs: [Int64]) throws(ImportError) -> [AreaGeometry.Point] {
+            guard let store = nodes?.store else { return [] }
             var out: [AreaGeometry.Point] = []
             out.reserveCapacity(refs.count)
             var missing: [Int64] = []
             var hint = -1
             for ref in refs {
-                if let p = nodes.location(of: ref, hint: &hint) { out.append(p) } else { missing.append(ref) }
+                if let p = store.location(of: ref, hint: &hint) { out.append(p) } else { missing.append(ref) }
             }
             if !missing.isEmpty {
                 let shown = missing.prefix(3).map(String.init).joined(separator: ", ")
@@ -225,8 +276,8 @@ public struct OSMImporter: Sendable {
                 var numbers: [NumberedVertex] = []
                 var vertex = 0
                 var hint = -1
-                for ref in way.refs where nodes.location(of: ref, hint: &hint) != nil {
-                    if let n = nodeNumber(ref) { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
+                for ref in way.refs where nodes?.store.location(of: ref, hint: &hint) != nil {
+                    if let n = nodes?.number(of: ref) { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
                     vertex += 1
                 }
                 if numbers.count >= 2 {
@@ -248,7 +299,7 @@ public struct OSMImporter: Sendable {
             }
         }
 
-        mutating func take(_ relation: OSMRelation) throws(ImportError) {
+        mutating func take(_ relation: OSMRelation, ways: WayTable) throws(ImportError) {
             let tags = relation.tags
             let wantsPOI = tags["name"] != nil && importer.mapping.category({ tags[$0] }) != nil
             guard wantsPOI || tags["addr:housenumber"] != nil else { return }
@@ -326,7 +377,116 @@ public struct OSMImporter: Sendable {
                 result.report.addresses += 1
             }
         }
+    }
 
+    /// The state of one pass, on the reading thread: the pieces gathered in file order, the nodes until the first
+    /// block of ways (then frozen and shared with the threads converting ways), the way table relations are built
+    /// from, and relations converted as they come.
+    struct State {
+        let importer: OSMImporter
+        let file: String
+        var result = OSMImport()
+        var unlocated: [Int] = []
+        var nodes = NodeLocationStore()
+        var numberIDs: [Int64] = []
+        var numberValues: [Int] = []
+        var frozen: FrozenNodes?
+        var ways = WayTable()
+        var lateNodesReported = false
+
+        init(importer: OSMImporter, file: String) {
+            self.importer = importer
+            self.file = file
+        }
+
+        /// Ends the nodes: sorted when the file's were not, then handed to the threads waiting at `gate`.
+        mutating func freezeNodes(_ gate: NodeGate) {
+            guard frozen == nil else { return }
+            nodes.finish()
+            sortNodeNumbers()
+            let frozen = FrozenNodes(store: nodes, numberIDs: numberIDs, numberValues: numberValues)
+            self.frozen = frozen
+            result.report.bytesPerNode = nodes.bytesPerNode
+            (nodes, numberIDs, numberValues) = (NodeLocationStore(), [], [])
+            gate.open(frozen)
+        }
+
+        /// Takes the next piece in file order.
+        mutating func merge(_ piece: Piece, _ gate: NodeGate) throws(ImportError) {
+            if !piece.nodeIDs.isEmpty {
+                if frozen == nil {
+                    nodes.append(ids: piece.nodeIDs, coordinates: piece.nodeCoordinates)
+                    numberIDs.append(contentsOf: piece.numberIDs)
+                    numberValues.append(contentsOf: piece.numberValues)
+                } else if !lateNodesReported {
+                    // Files are sorted nodes, then ways, then relations (osmium, osmconvert, Osmosis); ways were
+                    // already being built when these nodes came.
+                    lateNodesReported = true
+                    var note = Piece(importer: importer, file: file, offset: piece.offset, nodes: nil)
+                    try note.problem(
+                        "the nodes of the block at byte offset \(piece.offset) come after ways: no way can use them (is the file sorted?)"
+                    )
+                    add(note.result, unlocated: [])
+                }
+            }
+            if !piece.ways.isEmpty || !piece.relations.isEmpty { freezeNodes(gate) }
+            add(piece.result, unlocated: piece.unlocated)
+            if piece.nodes == nil && !piece.ways.isEmpty {
+                // The block where the nodes end: its ways are converted here, now that its nodes are in.
+                var ways = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
+                ways.ways = piece.ways
+                try ways.takeWays()
+                add(ways.result, unlocated: ways.unlocated)
+            }
+            for way in piece.ways { ways.append(way.id, way.refs) }
+            guard !piece.relations.isEmpty else { return }
+            ways.finish()
+            var relations = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
+            for relation in piece.relations where relation.tags["type"] == "multipolygon" {
+                try relations.take(relation, ways: ways)
+            }
+            add(relations.result, unlocated: relations.unlocated)
+        }
+
+        /// Adds a piece's POIs, addresses, streets, counts and problems (the first 1 000 of the file kept).
+        mutating func add(_ part: OSMImport, unlocated partUnlocated: [Int]) {
+            unlocated.append(contentsOf: partUnlocated.map { $0 + result.pois.count })
+            result.pois.append(contentsOf: part.pois)
+            result.addresses.addresses.append(contentsOf: part.addresses.addresses)
+            result.addresses.streets.append(contentsOf: part.addresses.streets)
+            let r = part.report
+            result.report.nodes += r.nodes
+            result.report.ways += r.ways
+            result.report.relations += r.relations
+            result.report.pois += r.pois
+            result.report.addresses += r.addresses
+            result.report.streets += r.streets
+            result.report.interpolations += r.interpolations
+            result.report.problemCount += r.problemCount
+            result.report.problems.append(contentsOf: r.problems.prefix(max(0, 1_000 - result.report.problems.count)))
+        }
+
+        /// Gives the POIs that lack them the city and country of their point.
+        mutating func locateUnlocated() throws(ImportError) {
+            guard let locate = importer.locate else { return }
+            for i in unlocated {
+                let found: (city: String?, country: String?)
+                do { found = try locate(result.pois[i].lat, result.pois[i].lon) } catch {
+                    throw .cannotRead("\(file): cannot place POIs in cities: \(error)")
+                }
+                result.pois[i].city = result.pois[i].city ?? found.city.map { String($0.prefix(500)) }
+                result.pois[i].country = result.pois[i].country ?? found.country
+            }
+        }
+
+        /// Sorts the nodes' house numbers by id when the file's nodes were not (the last of an id wins).
+        mutating func sortNodeNumbers() {
+            guard zip(numberIDs, numberIDs.dropFirst()).contains(where: { $0 >= $1 }) else { return }
+            var latest: [Int64: Int] = [:]
+            for (id, number) in zip(numberIDs, numberValues) { latest[id] = number }
+            numberIDs = latest.keys.sorted()
+            numberValues = numberIDs.map { latest[$0]! }
+        }
     }
 
     /// A tag value with control characters and surrounding spaces removed; nil when nothing is left.

@@ -22,9 +22,28 @@ public struct NodeLocationStore: Sendable {
     public mutating func append(id: Int64, latitude: Double, longitude: Double) {
         if let last = ids.last, id <= last { sorted = false }
         ids.append(id)
-        coordinates.append(Int32((latitude * 1e7).rounded()))
-        coordinates.append(Int32((longitude * 1e7).rounded()))
+        coordinates.append(Self.fixed(latitude))
+        coordinates.append(Self.fixed(longitude))
     }
+
+    /// Appends nodes gathered elsewhere (a block's, on another thread): `coordinates` holds each node's `fixed`
+    /// latitude and longitude, interleaved.
+    public mutating func append(ids newIDs: [Int64], coordinates newCoordinates: [Int32]) {
+        precondition(newCoordinates.count == 2 * newIDs.count, "two coordinates a node")
+        guard let first = newIDs.first else { return }
+        if sorted {
+            if let last = ids.last, first <= last { sorted = false }
+            for i in newIDs.indices.dropFirst() where newIDs[i] <= newIDs[i - 1] {
+                sorted = false
+                break
+            }
+        }
+        ids.append(contentsOf: newIDs)
+        coordinates.append(contentsOf: newCoordinates)
+    }
+
+    /// Degrees in the store's units of 1e-7° (OSM's own precision).
+    @inline(__always) public static func fixed(_ degrees: Double) -> Int32 { Int32((degrees * 1e7).rounded()) }
 
     /// Sorts the store by id when appends came out of order (the last of equal ids wins).
     public mutating func finish() {

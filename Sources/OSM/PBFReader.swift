@@ -27,9 +27,9 @@ public final class PBFReader {
         self.path = path
         self.file = file
         fileSize = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        guard let first = try nextBlob() else { throw .missingHeader }
+        guard let first = try nextFramedBlob() else { throw .missingHeader }
         guard first.type == "OSMHeader" else { throw .missingHeader }
-        header = try Self.decodeHeader(first.data, offset: first.offset)
+        header = try Self.decodeHeader(try Self.decompress(first.data, offset: first.offset), offset: first.offset)
         for feature in header.requiredFeatures where !Self.supportedFeatures.contains(feature) {
             throw .unsupportedFeature(feature)
         }
@@ -40,17 +40,33 @@ public final class PBFReader {
     /// The next primitive block, or nil at the end of the file. Blobs of unknown types are skipped, as the
     /// format says readers must.
     public func nextBlock() throws(PBFError) -> OSMBlock? {
-        while let blob = try nextBlob() {
-            guard blob.type == "OSMData" else { continue }
-            do {
-                return try blob.data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws -> OSMBlock in
-                    try PrimitiveBlockDecoder.decode(bytes, offset: blob.offset)
-                }
-            } catch {
-                throw .corruptBlob(offset: blob.offset, reason: "primitive block: \(error)")
-            }
+        while let blob = try nextRawBlob() {
+            if let block = try Self.block(of: blob) { return block }
         }
         return nil
+    }
+
+    /// The next blob as it is in the file (still compressed), or nil at the end: reading the bytes is the only part of
+    /// a block that must happen in file order, so readers on several threads share the file through this and
+    /// `block(of:)`.
+    public func nextRawBlob() throws(PBFError) -> RawBlob? {
+        while let blob = try nextFramedBlob() {
+            if blob.type == "OSMData" { return blob }
+        }
+        return nil
+    }
+
+    /// The primitive block of a blob from `nextRawBlob()`: decompressed and decoded, on any thread.
+    public static func block(of blob: RawBlob) throws(PBFError) -> OSMBlock? {
+        guard blob.type == "OSMData" else { return nil }
+        let data = try decompress(blob.data, offset: blob.offset)
+        do {
+            return try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws -> OSMBlock in
+                try PrimitiveBlockDecoder.decode(bytes, offset: blob.offset)
+            }
+        } catch {
+            throw .corruptBlob(offset: blob.offset, reason: "primitive block: \(error)")
+        }
     }
 
     /// Calls `body` with every primitive block in file order.
@@ -60,10 +76,13 @@ public final class PBFReader {
 
     // MARK: Framing
 
-    private struct RawBlob {
-        let type: String
+    /// One blob of the file, still compressed: its type, its bytes, and the byte offsets where it starts (what
+    /// errors name) and ends.
+    public struct RawBlob: Sendable {
+        public let type: String
         let data: [UInt8]
-        let offset: Int
+        public let offset: Int
+        public let end: Int
     }
 
     private func readExactly(_ count: Int, blobOffset: Int) throws(PBFError) -> [UInt8] {
@@ -75,7 +94,7 @@ public final class PBFReader {
         return buffer
     }
 
-    private func nextBlob() throws(PBFError) -> RawBlob? {
+    private func nextFramedBlob() throws(PBFError) -> RawBlob? {
         let blobOffset = offset
         var lengthBytes = [UInt8](repeating: 0, count: 4)
         let got = lengthBytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, 4, file) }
@@ -108,7 +127,7 @@ public final class PBFReader {
             throw .corruptBlob(offset: blobOffset, reason: "blob size \(dataSize) is outside 0...\(Self.maximumBlobSize)")
         }
         let blob = try readExactly(dataSize, blobOffset: blobOffset)
-        return RawBlob(type: type, data: try Self.decompress(blob, offset: blobOffset), offset: blobOffset)
+        return RawBlob(type: type, data: blob, offset: blobOffset, end: offset)
     }
 
     /// A `Blob` message's payload: raw, or zlib-compressed with its declared raw size.

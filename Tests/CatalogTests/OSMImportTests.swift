@@ -78,11 +78,72 @@ import Testing
             _ = try strict.read(Self.helsinki)
         } catch {
             #expect(error.description.contains("refers to") && error.description.contains("strict import"), "\(error.description)")
+            // Blocks are converted on several threads, yet the problem that stops a strict import is the file's first,
+            // as a lenient import lists them.
+            let first = try #require(Self.imported.report.problems.first)
+            #expect(error.description.contains(first.reason), "\(error.description) is not the first problem, \(first.reason)")
         }
         #expect(
             Self.imported.report.problemCount > 0
                 && Self.imported.report.problems.allSatisfy { $0.reason.contains("way") || $0.reason.contains("relation") }
         )
+    }
+
+    /// However many threads convert the blocks, the import is the same, in the same order: POIs, houses, streets and
+    /// problems (the synthetic extract has interpolation lines and multipolygons; Helsinki is clipped).
+    @Test(arguments: [false, true])
+    func theSameImportWhateverTheNumberOfThreads(synthetic: Bool) throws {
+        var path = Self.helsinki
+        if synthetic {
+            let seed = UInt32(truncatingIfNeeded: testSeed("theSameImportWhateverTheNumberOfThreads"))
+            path = scratch.file("synthetic-\(seed).osm.pbf")
+            _ = try Self.python(["scripts/osm/synthetic.py", path, "--nodes", "40000", "--seed", "\(seed)"])
+        }
+        let one = try Self.importer.read(path, workers: 1)
+        for workers in [2, 5] {
+            let many = try Self.importer.read(path, workers: workers)
+            #expect(many.pois == one.pois, "\(workers) workers")
+            #expect(many.addresses.addresses == one.addresses.addresses, "\(workers) workers")
+            #expect(many.addresses.streets == one.addresses.streets, "\(workers) workers")
+            #expect(many.report.problems == one.report.problems && many.report.problemCount == one.report.problemCount, "\(workers) workers")
+            let counts: (OSMImportReport) -> [Int] = { [$0.nodes, $0.ways, $0.relations, $0.interpolations] }
+            #expect(counts(many.report) == counts(one.report))
+        }
+        #expect(one.report.pois > 0 && one.report.addresses > 0)
+        // Helsinki has a block where the nodes end and the ways begin (its ways need its own nodes: converted when it is
+        // gathered); libosmium, which wrote the synthetic file, starts ways in a block of their own (which waits).
+        var mixed = 0
+        let reader = try PBFReader(path: path)
+        while let block = try reader.nextBlock() { mixed += !block.nodes.isEmpty && !block.ways.isEmpty ? 1 : 0 }
+        #expect(mixed == (synthetic ? 0 : 1), "blocks with nodes and ways: \(mixed)")
+    }
+
+    /// A file whose nodes do not all come before its ways (not sorted by type, as osmium, osmconvert and Osmosis write
+    /// them): ways are built while later blocks are read, so the late nodes are no way's; that is said once, with the
+    /// block's offset, and the late nodes still make their POIs. Written by pyosmium, a block of each kind.
+    @Test func nodesAfterWaysAreReportedOnce() throws {
+        let path = scratch.file("late-nodes.osm.pbf")
+        let script = """
+            import osmium, sys
+            w = osmium.SimpleWriter(sys.argv[1])
+            for i in range(1, 20001): w.add_node(osmium.osm.mutable.Node(id=i, location=(24.9 + i * 1e-6, 60.1), tags={}))
+            for i in range(1, 20001): w.add_way(osmium.osm.mutable.Way(id=i, nodes=[i, i + 1], tags={}))
+            w.add_way(osmium.osm.mutable.Way(id=30000, nodes=[1, 2, 30001], tags={'highway': 'residential', 'name': 'Testikatu'}))
+            for i in range(30001, 50001):
+                w.add_node(osmium.osm.mutable.Node(id=i, location=(24.9 + i * 1e-6, 60.2), tags={'name': 'Kahvila', 'amenity': 'cafe'} if i == 30001 else {}))
+            w.close()
+            """
+        _ = try Self.python(["-c", script, path])
+        let result = try Self.importer.read(path, workers: 2)
+        #expect(result.report.nodes == 40_000 && result.report.ways == 20_001)
+        #expect(result.pois.map(\.id) == ["osm-n30001"], "the late node's POI is imported")
+        let reasons = result.report.problems.map(\.reason)
+        #expect(reasons.filter { $0.contains("come after ways") }.count == 1, "\(reasons)")
+        #expect(reasons.contains { $0.contains("way 30000 refers to 1 node(s)") && $0.contains("30001") }, "\(reasons)")
+        #expect(result.report.problemCount == 2)
+        var strict = Self.importer
+        strict.strict = true
+        #expect(throws: ImportError.self) { try strict.read(path) }
     }
 
     @Test func aTruncatedExtractIsRefusedWithItsOffset() throws {

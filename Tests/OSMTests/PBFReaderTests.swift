@@ -130,30 +130,80 @@ import Testing
         }
     }
 
-    /// Decoding ahead on a thread of its own changes nothing: the same blocks in the same order, the same error at the
-    /// same blob of a file cut short, and a reader stopped early lets its thread go.
-    @Test(arguments: [1, 4])
-    func prefetchingGivesTheSameBlocks(depth: Int) throws {
+    /// Decoding on several threads changes nothing: the same blocks in the same order, whatever the number of workers
+    /// and however far ahead they may run; the same error at the same blob of a file cut short, with every block before
+    /// it handed out first; and a reader stopped early lets its threads go.
+    @Test(arguments: [(1, 1), (2, 2), (4, 8)])
+    func parallelReadingGivesTheSameBlocks(workers: Int, depth: Int) throws {
         var plain: [OSMBlock] = []
         let reader = try PBFReader(path: Self.helsinki)
         while let block = try reader.nextBlock() { plain.append(block) }
-        var prefetched: [OSMBlock] = []
-        let prefetching = PrefetchingBlockReader(try PBFReader(path: Self.helsinki), depth: depth)
-        while let block = try prefetching.nextBlock() { prefetched.append(block) }
-        #expect(prefetched == plain)
-        #expect(try prefetching.nextBlock() == nil, "the end stays the end")
-        #expect(prefetching.offset == prefetching.fileSize)
+        var parallel: [OSMBlock] = []
+        let fileSize = try #require(try FileManager.default.attributesOfItem(atPath: Self.helsinki)[.size] as? Int)
+        let reading = ParallelBlockReader(try PBFReader(path: Self.helsinki), workers: workers, depth: depth) { $0 }
+        while let block = try reading.next() { parallel.append(block) }
+        #expect(parallel == plain)
+        #expect(try reading.next() == nil, "the end stays the end")
+        #expect(reading.offset == fileSize)
 
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.helsinki)))
-        let blob = Self.blobs(bytes)[2]
-        let path = scratch.file("cut-prefetch-\(depth).osm.pbf")
+        let blobs = Self.blobs(bytes)
+        let blob = blobs[2]
+        let path = scratch.file("cut-parallel-\(workers).osm.pbf")
         try Data(bytes[..<(blob.offset + blob.length / 2)]).write(to: URL(fileURLWithPath: path))
-        let cut = PrefetchingBlockReader(try PBFReader(path: path), depth: depth)
-        #expect(throws: PBFError.truncated(offset: blob.offset)) { while try cut.nextBlock() != nil {} }
+        let cut = ParallelBlockReader(try PBFReader(path: path), workers: workers, depth: depth) { $0 }
+        var before = 0
+        #expect(throws: PBFError.truncated(offset: blob.offset)) {
+            while try cut.next() != nil { before += 1 }
+        }
+        #expect(before == 1, "the one data block before the cut blob comes out before its error")
+        #expect(try cut.next() == nil, "nothing after the error")
 
-        let early = PrefetchingBlockReader(try PBFReader(path: Self.helsinki), depth: depth)
-        #expect(try early.nextBlock() != nil)
+        let early = ParallelBlockReader(try PBFReader(path: Self.helsinki), workers: workers, depth: depth) { $0 }
+        #expect(try early.next() != nil)
         early.stop()
+    }
+
+    /// An error thrown by the transform of one block comes out in that block's place, and `waiting` is told what a
+    /// block holds when its transform waits on the caller: here each block of ways waits until the caller has seen
+    /// that it is one, as an import's ways wait for the nodes.
+    @Test func transformErrorsComeInFileOrderAndWaitersAreAnnounced() throws {
+        struct Refused: Error, Equatable { let offset: Int }
+        var plain: [OSMBlock] = []
+        let reader = try PBFReader(path: Self.helsinki)
+        while let block = try reader.nextBlock() { plain.append(block) }
+        let refusedAt = try #require(plain.dropFirst().first?.offset)
+        let failing = ParallelBlockReader(try PBFReader(path: Self.helsinki), workers: 2) { block in
+            if block.offset == refusedAt { throw Refused(offset: block.offset) }
+            return block.offset
+        }
+        #expect(try failing.next() == plain[0].offset)
+        #expect(throws: Refused(offset: refusedAt)) { try failing.next() }
+        #expect(try failing.next() == nil)
+
+        let released = NSCondition()
+        nonisolated(unsafe) var announced = Set<Int>()
+        let waiting = ParallelBlockReader(try PBFReader(path: Self.helsinki), workers: 2) { block in
+            if !block.ways.isEmpty {
+                released.lock()
+                while !announced.contains(block.offset) { released.wait() }
+                released.unlock()
+            }
+            return block.offset
+        }
+        var order: [Int] = []
+        while let offset = try waiting.next(waiting: { contents in
+            guard contents.ways > 0 else { return }
+            released.lock()
+            // The next block in file order is the one whose transform waits: every block before it was handed out.
+            announced.insert(plain[order.count].offset)
+            released.broadcast()
+            released.unlock()
+        }) {
+            order.append(offset)
+        }
+        #expect(order == plain.map(\.offset))
+        #expect(plain.contains { !$0.ways.isEmpty }, "the file has blocks of ways to wait on")
     }
 
     @Test func corruptBlobsAreReportedWithTheirOffset() throws {

@@ -173,18 +173,32 @@ extension CatalogStore {
     /// 1e-7° (`encodePoints`), the rest as given. An index built from these at import equals one built from the store.
     public static func asStored(_ data: AddressData) -> AddressData {
         var stored = data
-        for i in stored.streets.indices { stored.streets[i].points = decodePoints(encodePoints(stored.streets[i].points)) }
+        for i in stored.streets.indices {
+            stored.streets[i].points = stored.streets[i].points.map { Coordinate2(storedDegrees($0.latitude), storedDegrees($0.longitude)) }
+        }
         return stored
     }
+
+    /// A coordinate as `encodePoints` keeps it, in units of 1e-7°.
+    @inline(__always) static func storedUnits(_ degrees: Double) -> Int32 { Int32((degrees * 1e7).rounded()) }
+
+    /// A coordinate as `decodePoints` gives it back.
+    @inline(__always) static func storedDegrees(_ degrees: Double) -> Double { Double(storedUnits(degrees)) / 1e7 }
 
     /// Vertices as little-endian Int32 pairs in units of 1e-7° (OSM's own precision): 8 bytes a vertex.
     static func encodePoints(_ points: [Coordinate2]) -> Data {
         var bytes = [UInt8]()
         bytes.reserveCapacity(points.count * 8)
+        func append(_ value: Int32) {
+            let bits = UInt32(bitPattern: value)  // low byte first: little-endian on any host
+            bytes.append(UInt8(truncatingIfNeeded: bits))
+            bytes.append(UInt8(truncatingIfNeeded: bits >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: bits >> 16))
+            bytes.append(UInt8(truncatingIfNeeded: bits >> 24))
+        }
         for p in points {
-            for value in [Int32((p.latitude * 1e7).rounded()), Int32((p.longitude * 1e7).rounded())] {
-                withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-            }
+            append(storedUnits(p.latitude))
+            append(storedUnits(p.longitude))
         }
         return Data(bytes)
     }

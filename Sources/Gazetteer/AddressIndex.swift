@@ -300,7 +300,7 @@ public final class AddressIndex: Sendable {
         for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty {
             Self.forEachOneDeletion(of: name) { deletions.append($0 & Self.variantBits | UInt64(n)) }
         }
-        deletions.sort()
+        RadixSort.sort(&deletions)
         let keyOrder = keysMet.indices.sorted { keysMet[$0] < keysMet[$1] }
         var rank = [UInt32](repeating: 0, count: keysMet.count)
         for (r, k) in keyOrder.enumerated() { rank[k] = UInt32(r) }
@@ -379,8 +379,14 @@ public final class AddressIndex: Sendable {
 
     /// A point on the street: half-way along its longest line; without lines, the house nearest the houses' mean.
     static func anchor(lines: [StreetLine], addresses: [Int32], _ houses: HouseTable) -> Coordinate2 {
-        if let longest = lines.filter({ $0.kind == .street }).max(by: { length($0.points) < length($1.points) }), !longest.points.isEmpty {
-            return point(along: longest.points, at: length(longest.points) / 2)
+        // Each length and distance computed once (the first of equals wins, as `max` and `min` choose).
+        var longest: (line: StreetLine, length: Double)?
+        for line in lines where line.kind == .street {
+            let metres = length(line.points)
+            if longest == nil || metres > longest!.length { longest = (line, metres) }
+        }
+        if let longest, !longest.line.points.isEmpty {
+            return point(along: longest.line.points, at: longest.length / 2)
         }
         guard !addresses.isEmpty else { return lines.first?.points.first ?? Coordinate2(0, 0) }
         var lat = 0.0
@@ -390,10 +396,17 @@ public final class AddressIndex: Sendable {
             lon += houses.longitudes[Int(a)]
         }
         (lat, lon) = (lat / Double(addresses.count), lon / Double(addresses.count))
-        func distance(_ a: Int32) -> Double {
-            GreatCircle.distance(latitude1: lat, longitude1: lon, latitude2: houses.latitudes[Int(a)], longitude2: houses.longitudes[Int(a)])
+        var nearest = (house: addresses[0], metres: Double.infinity)
+        for a in addresses {
+            let metres = GreatCircle.distance(
+                latitude1: lat,
+                longitude1: lon,
+                latitude2: houses.latitudes[Int(a)],
+                longitude2: houses.longitudes[Int(a)]
+            )
+            if metres < nearest.metres { nearest = (a, metres) }
         }
-        return houses.position(Int(addresses.min { distance($0) < distance($1) }!))
+        return houses.position(Int(nearest.house))
     }
 
     /// Length of a polyline in metres.

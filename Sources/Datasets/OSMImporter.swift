@@ -54,11 +54,14 @@ public struct OSMImporter: Sendable {
     ]
 
     /// Reads the extract at `path` with `workers` threads converting blocks; problems name it `name`.
+    /// - Parameter addressesRead: called with the houses and streets as soon as the file is read, before the POIs are
+    ///   placed in cities (what an import can build its address index from meanwhile).
     public func read(
         _ path: String,
         name: String? = nil,
         workers: Int = OSMImporter.workers,
-        progress: ((Int, Int) -> Void)? = nil
+        progress: ((Int, Int) -> Void)? = nil,
+        addressesRead: ((AddressData) -> Void)? = nil
     ) throws(ImportError) -> OSMImport {
         let started = Date()
         let name = name ?? (path as NSString).lastPathComponent
@@ -91,6 +94,7 @@ public struct OSMImporter: Sendable {
         } catch {
             throw .cannotRead("\(name): \(error)")
         }
+        addressesRead?(state.result.addresses)
         try state.locateUnlocated()
         var result = state.result
         result.report.seconds = Date().timeIntervalSince(started)

@@ -170,15 +170,23 @@ struct ImportCommand: ParsableCommand {
         let name = (file as NSString).lastPathComponent
         let bar = ProgressBar(label: "reading \(name)")
         let result: OSMImport
+        // The address index is built on a thread of its own from when the file is read: while the POIs are placed in
+        // cities, then while the store is written.
+        var addresses: Background<AddressIndex>?
         do {
-            result = try importer.read(file) { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) }
+            result = try importer.read(
+                file,
+                progress: { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) },
+                addressesRead: { data in
+                    if addressSnapshot != nil { addresses = Background { AddressIndex(CatalogStore.asStored(data)) } }
+                }
+            )
         } catch {
             bar.finish()
             throw CLIError.failure(error.description)
         }
         bar.finish()
         let writing = Date()
-        let addresses = addressSnapshot.map { _ in Background { AddressIndex(CatalogStore.asStored(result.addresses)) } }
         let (removed, generation) = try OSMImporter.write(result, to: store)
         let written = Date().timeIntervalSince(writing)
         var pending: PendingAddressSnapshot?

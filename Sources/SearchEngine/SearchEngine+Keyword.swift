@@ -435,6 +435,9 @@ struct KeywordRanker {
         private(set) var prefixes: [Int]
         private(set) var idfs: [Double]
         var positions: [Int]
+        /// Per list, where `fill` last found its stretch: the next stretch (with an origin, the next nearest block,
+        /// usually near in record order) is searched for from there outwards.
+        var fillHints: [Int]
         let categories: [String]
         /// Per category code (`RecordMeta.category`), whether it is under one of `categories`.
         let labelled: [Bool]
@@ -455,6 +458,7 @@ struct KeywordRanker {
             prefixes = expansions.map { $0.kind == .prefix ? 1 : 0 }
             idfs = lists.map { s.text.idf(documentFrequency: $0.count) }
             positions = Array(repeating: 0, count: lists.count)
+            fillHints = positions
             blocks = expansions.map { s.text.blockBounds(of: $0.term) }
             blockPositions = Array(repeating: 0, count: expansions.count)
             categories = group.categories
@@ -488,6 +492,7 @@ struct KeywordRanker {
             copy.idfs = kept.map { idfs[$0] }
             copy.blocks = kept.map { blocks[$0] }
             copy.listMaxScores = kept.map { listMaxScores[$0] }
+            copy.fillHints = Array(repeating: 0, count: kept.count)
             copy.rewind()
             return copy
         }
@@ -617,7 +622,7 @@ struct KeywordRanker {
         /// `match` answers record by record, found list by list instead: each list is intersected with the driving
         /// list once, walking the shorter and galloping in the longer. For a short prefix's many completions this
         /// reads each list in order once, where asking record by record would touch every list for every record.
-        func matches(along driving: [UInt32], ranker: KeywordRanker) -> [WordMatch?] {
+        mutating func matches(along driving: [UInt32], ranker: KeywordRanker) -> [WordMatch?] {
             var table = [WordMatch?](repeating: nil, count: driving.count)
             fill(&table, along: driving, range: driving.indices, ranker: ranker)
             return table
@@ -625,7 +630,7 @@ struct KeywordRanker {
 
         /// `matches(along:)` for the driving records of `range` only, written into `table` (which holds one entry per
         /// driving record): with an origin only the blocks near it are read, and only their stretch of each list.
-        func fill(_ table: inout [WordMatch?], along driving: [UInt32], range: Range<Int>, ranker: KeywordRanker) {
+        mutating func fill(_ table: inout [WordMatch?], along driving: [UInt32], range: Range<Int>, ranker: KeywordRanker) {
             guard !range.isEmpty else { return }
             let weighted = ranker.query.origin != nil
             let (firstDoc, lastDoc) = (driving[range.lowerBound], driving[range.upperBound - 1])
@@ -641,9 +646,11 @@ struct KeywordRanker {
                     let candidate = WordMatch(typos: typos[l], prefix: prefixes[l], attribute: attribute, score: score, posting: posting)
                     if table[i].map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { table[i] = candidate }
                 }
-                // The list's stretch that can hold the range's records.
-                let from = InvertedIndex.lowerBound(list, driving[range.lowerBound])
-                let to = range.upperBound == driving.count ? list.count : InvertedIndex.lowerBound(list, driving[range.upperBound])
+                // The list's stretch that can hold the range's records: found from where the last one was, and its
+                // end galloped to from its start.
+                let from = KeywordRanker.lowerBound(list, firstDoc, near: fillHints[l])
+                fillHints[l] = from
+                let to = range.upperBound == driving.count ? list.count : KeywordRanker.gallop(list, from: from, to: driving[range.upperBound])
                 if to - from < range.count {
                     var i = range.lowerBound
                     for p in from..<to {
@@ -1060,6 +1067,30 @@ struct KeywordRanker {
     @inline(__always)
     static func gallop(_ list: FlatArray<InvertedIndex.Posting>, from start: Int, to target: UInt32) -> Int {
         gallop(count: list.count, from: start, to: target) { list[$0].doc }
+    }
+
+    /// The first index of `list` whose record is not below `target` (as `InvertedIndex.lowerBound`), searched for
+    /// from `hint` outwards: galloping forward or backward, then a binary search between the last two steps — a few
+    /// reads near the hint where a search of the whole list makes twenty far apart.
+    static func lowerBound(_ list: FlatArray<InvertedIndex.Posting>, _ target: UInt32, near hint: Int) -> Int {
+        guard !list.isEmpty else { return 0 }
+        let h = min(max(hint, 0), list.count - 1)
+        if list[h].doc < target { return gallop(list, from: h + 1, to: target) }
+        // list[high].doc >= target throughout; step back until a record below target (or the start) is passed.
+        var high = h
+        var low = h - 1
+        var step = 1
+        while low >= 0 && list[low].doc >= target {
+            high = low
+            low -= step
+            step *= 2
+        }
+        var first = max(low + 1, 0)
+        while first < high {
+            let middle = (first + high) / 2
+            if list[middle].doc < target { first = middle + 1 } else { high = middle }
+        }
+        return first
     }
 
     /// `gallop` over a list of record numbers.

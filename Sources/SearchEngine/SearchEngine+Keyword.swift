@@ -628,6 +628,20 @@ struct KeywordRanker {
             return table
         }
 
+        /// The best rule class of this word's lists that hold a record from `first` to `last` (lists are in class
+        /// order: the first such list's), or nil when none does; each list searched for from its fill hint, as `fill`
+        /// then searches it.
+        mutating func bestClass(from first: UInt32, to last: UInt32) -> (typos: Int, prefix: Int)? {
+            for l in lists.indices {
+                let list = lists[l]
+                guard let head = list.first, head.doc <= last, list[list.count - 1].doc >= first else { continue }
+                let p = KeywordRanker.lowerBound(list, first, near: fillHints[l])
+                fillHints[l] = p
+                if p < list.count && list[p].doc <= last { return (typos[l], prefixes[l]) }
+            }
+            return nil
+        }
+
         /// `matches(along:)` for the driving records of `range` only, written into `table` (which holds one entry per
         /// driving record): with an origin only the blocks near it are read, and only their stretch of each list.
         mutating func fill(_ table: inout [WordMatch?], along driving: [UInt32], range: Range<Int>, ranker: KeywordRanker) {
@@ -836,6 +850,26 @@ struct KeywordRanker {
             if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
         }
 
+        // With an origin, the best bucket a record between `first` and `last` can reach (attributes are weights
+        // there, and every bucket a whole-name one): the driving word at `drivingClass`, each tabled word at the best
+        // class of its lists with a record in the range — a short prefix's exact word rarely has one, so a page of
+        // its completions' matches refuses far blocks by their score bound before their tables are filled ("Burger
+        // K", "Kahvila M") — and the others at their least. Nil when a tabled word that must match has no record there.
+        func reach(from first: UInt32, to last: UInt32, drivingClass: (typos: Int, prefix: Int)) -> UInt64? {
+            var typos = drivingClass.typos
+            var prefixes = drivingClass.prefix
+            for g in cursors.indices where g != driving {
+                var least = cursors[g].leastClass
+                if tables[g] != nil && !(labels && !cursors[g].labelled.isEmpty) {
+                    guard let found = cursors[g].bestClass(from: first, to: last) else { return nil }
+                    least = found
+                }
+                typos += least.typos
+                prefixes += least.prefix
+            }
+            return RankBucket.make(dropped: dropped, typos: typos, prefixes: prefixes, attributes: 0, wholeName: true)
+        }
+
         let source = cursors[driving]
         // The best bucket any record can reach in this pass (with an origin, attributes are weights, not buckets).
         let best = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
@@ -874,7 +908,10 @@ struct KeywordRanker {
                 let end = min(list.count, start + size)
                 let decay = weighted ? blockDecay(boxes[b]) : 1
                 if weighted {
-                    guard heap.admits(bucket: best, scoreBound: key, firstDoc: list[start].doc) else { continue }
+                    guard heap.admits(bucket: best, scoreBound: key, firstDoc: list[start].doc),
+                        let reach = reach(from: list[start].doc, to: list[end - 1].doc, drivingClass: (source.typos[0], source.prefixes[0])),
+                        heap.admits(bucket: reach, scoreBound: key, firstDoc: list[start].doc)
+                    else { continue }
                     if b < lastRead {
                         for g in cursors.indices { cursors[g].rewind() }
                     }
@@ -958,7 +995,10 @@ struct KeywordRanker {
                 let start = k * size
                 let end = min(docs.count, start + size)
                 if weighted {
-                    guard heap.admits(bucket: best, scoreBound: key, firstDoc: docs[start]) else { continue }
+                    guard heap.admits(bucket: best, scoreBound: key, firstDoc: docs[start]),
+                        let reach = reach(from: docs[start], to: docs[end - 1], drivingClass: source.leastClass),
+                        heap.admits(bucket: reach, scoreBound: key, firstDoc: docs[start])
+                    else { continue }
                     for g in tabled { cursors[g].fill(&tables[g]!, along: docs, range: start..<end, ranker: self) }
                 }
                 if required.contains(where: { g in !(start..<end).contains { tables[g]![$0] != nil } }) { continue }

@@ -299,6 +299,36 @@ import TextIndex
         }
     }
 
+    /// Near an origin, a short prefix whose exact word some records have and most do not (a name word "m" or "k"), so
+    /// that the best class a block can reach differs from block to block: blocks where only completions match are
+    /// bounded as such, the others as exact matches — still the scorer's order.
+    @Test func shortPrefixesWhoseExactWordIsSomewhereEqualTheScorer() throws {
+        var random = testRandom("shortPrefixesWhoseExactWordIsSomewhereEqualTheScorer")
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        var vocabulary: [String] = []
+        for first in ["m", "k"] {
+            while vocabulary.filter({ $0.hasPrefix(first) }).count < 30 {
+                let word = first + String((0..<(2 + Int(random.next() % 5))).map { _ in letters[Int(random.next() % 26)] })
+                if !vocabulary.contains(word) { vocabulary.append(word) }
+            }
+        }
+        // The bare letters are rarer than each completion: one name word in a few hundred.
+        let corpus = Self.corpus(&random, count: 6_000, names: Self.names + Self.names + vocabulary + ["m", "k"])
+        let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17)]
+        for trial in 0..<60 {
+            let head = Self.names[Int(random.next() % UInt64(Self.names.count))]
+            let text = head + " " + ["m", "k", "m", "k", "mo", "ka"][trial % 6]
+            let c = centres[trial % centres.count]
+            let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
+            let query = SearchQuery(text: text, origin: origin, category: trial % 7 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
+            let expected = Oracle(records: corpus.records, query: query).ranking()
+            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
+            let context = "trial \(trial): q=\(text) origin=\(origin) categories=\(query.categories)"
+            #expect(got.count == min(query.limit, expected.count), "\(context)")
+            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
+        }
+    }
+
     /// A word that labels a category with more members than `KeywordRanker.labelWalkThreshold`, near an origin: the
     /// label matches then come from a nearest-first walk of the R-tree, and still equal the scorer's.
     @Test func labelWordsNearAnOriginEqualTheScorer() throws {

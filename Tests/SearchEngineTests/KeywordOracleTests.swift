@@ -269,13 +269,18 @@ import TextIndex
         }
     }
 
-    /// A last word of one or two letters with many completions (more than the four above which the engine matches a
-    /// word list by list along the driving word rather than record by record), with and without an origin and a
-    /// category: still the scorer's order.
-    @Test func shortPrefixesWithManyCompletionsEqualTheScorer() throws {
-        var random = testRandom("shortPrefixesWithManyCompletionsEqualTheScorer")
+    /// The engine's page for `query` is the scorer's ranking's first `limit` (equal keys position by position).
+    static func expectScorersOrder(_ corpus: Corpus, _ query: SearchQuery, _ context: String) throws {
+        let oracle = Oracle(records: corpus.records, query: query)
+        let expected = oracle.ranking()
+        let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
+        #expect(got.count == min(query.limit, expected.count), "\(context)")
+        expectSameKeys(got, expected, oracle, context)
+    }
+
+    /// 30 words beginning with m and 30 with k (fewer than the engine's 64 completions, so none is cut).
+    static func completions(_ random: inout SplitMix64) -> [String] {
         let letters = Array("abcdefghijklmnopqrstuvwxyz")
-        // 30 words beginning with m and 30 with k (fewer than the engine's 64 completions, so none is cut).
         var vocabulary: [String] = []
         for first in ["m", "k"] {
             while vocabulary.filter({ $0.hasPrefix(first) }).count < 30 {
@@ -283,6 +288,15 @@ import TextIndex
                 if !vocabulary.contains(word) { vocabulary.append(word) }
             }
         }
+        return vocabulary
+    }
+
+    /// A last word of one or two letters with many completions (more than the four above which the engine matches a
+    /// word list by list along the driving word rather than record by record), with and without an origin and a
+    /// category: still the scorer's order.
+    @Test func shortPrefixesWithManyCompletionsEqualTheScorer() throws {
+        var random = testRandom("shortPrefixesWithManyCompletionsEqualTheScorer")
+        let vocabulary = Self.completions(&random)
         let corpus = Self.corpus(&random, count: 4_000, names: Self.names + vocabulary)
         for trial in 0..<60 {
             let head = Self.names[Int(random.next() % UInt64(Self.names.count))]
@@ -291,11 +305,11 @@ import TextIndex
             let origin =
                 trial % 2 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
             let query = SearchQuery(text: text, origin: origin, category: trial % 5 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
-            let expected = Oracle(records: corpus.records, query: query).ranking()
-            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
-            let context = "trial \(trial): q=\(text) origin=\(String(describing: origin)) categories=\(query.categories)"
-            #expect(got.count == min(query.limit, expected.count), "\(context)")
-            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
+            try Self.expectScorersOrder(
+                corpus,
+                query,
+                "trial \(trial): q=\(text) origin=\(String(describing: origin)) categories=\(query.categories)"
+            )
         }
     }
 
@@ -304,14 +318,7 @@ import TextIndex
     /// bounded as such, the others as exact matches — still the scorer's order.
     @Test func shortPrefixesWhoseExactWordIsSomewhereEqualTheScorer() throws {
         var random = testRandom("shortPrefixesWhoseExactWordIsSomewhereEqualTheScorer")
-        let letters = Array("abcdefghijklmnopqrstuvwxyz")
-        var vocabulary: [String] = []
-        for first in ["m", "k"] {
-            while vocabulary.filter({ $0.hasPrefix(first) }).count < 30 {
-                let word = first + String((0..<(2 + Int(random.next() % 5))).map { _ in letters[Int(random.next() % 26)] })
-                if !vocabulary.contains(word) { vocabulary.append(word) }
-            }
-        }
+        let vocabulary = Self.completions(&random)
         // The bare letters are rarer than each completion: one name word in a few hundred.
         let corpus = Self.corpus(&random, count: 6_000, names: Self.names + Self.names + vocabulary + ["m", "k"])
         let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17)]
@@ -321,11 +328,7 @@ import TextIndex
             let c = centres[trial % centres.count]
             let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
             let query = SearchQuery(text: text, origin: origin, category: trial % 7 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
-            let expected = Oracle(records: corpus.records, query: query).ranking()
-            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
-            let context = "trial \(trial): q=\(text) origin=\(origin) categories=\(query.categories)"
-            #expect(got.count == min(query.limit, expected.count), "\(context)")
-            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(origin) categories=\(query.categories)")
         }
     }
 
@@ -359,11 +362,7 @@ import TextIndex
             let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
             let word = words[Int(random.next() % UInt64(words.count))]
             let query = SearchQuery(text: word, origin: origin, limit: 1 + Int(random.next() % 40))
-            let expected = Oracle(records: corpus.records, query: query).ranking()
-            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
-            let context = "trial \(trial): q=\(word) origin=\(origin)"
-            #expect(got.count == min(query.limit, expected.count), "\(context)")
-            Self.expectSameKeys(got, expected, Oracle(records: corpus.records, query: query), context)
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(word) origin=\(origin)")
         }
     }
 

@@ -178,7 +178,8 @@ public struct OSMImporter: Sendable {
         let file: String
         /// Where the block starts in the file.
         let offset: Int
-        /// Every node of the file; nil for a block without ways.
+        /// Every node of the file; nil for a block without ways, and for the block where the nodes end (its ways
+        /// are converted by `State.merge` once its own nodes are in).
         let nodes: FrozenNodes?
         var result = OSMImport()
         /// POIs (by index) whose tags lack a city or a country, placed by `locate` once the extract is read.

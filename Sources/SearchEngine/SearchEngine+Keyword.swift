@@ -650,8 +650,7 @@ struct KeywordRanker {
             let (firstDoc, lastDoc) = (driving[range.lowerBound], driving[range.upperBound - 1])
             for l in lists.indices {
                 let list = lists[l]
-                // Most of a short prefix's completions are short lists that hold no record of the range: refused by
-                // their ends, without the two binary searches below.
+                // A list whose records all lie before or after the range is refused by its ends, without a search.
                 guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { continue }
                 func consider(_ i: Int, _ posting: InvertedIndex.Posting) {
                     let attribute = posting.isInName ? RankBucket.name : RankBucket.other
@@ -854,7 +853,8 @@ struct KeywordRanker {
         // there, and every bucket a whole-name one): the driving word at `drivingClass`, each tabled word at the best
         // class of its lists with a record in the range — a short prefix's exact word rarely has one, so a page of
         // its completions' matches refuses far blocks by their score bound before their tables are filled ("Burger
-        // K", "Kahvila M") — and the others at their least. Nil when a tabled word that must match has no record there.
+        // Kin", "Kahvila Ma"; not a one-letter prefix, whose letter is a word in most blocks) — and the others at
+        // their least. Nil when a tabled word that must match has no record there.
         func reach(from first: UInt32, to last: UInt32, drivingClass: (typos: Int, prefix: Int)) -> UInt64? {
             var typos = drivingClass.typos
             var prefixes = drivingClass.prefix
@@ -908,6 +908,7 @@ struct KeywordRanker {
                 let end = min(list.count, start + size)
                 let decay = weighted ? blockDecay(boxes[b]) : 1
                 if weighted {
+                    // The best bucket of all first (no search); then the block's own, which searches the tabled lists.
                     guard heap.admits(bucket: best, scoreBound: key, firstDoc: list[start].doc),
                         let reach = reach(from: list[start].doc, to: list[end - 1].doc, drivingClass: (source.typos[0], source.prefixes[0])),
                         heap.admits(bucket: reach, scoreBound: key, firstDoc: list[start].doc)
@@ -995,6 +996,7 @@ struct KeywordRanker {
                 let start = k * size
                 let end = min(docs.count, start + size)
                 if weighted {
+                    // The best bucket of all first (no search); then the stretch's own.
                     guard heap.admits(bucket: best, scoreBound: key, firstDoc: docs[start]),
                         let reach = reach(from: docs[start], to: docs[end - 1], drivingClass: source.leastClass),
                         heap.admits(bucket: reach, scoreBound: key, firstDoc: docs[start])

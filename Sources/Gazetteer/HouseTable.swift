@@ -27,27 +27,30 @@ struct HouseTable: Sendable {
     init() {}
 
     init(_ houses: [AddressPoint]) {
-        var ids: [String] = []
-        ids.reserveCapacity(houses.count)
-        var texts: [String] = []
-        var numbering: [String: UInt32] = [:]
+        var idBytes: [UInt8] = []
+        var idEnds: [UInt64] = []
+        idBytes.reserveCapacity(houses.count * 16)
+        idEnds.reserveCapacity(houses.count)
+        var numbering = TextNumbering()
         // Neighbouring houses of an extract usually share their street, postcode and city: the last text of each
         // field is remembered, which saves most lookups.
-        var last = [(String, UInt32)?](repeating: nil, count: 6)
-        func reference(_ text: String?, _ field: Int) -> UInt32 {
+        struct Last {
+            var text = ""
+            var number: UInt32 = 0
+        }
+        func reference(_ text: String?, _ last: inout Last) -> UInt32 {
             guard let text else { return 0 }
-            if let (previous, number) = last[field], previous == text { return number }
-            let number: UInt32
-            if let known = numbering[text] {
-                number = known
-            } else {
-                texts.append(text)
-                number = UInt32(texts.count)
-                numbering[text] = number
-            }
-            last[field] = (text, number)
+            if last.number != 0 && TextNumbering.sameBytes(last.text, text) { return last.number }
+            let number = numbering.number(text)
+            last = Last(text: text, number: number)
             return number
         }
+        var lastStreet = Last()
+        var lastPlace = Last()
+        var lastNumber = Last()
+        var lastUnit = Last()
+        var lastPostcode = Last()
+        var lastCity = Last()
         struct Context: Hashable {
             var street, place, unit, postcode, city: UInt32
         }
@@ -62,14 +65,17 @@ struct HouseTable: Sendable {
         numbers.reserveCapacity(houses.count)
         latitudes.reserveCapacity(houses.count)
         longitudes.reserveCapacity(houses.count)
-        for house in houses {
-            ids.append(house.id)
+        // By index, not `for house in houses`: each field is read where it lies, not the whole house copied.
+        for i in houses.indices {
+            var id = houses[i].id
+            id.withUTF8 { idBytes.append(contentsOf: $0) }
+            idEnds.append(UInt64(idBytes.count))
             let context = Context(
-                street: reference(house.street, 0),
-                place: reference(house.place, 1),
-                unit: reference(house.unit, 3),
-                postcode: reference(house.postcode, 4),
-                city: reference(house.city, 5)
+                street: reference(houses[i].street, &lastStreet),
+                place: reference(houses[i].place, &lastPlace),
+                unit: reference(houses[i].unit, &lastUnit),
+                postcode: reference(houses[i].postcode, &lastPostcode),
+                city: reference(houses[i].city, &lastCity)
             )
             let number: UInt32
             if let (previous, known) = lastContext, previous == context {
@@ -83,12 +89,12 @@ struct HouseTable: Sendable {
             }
             lastContext = (context, number)
             contexts.append(number)
-            numbers.append(reference(house.housenumber, 2))
-            latitudes.append(house.latitude)
-            longitudes.append(house.longitude)
+            numbers.append(reference(houses[i].housenumber, &lastNumber))
+            latitudes.append(houses[i].latitude)
+            longitudes.append(houses[i].longitude)
         }
-        self.ids = PlaceTable.StringColumn(ids)
-        self.texts = PlaceTable.StringColumn(texts)
+        self.ids = PlaceTable.StringColumn(ends: FlatArray(idEnds), blob: FlatArray(idBytes))
+        self.texts = PlaceTable.StringColumn(numbering.texts)
         self.contexts = FlatArray(contexts)
         self.numbers = FlatArray(numbers)
         contextStreets = FlatArray(contextList.map(\.street))

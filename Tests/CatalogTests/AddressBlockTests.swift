@@ -11,11 +11,13 @@ import Testing
 
     /// Random houses: absent, empty, ASCII, Latin and Chinese texts, and any Double position (its bits kept).
     func houses(_ count: Int, _ random: inout SplitMix64) -> [AddressPoint] {
-        let texts: [String?] = [nil, "", "Mannerheimintie", "Mannerheimvägen 13 A", "中关村大街", "13-15", "00100", "a\u{1F}b"]
+        // "é" precomposed and decomposed: equal to Swift's `==`, two texts to the block.
+        let texts: [String?] = [nil, "", "Mannerheimintie", "Mannerheimvägen 13 A", "中关村大街", "13-15", "00100", "a\u{1F}b", "\u{E9}", "e\u{301}"]
         func text() -> String? { texts[Int(random.next() % UInt64(texts.count))] }
         return (0..<count).map { i in
             AddressPoint(
-                id: "osm-n\(i)" + (i % 7 == 0 ? "#2" : ""),
+                // Ids that share a part of a character's bytes with the one before ("é" and "è": C3 A9, C3 A8).
+                id: ["osm-n\(i)", "é\(i)", "è\(i)", "\(i)", "osm-w\(i)"][Int(random.next() % 5)] + (i % 7 == 0 ? "#2" : ""),
                 street: text(),
                 place: text(),
                 housenumber: text() ?? "1",
@@ -28,6 +30,11 @@ import Testing
         }
     }
 
+    /// Every text of a house as its UTF-8 bytes (nil: none), for comparing what `==` would call equal.
+    static func bytes(_ house: AddressPoint) -> [[UInt8]?] {
+        [house.id, house.street, house.place, house.housenumber, house.unit, house.postcode, house.city].map { $0.map { Array($0.utf8) } }
+    }
+
     @Test func blocksGiveBackWhatWasWritten() throws {
         var random = testRandom("blocksGiveBackWhatWasWritten")
         for count in [0, 1, 2, 317] {
@@ -35,6 +42,7 @@ import Testing
             var read: [AddressPoint] = []
             try AddressBlock.encode(written).withUnsafeBytes { try AddressBlock.decode($0, count: count, into: &read) }
             #expect(read == written, "\(count) houses")
+            #expect(read.map(Self.bytes) == written.map(Self.bytes), "\(count) houses, byte for byte")
         }
     }
 
@@ -50,8 +58,34 @@ import Testing
         }
         #expect(decode(Array(bytes.dropLast())) != nil, "a truncated block")
         #expect(decode(bytes, count: 4)?.contains("bytes after its 4 houses") == true)
-        #expect(decode([2] + bytes.dropFirst())?.contains("version 2") == true)
+        #expect(decode([3] + bytes.dropFirst())?.contains("version 3") == true)
         #expect(decode([]) != nil)
+        // Version 2: no texts; a house id "x" (shares 0 bytes, 1 more), then a street reference to the first text.
+        #expect(decode([2, 0, 0, 1, 0x78, 1], count: 1)?.contains("a reference to text 1 of 0") == true)
+        // An id that shares 3 bytes with the empty id before it.
+        #expect(decode([2, 0, 3, 0], count: 1)?.contains("sharing 3 bytes of the 0") == true)
+        #expect(decode([2, 0x80], count: 0) != nil, "a cut varint")
+    }
+
+    /// Blocks written in version 1 (every text in full) are still read.
+    @Test func olderBlocksAreStillRead() throws {
+        var random = testRandom("olderBlocksAreStillRead")
+        let written = houses(500, &random)
+        var bytes: [UInt8] = [1]
+        func text(_ value: String?) {
+            guard let value else { return bytes.append(0) }
+            bytes.append(UInt8(value.utf8.count + 1))  // every test text is shorter than 127 bytes: a one-byte varint
+            bytes.append(contentsOf: value.utf8)
+        }
+        for house in written {
+            for value in [house.id, house.street, house.place, house.housenumber, house.unit, house.postcode, house.city] { text(value) }
+            for value in [house.latitude, house.longitude] { withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+        }
+        var read: [AddressPoint] = []
+        try bytes.withUnsafeBytes { try AddressBlock.decode($0, count: written.count, into: &read) }
+        #expect(read == written)
+        // The same houses in version 2 take fewer bytes: four of the texts are referred to.
+        #expect(AddressBlock.encode(written).count < bytes.count)
     }
 
     /// More houses than a block holds go through the store and come back in order; a re-import replaces them.

@@ -24,7 +24,7 @@ struct BenchCommand: ParsableCommand {
             """,
         subcommands: [
             KNNBench.self, RadiusBench.self, BoxBench.self, KeywordBench.self, KeywordNearbyBench.self, GeocodeBench.self,
-            AutocompleteBench.self, WireBenchCommand.self,
+            AutocompleteBench.self, WireBenchCommand.self, AddressIndexBench.self,
         ]
     )
 }
@@ -184,6 +184,46 @@ struct WireBenchCommand: ParsableCommand {
         var run = BenchRun(op: .wire, data: data, load: load)
         (run.db, run.paths) = (db, paths)
         try run.run()
+    }
+}
+
+/// The address index an OpenStreetMap import builds, and its snapshot, from a database's addresses: the step of
+/// `poi import` that runs beside the store's write, timed alone.
+struct AddressIndexBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "address-index",
+        abstract: "Builds the address index from a database's addresses and writes its snapshot, --rounds times."
+    )
+    @Option(help: "A database with imported addresses (poi import FILE.osm.pbf --db …).") var db: String
+    @Option(help: "How many times to build and write.") var rounds: Int = 3
+    @Option(help: "Leave the last snapshot written at this path (to compare builds).") var out: String?
+
+    func validate() throws {
+        guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1") }
+    }
+
+    func run() throws {
+        let data: AddressData
+        do { data = CatalogStore.asStored(try CatalogStore(path: db).loadAddresses()) } catch { throw CLIError.failure("\(error)") }
+        guard !data.addresses.isEmpty || !data.streets.isEmpty else { throw CLIError.usage("--db: \(db) has no addresses") }
+        let clock = ContinuousClock()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-address-bench-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+        var builds: [Double] = []
+        var writes: [Double] = []
+        for _ in 0..<rounds {
+            var index = AddressIndex.empty
+            builds.append(seconds(clock.measure { index = AddressIndex(data) }))
+            let path = out ?? directory + "/addresses.snapshot"
+            let elapsed = try clock.measure { try index.writeSnapshot(to: path, generation: "bench") }
+            writes.append(seconds(elapsed))
+        }
+        func list(_ values: [Double]) -> String { values.map { String(format: "%.3f", $0) }.joined(separator: ",") }
+        print(
+            #"{"op":"address-index","houses":\#(data.addresses.count),"streets":\#(data.streets.count),"build_s":[\#(list(builds))],"write_s":[\#(list(writes))]}"#
+        )
     }
 }
 

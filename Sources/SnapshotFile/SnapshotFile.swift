@@ -49,11 +49,16 @@ public enum SnapshotLayout {
 /// Writes a snapshot atomically: into a temporary file beside the target, fsynced, then renamed over the target
 /// (and the directory fsynced), so a reader sees the old file or the whole new one — never a half-written one. A
 /// process killed mid-write leaves only its temporary file, which the next writer of the same target removes.
+///
+/// The payload is gathered in buffers of `bufferSize` that a thread of the writer's own hands to the kernel while the
+/// next is filled: copying into the page cache is most of writing a large snapshot (an address index of 2.3 M houses
+/// is 263 MB, a second of one core), and it overlaps the values' gathering and checksum that way.
 public final class SnapshotWriter {
     public let path: String
     let temporaryPath: String
     private var descriptor: Int32
     private var buffer: [UInt8] = []
+    private let flusher: Flusher
     private var crc: UInt = 0
     private var length = 0
     /// Payload offsets at which each `mark()`ed region starts (tests truncate a file at each of them).
@@ -67,24 +72,24 @@ public final class SnapshotWriter {
         descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .cannotWrite(path: temporaryPath, reason: String(cString: strerror(errno))) }
         self.formatVersion = formatVersion
-        buffer.reserveCapacity(SnapshotWriter.bufferSize)
+        flusher = Flusher(descriptor: descriptor, path: temporaryPath)
+        buffer = flusher.emptyBuffer()
         // The header is written last, once the payload's length and checksum are known.
-        let header = [UInt8](repeating: 0, count: SnapshotLayout.headerSize)
-        header.withUnsafeBytes { writeAll($0) }
-        try check()
+        buffer.append(contentsOf: repeatElement(0, count: SnapshotLayout.headerSize))
     }
 
     /// The first failed write; once set, nothing more is written and every call throws it.
-    private var failure: SnapshotError?
+    private var failure: SnapshotError? { flusher.failure }
 
     private func check() throws(SnapshotError) {
         if let failure { throw failure }
     }
 
     private let formatVersion: UInt32
-    static let bufferSize = 1 << 20
+    static let bufferSize = 1 << 22
 
     deinit {
+        flusher.finish()
         if !committed {
             close(descriptor)
             unlink(temporaryPath)
@@ -134,8 +139,21 @@ public final class SnapshotWriter {
     }
 
     /// Arrays of plain values as their lengths and one flat array (read back by `readNested()` or `readNestedFlat()`).
+    @inlinable
     public func write<T: BitwiseCopyable>(nested arrays: [FlatArray<T>]) throws(SnapshotError) {
-        try writeNested(counts: arrays.map(\.count), stride: MemoryLayout<T>.stride) { emit in for array in arrays { array.withUnsafeBytes(emit) } }
+        // Inlined where it is called, so that it is made for the element type there: unspecialized, every array was
+        // copied through the type's value witnesses, and a street's houses are 100 000 arrays.
+        try writeNested(counts: arrays.map { $0.count }, stride: MemoryLayout<T>.stride) { emit in
+            for i in arrays.indices { arrays[i].withUnsafeBytes(emit) }
+        }
+    }
+
+    /// Arrays of plain values given as their lengths and their values back to back, in the layout of
+    /// `write(nested:)` (read back by `readNested()` or `readNestedFlat()`): for many short arrays gathered on the way.
+    @inlinable
+    public func write<T: BitwiseCopyable>(nestedCounts counts: [Int], values: [T]) throws(SnapshotError) {
+        precondition(counts.reduce(0, +) == values.count, "the lengths add up to the values")
+        try writeNested(counts: counts, stride: MemoryLayout<T>.stride) { emit in values.withUnsafeBytes(emit) }
     }
 
     /// Plain values from a buffer, read back as an array.
@@ -159,24 +177,38 @@ public final class SnapshotWriter {
 
     /// Strings as one UTF-8 blob and their end offsets.
     public func write(_ strings: [String]) throws(SnapshotError) {
-        var blob: [UInt8] = []
+        // The ends first, then the bytes straight from each string (not gathered into a blob first), in the layout
+        // of two arrays.
         var ends: [UInt64] = []
         ends.reserveCapacity(strings.count)
+        var total = 0
         for string in strings {
-            blob.append(contentsOf: string.utf8)
-            ends.append(UInt64(blob.count))
+            total += string.utf8.count
+            ends.append(UInt64(total))
         }
         try write(ends)
-        try write(blob)
+        try write(total)
+        for string in strings {
+            var copy = string
+            copy.withUTF8 { append(UnsafeRawBufferPointer($0)) }
+        }
+        pad(total)
+        try check()
     }
 
     /// Arrays of plain values as their lengths and one flat array.
+    @inlinable
     public func write<T: BitwiseCopyable>(nested arrays: [[T]]) throws(SnapshotError) {
-        try writeNested(counts: arrays.map(\.count), stride: MemoryLayout<T>.stride) { emit in for array in arrays { array.withUnsafeBytes(emit) } }
+        // Inlined where it is called, so that it is made for the element type there: unspecialized, every array was
+        // copied through the type's value witnesses, and a street's houses are 100 000 arrays.
+        try writeNested(counts: arrays.map { $0.count }, stride: MemoryLayout<T>.stride) { emit in
+            for i in arrays.indices { arrays[i].withUnsafeBytes(emit) }
+        }
     }
 
     /// The layout of both `write(nested:)`s: the lengths, their sum, then every array's bytes back to back.
-    private func writeNested(counts: [Int], stride: Int, bytes: ((UnsafeRawBufferPointer) -> Void) -> Void) throws(SnapshotError) {
+    @usableFromInline
+    func writeNested(counts: [Int], stride: Int, bytes: ((UnsafeRawBufferPointer) -> Void) -> Void) throws(SnapshotError) {
         try write(counts.map { UInt32($0) })
         let total = counts.reduce(0, +)
         try write(total)
@@ -194,43 +226,32 @@ public final class SnapshotWriter {
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer) {
-        guard failure == nil else { return }
         crc = SnapshotLayout.crc(crc, bytes)
         length += bytes.count
-        if buffer.count + bytes.count <= SnapshotWriter.bufferSize {
-            buffer.append(contentsOf: bytes)
-            return
-        }
-        flush()
-        if bytes.count >= SnapshotWriter.bufferSize {
-            writeAll(bytes)
-        } else {
-            buffer.append(contentsOf: bytes)
+        var rest = bytes
+        while !rest.isEmpty {
+            let room = SnapshotWriter.bufferSize - buffer.count
+            if room == 0 {
+                flush()
+                continue
+            }
+            let part = min(room, rest.count)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<part]))
+            rest = UnsafeRawBufferPointer(rebasing: rest[part...])
         }
     }
 
+    /// Hands the filled buffer to the flusher and takes an empty one.
     private func flush() {
         guard !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { writeAll($0) }
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    private func writeAll(_ bytes: UnsafeRawBufferPointer) {
-        var offset = 0
-        while offset < bytes.count && failure == nil {
-            let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = .cannotWrite(path: temporaryPath, reason: String(cString: strerror(errno)))
-                return
-            }
-            offset += n
-        }
+        flusher.write(buffer)
+        buffer = flusher.emptyBuffer()
     }
 
     /// Writes the header, makes the file durable and puts it in place of the target.
     public func commit() throws(SnapshotError) {
         flush()
+        flusher.finish()
         try check()
         var header = SnapshotLayout.magic
         withUnsafeBytes(of: formatVersion.littleEndian) { header.append(contentsOf: $0) }
@@ -254,6 +275,109 @@ public final class SnapshotWriter {
             _ = fsync(directory)
             close(directory)
         }
+    }
+}
+
+/// The thread that writes a `SnapshotWriter`'s filled buffers to its file, in order, while the writer fills the next:
+/// three buffers in all, so that a writer faster than the disk waits instead of growing without bound. Written
+/// buffers come back emptied for the writer to fill again (their pages stay mapped: fresh memory, which the kernel
+/// must zero and map, cost a large snapshot's write as much as the copy did).
+final class Flusher: @unchecked Sendable {
+    private let descriptor: Int32
+    private let path: String
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var queue: [[UInt8]] = []
+    private var spare: [[UInt8]] = []
+    private var writing = false
+    private var finished = false
+    private var firstFailure: SnapshotError?
+    private var thread: Thread?
+
+    init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+        let thread = Thread { [self] in run() }
+        thread.name = "snapshot writer"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// The first failed write (nil: none so far).
+    var failure: SnapshotError? {
+        condition.lock()
+        defer { condition.unlock() }
+        return firstFailure
+    }
+
+    /// Queues a filled buffer, waiting while two already wait.
+    func write(_ buffer: [UInt8]) {
+        condition.lock()
+        while queue.count >= Self.buffers - 1 && firstFailure == nil { condition.wait() }
+        if firstFailure == nil { queue.append(buffer) }
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// An empty buffer with room for `SnapshotWriter.bufferSize` bytes: a written one, waited for once there are
+    /// `buffers` (one being filled, one waiting, one being written).
+    func emptyBuffer() -> [UInt8] {
+        condition.lock()
+        defer { condition.unlock() }
+        while spare.isEmpty && made >= Self.buffers && firstFailure == nil { condition.wait() }
+        if let buffer = spare.popLast() { return buffer }
+        made += 1
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(SnapshotWriter.bufferSize)
+        return fresh
+    }
+
+    static let buffers = 3
+    private var made = 0
+
+    /// Waits until every queued buffer is written, then ends the thread.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        while (!queue.isEmpty || writing) && firstFailure == nil { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            while queue.isEmpty && !finished { condition.wait() }
+            if queue.isEmpty { break }
+            var buffer = queue.removeFirst()
+            writing = true
+            condition.broadcast()
+            condition.unlock()
+            let failure = buffer.withUnsafeBytes { writeAll($0) }
+            buffer.removeAll(keepingCapacity: true)
+            condition.lock()
+            writing = false
+            if let failure, firstFailure == nil {
+                firstFailure = failure
+                queue.removeAll()
+            }
+            spare.append(buffer)
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> SnapshotError? {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .cannotWrite(path: path, reason: String(cString: strerror(errno)))
+            }
+            offset += n
+        }
+        return nil
     }
 }
 

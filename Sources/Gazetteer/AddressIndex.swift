@@ -263,7 +263,7 @@ public final class AddressIndex: Sendable {
         // key order once all are known.
         var streetNumbers: [[NumberEntry]] = []
         streetNumbers.reserveCapacity(streetCount)
-        var streetOfAddress = [Int32](repeating: -1, count: houseCount)
+        var streetOfAddress = FlatArray<Int32>(repeating: -1, count: houseCount)
         var streetOfLine = [Int32](repeating: -1, count: data.streets.count)
         for s in 0..<streetCount {
             let index = Int32(s)
@@ -327,14 +327,16 @@ public final class AddressIndex: Sendable {
         let keyOrder = keysMet.indices.sorted { keysMet[$0] < keysMet[$1] }
         var rank = [UInt32](repeating: 0, count: keysMet.count)
         for (r, k) in keyOrder.enumerated() { rank[k] = UInt32(r) }
-        var entries: [NumberEntry] = []
+        var entries = FlatArray<NumberEntry>()
         entries.reserveCapacity(houseCount)
         var starts: [UInt32] = [0]
-        for pairs in streetNumbers {
-            // Key order, and the street's order within a key (the position breaks ties).
-            let sorted = pairs.enumerated().map { (NumberEntry(key: rank[Int($0.element.key)], house: $0.element.house), $0.offset) }
-                .sorted { ($0.0.key, $0.1) < ($1.0.key, $1.1) }
-            entries.append(contentsOf: sorted.map(\.0))
+        for var pairs in streetNumbers {
+            // Key order, and the street's order within a key (a stable sort keeps it).
+            for k in pairs.indices { pairs[k].key = rank[Int(pairs[k].key)] }
+            if zip(pairs, pairs.dropFirst()).contains(where: { $0.key > $1.key }) {
+                pairs = pairs.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
+            }
+            for entry in pairs { entries.append(entry) }
             starts.append(UInt32(entries.count))
         }
         var boxes: [Double] = []
@@ -357,10 +359,10 @@ public final class AddressIndex: Sendable {
             houseGrid: grid,
             segments: segments,
             numberKeys: keyOrder.map { keysMet[$0] },
-            numberEntries: FlatArray(entries),
+            numberEntries: entries,
             numberStarts: FlatArray(starts),
             lineBoxes: FlatArray(boxes),
-            streetOfAddress: FlatArray(streetOfAddress),
+            streetOfAddress: streetOfAddress,
             streetOfLine: FlatArray(streetOfLine)
         )
     }

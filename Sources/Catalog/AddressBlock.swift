@@ -91,6 +91,7 @@ public enum AddressBlock {
         }
 
         mutating func varint(_ value: UInt64) {
+            if value < 0x80 { return bytes.append(UInt8(value)) }
             var value = value
             while value >= 0x80 {
                 bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
@@ -100,11 +101,8 @@ public enum AddressBlock {
         }
 
         mutating func double(_ value: Double) {
-            var bits = value.bitPattern  // low byte first: little-endian on any host
-            for _ in 0..<8 {
-                bytes.append(UInt8(truncatingIfNeeded: bits))
-                bits >>= 8
-            }
+            // Low byte first: little-endian on any host.
+            withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
         }
     }
 

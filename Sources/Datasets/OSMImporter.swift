@@ -206,17 +206,19 @@ public struct OSMImporter: Sendable {
         mutating func take(_ block: OSMBlock) throws(ImportError) {
             nodeIDs.reserveCapacity(block.nodes.count)
             nodeCoordinates.reserveCapacity(2 * block.nodes.count)
-            for node in block.nodes {
-                result.report.nodes += 1
-                nodeIDs.append(node.id)
-                nodeCoordinates.append(NodeLocationStore.fixed(node.latitude))
-                nodeCoordinates.append(NodeLocationStore.fixed(node.longitude))
-                guard !node.tags.isEmpty else { continue }
-                if let text = node.tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) {
-                    numberIDs.append(node.id)
+            result.report.nodes += block.nodes.count
+            // By index: each node's fields read where they lie, not the node (and its tags' array) copied.
+            for i in block.nodes.indices {
+                let (id, latitude, longitude) = (block.nodes[i].id, block.nodes[i].latitude, block.nodes[i].longitude)
+                nodeIDs.append(id)
+                nodeCoordinates.append(NodeLocationStore.fixed(latitude))
+                nodeCoordinates.append(NodeLocationStore.fixed(longitude))
+                guard !block.nodes[i].tags.isEmpty else { continue }
+                if let text = block.nodes[i].tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) {
+                    numberIDs.append(id)
                     numberValues.append(number)
                 }
-                try place("osm-n\(node.id)", node.tags, at: (node.latitude, node.longitude))
+                try place("osm-n\(id)", block.nodes[i].tags, at: (latitude, longitude))
             }
             ways = block.ways
             if nodes != nil { try takeWays() }

@@ -121,6 +121,10 @@ enum PrimitiveBlockDecoder {
         for i in ids.indices {
             var tags: [OSMTag] = []
             if !keysVals.isEmpty {
+                // Room for every tag at once (grown one by one, a house's five tags were four allocations).
+                var end = kv
+                while end < keysVals.count && keysVals[end] != 0 { end += 2 }
+                if end > kv { tags.reserveCapacity((end - kv) / 2) }
                 // Each node's key/value string ids, ended by a 0.
                 while true {
                     guard kv < keysVals.count else { throw .malformed("dense node tags end without their 0 terminator", at: range.lowerBound) }

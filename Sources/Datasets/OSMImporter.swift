@@ -218,7 +218,7 @@ public struct OSMImporter: Sendable {
                     numberIDs.append(id)
                     numberValues.append(number)
                 }
-                try place("osm-n\(id)", block.nodes[i].tags, at: (latitude, longitude))
+                try place(OSMImporter.objectID("osm-n", id), block.nodes[i].tags, at: (latitude, longitude))
             }
             ways = block.ways
             if nodes != nil { try takeWays() }
@@ -269,12 +269,12 @@ public struct OSMImporter: Sendable {
                 } else {
                     at = points[points.count / 2]
                 }
-                try place("osm-w\(way.id)", tags, at: at)
+                try place(OSMImporter.objectID("osm-w", way.id), tags, at: at)
             }
             let line = points.map { Coordinate2($0.latitude, $0.longitude) }
             if wantsStreet, line.count >= 2 {
                 result.addresses.streets.append(
-                    StreetLine(id: "osm-w\(way.id)", names: OSMImporter.names(tags), points: line, city: tags["addr:city"])
+                    StreetLine(id: OSMImporter.objectID("osm-w", way.id), names: OSMImporter.names(tags), points: line, city: tags["addr:city"])
                 )
                 result.report.streets += 1
             }
@@ -496,23 +496,58 @@ public struct OSMImporter: Sendable {
         }
     }
 
+    /// `prefix` and the id's decimal digits ("osm-n" and 42: "osm-n42"), written digit by digit: string
+    /// interpolation of an integer was a twentieth of converting two million house nodes.
+    static func objectID(_ prefix: StaticString, _ id: Int64) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: prefix.utf8CodeUnitCount + 20) { buffer in
+            var n = 0
+            for i in 0..<prefix.utf8CodeUnitCount {
+                buffer[n] = prefix.utf8Start[i]
+                n += 1
+            }
+            if id < 0 {
+                buffer[n] = UInt8(ascii: "-")
+                n += 1
+            }
+            var magnitude = id.magnitude
+            let start = n
+            repeat {
+                buffer[n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                n += 1
+            } while magnitude > 0
+            buffer[start..<n].reverse()
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[0..<n]), as: UTF8.self)
+        }
+    }
+
     /// A tag value with control characters and surrounding spaces removed; nil when nothing is left.
     static func clean(_ value: String?) -> String? {
         guard let value else { return nil }
         // Nearly every value is already clean: printable, no space at either end. Checked on the UTF-8 bytes (a C1
-        // control is encoded 0xC2 0x80...0x9F), without Foundation.
-        let bytes = value.utf8
-        guard let first = bytes.first, let last = bytes.last else { return nil }
-        var previous: UInt8 = 0
-        var printable = true
-        for byte in bytes {
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
-                printable = false
-                break
+        // control is encoded 0xC2 0x80...0x9F).
+        /// 0: not clean; 1: clean; 2: clean but for its first or last character, which is beyond ASCII.
+        func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+            guard let first = bytes.first, let last = bytes.last, first != 0x20, last != 0x20 else { return 0 }
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) { return 0 }
+                previous = byte
             }
-            previous = byte
+            return first < 0x80 && last < 0x80 ? 1 : 2
         }
-        if printable && first != 0x20 && last != 0x20 { return value }
+        // On the bytes where they lie (a native or small string always has them contiguous). A value that starts or
+        // ends beyond ASCII may start or end with a space of another script (U+00A0, U+2003, U+3000 …): its first and
+        // last scalars are looked at.
+        switch value.utf8.withContiguousStorageIfAvailable(check) ?? Array(value.utf8).withUnsafeBufferPointer(check) {
+        case 1: return value
+        case 2:
+            if !CharacterSet.whitespaces.contains(value.unicodeScalars.first!) && !CharacterSet.whitespaces.contains(value.unicodeScalars.last!) {
+                return value
+            }
+        default: break
+        }
+        guard !value.isEmpty else { return nil }
         let cleaned = String(String.UnicodeScalarView(value.unicodeScalars.filter { $0.properties.generalCategory != .control }))
             .trimmingCharacters(in: .whitespaces)
         return cleaned.isEmpty ? nil : cleaned

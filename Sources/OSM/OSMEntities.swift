@@ -45,7 +45,8 @@ public struct OSMRelation: Sendable, Equatable {
 extension Array where Element == OSMTag {
     /// The value of `key`, if the object has it (linear: objects carry a handful of tags).
     public subscript(key: String) -> String? {
-        for tag in self where tag.key == key { return tag.value }
+        // By index: `for tag in self` copied every tag (two strings retained and released) to compare its key.
+        for i in indices where self[i].key == key { return self[i].value }
         return nil
     }
 }

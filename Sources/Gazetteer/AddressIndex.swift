@@ -383,7 +383,7 @@ public final class AddressIndex: Sendable {
         var counts: [(text: String, count: Int)] = []
 
         /// From counts of house texts, by text number (distinct numbers are distinct texts).
-        init(_ texts: [(text: UInt32, count: Int)], _ houses: HouseTable) {
+        init(_ texts: [(text: UInt32, count: Int)], _ houses: borrowing HouseTable) {
             var texts = texts
             texts.sort { $0.text < $1.text }
             for (k, (text, count)) in texts.enumerated() {
@@ -520,14 +520,17 @@ public final class AddressIndex: Sendable {
             var characters = 0
             for i in bytes.indices where isFirstByte(i) { characters += 1 }
             guard characters >= 2 else { return }
+            // The hash of the bytes before the character, carried from one deletion to the next: only what follows
+            // it is hashed each time.
+            var prefix = FNV1a()
             var start = 0
             while start < bytes.count {
                 var end = start + 1
                 while end < bytes.count && !isFirstByte(end) { end += 1 }
-                var hash = FNV1a()
-                hash.combine(bytes[..<start])
-                hash.combine(bytes[end...])
+                var hash = prefix
+                for i in end..<bytes.count { hash.combine(bytes[i]) }
                 body(hash.value)
+                for i in start..<end { prefix.combine(bytes[i]) }
                 start = end
             }
         }

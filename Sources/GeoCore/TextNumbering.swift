@@ -77,8 +77,9 @@ public struct TextNumbering: Sendable {
         let count = a.utf8.count
         guard count == b.utf8.count else { return false }
         guard count > 0 else { return true }
+        // Texts of one source often share their storage (a block's street, a tag value): the same bytes without a look.
         let same = a.utf8.withContiguousStorageIfAvailable { x in
-            b.utf8.withContiguousStorageIfAvailable { y in memcmp(x.baseAddress!, y.baseAddress!, count) == 0 }
+            b.utf8.withContiguousStorageIfAvailable { y in x.baseAddress == y.baseAddress || memcmp(x.baseAddress!, y.baseAddress!, count) == 0 }
         }
         if let same, let same { return same }
         return a.utf8.elementsEqual(b.utf8)

@@ -197,13 +197,13 @@ public final class AddressIndex: Sendable {
         // order the data came in: each name's rank among the names, above its cell's row and column.
         var rankOfName = [UInt64](repeating: 0, count: names.count)
         for (rank, n) in names.indices.sorted(by: { names[$0] < names[$1] }).enumerated() { rankOfName[n] = UInt64(rank) }
-        let memberKeys = memberNames.indices.map { rankOfName[Int(memberNames[$0])] << 24 | UInt64(memberCells[$0]) }
-        // Stable: a key's houses, in their order, before its lines, in theirs.
-        let order = RadixSort.order(of: memberKeys)
+        var memberKeys = memberNames.indices.map { rankOfName[Int(memberNames[$0])] << 24 | UInt64(memberCells[$0]) }
+        // Stable: a key's houses, in their order, before its lines, in theirs. The keys sorted in place.
+        let order = RadixSort.sortWithOrder(&memberKeys)
         var keys: [UInt64] = []  // the distinct keys, ascending
         var keyStarts: [Int] = []  // where each key's members start in `order`
-        for (position, member) in order.enumerated() where keys.last != memberKeys[Int(member)] {
-            keys.append(memberKeys[Int(member)])
+        for (position, key) in memberKeys.enumerated() where keys.last != key {
+            keys.append(key)
             keyStarts.append(position)
         }
         keyStarts.append(order.count)
@@ -320,6 +320,8 @@ public final class AddressIndex: Sendable {
             for (k, n) in nameSet.enumerated() where k == 0 || nameSet[k - 1] != n { streetsOfName[Int(n)].append(index) }
         }
         var deletions: [UInt64] = []
+        // One variant a character: room for all at once (a doubling array copies into fresh memory each time).
+        deletions.reserveCapacity(names.reduce(0) { $0 + $1.utf8.count })
         for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty {
             Self.forEachOneDeletion(of: name) { deletions.append($0 & Self.variantBits | UInt64(n)) }
         }

@@ -20,18 +20,22 @@ struct CellTable<Item: BitwiseCopyable>: Sendable {
     /// sort of 2.3 M houses' cells was most of building the house grid).
     init(_ entries: [(key: Int64, item: Item)]) {
         // The sign bit flipped, so that the unsigned order of the keys is their signed order.
-        let order = RadixSort.order(of: entries.map { UInt64(bitPattern: $0.key) ^ (1 << 63) })
+        var sorted = entries.map { UInt64(bitPattern: $0.key) ^ (1 << 63) }
+        let order = RadixSort.sortWithOrder(&sorted)
+        var distinct = 0
+        for (p, key) in sorted.enumerated() where p == 0 || sorted[p - 1] != key { distinct += 1 }
         var keys = FlatArray<Int64>()
         var starts = FlatArray<UInt32>()
         var items = FlatArray<Item>()
+        keys.reserveCapacity(distinct)
+        starts.reserveCapacity(distinct + 1)
         items.reserveCapacity(entries.count)
-        for i in order {
-            let entry = entries[Int(i)]
-            if keys.last != entry.key {
-                keys.append(entry.key)
+        for (p, i) in order.enumerated() {
+            if p == 0 || sorted[p - 1] != sorted[p] {
+                keys.append(Int64(bitPattern: sorted[p] ^ (1 << 63)))
                 starts.append(UInt32(items.count))
             }
-            items.append(entry.item)
+            items.append(entries[Int(i)].item)
         }
         starts.append(UInt32(items.count))
         self.init(keys: keys, starts: starts, items: items)

@@ -25,6 +25,8 @@ struct SegmentGrid: Sendable {
 
     init(lines: [StreetLine]) {
         var entries: [(key: Int64, item: Segment)] = []
+        // Most segments lie in one or two cells: room for two each, not a doubling array's copies of fresh memory.
+        entries.reserveCapacity(2 * lines.reduce(0) { $0 + max(0, $1.points.count - 1) })
         for (l, line) in lines.enumerated() where line.kind == .street && line.points.count >= 2 {
             for i in 1..<line.points.count {
                 let a = line.points[i - 1]

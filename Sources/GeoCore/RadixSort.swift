@@ -28,14 +28,21 @@ public enum RadixSort {
     /// The positions of `keys` in ascending key order, equal keys in their order in `keys` (a stable sort's
     /// permutation): `order[0]` is the position of the smallest key.
     public static func order(of keys: [UInt64]) -> [Int32] {
-        precondition(keys.count <= Int(Int32.max), "at most Int32.max keys")
-        var order = (0..<Int32(keys.count)).map { $0 }
-        guard keys.count > 1 else { return order }
-        let counts = histograms(keys)
         var sortedKeys = keys
-        var keyBuffer = [UInt64](repeating: 0, count: keys.count)
-        var orderBuffer = [Int32](repeating: 0, count: keys.count)
-        for pass in 0..<8 where !isConstant(counts, pass, keys.count) {
+        return sortWithOrder(&sortedKeys)
+    }
+
+    /// Sorts `keys` in ascending order and answers their former positions in that order (a stable sort's
+    /// permutation, as `order(of:)`): for a caller that needs both, without a copy of the keys.
+    public static func sortWithOrder(_ sortedKeys: inout [UInt64]) -> [Int32] {
+        let n = sortedKeys.count
+        precondition(n <= Int(Int32.max), "at most Int32.max keys")
+        var order = (0..<Int32(n)).map { $0 }
+        guard n > 1 else { return order }
+        let counts = histograms(sortedKeys)
+        var keyBuffer = [UInt64](repeating: 0, count: n)
+        var orderBuffer = [Int32](repeating: 0, count: n)
+        for pass in 0..<8 where !isConstant(counts, pass, n) {
             var starts = offsets(counts, pass)
             let shift = UInt64(pass * 8)
             for i in sortedKeys.indices {

@@ -33,6 +33,10 @@ import Testing
         for (name, keys) in Self.keySets(&random) {
             let expected = keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { Int32($0) }
             #expect(RadixSort.order(of: keys) == expected, "\(name)")
+            // Sorting in place gives the same permutation and leaves the keys sorted.
+            var sorted = keys
+            #expect(RadixSort.sortWithOrder(&sorted) == expected, "\(name), in place")
+            #expect(sorted == keys.sorted(), "\(name), in place")
         }
     }
 }

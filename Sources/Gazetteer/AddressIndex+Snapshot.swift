@@ -8,34 +8,19 @@ import TextIndex
 /// the addresses changes, `StoreOfRecord.addressGeneration`) and the text analyzer's version, and used only while
 /// both match.
 extension AddressIndex {
-    /// "ADR" and a version: 5, the houses and their grid in a file of their own (`housesPath`); 4, each line's name
-    /// count as a number (3: as the length of an array of zeros; 2: a house's street, place, unit, postcode and city
-    /// each its own text number; 1: houses in an R-tree).
-    static let snapshotFormat: UInt32 = 0x4144_5205
-    /// "ADH" and a version: the houses' file beside the snapshot.
-    static let housesSnapshotFormat: UInt32 = 0x4144_4801
-
-    /// Where the houses' columns and grid are kept, beside the rest at `path`. Two files, because the kernel copies
-    /// one file's writes into the page cache one at a time (ext4 holds the file's lock): the last half second of an
-    /// import of 2.3 M houses was that copy on one core, the other idle. Both are keyed alike; a reader that finds
-    /// them of different generations (between the two renames) takes them as stale.
-    public static func housesPath(_ path: String) -> String { path + ".houses" }
+    /// "ADR" and a version: 4, each line's name count as a number (3: as the length of an array of zeros; 2: a
+    /// house's street, place, unit, postcode and city each its own text number; 1: houses in an R-tree).
+    static let snapshotFormat: UInt32 = 0x4144_5204
 
     static func snapshotKey(generation: String) -> String { "addresses \(generation); analyzer \(InvertedIndex.snapshotVersion)" }
 
     /// Writes the index to `path` (atomically: a reader sees the old file or the new one), for the addresses of
     /// this `generation`.
     public func writeSnapshot(to path: String, generation: String) throws(SnapshotError) {
-        // The houses first: their file is copied into the page cache by its writer's thread while the rest is
-        // gathered and copied by the other's.
-        let houseFile = try SnapshotWriter(path: Self.housesPath(path), formatVersion: Self.housesSnapshotFormat)
-        try houseFile.write(Self.snapshotKey(generation: generation))
-        houseFile.mark()
-        try houses.write(to: houseFile)
-        houseFile.mark()
-        try houseGrid.cells.write(to: houseFile)
         let file = try SnapshotWriter(path: path, formatVersion: Self.snapshotFormat)
         try file.write(Self.snapshotKey(generation: generation))
+        file.mark()
+        try houses.write(to: file)
         file.mark()
         // The lines' columns in one pass over them, each field read where it lies: a `map` a column copied every
         // line (and its arrays' references) once per column.
@@ -101,8 +86,8 @@ extension AddressIndex {
         try file.write(streetOfAddress)
         try file.write(streetOfLine)
         file.mark()
+        try houseGrid.cells.write(to: file)
         try segments.cells.write(to: file)
-        try houseFile.commit()
         try file.commit()
     }
 
@@ -114,17 +99,7 @@ extension AddressIndex {
             throw .stale(path: path, reason: "it was written for other addresses")
         }
         func corrupt(_ what: String) -> SnapshotError { .corrupt(path: path, reason: what) }
-        let housesPath = housesPath(path)
-        let houseFile = try SnapshotReader(path: housesPath, formatVersion: housesSnapshotFormat)
-        guard try houseFile.readString() == snapshotKey(generation: generation) else {
-            throw .stale(path: housesPath, reason: "it was written for other addresses than \(path)")
-        }
-        let houses = try HouseTable(snapshot: houseFile)
-        let houseGrid = HouseGrid(cells: try CellTable(snapshot: houseFile))
-        guard houseFile.isAtEnd, houseGrid.isConsistent(houseCount: houses.count) else {
-            throw .corrupt(path: housesPath, reason: "sections of inconsistent sizes")
-        }
-        houseFile.releaseResidentPages()
+        let houses = try HouseTable(snapshot: file)
 
         let ids = try file.readStrings()
         let kinds: [UInt8] = try file.read()
@@ -201,8 +176,9 @@ extension AddressIndex {
             streetOfAddress.allSatisfy({ $0 >= -1 && Int($0) < s }), streetOfLine.allSatisfy({ $0 >= -1 && Int($0) < s })
         else { throw corrupt("name, number or street tables of inconsistent sizes") }
 
+        let houseGrid = HouseGrid(cells: try CellTable(snapshot: file))
         let segments = SegmentGrid(lines: lines, cells: try CellTable(snapshot: file))
-        guard file.isAtEnd, segments.isConsistent else {
+        guard file.isAtEnd, houseGrid.isConsistent(houseCount: houses.count), segments.isConsistent else {
             throw corrupt("sections of inconsistent sizes")
         }
         file.releaseResidentPages()

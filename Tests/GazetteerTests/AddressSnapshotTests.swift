@@ -161,41 +161,6 @@ import Testing
         }
     }
 
-    /// The houses' file beside the snapshot: one of other addresses (a reader between the two files' renames) is
-    /// stale, a damaged or missing one refused.
-    @Test func theHousesFileMustMatchTheSnapshot() throws {
-        var random = testRandom("theHousesFileMustMatchTheSnapshot")
-        let scratch = ScratchDirectory("address-snapshot-houses")
-        let path = scratch.file("addresses.snapshot")
-        let other = scratch.file("other.snapshot")
-        let data = Self.randomData(&random)
-        try AddressIndex(data).writeSnapshot(to: path, generation: "g1")
-        try AddressIndex(data).writeSnapshot(to: other, generation: "g2")
-        let houses = AddressIndex.housesPath(path)
-        let original = try Data(contentsOf: URL(fileURLWithPath: houses))
-        try Data(contentsOf: URL(fileURLWithPath: AddressIndex.housesPath(other))).write(to: URL(fileURLWithPath: houses))
-        #expect(throws: SnapshotError.stale(path: houses, reason: "it was written for other addresses than \(path)")) {
-            try AddressIndex.readSnapshot(path, generation: "g1")
-        }
-        var damaged = original
-        let at = 32 + Int(random.next() % UInt64(damaged.count - 32))
-        damaged[at] ^= 0x5A
-        try damaged.write(to: URL(fileURLWithPath: houses))
-        do {
-            _ = try AddressIndex.readSnapshot(path, generation: "g1")
-            Issue.record("a damaged houses file (byte \(at)) was read")
-        } catch {
-            guard case .corrupt = error else {
-                Issue.record("byte \(at): \(error)")
-                return
-            }
-        }
-        try FileManager.default.removeItem(atPath: houses)
-        #expect(throws: SnapshotError.missing(path: houses)) { try AddressIndex.readSnapshot(path, generation: "g1") }
-        try original.write(to: URL(fileURLWithPath: houses))
-        #expect(try AddressIndex.readSnapshot(path, generation: "g1").houseCount == data.addresses.count)
-    }
-
     @Test func anEmptyIndexRoundTrips() throws {
         let scratch = ScratchDirectory("address-snapshot-empty")
         let path = scratch.file("addresses.snapshot")

@@ -113,71 +113,60 @@ public enum AddressBlock {
         }
         var reader = Reader(block: block, at: 1)
         houses.reserveCapacity(houses.count + count)
-        if first == 1 {
-            for _ in 0..<count {
-                let id = try reader.text()
-                let street = try reader.text()
-                let place = try reader.text()
-                let housenumber = try reader.text()
-                let unit = try reader.text()
-                let postcode = try reader.text()
-                let city = try reader.text()
-                guard let id, let housenumber else { throw CorruptBlock(reason: "a house without an id or a number") }
-                let latitude = try reader.double()
-                houses.append(
-                    AddressPoint(
-                        id: id,
-                        street: street,
-                        place: place,
-                        housenumber: housenumber,
-                        unit: unit,
-                        postcode: postcode,
-                        city: city,
-                        latitude: latitude,
-                        longitude: try reader.double()
-                    )
-                )
-            }
-        } else {
+        // Version 2's table of the texts houses refer to (version 1 writes every text in full).
+        var texts: [String]?
+        if first == 2 {
             let textCount = try reader.varint()
             guard textCount <= UInt64(block.count) else { throw CorruptBlock(reason: "\(textCount) texts in \(block.count) bytes") }
-            var texts: [String] = []
-            texts.reserveCapacity(Int(textCount))
-            for _ in 0..<textCount { texts.append(try reader.bytes(Int(clamping: try reader.varint()), what: "a text").string) }
-            func reference() throws(CorruptBlock) -> String? {
-                let k = try reader.varint()
-                guard k > 0 else { return nil }
-                guard k <= UInt64(texts.count) else { throw CorruptBlock(reason: "a reference to text \(k) of \(texts.count)") }
-                return texts[Int(k - 1)]
+            var table: [String] = []
+            table.reserveCapacity(Int(textCount))
+            for _ in 0..<textCount { table.append(try reader.bytes(Int(clamping: try reader.varint()), what: "a text").string) }
+            texts = table
+        }
+        /// A street, place, postcode or city: a reference into the table (version 2), or the text itself.
+        func shared() throws(CorruptBlock) -> String? {
+            guard let texts else { return try reader.text() }
+            let k = try reader.varint()
+            guard k > 0 else { return nil }
+            guard k <= UInt64(texts.count) else { throw CorruptBlock(reason: "a reference to text \(k) of \(texts.count)") }
+            return texts[Int(k - 1)]
+        }
+        var previousID: [UInt8] = []
+        for _ in 0..<count {
+            let id: String?
+            if texts != nil {
+                // Front-coded: the bytes shared with the id before, then the rest.
+                let sharedBytes = try reader.varint()
+                guard sharedBytes <= UInt64(previousID.count) else {
+                    throw CorruptBlock(reason: "an id sharing \(sharedBytes) bytes of the \(previousID.count) before it")
+                }
+                previousID.removeSubrange(Int(sharedBytes)...)
+                previousID.append(contentsOf: try reader.bytes(Int(clamping: try reader.varint()), what: "an id").buffer)
+                id = String(decoding: previousID, as: UTF8.self)
+            } else {
+                id = try reader.text()
             }
-            var id: [UInt8] = []
-            for _ in 0..<count {
-                let shared = try reader.varint()
-                guard shared <= UInt64(id.count) else { throw CorruptBlock(reason: "an id sharing \(shared) bytes of the \(id.count) before it") }
-                id.removeSubrange(Int(shared)...)
-                id.append(contentsOf: try reader.bytes(Int(clamping: try reader.varint()), what: "an id").buffer)
-                let street = try reference()
-                let place = try reference()
-                let housenumber = try reader.text()
-                let unit = try reader.text()
-                let postcode = try reference()
-                let city = try reference()
-                guard let housenumber else { throw CorruptBlock(reason: "a house without a number") }
-                let latitude = try reader.double()
-                houses.append(
-                    AddressPoint(
-                        id: String(decoding: id, as: UTF8.self),
-                        street: street,
-                        place: place,
-                        housenumber: housenumber,
-                        unit: unit,
-                        postcode: postcode,
-                        city: city,
-                        latitude: latitude,
-                        longitude: try reader.double()
-                    )
+            let street = try shared()
+            let place = try shared()
+            let housenumber = try reader.text()
+            let unit = try reader.text()
+            let postcode = try shared()
+            let city = try shared()
+            guard let id, let housenumber else { throw CorruptBlock(reason: "a house without an id or a number") }
+            let latitude = try reader.double()
+            houses.append(
+                AddressPoint(
+                    id: id,
+                    street: street,
+                    place: place,
+                    housenumber: housenumber,
+                    unit: unit,
+                    postcode: postcode,
+                    city: city,
+                    latitude: latitude,
+                    longitude: try reader.double()
                 )
-            }
+            )
         }
         guard reader.at == block.count else { throw CorruptBlock(reason: "\(block.count - reader.at) bytes after its \(count) houses") }
     }

@@ -292,14 +292,13 @@ final class Flusher: @unchecked Sendable {
     private var writing = false
     private var finished = false
     private var firstFailure: SnapshotError?
-    private var thread: Thread?
 
     init(descriptor: Int32, path: String) {
         self.descriptor = descriptor
         self.path = path
+        // The thread holds the flusher until `finish` lets it end.
         let thread = Thread { [self] in run() }
         thread.name = "snapshot writer"
-        self.thread = thread
         thread.start()
     }
 

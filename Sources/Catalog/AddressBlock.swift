@@ -34,13 +34,10 @@ public enum AddressBlock {
         var numbering = TextNumbering()
         // Neighbouring houses usually share their street, place, postcode and city: the last of each field is
         // compared before the table is looked in.
-        var last: [(text: String, number: UInt32)?] = [nil, nil, nil, nil]
+        var recent = [TextNumbering.Recent](repeating: TextNumbering.Recent(), count: 4)
         func reference(_ text: String?, _ field: Int) {
             guard let text else { return body.varint(0) }
-            if let (previous, number) = last[field], TextNumbering.sameBytes(previous, text) { return body.varint(UInt64(number)) }
-            let number = numbering.number(text)
-            last[field] = (text, number)
-            body.varint(UInt64(number))
+            body.varint(UInt64(numbering.number(text, recent: &recent[field])))
         }
         var previousID: [UInt8] = []
         for house in houses {

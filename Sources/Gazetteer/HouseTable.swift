@@ -42,23 +42,16 @@ struct HouseTable: Sendable {
         var numbering = TextNumbering()
         // Neighbouring houses of an extract usually share their street, postcode and city: the last text of each
         // field is remembered, which saves most lookups.
-        struct Last {
-            var text = ""
-            var number: UInt32 = 0
-        }
-        func reference(_ text: String?, _ last: inout Last) -> UInt32 {
+        func reference(_ text: String?, _ recent: inout TextNumbering.Recent) -> UInt32 {
             guard let text else { return 0 }
-            if last.number != 0 && TextNumbering.sameBytes(last.text, text) { return last.number }
-            let number = numbering.number(text)
-            last = Last(text: text, number: number)
-            return number
+            return numbering.number(text, recent: &recent)
         }
-        var lastStreet = Last()
-        var lastPlace = Last()
-        var lastNumber = Last()
-        var lastUnit = Last()
-        var lastPostcode = Last()
-        var lastCity = Last()
+        var lastStreet = TextNumbering.Recent()
+        var lastPlace = TextNumbering.Recent()
+        var lastNumber = TextNumbering.Recent()
+        var lastUnit = TextNumbering.Recent()
+        var lastPostcode = TextNumbering.Recent()
+        var lastCity = TextNumbering.Recent()
         struct Context: Hashable {
             var street, place, unit, postcode, city: UInt32
         }

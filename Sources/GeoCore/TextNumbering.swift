@@ -40,6 +40,24 @@ public struct TextNumbering: Sendable {
         return number
     }
 
+    /// The text last numbered for one field of a run of records (a street, a city), which neighbouring records
+    /// usually repeat: compared before the table is looked in.
+    public struct Recent: Sendable {
+        var text = ""
+        var number: UInt32 = 0
+
+        public init() {}
+
+        init(text: String, number: UInt32) { (self.text, self.number) = (text, number) }
+    }
+
+    /// The number of `text`, compared first with the field's `recent` text, which then becomes it.
+    public mutating func number(_ text: String, recent: inout Recent) -> UInt32 {
+        if recent.number != 0 && Self.sameBytes(recent.text, text) { return recent.number }
+        recent = Recent(text: text, number: number(text))
+        return recent.number
+    }
+
     /// Seeded per table, so that texts chosen to collide in one run do not in another.
     private let seed = UInt64.random(in: .min ... .max)
 

@@ -11,6 +11,9 @@ import Testing
         let fixed = ["", "Mannerheimintie", "Mannerheimvägen", "中关村大街", "\u{E9}", "e\u{301}", String(repeating: "Bulevardi ", count: 20)]
         for distinct in [1, 7, 100, 5_000] {
             var numbering = TextNumbering()
+            // The same texts through a field's recent text: the same numbers.
+            var throughRecent = TextNumbering()
+            var recent = TextNumbering.Recent()
             var oracle: [[UInt8]: UInt32] = [:]
             var order: [String] = []
             for _ in 0..<(distinct * 4) {
@@ -22,9 +25,14 @@ import Testing
                     order.append(text)
                 }
                 #expect(numbering.number(text) == expected, "\(text) among \(distinct)")
+                #expect(throughRecent.number(text, recent: &recent) == expected, "\(text) among \(distinct), through the recent text")
             }
             #expect(numbering.texts.map { Array($0.utf8) } == order.map { Array($0.utf8) })
         }
+        // One after the other through a recent text, "é" and "e\u{301}" are still two texts.
+        var numbering = TextNumbering()
+        var recent = TextNumbering.Recent()
+        #expect(numbering.number("\u{E9}", recent: &recent) != numbering.number("e\u{301}", recent: &recent))
         #expect(TextNumbering.sameBytes("\u{E9}", "e\u{301}") == false)
         #expect(TextNumbering.sameBytes("", ""))
         #expect(TextNumbering.sameBytes("Katu 1", "Katu 1"))

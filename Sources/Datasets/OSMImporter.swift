@@ -262,6 +262,7 @@ public struct OSMImporter: Sendable {
             guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
             let points = try self.points(of: "way \(way.id)", way.refs)
             guard !points.isEmpty else { return }
+            let id = OSMImporter.objectID("osm-w", way.id)
             if wantsPOI || wantsAddress {
                 let at: AreaGeometry.Point
                 if way.isClosed, let inside = AreaGeometry.interiorPoint(outer: [points]) {
@@ -269,12 +270,12 @@ public struct OSMImporter: Sendable {
                 } else {
                     at = points[points.count / 2]
                 }
-                try place(OSMImporter.objectID("osm-w", way.id), tags, at: at)
+                try place(id, tags, at: at)
             }
             let line = points.map { Coordinate2($0.latitude, $0.longitude) }
             if wantsStreet, line.count >= 2 {
                 result.addresses.streets.append(
-                    StreetLine(id: OSMImporter.objectID("osm-w", way.id), names: OSMImporter.names(tags), points: line, city: tags["addr:city"])
+                    StreetLine(id: id, names: OSMImporter.names(tags), points: line, city: tags["addr:city"])
                 )
                 result.report.streets += 1
             }
@@ -290,7 +291,7 @@ public struct OSMImporter: Sendable {
                 if numbers.count >= 2 {
                     result.addresses.streets.append(
                         StreetLine(
-                            id: "osm-w\(way.id)",
+                            id: id,
                             kind: kind,
                             names: [street],
                             points: line,
@@ -330,7 +331,7 @@ public struct OSMImporter: Sendable {
                 try problem("relation \(relation.id) has no area to place it in")
                 return
             }
-            try place("osm-r\(relation.id)", tags, at: at)
+            try place(OSMImporter.objectID("osm-r", relation.id), tags, at: at)
         }
 
         /// Adds the POI and the addresses an object's tags make.
@@ -525,8 +526,8 @@ public struct OSMImporter: Sendable {
     static func clean(_ value: String?) -> String? {
         guard let value else { return nil }
         // Nearly every value is already clean: printable, no space at either end. Checked on the UTF-8 bytes (a C1
-        // control is encoded 0xC2 0x80...0x9F).
-        /// 0: not clean; 1: clean; 2: clean but for its first or last character, which is beyond ASCII.
+        // control is encoded 0xC2 0x80...0x9F). `check` answers 0: not clean; 1: clean; 2: clean but for its first or
+        // last character, which is beyond ASCII.
         func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
             guard let first = bytes.first, let last = bytes.last, first != 0x20, last != 0x20 else { return 0 }
             var previous: UInt8 = 0

@@ -208,17 +208,19 @@ struct AddressIndexBench: ParsableCommand {
         guard !data.addresses.isEmpty || !data.streets.isEmpty else { throw CLIError.usage("--db: \(db) has no addresses") }
         let clock = ContinuousClock()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-address-bench-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw CLIError.failure("cannot make \(directory): \(error.localizedDescription)")
+        }
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
         var builds: [Double] = []
         var writes: [Double] = []
         for _ in 0..<rounds {
             var index = AddressIndex.empty
             builds.append(seconds(clock.measure { index = AddressIndex(data) }))
             let path = out ?? directory + "/addresses.snapshot"
-            let elapsed = try clock.measure { try index.writeSnapshot(to: path, generation: "bench") }
-            writes.append(seconds(elapsed))
+            do { writes.append(seconds(try clock.measure { try index.writeSnapshot(to: path, generation: "bench") })) } catch {
+                throw CLIError.failure("\(error)")
+            }
         }
         func list(_ values: [Double]) -> String { values.map { String(format: "%.3f", $0) }.joined(separator: ",") }
         print(
@@ -542,8 +544,6 @@ struct BenchRun {
         ).text
     }
 
-    private func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
-
     private func loadPoints() throws -> [IndexedPoint] {
         if let input {
             var points: [IndexedPoint] = []
@@ -632,3 +632,6 @@ struct DumpedQuery: Encodable {
     let lat: Double
     let lon: Double
 }
+
+/// A duration in seconds.
+private func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }

@@ -737,7 +737,15 @@ struct KeywordRanker {
     /// in a bucket the page's worst entry beats, or their scores plus the others' bounds cannot beat it.
     private func rank(_ cursors: inout [WordCursor], dropped: Int, labels: Bool, into heap: inout TopK) {
         let weighted = query.origin != nil
-        let sizes = cursors.map { $0.postingCount + (labels ? $0.memberCount : 0) }
+        // In the labels pass, when one word only has label members, a record still to find matches that word through
+        // its label: one matching it through a term too had its best entry in the pass before (where a term match is
+        // bettered by the label's). Its records are its members, not its postings as well ("Market Street" near an
+        // origin: 42 000 members of markets, not 96 000 records merged and boxed).
+        let labelledWords = labels ? cursors.indices.filter { !cursors[$0].members.isEmpty } : []
+        let soleLabelled = labelledWords.count == 1 ? labelledWords[0] : nil
+        let sizes = cursors.indices.map { g in
+            g == soleLabelled ? cursors[g].memberCount : cursors[g].postingCount + (labels ? cursors[g].memberCount : 0)
+        }
         // The driving word is the one with the fewest records, but a short prefix's many completions count four
         // times theirs: driving by them merges their lists first and bounds its stretches by their overall best (the
         // other words are read along them record by record), where a word of one list drives block by block with
@@ -971,7 +979,7 @@ struct KeywordRanker {
                 for i in start..<end { visit(list[i].doc, at: i) }
             }
         } else {
-            let lists = source.lists.map { $0.map(\.doc) } + (labels ? source.members : [])
+            let lists = (driving == soleLabelled ? [] : source.lists.map { $0.map(\.doc) }) + (labels ? source.members : [])
             let docs = lists.reduce([], Self.merge)
             let tabled = cursors.indices.filter { $0 != driving && cursors[$0].lists.count > 4 }
             for g in tabled {

@@ -366,6 +366,26 @@ import TextIndex
         }
     }
 
+    /// Two words that both label categories, and name words too ("university kahvila": a café named after the
+    /// university, a university named after a café): a record matching one word through its name and the other only
+    /// through its category is found in the labels pass, whichever word drives it — with and without an origin.
+    @Test func twoLabelWordsEqualTheScorer() throws {
+        var random = testRandom("twoLabelWordsEqualTheScorer")
+        let labelWords = ["cafe", "kahvila", "university", "supermarket", "restaurant"]
+        let corpus = Self.corpus(&random, count: 4_000, names: Self.names + labelWords + labelWords)
+        for trial in 0..<60 {
+            let first = labelWords[Int(random.next() % UInt64(labelWords.count))]
+            var second = first
+            while second == first { second = labelWords[Int(random.next() % UInt64(labelWords.count))] }
+            // A third word now and then: one of three words with no label.
+            let text = [first, second].joined(separator: " ") + (trial % 4 == 3 ? " " + Self.names[Int(random.next() % 10)] : "")
+            let origin =
+                trial % 2 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
+            let query = SearchQuery(text: text, origin: origin, limit: 1 + Int(random.next() % 30))
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))")
+        }
+    }
+
     /// Deep pages and updates: the engine after random writes still equals the scorer over the live records.
     @Test func pagesAndWritesAgreeWithTheScorer() throws {
         var random = testRandom("pagesAndWritesAgreeWithTheScorer")

@@ -1,3 +1,4 @@
+import CPrefetch
 import Catalog
 import GeoCore
 import SnapshotFile
@@ -841,6 +842,24 @@ struct KeywordRanker {
             return bits
         }
 
+        // With an origin, the positions and facts of a stretch's screened records are fetched together before they
+        // are visited: a visit reads the record's position (its distance bound) and often its facts (its distance),
+        // a cache miss apiece, which met record by record come one after another.
+        func prefetch(_ bits: UInt64, _ doc: (Int) -> UInt32) {
+            guard weighted else { return }
+            s.text.withPositions { positions in
+                s.meta.withUnsafeBufferPointer { meta in
+                    var rest = bits
+                    while rest != 0 {
+                        let d = Int(doc(rest.trailingZeroBitCount))
+                        rest &= rest - 1
+                        if d < positions.count { poi_prefetch(positions.baseAddress! + d) }
+                        if d < meta.count { poi_prefetch(meta.baseAddress! + d) }
+                    }
+                }
+            }
+        }
+
         func visit(_ doc: UInt32, at index: Int = -1) {
             var typos = 0
             var prefixes = 0
@@ -1033,6 +1052,7 @@ struct KeywordRanker {
                     }
                 }
                 var bits = screen(start..<end) { list[$0].doc }
+                prefetch(bits) { list[start + $0].doc }
                 while bits != 0 {
                     let i = start + bits.trailingZeroBitCount
                     bits &= bits - 1
@@ -1098,6 +1118,7 @@ struct KeywordRanker {
                     guard let stretch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
                 }
                 var bits = screen(start..<end) { docs[$0] }
+                prefetch(bits) { docs[start + $0] }
                 while bits != 0 {
                     let i = start + bits.trailingZeroBitCount
                     bits &= bits - 1

@@ -352,6 +352,19 @@ struct KeywordRanker {
     @inline(__always)
     private func scan(_ postings: Slice<UnsafeBufferPointer<InvertedIndex.Posting>>, inName: Bool, idf: Double, bucket: UInt64, into heap: inout TopK)
     {
+        if query.origin != nil {
+            // Each posting's distance bound reads its record's position, and its distance the record's facts: cache
+            // misses that, met posting by posting, come one after another; they are asked for together first.
+            s.text.withPositions { positions in
+                s.meta.withUnsafeBufferPointer { meta in
+                    for posting in postings where posting.isInName == inName {
+                        let doc = Int(posting.doc)
+                        if doc < positions.count { poi_prefetch(positions.baseAddress! + doc) }
+                        if doc < meta.count { poi_prefetch(meta.baseAddress! + doc) }
+                    }
+                }
+            }
+        }
         for posting in postings where posting.isInName == inName {
             var score = s.text.score(posting, idf: idf)
             guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }

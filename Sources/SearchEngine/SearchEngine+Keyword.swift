@@ -873,7 +873,7 @@ struct KeywordRanker {
             }
         }
 
-        func visit(_ doc: UInt32, at index: Int = -1) {
+        func visit(_ doc: UInt32, at index: Int = -1, driven: InvertedIndex.Posting? = nil) {
             var typos = 0
             var prefixes = 0
             var attributes = 0
@@ -900,7 +900,20 @@ struct KeywordRanker {
                     guard heap.admits(bucket: lowest, scoreBound: (partial + remaining[i]) * factor, firstDoc: doc) else { return }
                 }
                 let found: WordMatch?
-                if index >= 0, let table = tables[g] {
+                if i == 0, let driven {
+                    // The driving word of one list matches through the posting being visited: as `match`, unsearched.
+                    let attribute = driven.isInName ? RankBucket.name : RankBucket.other
+                    var score = s.text.score(driven, idf: cursors[g].idfs[0])
+                    if weighted { score *= RankBucket.weight(attribute: attribute) }
+                    let own = WordMatch(
+                        typos: cursors[g].typos[0],
+                        prefix: cursors[g].prefixes[0],
+                        attribute: attribute,
+                        score: score,
+                        posting: driven
+                    )
+                    found = labelsMatter ? cursors[g].withLabel(own, doc, ranker: self) : own
+                } else if index >= 0, let table = tables[g] {
                     // As `match`: a label alone satisfies the word only in the labels pass.
                     found =
                         table[index] != nil || labels ? (labelsMatter ? cursors[g].withLabel(table[index], doc, ranker: self) : table[index]) : nil
@@ -981,7 +994,7 @@ struct KeywordRanker {
                 }
             }
             guard !bounds.isEmpty else {
-                for (i, posting) in list.enumerated() { visit(posting.doc, at: i) }
+                for (i, posting) in list.enumerated() { visit(posting.doc, at: i, driven: posting) }
                 return
             }
             // Block-max: a block of the driving list is read only if the best bucket its records can reach and the
@@ -1059,7 +1072,7 @@ struct KeywordRanker {
                             bits &= bits - 1
                             let posting = list[i]
                             guard posting.isInName, !needWhole || (dropped == 0 && posting.nameTokens == tokens) else { continue }
-                            visit(posting.doc, at: i)
+                            visit(posting.doc, at: i, driven: posting)
                         }
                         continue
                     }
@@ -1069,7 +1082,7 @@ struct KeywordRanker {
                 while bits != 0 {
                     let i = start + bits.trailingZeroBitCount
                     bits &= bits - 1
-                    visit(list[i].doc, at: i)
+                    visit(list[i].doc, at: i, driven: list[i])
                 }
             }
         } else {

@@ -673,16 +673,30 @@ struct KeywordRanker {
             return found
         }
 
-        /// The best rule class of this word's lists that hold a record from `first` to `last` (lists are in class
-        /// order: the first such list's), or nil when none does; each list searched for from its fill hint, as `fill`
-        /// then searches it.
-        mutating func bestClass(from first: UInt32, to last: UInt32) -> (typos: Int, prefix: Int)? {
+        /// The best rule class of this word's lists that hold one of `docs` (increasing record numbers: a stretch of
+        /// the driving records) — lists are in class order: the first such list's — or nil when none does. Each list
+        /// is searched from its fill hint, as `fill` then searches it, and merged with the records themselves, not
+        /// their span: a label's members are sparse, and the span of 64 cafés holds some record with the exact word
+        /// "m" far more often than one of the cafés does ("Kahvila M" near an origin).
+        mutating func bestClass(along docs: [UInt32]) -> (typos: Int, prefix: Int)? {
+            guard let firstDoc = docs.first, let lastDoc = docs.last else { return nil }
             for l in lists.indices {
                 let list = lists[l]
-                guard let head = list.first, head.doc <= last, list[list.count - 1].doc >= first else { continue }
-                let p = KeywordRanker.lowerBound(list, first, near: fillHints[l])
+                guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { continue }
+                var p = KeywordRanker.lowerBound(list, firstDoc, near: fillHints[l])
                 fillHints[l] = p
-                if p < list.count && list[p].doc <= last { return (typos[l], prefixes[l]) }
+                var i = 0
+                while p < list.count && i < docs.count {
+                    let doc = list[p].doc
+                    if doc > lastDoc { break }
+                    if doc < docs[i] {
+                        p = KeywordRanker.gallop(list, from: p + 1, to: docs[i])
+                    } else if doc > docs[i] {
+                        i = KeywordRanker.gallop(docs, from: i + 1, to: doc)
+                    } else {
+                        return (typos[l], prefixes[l])
+                    }
+                }
             }
             return nil
         }
@@ -955,19 +969,22 @@ struct KeywordRanker {
             if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: score, doc: doc)) }
         }
 
-        // With an origin, the best bucket a record between `first` and `last` can reach (attributes are weights
-        // there, and every bucket a whole-name one): the driving word at `drivingClass`, each tabled word at the best
-        // class of its lists with a record in the range — a short prefix's exact word rarely has one, so a page of
-        // its completions' matches refuses far blocks by their score bound before their tables are filled ("Burger
-        // Kin", "Kahvila Ma"; not a one-letter prefix, whose letter is a word in most blocks) — and the others at
-        // their least. Nil when a tabled word that must match has no record there.
-        func reach(from first: UInt32, to last: UInt32, drivingClass: (typos: Int, prefix: Int)) -> UInt64? {
+        // With an origin, the best bucket a record of the stretch `range` of the driving records (given by `doc`) can
+        // reach (attributes are weights there, and every bucket a whole-name one): the driving word at
+        // `drivingClass`, each tabled word at the best class of its lists holding one of those records — a short
+        // prefix's exact word rarely has one, so a page of its completions' matches refuses far stretches by their
+        // score bound before their tables are filled ("Burger Kin", "Kahvila Ma", and "Kahvila M" in the labels pass:
+        // a one-letter word is in the span of most stretches, but on few of its cafés) — and the others at their
+        // least. Nil when a tabled word that must match holds none of them.
+        func reach(_ range: Range<Int>, doc: (Int) -> UInt32, drivingClass: (typos: Int, prefix: Int)) -> UInt64? {
             var typos = drivingClass.typos
             var prefixes = drivingClass.prefix
+            stretchDocs.removeAll(keepingCapacity: true)
+            for i in range { stretchDocs.append(doc(i)) }
             for g in cursors.indices where g != driving {
                 var least = cursors[g].leastClass
                 if tables[g] != nil && !(labels && !cursors[g].labelled.isEmpty) {
-                    guard let found = cursors[g].bestClass(from: first, to: last) else { return nil }
+                    guard let found = cursors[g].bestClass(along: stretchDocs) else { return nil }
                     least = found
                 }
                 typos += least.typos
@@ -1016,7 +1033,7 @@ struct KeywordRanker {
                 if weighted {
                     // The best bucket of all first (no search); then the block's own, which searches the tabled lists.
                     guard heap.admits(bucket: best, scoreBound: key, firstDoc: list[start].doc),
-                        let reach = reach(from: list[start].doc, to: list[end - 1].doc, drivingClass: (source.typos[0], source.prefixes[0])),
+                        let reach = reach(start..<end, doc: { list[$0].doc }, drivingClass: (source.typos[0], source.prefixes[0])),
                         heap.admits(bucket: reach, scoreBound: key, firstDoc: list[start].doc)
                     else { continue }
                     if b < lastRead {
@@ -1113,7 +1130,7 @@ struct KeywordRanker {
                 if weighted {
                     // The best bucket of all first (no search); then the stretch's own.
                     guard heap.admits(bucket: best, scoreBound: key, firstDoc: docs[start]),
-                        let reach = reach(from: docs[start], to: docs[end - 1], drivingClass: source.leastClass),
+                        let reach = reach(start..<end, doc: { docs[$0] }, drivingClass: source.leastClass),
                         heap.admits(bucket: reach, scoreBound: key, firstDoc: docs[start])
                     else { continue }
                     for g in tabled { cursors[g].fill(&tables[g]!, along: docs, range: start..<end, ranker: self) }

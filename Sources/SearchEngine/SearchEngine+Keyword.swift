@@ -648,57 +648,43 @@ struct KeywordRanker {
         /// every record — most of a common word's records lack the other words ("Steakhouse Mäkinen": 7 000 records
         /// of steakhouses, a few with Mäkinen).
         mutating func presence(along docs: [UInt32]) -> UInt64 {
-            guard let firstDoc = docs.first, let lastDoc = docs.last else { return 0 }
+            lists.indices.reduce(0) { found, l in found | hits(l, along: docs, first: false) }
+        }
+
+        /// The best rule class of this word's lists that hold one of `docs` (as `presence`) — lists are in class
+        /// order: the first such list's — or nil when none does. Merged with the records themselves, not searched
+        /// over their span: a label's members are sparse, and the span of 64 cafés holds some record with the exact
+        /// word "m" far more often than one of the cafés does ("Kahvila M" near an origin).
+        mutating func bestClass(along docs: [UInt32]) -> (typos: Int, prefix: Int)? {
+            lists.indices.first { hits($0, along: docs, first: true) != 0 }.map { (typos[$0], prefixes[$0]) }
+        }
+
+        /// Which of `docs` list `l` holds, as bits by position (`first`: only the first found); the list is searched
+        /// from its fill hint, which is left where the stretch begins (`fill` searches from there next).
+        private mutating func hits(_ l: Int, along docs: [UInt32], first: Bool) -> UInt64 {
+            let list = lists[l]
+            guard let firstDoc = docs.first, let lastDoc = docs.last, let head = list.first, head.doc <= lastDoc,
+                list[list.count - 1].doc >= firstDoc
+            else { return 0 }
+            var p = KeywordRanker.lowerBound(list, firstDoc, near: fillHints[l])
+            fillHints[l] = p
             var found: UInt64 = 0
-            for l in lists.indices {
-                let list = lists[l]
-                guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { continue }
-                var p = KeywordRanker.lowerBound(list, firstDoc, near: fillHints[l])
-                fillHints[l] = p
-                var i = 0
-                while p < list.count && i < docs.count {
-                    let doc = list[p].doc
-                    if doc > lastDoc { break }
-                    if doc < docs[i] {
-                        p = KeywordRanker.gallop(list, from: p + 1, to: docs[i])
-                    } else if doc > docs[i] {
-                        i = KeywordRanker.gallop(docs, from: i + 1, to: doc)
-                    } else {
-                        found |= 1 << UInt64(i)
-                        p += 1
-                        i += 1
-                    }
+            var i = 0
+            while p < list.count && i < docs.count {
+                let doc = list[p].doc
+                if doc > lastDoc { break }
+                if doc < docs[i] {
+                    p = KeywordRanker.gallop(list, from: p + 1, to: docs[i])
+                } else if doc > docs[i] {
+                    i = KeywordRanker.gallop(docs, from: i + 1, to: doc)
+                } else {
+                    found |= 1 << UInt64(i)
+                    if first { break }
+                    p += 1
+                    i += 1
                 }
             }
             return found
-        }
-
-        /// The best rule class of this word's lists that hold one of `docs` (increasing record numbers: a stretch of
-        /// the driving records) — lists are in class order: the first such list's — or nil when none does. Each list
-        /// is searched from its fill hint, as `fill` then searches it, and merged with the records themselves, not
-        /// their span: a label's members are sparse, and the span of 64 cafés holds some record with the exact word
-        /// "m" far more often than one of the cafés does ("Kahvila M" near an origin).
-        mutating func bestClass(along docs: [UInt32]) -> (typos: Int, prefix: Int)? {
-            guard let firstDoc = docs.first, let lastDoc = docs.last else { return nil }
-            for l in lists.indices {
-                let list = lists[l]
-                guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { continue }
-                var p = KeywordRanker.lowerBound(list, firstDoc, near: fillHints[l])
-                fillHints[l] = p
-                var i = 0
-                while p < list.count && i < docs.count {
-                    let doc = list[p].doc
-                    if doc > lastDoc { break }
-                    if doc < docs[i] {
-                        p = KeywordRanker.gallop(list, from: p + 1, to: docs[i])
-                    } else if doc > docs[i] {
-                        i = KeywordRanker.gallop(docs, from: i + 1, to: doc)
-                    } else {
-                        return (typos[l], prefixes[l])
-                    }
-                }
-            }
-            return nil
         }
 
         /// `matches(along:)` for the driving records of `range` only, written into `table` (which holds one entry per

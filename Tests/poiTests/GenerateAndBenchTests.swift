@@ -67,6 +67,15 @@ import Testing
         #expect(object["p50_us"] != nil && object["p99_us"] != nil)
     }
 
+    /// `--repeat` takes 1 to 100 passes, and only over `--classes`: otherwise a usage error naming it.
+    @Test func benchKeywordRepeatIsChecked() throws {
+        for arguments in [["--classes", "classes.jsonl", "--repeat", "0"], ["--n", "100", "--repeat", "3"]] {
+            let result = try CLI.run(["bench", "keyword"] + arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("--repeat"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     /// `bench wire` answers read targets through the server's fast lane on a real database: every target answered
     /// (mean response size in bytes), and a target the lane does not take or a missing --paths is a usage error.
     @Test func benchWireAnswersReadTargets() throws {

@@ -135,6 +135,7 @@ struct KeywordBench: ParsableCommand {
 
     func run() throws {
         guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be from 1 to 100") }
+        guard `repeat` == 1 || classes != nil else { throw ValidationError("--repeat times the queries of --classes; give --classes") }
         var run = options.runner(.keyword)
         run.classes = classes
         run.repeats = `repeat`

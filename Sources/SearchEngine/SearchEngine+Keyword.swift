@@ -349,22 +349,23 @@ struct KeywordRanker {
         }
     }
 
-    @inline(__always)
-    private func scan(_ postings: Slice<UnsafeBufferPointer<InvertedIndex.Posting>>, inName: Bool, idf: Double, bucket: UInt64, into heap: inout TopK)
-    {
-        if query.origin != nil {
-            // Each posting's distance bound reads its record's position, and its distance the record's facts: cache
-            // misses that, met posting by posting, come one after another; they are asked for together first.
-            s.text.withPositions { positions in
-                s.meta.withUnsafeBufferPointer { meta in
-                    for posting in postings where posting.isInName == inName {
-                        let doc = Int(posting.doc)
-                        if doc < positions.count { poi_prefetch(positions.baseAddress! + doc) }
-                        if doc < meta.count { poi_prefetch(meta.baseAddress! + doc) }
-                    }
+    /// Asks for the cache lines of the records' positions (their distance bounds) and facts (their distances) at
+    /// once: read record by record near an origin, they are cache misses that come one after another.
+    func prefetchPlaces(of docs: some Sequence<UInt32>) {
+        s.text.withPositions { positions in
+            s.meta.withUnsafeBufferPointer { meta in
+                for doc in docs.lazy.map({ Int($0) }) {
+                    if doc < positions.count { poi_prefetch(positions.baseAddress! + doc) }
+                    if doc < meta.count { poi_prefetch(meta.baseAddress! + doc) }
                 }
             }
         }
+    }
+
+    @inline(__always)
+    private func scan(_ postings: Slice<UnsafeBufferPointer<InvertedIndex.Posting>>, inName: Bool, idf: Double, bucket: UInt64, into heap: inout TopK)
+    {
+        if query.origin != nil { prefetchPlaces(of: postings.lazy.filter { $0.isInName == inName }.map(\.doc)) }
         for posting in postings where posting.isInName == inName {
             var score = s.text.score(posting, idf: idf)
             guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }
@@ -841,6 +842,11 @@ struct KeywordRanker {
         }
         var stretchDocs: [UInt32] = []
         stretchDocs.reserveCapacity(InvertedIndex.blockSize)
+        // The driving records of a stretch into `stretchDocs`.
+        func gather(_ range: Range<Int>, _ doc: (Int) -> UInt32) {
+            stretchDocs.removeAll(keepingCapacity: true)
+            for i in range { stretchDocs.append(doc(i)) }
+        }
         // Bits of the records of a stretch (at most 64, given by `doc(i)` for i in `range`) that every screened word
         // matches.
         func screen(_ range: Range<Int>, doc: (Int) -> UInt32) -> UInt64 {
@@ -848,8 +854,7 @@ struct KeywordRanker {
             // other word is looked up, and screening them all would cost more than it saves (measured: CJK +20 %).
             guard !screened.isEmpty && (weighted || !heap.isFull) else { return range.count == 64 ? .max : (1 << UInt64(range.count)) - 1 }
             precondition(range.count <= 64, "a stretch fits in 64 bits")
-            stretchDocs.removeAll(keepingCapacity: true)
-            for i in range { stretchDocs.append(doc(i)) }
+            gather(range, doc)
             var bits = UInt64.max
             for g in screened where bits != 0 { bits &= cursors[g].presence(along: stretchDocs) }
             return bits
@@ -858,19 +863,17 @@ struct KeywordRanker {
         // With an origin, the positions and facts of a stretch's screened records are fetched together before they
         // are visited: a visit reads the record's position (its distance bound) and often its facts (its distance),
         // a cache miss apiece, which met record by record come one after another.
+        var screenedDocs: [UInt32] = []
+        screenedDocs.reserveCapacity(InvertedIndex.blockSize)
         func prefetch(_ bits: UInt64, _ doc: (Int) -> UInt32) {
             guard weighted else { return }
-            s.text.withPositions { positions in
-                s.meta.withUnsafeBufferPointer { meta in
-                    var rest = bits
-                    while rest != 0 {
-                        let d = Int(doc(rest.trailingZeroBitCount))
-                        rest &= rest - 1
-                        if d < positions.count { poi_prefetch(positions.baseAddress! + d) }
-                        if d < meta.count { poi_prefetch(meta.baseAddress! + d) }
-                    }
-                }
+            screenedDocs.removeAll(keepingCapacity: true)
+            var rest = bits
+            while rest != 0 {
+                screenedDocs.append(doc(rest.trailingZeroBitCount))
+                rest &= rest - 1
             }
+            prefetchPlaces(of: screenedDocs)
         }
 
         func visit(_ doc: UInt32, at index: Int = -1, driven: InvertedIndex.Posting? = nil) {
@@ -965,8 +968,7 @@ struct KeywordRanker {
         func reach(_ range: Range<Int>, doc: (Int) -> UInt32, drivingClass: (typos: Int, prefix: Int)) -> UInt64? {
             var typos = drivingClass.typos
             var prefixes = drivingClass.prefix
-            stretchDocs.removeAll(keepingCapacity: true)
-            for i in range { stretchDocs.append(doc(i)) }
+            gather(range, doc)
             for g in cursors.indices where g != driving {
                 var least = cursors[g].leastClass
                 if tables[g] != nil && !(labels && !cursors[g].labelled.isEmpty) {

@@ -236,7 +236,7 @@ public struct OSMImporter: Sendable {
         }
 
         /// The way's points; a missing node is reported and left out.
-        mutating func points(of object: String, _ refs: [Int64]) throws(ImportError) -> [AreaGeometry.Point] {
+        mutating func points(of object: @autoclosure () -> String, _ refs: [Int64]) throws(ImportError) -> [AreaGeometry.Point] {
             guard let store = nodes?.store else { return [] }
             var out: [AreaGeometry.Point] = []
             out.reserveCapacity(refs.count)
@@ -247,7 +247,7 @@ public struct OSMImporter: Sendable {
             }
             if !missing.isEmpty {
                 let shown = missing.prefix(3).map(String.init).joined(separator: ", ")
-                try problem("\(object) refers to \(missing.count) node(s) the file does not have (\(shown)\(missing.count > 3 ? ", …" : ""))")
+                try problem("\(object()) refers to \(missing.count) node(s) the file does not have (\(shown)\(missing.count > 3 ? ", …" : ""))")
             }
             return out
         }
@@ -272,6 +272,8 @@ public struct OSMImporter: Sendable {
                 }
                 try place(id, tags, at: at)
             }
+            // A street's or an interpolation's line only: most ways are buildings.
+            guard wantsStreet || interpolation != nil, points.count >= 2 else { return }
             let line = points.map { Coordinate2($0.latitude, $0.longitude) }
             if wantsStreet, line.count >= 2 {
                 result.addresses.streets.append(
@@ -367,8 +369,9 @@ public struct OSMImporter: Sendable {
         }
 
         mutating func addAddresses(_ id: String, _ numbers: String, street: String?, place: String?, _ tags: [OSMTag], _ point: AreaGeometry.Point) {
-            let parts = AddressPoint.numbers(in: numbers)
-            for (k, number) in parts.enumerated() {
+            var k = 0
+            AddressPoint.forEachNumber(in: numbers) { number in
+                defer { k += 1 }
                 result.addresses.addresses.append(
                     AddressPoint(
                         id: k == 0 ? id : "\(id)#\(k + 1)",

@@ -42,13 +42,24 @@ public struct AddressPoint: Sendable, Equatable {
 
     /// The numbers of an `addr:housenumber` value: a list "1;3" gives each, trimmed; empty parts are dropped.
     public static func numbers(in value: String) -> [String] {
+        var numbers: [String] = []
+        forEachNumber(in: value) { numbers.append($0) }
+        return numbers
+    }
+
+    /// The same, each handed to `body` in turn: an import of millions of houses makes no array a house.
+    public static func forEachNumber(in value: String, _ body: (String) -> Void) {
         let bytes = value.utf8
         if let first = bytes.first, let last = bytes.last, first != 0x20, first != 0x09, last != 0x20, last != 0x09,
             !bytes.contains(UInt8(ascii: ";"))
         {
-            return [value]  // one number without spaces at its ends: nearly all of them
+            body(value)  // one number without spaces at its ends: nearly all of them
+            return
         }
-        return value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for part in value.split(separator: ";") {
+            let number = part.trimmingCharacters(in: .whitespaces)
+            if !number.isEmpty { body(number) }
+        }
     }
 
     /// The houses a record's own `addr:*` tags make (a POI written through the API or imported from JSONL, GeoJSON or

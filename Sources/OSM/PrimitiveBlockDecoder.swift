@@ -52,6 +52,9 @@ enum PrimitiveBlockDecoder {
         }
         guard frame.granularity > 0 else { throw .malformed("granularity \(frame.granularity)", at: 0) }
         var block = OSMBlock(offset: offset)
+        // Tag key and value indices of one way at a time, their storage kept from way to way.
+        var keys: [UInt64] = []
+        var values: [UInt64] = []
         for group in groups {
             var g = ProtobufReader(bytes, range: group)
             while let field = try g.nextField() {
@@ -63,7 +66,7 @@ enum PrimitiveBlockDecoder {
                 switch field.number {
                 case 1: block.nodes.append(try node(bytes, range, frame))
                 case 2: try denseNodes(bytes, range, frame, into: &block.nodes)
-                case 3: block.ways.append(try way(bytes, range, frame))
+                case 3: block.ways.append(try way(bytes, range, frame, keys: &keys, values: &values))
                 case 4: block.relations.append(try relation(bytes, range, frame))
                 default: break  // changesets
                 }
@@ -141,11 +144,18 @@ enum PrimitiveBlockDecoder {
         }
     }
 
-    static func way(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ frame: Frame) throws(ProtobufError) -> OSMWay {
+    /// A way; `keys` and `values` are scratch space, emptied here.
+    static func way(
+        _ bytes: UnsafeRawBufferPointer,
+        _ range: Range<Int>,
+        _ frame: Frame,
+        keys: inout [UInt64],
+        values: inout [UInt64]
+    ) throws(ProtobufError) -> OSMWay {
         var r = ProtobufReader(bytes, range: range)
         var id: Int64?
-        var keys: [UInt64] = []
-        var values: [UInt64] = []
+        keys.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
         var refs: [Int64] = []
         while let f = try r.nextField() {
             switch (f.number, f.type) {

@@ -159,10 +159,9 @@ struct KeywordRanker {
         return RankBucket.decay(metres: metres) * (1 + 1e-9)
     }
 
-    /// The order to read blocks in: by record number without an origin; with one, by `key(block)` (the most a block
-    /// can score, its distance decay included) from the highest, so that the page fills with near records first
-    /// and far blocks are refused by their bound. Blocks `include` refuses are left out.
-    /// `byKey`: by key without an origin too (the several-word pass of `rank`).
+    /// The order to read blocks in: with an origin, or `byKey`, by `key(block)` (the most a block can score, its
+    /// distance decay included) from the highest, so that the page fills with good (near) records first and later
+    /// blocks are refused by their bound; otherwise by record number. Blocks `include` refuses are left out.
     func blockOrder(count: Int, include: (Int) -> Bool = { _ in true }, byKey: Bool = false, key: (Int) -> Double) -> [(block: Int, key: Double)] {
         var order: [(block: Int, key: Double)] = []
         order.reserveCapacity(count)
@@ -1122,7 +1121,7 @@ struct KeywordRanker {
                         var box = InvertedIndex.BlockBox()
                         for i in (k * size)..<min(docs.count, (k + 1) * size) {
                             prefetch(i + ahead)
-                            box.include(Int(docs[i]) < positions.count ? positions[Int(docs[i])] : .unknown)
+                            box.include(s.text.position(of: docs[i]))
                         }
                         decays[k] = blockDecay(box)
                     }

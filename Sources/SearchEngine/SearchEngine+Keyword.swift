@@ -171,26 +171,35 @@ struct KeywordRanker {
     }
 
     /// The most a posting of a block can score: BM25 of its largest frequency and smallest length, per field kind
-    /// (with an origin, the other fields' weight applied).
-    func bound(_ block: InvertedIndex.BlockBound, idf: Double) -> Double {
+    /// (with an origin, the other fields' weight applied). `least`: the postings sought are of records no shorter
+    /// (the records of another word, whose postings of one record share its length).
+    func bound(_ block: InvertedIndex.BlockBound, idf: Double, least: UInt16 = 0) -> Double {
         var most = 0.0
         if block.nameFrequency > 0 {
-            most = InvertedIndex.bm25(frequency: block.nameFrequency, length: block.nameLength, averageLength: averageLength, idf: idf)
+            most = InvertedIndex.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), averageLength: averageLength, idf: idf)
         }
         if block.otherFrequency > 0 {
             let weight = query.origin != nil ? RankBucket.weight(attribute: RankBucket.other) : 1
             most = max(
                 most,
-                InvertedIndex.bm25(frequency: block.otherFrequency, length: block.otherLength, averageLength: averageLength, idf: idf) * weight
+                InvertedIndex.bm25(frequency: block.otherFrequency, length: max(block.otherLength, least), averageLength: averageLength, idf: idf)
+                    * weight
             )
         }
         return most
     }
 
-    /// The most a posting of a block in the name field can score; nil when the block has none there.
-    func nameBound(_ block: InvertedIndex.BlockBound, idf: Double) -> Double? {
+    /// The most a posting of a block in the name field can score (of records no shorter than `least`); nil when the
+    /// block has none there.
+    func nameBound(_ block: InvertedIndex.BlockBound, idf: Double, least: UInt16 = 0) -> Double? {
         guard block.nameFrequency > 0 else { return nil }
-        return InvertedIndex.bm25(frequency: block.nameFrequency, length: block.nameLength, averageLength: averageLength, idf: idf)
+        return InvertedIndex.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), averageLength: averageLength, idf: idf)
+    }
+
+    /// The least length of a block's postings: every posting of a record has the record's length, so the records
+    /// of a block match other words with postings no shorter either.
+    static func leastLength(_ block: InvertedIndex.BlockBound) -> UInt16 {
+        min(block.nameFrequency > 0 ? block.nameLength : .max, block.otherFrequency > 0 ? block.otherLength : .max)
     }
 
     /// The best `k` records, best first.
@@ -428,6 +437,8 @@ struct KeywordRanker {
         /// The most a match in the name can score (nil: none can be in the name): a record whose every word matches
         /// in the name is in a better bucket than any other, and scores at most the sum of these.
         var nameScore: Double?
+        /// No record of the range that matches the word is shorter (0: not known; `add` leaves it).
+        var length: UInt16 = 0
 
         /// Adds another word's bounds: the sums bound the words together.
         mutating func add(_ other: WordBound) {
@@ -480,12 +491,27 @@ struct KeywordRanker {
             labelled = group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
             members = s.members(ofCategoriesUnder: group.categories)
             labelScore = members.isEmpty ? 0 : s.text.idf(documentFrequency: members.reduce(0) { $0 + $1.count }) * 0.8
+            var frequency: UInt16 = 0
             listMaxScores = zip(terms, idfs).map { term, idf in
                 let bounds = s.text.blockBounds(of: term)
-                return bounds.isEmpty ? idf * (InvertedIndex.k1 + 1) : bounds.reduce(0) { max($0, ranker.bound($1, idf: idf)) }
+                if bounds.isEmpty {
+                    frequency = .max
+                    return idf * (InvertedIndex.k1 + 1)
+                }
+                return bounds.reduce(0) { most, block in
+                    frequency = max(frequency, block.nameFrequency, block.otherFrequency)
+                    return max(most, ranker.bound(block, idf: idf))
+                }
             }
             maxScore = listMaxScores.reduce(labelScore, max)
+            maxFrequency = frequency
+            maxIdf = idfs.max() ?? 0
         }
+
+        /// The largest frequency and idf of the word's lists: with a record's length, they bound what the word can
+        /// add to it (every word of a record has the record's length).
+        let maxFrequency: UInt16
+        let maxIdf: Double
 
         /// Per list, no match through it scores more (as `maxScore`, list by list).
         private(set) var listMaxScores: [Double]
@@ -523,8 +549,9 @@ struct KeywordRanker {
         /// match in the name). Nil when no record of the range can match the word through a term.
         /// A word of many lists (a short prefix's completions) answers its overall bounds instead.
         /// Only the lists whose rule class `limit` allows are bounded: a match through another puts its record below the
-        /// page.
-        mutating func bound(from first: UInt32, to last: UInt32, limit: ClassLimit, ranker: KeywordRanker) -> WordBound? {
+        /// page. `least`: the records asked about are no shorter (`KeywordRanker.bound`); the answer's `length` is the
+        /// least length of the blocks it read (0 when unknown).
+        mutating func bound(from first: UInt32, to last: UInt32, limit: ClassLimit, least: UInt16 = 0, ranker: KeywordRanker) -> WordBound? {
             guard lists.count <= 8 else {
                 let allowed = lists.indices.filter { limit.allows(typos: typos[$0], prefix: prefixes[$0]) }
                 guard !allowed.isEmpty || !labelled.isEmpty else { return nil }
@@ -541,6 +568,7 @@ struct KeywordRanker {
             var nameMost: Double?
             var matched = false
             var (leastTypos, leastPrefix, leastAttribute) = (Int.max, Int.max, Int.max)
+            var shortest = UInt16.max
             let elsewhere = labelled.isEmpty ? RankBucket.other : RankBucket.label
             let size = InvertedIndex.blockSize
             for l in lists.indices where limit.allows(typos: typos[l], prefix: prefixes[l]) {
@@ -551,6 +579,7 @@ struct KeywordRanker {
                     most = max(most, idfs[l] * (InvertedIndex.k1 + 1))
                     nameMost = max(nameMost ?? 0, idfs[l] * (InvertedIndex.k1 + 1))
                     inName = true
+                    shortest = 0
                 } else {
                     // The first block whose last record is at least `first` (galloping: after a rewind it may be far).
                     var b = KeywordRanker.gallop(count: bounds.count, from: blockPositions[l], to: first) {
@@ -559,9 +588,10 @@ struct KeywordRanker {
                     blockPositions[l] = b
                     var overlaps = false
                     while b < bounds.count && list[b * size].doc <= last {
-                        most = max(most, ranker.bound(bounds[b], idf: idfs[l]))
+                        most = max(most, ranker.bound(bounds[b], idf: idfs[l], least: least))
+                        shortest = min(shortest, KeywordRanker.leastLength(bounds[b]))
                         overlaps = true
-                        if let name = ranker.nameBound(bounds[b], idf: idfs[l]) {
+                        if let name = ranker.nameBound(bounds[b], idf: idfs[l], least: least) {
                             inName = true
                             nameMost = max(nameMost ?? 0, name)
                         }
@@ -575,8 +605,16 @@ struct KeywordRanker {
                 leastAttribute = min(leastAttribute, inName ? RankBucket.name : elsewhere)
             }
             guard matched else { return nil }
-            var found = WordBound(score: most, typos: leastTypos, prefix: leastPrefix, attribute: leastAttribute, nameScore: nameMost)
+            var found = WordBound(
+                score: most,
+                typos: leastTypos,
+                prefix: leastPrefix,
+                attribute: leastAttribute,
+                nameScore: nameMost,
+                length: shortest
+            )
             if !labelled.isEmpty {
+                found.length = 0
                 // A label match (no typo, no prefix) may better a term match.
                 (found.typos, found.prefix) = (0, 0)
             }
@@ -808,6 +846,17 @@ struct KeywordRanker {
         var remaining = [Double](repeating: 0, count: order.count + 1)
         for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
+        // The most the words from order[i] on can still add to a record of `length`: `remaining[i]`, or less when
+        // their largest frequencies and idfs score less at that length (with the same margin).
+        func remainingBound(from i: Int, length: UInt16) -> Double {
+            var sum = 0.0
+            for j in i..<order.count {
+                let c = cursors[order[j]]
+                let most = InvertedIndex.bm25(frequency: c.maxFrequency, length: length, averageLength: averageLength, idf: c.maxIdf)
+                sum += max(c.labelScore, most) * (1 + 1e-9)
+            }
+            return min(sum, remaining[i])
+        }
 
         // (A word no label matches brings its least typos and prefix to any record's bucket.)
         let labelFloor = RankBucket.make(
@@ -885,6 +934,10 @@ struct KeywordRanker {
             // match: if not, the record's best bucket is not a whole-name one, which lets far more records be
             // dropped early (the page's worst entry is rarely a whole-name match).
             var wholeNamePossible = true
+            // The record's length, once a posting of it is known: with it the words still to match are bounded at
+            // that length, not at their lists' least (CJK −10 %). Not near an origin, where the distance decides and
+            // the bound costs more than it refuses.
+            var length = weighted ? nil : driven?.length
             // With an origin the score is multiplied by the distance decay: its cheap bound shrinks every bound below.
             let factor = weighted && heap.isFull ? decayBound(doc) : 1
             // A record with a word matched through its category label is at best in `labelFloor` (no typo, no prefix,
@@ -900,7 +953,8 @@ struct KeywordRanker {
                         attributes: weighted ? 0 : attributes,
                         wholeName: weighted || wholeNamePossible
                     )
-                    guard heap.admits(bucket: lowest, scoreBound: (partial + remaining[i]) * factor, firstDoc: doc) else { return }
+                    let rest = length.map { remainingBound(from: i, length: $0) } ?? remaining[i]
+                    guard heap.admits(bucket: lowest, scoreBound: (partial + rest) * factor, firstDoc: doc) else { return }
                 }
                 let found: WordMatch?
                 if i == 0, let driven {
@@ -925,6 +979,7 @@ struct KeywordRanker {
                 }
                 guard let m = found else { return }
                 matches[g] = m
+                if length == nil && !weighted { length = m.posting?.length }
                 if i == 0 {
                     wholeNamePossible = dropped == 0 && m.posting.map { $0.isInName && $0.nameTokens == wholeNameTokens } ?? false
                 }
@@ -982,6 +1037,8 @@ struct KeywordRanker {
         }
 
         let source = cursors[driving]
+        // Per word, its bound over the block or stretch being read (every entry is set before the entries are summed).
+        var words = [WordBound?](repeating: nil, count: cursors.count)
         // The best bucket any record can reach in this pass (with an origin, attributes are weights, not buckets).
         let best = RankBucket.make(dropped: dropped, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
         if !labels && source.lists.count == 1 {
@@ -1041,7 +1098,6 @@ struct KeywordRanker {
                     let last = list[end - 1].doc
                     let own = bounds[b]
                     let labelled = !source.labelled.isEmpty
-                    var words = [WordBound?](repeating: nil, count: cursors.count)
                     words[driving] = WordBound(
                         score: max(bound(own, idf: source.idfs[0]), labelled ? source.labelScore : 0),
                         typos: labelled ? 0 : source.typos[0],
@@ -1050,8 +1106,19 @@ struct KeywordRanker {
                         nameScore: nameBound(own, idf: source.idfs[0])
                     )
                     var someMatch = true
+                    // The block's records are no shorter than its least length: the other words' bounds are taken there.
+                    let least = KeywordRanker.leastLength(own)
                     for g in cursors.indices where g != driving {
-                        guard let w = wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last, limit: classLimit(g))
+                        guard
+                            let w = wordBound(
+                                &cursors[g],
+                                table: tables[g],
+                                range: start..<end,
+                                first: first,
+                                last: last,
+                                limit: classLimit(g),
+                                least: least
+                            )
                         else {
                             someMatch = false
                             break
@@ -1066,7 +1133,17 @@ struct KeywordRanker {
                     var stretch = words[0]!
                     for g in cursors.indices.dropFirst() { stretch.add(words[g]!) }
                     stretch.score *= decay
-                    guard admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
+                    guard
+                        admits(
+                            stretch,
+                            dropped: dropped,
+                            first: first,
+                            heap: heap,
+                            wholeName: {
+                                (start..<end).contains { list[$0].isInName && list[$0].nameTokens == wholeNameTokens }
+                            }
+                        )
+                    else { continue }
                 }
                 // Once only records with every word in the name (or only whole-name ones) can enter, the driving
                 // word's own posting refuses the rest without a lookup.
@@ -1097,6 +1174,11 @@ struct KeywordRanker {
         } else {
             let lists = (driving == soleLabelled ? [] : source.lists.map { $0.map(\.doc) }) + (labels ? source.members : [])
             let docs = lists.reduce([], Self.merge)
+            // The driving records whose name may be the whole query (as `visit` tests it).
+            let wholeDocs =
+                weighted || dropped > 0 || driving == soleLabelled
+                ? []
+                : source.lists.map { Array($0.lazy.filter { $0.isInName && $0.nameTokens == wholeNameTokens }.map(\.doc)) }.reduce([], Self.merge)
             let tabled = cursors.indices.filter { $0 != driving && cursors[$0].lists.count > 4 }
             for g in tabled {
                 tables[g] = weighted ? [WordMatch?](repeating: nil, count: docs.count) : cursors[g].matches(along: docs, ranker: self)
@@ -1149,21 +1231,43 @@ struct KeywordRanker {
                     // Block-max over a stretch of the driving word's records, as above, every word bounded alike (in
                     // the labels pass a word its label can satisfy matches anywhere, at the label's rank and score).
                     let (first, last) = (docs[start], docs[end - 1])
-                    var stretch: WordBound?
-                    for g in cursors.indices {
+                    // The stretch's records are the driving word's (in the labels pass, with its label's members): none
+                    // is shorter than the least length of the driving word's blocks there, which bounds the others too.
+                    var least: UInt16 = 0
+                    var everyWord = true
+                    for step in cursors.indices {
+                        // The driving word first, then the others in their order.
+                        let g = step == 0 ? driving : (step <= driving ? step - 1 : step)
                         let labelOnly =
                             labels && !cursors[g].labelled.isEmpty
                             ? WordBound(score: cursors[g].labelScore, typos: 0, prefix: 0, attribute: RankBucket.label, nameScore: nil) : nil
                         let w =
-                            wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last, limit: classLimit(g)) ?? labelOnly
+                            wordBound(&cursors[g], table: tables[g], range: start..<end, first: first, last: last, limit: classLimit(g), least: least)
+                            ?? labelOnly
                         guard let w else {
-                            stretch = nil
+                            everyWord = false
                             break
                         }
-                        if stretch == nil { stretch = w } else { stretch!.add(w) }
+                        words[g] = w
+                        if g == driving && !(labels && !source.members.isEmpty) { least = w.length }
                     }
-                    if weighted { stretch?.score *= decays[k] }
-                    guard let stretch, admits(stretch, dropped: dropped, first: first, heap: heap) else { continue }
+                    guard everyWord else { continue }
+                    var stretch = words[0]!
+                    for g in cursors.indices.dropFirst() { stretch.add(words[g]!) }
+                    if weighted { stretch.score *= decays[k] }
+                    guard
+                        admits(
+                            stretch,
+                            dropped: dropped,
+                            first: first,
+                            heap: heap,
+                            wholeName: {
+                                guard !wholeDocs.isEmpty else { return false }
+                                let at = KeywordRanker.gallop(wholeDocs, from: 0, to: first)
+                                return at < wholeDocs.count && wholeDocs[at] <= last
+                            }
+                        )
+                    else { continue }
                 }
                 var bits = screen(start..<end) { docs[$0] }
                 prefetch(bits) { docs[start + $0] }
@@ -1180,13 +1284,19 @@ struct KeywordRanker {
     /// every word matches in the name (a better bucket than any other, scoring at most the name bounds' sum), or one
     /// with some word elsewhere (a worse bucket, scoring at most the bounds' sum). With an origin the attribute is a
     /// weight inside the score, not a bucket.
-    private func admits(_ words: WordBound, dropped: Int, first: UInt32, heap: TopK) -> Bool {
+    /// `wholeName`: whether some record of the stretch may have the whole query as its name (asked only when that
+    /// decides).
+    private func admits(_ words: WordBound, dropped: Int, first: UInt32, heap: TopK, wholeName: () -> Bool) -> Bool {
         func bucket(attributes: Int, wholeName: Bool) -> UInt64 {
             RankBucket.make(dropped: dropped, typos: words.typos, prefixes: words.prefix, attributes: attributes, wholeName: wholeName)
         }
         if query.origin != nil { return heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: words.score, firstDoc: first) }
         if let nameTotal = words.nameScore, heap.admits(bucket: bucket(attributes: 0, wholeName: true), scoreBound: nameTotal, firstDoc: first) {
-            return true
+            // As good as the page's worst only as a whole name: the stretch must hold a record whose name may be the
+            // whole query (a page of 20 "The Golden Dragon" in the name refuses the chain's 13 000 others by block,
+            // where a stretch bound that assumed a whole name admitted every one).
+            if heap.admits(bucket: bucket(attributes: 0, wholeName: false), scoreBound: nameTotal, firstDoc: first) { return true }
+            if dropped == 0 && words.typos == 0 && words.prefix == 0 && wholeName() { return true }
         }
         return heap.admits(bucket: bucket(attributes: max(1, words.attribute), wholeName: false), scoreBound: words.score, firstDoc: first)
     }
@@ -1200,9 +1310,10 @@ struct KeywordRanker {
         range: Range<Int>,
         first: UInt32,
         last: UInt32,
-        limit: ClassLimit
+        limit: ClassLimit,
+        least: UInt16 = 0
     ) -> WordBound? {
-        guard let table else { return cursor.bound(from: first, to: last, limit: limit, ranker: self) }
+        guard let table else { return cursor.bound(from: first, to: last, limit: limit, least: least, ranker: self) }
         let labelled = !cursor.labelled.isEmpty
         var found: WordBound?
         for i in range {

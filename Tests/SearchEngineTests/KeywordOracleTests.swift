@@ -386,6 +386,64 @@ import TextIndex
         }
     }
 
+    /// Chains: a few names of several words on thousands of records whose lengths (their addresses) vary widely,
+    /// the short ones rare and late in record order, and the same words alone on short records. Block bounds are then
+    /// decided by length and by whether a name may be the whole query: a word's bound at the driving word's least length,
+    /// a record's remaining words at its own length, a stretch of chain names that cannot be the whole query — still
+    /// the scorer's order, with and without an origin, as typed in full or as a prefix.
+    @Test func chainsOfManyLengthsEqualTheScorer() throws {
+        var random = testRandom("chainsOfManyLengthsEqualTheScorer")
+        let chains = ["golden dragon", "the golden dragon", "north harbour market", "green java", "java green bar"]
+        let filler = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+        // The chains' words alone, and completions of them (a last word typed in full is then several lists).
+        let others = ["golden", "dragon", "green", "java", "market", "dragons", "goldenrod", "greenery", "javanese", "marketplace", "bar", "bars"]
+        let count = 5_000
+        var records: [POIRecord] = []
+        for i in 0..<count {
+            let chained = random.next() % 5 < 3
+            let name =
+                chained
+                ? chains[Int(random.next() % UInt64(chains.count))]
+                : (0..<(1 + Int(random.next() % 2))).map { _ in others[Int(random.next() % UInt64(others.count))] }.joined(separator: " ")
+            // Chain records are long but for a few late ones; the others are short.
+            let tokens = chained ? (i < count * 3 / 4 || random.next() % 8 != 0 ? 3 + Int(random.next() % 12) : Int(random.next() % 3)) : 0
+            let address = tokens == 0 ? nil : (0..<tokens).map { _ in filler[Int(random.next() % UInt64(filler.count))] }.joined(separator: " ")
+            let p = GreatCircle.destination(
+                from: Coordinate(uncheckedLatitude: 60.17, longitude: 24.94),
+                distance: random.uniform(0...30_000),
+                bearing: random.uniform(0...360)
+            )
+            records.append(
+                POIRecord(
+                    id: "r\(i)",
+                    name: name,
+                    category: Self.categories[Int(random.next() % UInt64(Self.categories.count))],
+                    address: address,
+                    city: nil,
+                    country: nil,
+                    lat: p.latitude,
+                    lon: p.longitude,
+                    tags: [:]
+                )
+            )
+        }
+        let corpus = Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
+        for trial in 0..<80 {
+            var words = chains[Int(random.next() % UInt64(chains.count))].split(separator: " ").map(String.init)
+            switch trial % 4 {
+            case 1: words.reverse()
+            case 2: words[words.count - 1] = String(words[words.count - 1].prefix(1 + Int(random.next() % 3)))
+            case 3: words = Array(words.dropFirst())
+            default: break
+            }
+            let text = words.joined(separator: " ")
+            let origin =
+                trial % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
+            let query = SearchQuery(text: text, origin: origin, limit: 1 + Int(random.next() % 30))
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))")
+        }
+    }
+
     /// Deep pages and updates: the engine after random writes still equals the scorer over the live records.
     @Test func pagesAndWritesAgreeWithTheScorer() throws {
         var random = testRandom("pagesAndWritesAgreeWithTheScorer")

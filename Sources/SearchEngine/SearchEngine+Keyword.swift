@@ -196,6 +196,13 @@ struct KeywordRanker {
         return InvertedIndex.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), averageLength: averageLength, idf: idf)
     }
 
+    /// A posting's score as a match through it counts (with an origin, weighted by its field).
+    @inline(__always)
+    func matchScore(_ posting: InvertedIndex.Posting, idf: Double) -> Double {
+        let score = s.text.score(posting, idf: idf)
+        return query.origin != nil ? score * RankBucket.weight(attribute: posting.isInName ? RankBucket.name : RankBucket.other) : score
+    }
+
     /// The least length of a block's postings: every posting of a record has the record's length, so the records
     /// of a block match other words with postings no shorter either.
     static func leastLength(_ block: InvertedIndex.BlockBound) -> UInt16 {
@@ -470,7 +477,7 @@ struct KeywordRanker {
         let members: [[UInt32]]
         let labelScore: Double
         /// No match of this word scores more: the largest block bound of its lists (a list too short to have
-        /// bounds: idf · (k1 + 1), which BM25 stays below however large the frequency), or its label's score.
+        /// bounds: its postings' largest score), or its label's score.
         let maxScore: Double
 
         init(_ group: TextMatcher.Group, ranker: KeywordRanker) {
@@ -495,8 +502,11 @@ struct KeywordRanker {
             listMaxScores = zip(terms, idfs).map { term, idf in
                 let bounds = s.text.blockBounds(of: term)
                 if bounds.isEmpty {
-                    frequency = .max
-                    return idf * (InvertedIndex.k1 + 1)
+                    // A list too short for block bounds: its postings themselves.
+                    return s.text.postings(of: term).reduce(0) { most, posting in
+                        frequency = max(frequency, posting.frequency)
+                        return max(most, ranker.matchScore(posting, idf: idf))
+                    }
                 }
                 return bounds.reduce(0) { most, block in
                     frequency = max(frequency, block.nameFrequency, block.otherFrequency)
@@ -516,8 +526,9 @@ struct KeywordRanker {
         /// Per list, no match through it scores more (as `maxScore`, list by list).
         private(set) var listMaxScores: [Double]
 
-        /// Per list, its block bounds (empty for a list too short to have them) and the first block that may still
-        /// overlap a range asked of `bound(from:to:ranker:)` (ranges come in increasing order).
+        /// Per list, its block bounds (empty for a list too short to have them) and the first block (in a list without
+        /// bounds, the first posting) that may still overlap a range asked of `bound(from:to:ranker:)` (ranges come in
+        /// increasing order).
         private(set) var blocks: [FlatArray<InvertedIndex.BlockBound>]
         var blockPositions: [Int]
 
@@ -576,10 +587,25 @@ struct KeywordRanker {
                 let list = lists[l]
                 var inName = false
                 if bounds.isEmpty {
-                    most = max(most, idfs[l] * (InvertedIndex.k1 + 1))
-                    nameMost = max(nameMost ?? 0, idfs[l] * (InvertedIndex.k1 + 1))
-                    inName = true
-                    shortest = 0
+                    // A list too short for block bounds: its postings in the range, scored as their matches are (a
+                    // rare completion such as "piazzola" has a large idf, and bounded by it every stretch of "La
+                    // Piazz" seemed able to beat the page).
+                    var p = KeywordRanker.gallop(list, from: blockPositions[l], to: first)
+                    blockPositions[l] = p
+                    var overlaps = false
+                    while p < list.count && list[p].doc <= last {
+                        let posting = list[p]
+                        let score = ranker.matchScore(posting, idf: idfs[l])
+                        most = max(most, score)
+                        if posting.isInName {
+                            inName = true
+                            nameMost = max(nameMost ?? 0, score)
+                        }
+                        shortest = min(shortest, posting.length)
+                        overlaps = true
+                        p += 1
+                    }
+                    guard overlaps else { continue }
                 } else {
                     // The first block whose last record is at least `first` (galloping: after a rewind it may be far).
                     var b = KeywordRanker.gallop(count: bounds.count, from: blockPositions[l], to: first) {

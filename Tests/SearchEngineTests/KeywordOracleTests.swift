@@ -393,7 +393,7 @@ import TextIndex
     /// the scorer's order, with and without an origin, as typed in full or as a prefix.
     @Test func chainsOfManyLengthsEqualTheScorer() throws {
         var random = testRandom("chainsOfManyLengthsEqualTheScorer")
-        let chains = ["golden dragon", "the golden dragon", "north harbour market", "green java", "java green bar"]
+        let chains = ["golden dragon", "the golden dragon", "north harbour market", "green java", "java green bar", "la piazza"]
         let filler = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
         // The chains' words alone, and completions of them (a last word typed in full is then several lists).
         let others = ["golden", "dragon", "green", "java", "market", "dragons", "goldenrod", "greenery", "javanese", "marketplace", "bar", "bars"]
@@ -401,12 +401,16 @@ import TextIndex
         var records: [POIRecord] = []
         for i in 0..<count {
             let chained = random.next() % 5 < 3
+            // A rare completion (too few postings for block bounds), with a large idf: "la piazz" reaches it.
+            let rare = i % 150 == 75
             let name =
-                chained
-                ? chains[Int(random.next() % UInt64(chains.count))]
-                : (0..<(1 + Int(random.next() % 2))).map { _ in others[Int(random.next() % UInt64(others.count))] }.joined(separator: " ")
+                rare
+                ? "la piazzola"
+                : chained
+                    ? chains[Int(random.next() % UInt64(chains.count))]
+                    : (0..<(1 + Int(random.next() % 2))).map { _ in others[Int(random.next() % UInt64(others.count))] }.joined(separator: " ")
             // Chain records are long but for a few late ones; the others are short.
-            let tokens = chained ? (i < count * 3 / 4 || random.next() % 8 != 0 ? 3 + Int(random.next() % 12) : Int(random.next() % 3)) : 0
+            let tokens = chained || rare ? (i < count * 3 / 4 || random.next() % 8 != 0 ? 3 + Int(random.next() % 12) : Int(random.next() % 3)) : 0
             let address = tokens == 0 ? nil : (0..<tokens).map { _ in filler[Int(random.next() % UInt64(filler.count))] }.joined(separator: " ")
             let p = GreatCircle.destination(
                 from: Coordinate(uncheckedLatitude: 60.17, longitude: 24.94),
@@ -441,6 +445,14 @@ import TextIndex
                 trial % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
             let query = SearchQuery(text: text, origin: origin, limit: 1 + Int(random.next() % 30))
             try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))")
+        }
+        // Prefixes as typed that reach the rare completion.
+        for (trial, text) in ["la p", "la pi", "la pia", "la piaz", "la piazz", "la piazzo", "piazz", "piazza la"].enumerated() {
+            for limit in [3, 10, 25] {
+                let origin = trial % 3 == 0 && limit == 10 ? try Coordinate(latitude: 60.2, longitude: 24.9) : nil
+                let query = SearchQuery(text: text, origin: origin, limit: limit)
+                try Self.expectScorersOrder(corpus, query, "q=\(text) limit=\(limit) origin=\(String(describing: origin))")
+            }
         }
     }
 

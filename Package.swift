@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "SnapshotFile", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "GazetteerTests",
             dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile", "TestSupport"],

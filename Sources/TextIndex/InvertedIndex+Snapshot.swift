@@ -3,8 +3,8 @@ import SnapshotFile
 extension InvertedIndex {
     /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
     /// is rebuilt, not read.
-    /// (4: documents' positions and blocks' boxes.)
-    public static let snapshotVersion: UInt64 = 4
+    /// (4: documents' positions and blocks' boxes. 5: boxes of document number ranges.)
+    public static let snapshotVersion: UInt64 = 5
 
     /// Writes the index as it is (dictionary, postings with their block bounds, sorted keys), for
     /// `init(snapshot:)` to restore without analyzing any text.
@@ -17,6 +17,8 @@ extension InvertedIndex {
         try snapshot.write(nested: bounds)
         try snapshot.write(nested: boxes)
         try snapshot.write(positions)
+        try snapshot.write(rangeBoxes)
+        try snapshot.write(wideRangeBoxes)
         let wholeNameTerms = wholeNames.keys.sorted()
         try snapshot.write(wholeNameTerms)
         try snapshot.write(nested: wholeNameTerms.map { wholeNames[$0]! })
@@ -39,6 +41,8 @@ extension InvertedIndex {
         bounds = try snapshot.readNestedFlat()
         boxes = try snapshot.readNestedFlat()
         positions = try snapshot.readFlat()
+        rangeBoxes = try snapshot.readFlat()
+        wideRangeBoxes = try snapshot.readFlat()
         let wholeNameTerms: [Int32] = try snapshot.read()
         let wholeNameLists: [[UInt32]] = try snapshot.readNested()
         totalLength = try snapshot.readInt()
@@ -51,7 +55,9 @@ extension InvertedIndex {
             zip(bounds, boxes).allSatisfy({ $0.count == $1.count }), wholeNameTerms.count == wholeNameLists.count,
             sortedTerms.count + unsortedTerms.count == terms.count, keyOffsets.count == sortedTerms.count + 1,
             keyOffsets.last.map({ Int($0) == keyStorage.count }) ?? false,
-            (sortedTerms + unsortedTerms + wholeNameTerms).allSatisfy({ $0 >= 0 && Int($0) < terms.count })
+            (sortedTerms + unsortedTerms + wholeNameTerms).allSatisfy({ $0 >= 0 && Int($0) < terms.count }),
+            rangeBoxes.count == (positions.count + InvertedIndex.rangeSize - 1) / InvertedIndex.rangeSize,
+            wideRangeBoxes.count == (positions.count + InvertedIndex.wideRangeSize - 1) / InvertedIndex.wideRangeSize
         else { throw .corrupt(path: snapshot.path, reason: "text index arrays of inconsistent sizes") }
         guard zip(keyOffsets, keyOffsets.dropFirst()).allSatisfy({ $0 <= $1 }), keyOffsets.first == 0 else {
             throw .corrupt(path: snapshot.path, reason: "term keys out of order")

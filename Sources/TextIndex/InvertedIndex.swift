@@ -129,6 +129,14 @@ public struct InvertedIndex: Sendable {
             east = max(east, position.longitude)
         }
 
+        /// Grows the box to hold another.
+        public mutating func include(_ other: BlockBox) {
+            south = min(south, other.south)
+            north = max(north, other.north)
+            west = min(west, other.west)
+            east = max(east, other.east)
+        }
+
         /// Whether the box holds the position (any position, when the box is the world).
         public func contains(_ position: Position) -> Bool {
             if self == .world { return true }
@@ -173,6 +181,13 @@ public struct InvertedIndex: Sendable {
     var boxes: [FlatArray<BlockBox>] = []
     /// Per document, its position (`Position.unknown` when none was given).
     @usableFromInline var positions = FlatArray<Position>()
+    /// Per `rangeSize` document numbers, and per `wideRangeSize`, the box around their positions: the box of any run
+    /// of documents (`box(from:through:)`) without reading their positions, a cache miss apiece. Boxes only grow: a
+    /// document removed leaves its old place inside, and the box still holds every document of its range.
+    var rangeBoxes = FlatArray<BlockBox>()
+    var wideRangeBoxes = FlatArray<BlockBox>()
+    public static let rangeSize = 64
+    public static let wideRangeSize = 4_096
     /// Per term, the documents whose whole name normalizes to that term (sorted), for the exactness rule.
     var wholeNames: [Int32: [UInt32]] = [:]
     @usableFromInline var totalLength = 0
@@ -231,8 +246,13 @@ public struct InvertedIndex: Sendable {
     }
 
     private mutating func insert(document: UInt32, _ analyzed: Analyzed, marked: Bool, at position: Position) {
-        while positions.count <= Int(document) { positions.append(.unknown) }
+        while positions.count <= Int(document) {
+            // A number skipped has no position: its ranges become the world (as when they are made from positions).
+            if positions.count < Int(document) { includeInRangeBoxes(UInt32(positions.count), .unknown) }
+            positions.append(.unknown)
+        }
         positions[Int(document)] = position
+        includeInRangeBoxes(document, position)
         let length = min(analyzed.length, Int(UInt16.max))
         let norm = InvertedIndex.norm(length: length)
         totalLength += length
@@ -360,6 +380,7 @@ public struct InvertedIndex: Sendable {
         var moved = positions
         for (old, new) in numbers.enumerated() { moved[Int(new)] = positions[old] }
         positions = moved
+        rebuildRangeBoxes()
         for t in postings.indices where !postings[t].isEmpty {
             var list = postings[t].map { Posting(doc: renumbered($0.doc), frequency: $0.frequency, fields: $0.fields, norm: $0.norm) }
             list.sort { $0.doc < $1.doc }
@@ -384,6 +405,43 @@ public struct InvertedIndex: Sendable {
     /// The position a document was added at (`Position.unknown` for none, or a number never added).
     @inlinable
     public func position(of doc: UInt32) -> Position { Int(doc) < positions.count ? positions[Int(doc)] : .unknown }
+
+    /// A box that holds the positions of every document numbered from `first` through `last` (and maybe more): the
+    /// union of their ranges' boxes, a wide range's box where a whole one lies between them.
+    public func box(from first: UInt32, through last: UInt32) -> BlockBox {
+        var box = BlockBox()
+        let perWide = InvertedIndex.wideRangeSize / InvertedIndex.rangeSize
+        var range = Int(first) / InvertedIndex.rangeSize
+        let end = min(Int(last) / InvertedIndex.rangeSize, rangeBoxes.count - 1)
+        while range <= end {
+            if range % perWide == 0 && range + perWide - 1 <= end {
+                box.include(wideRangeBoxes[range / perWide])
+                range += perWide
+            } else {
+                box.include(rangeBoxes[range])
+                range += 1
+            }
+        }
+        return box
+    }
+
+    mutating func includeInRangeBoxes(_ document: UInt32, _ position: Position) {
+        let range = Int(document) / InvertedIndex.rangeSize
+        let wide = Int(document) / InvertedIndex.wideRangeSize
+        while rangeBoxes.count <= range { rangeBoxes.append(BlockBox()) }
+        while wideRangeBoxes.count <= wide { wideRangeBoxes.append(BlockBox()) }
+        rangeBoxes[range].include(position)
+        wideRangeBoxes[wide].include(position)
+    }
+
+    mutating func rebuildRangeBoxes() {
+        rangeBoxes = FlatArray()
+        wideRangeBoxes = FlatArray()
+        positions.withUnsafeBufferPointer { all in
+            // A number without a position (never added, or added without one) makes its ranges the world.
+            for (document, position) in all.enumerated() { includeInRangeBoxes(UInt32(document), position) }
+        }
+    }
 
     /// The documents' positions by number, for a caller about to read many (to fetch their cache lines together).
     @inlinable
@@ -549,6 +607,17 @@ public struct InvertedIndex: Sendable {
 
     /// Checks that every posting list is sorted and duplicate-free and that block bounds cover their blocks.
     public func checkInvariants() throws(InvertedIndexViolation) {
+        let ranges = (positions.count + InvertedIndex.rangeSize - 1) / InvertedIndex.rangeSize
+        let wideRanges = (positions.count + InvertedIndex.wideRangeSize - 1) / InvertedIndex.wideRangeSize
+        guard rangeBoxes.count == ranges, wideRangeBoxes.count == wideRanges else {
+            throw .init(
+                "\(rangeBoxes.count) range boxes and \(wideRangeBoxes.count) wide ones for \(positions.count) positions, expected \(ranges) and \(wideRanges)"
+            )
+        }
+        for (doc, position) in positions.enumerated()
+        where !rangeBoxes[doc / InvertedIndex.rangeSize].contains(position) || !wideRangeBoxes[doc / InvertedIndex.wideRangeSize].contains(position) {
+            throw .init("document \(doc)'s position is outside its range's box")
+        }
         let size = InvertedIndex.blockSize
         for (t, list) in postings.enumerated() {
             if let i = zip(list.indices, list.indices.dropFirst()).first(where: { list[$0.0].doc >= list[$0.1].doc })?.0 {

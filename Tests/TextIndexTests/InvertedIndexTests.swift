@@ -1,4 +1,5 @@
 import Foundation
+import SnapshotFile
 import TestSupport
 import Testing
 import TextIndex
@@ -198,6 +199,62 @@ struct TestRandom {
         }
         #expect((0..<UInt32(count)).allSatisfy { renumbered.position(of: $0) == direct.position(of: $0) })
         #expect(words.contains { renumbered.term($0).map { !renumbered.blockBoxes(of: $0).isEmpty } ?? false })
+    }
+
+    /// The box of a run of document numbers holds every one of their positions, whatever the run (inside one range,
+    /// across several, across whole wide ranges), after adding, numbering anew and a snapshot; the box of a run that
+    /// is one range is the box of its positions exactly.
+    @Test func boxesOfDocumentRunsHoldTheirPositions() throws {
+        var random = TestRandom("boxesOfDocumentRunsHoldTheirPositions")
+        let count = 20_000
+        var index = InvertedIndex()
+        var positions: [InvertedIndex.Position] = []
+        for doc in 0..<count {
+            // Positions that drift as a space-filling curve's do, so that a range's box is small.
+            let position = InvertedIndex.Position(
+                latitude: Float(doc % 1_600) / 10 - 80 + Float(random.below(100)) / 1_000,
+                longitude: Float(doc / 1_600) * 20 - 170 + Float(random.below(100)) / 1_000
+            )
+            index.add(document: UInt32(doc), fields: [.init("w\(random.below(50))", weight: 1, isName: true)], at: position)
+            positions.append(position)
+        }
+        func check(_ index: InvertedIndex, _ positions: [InvertedIndex.Position], _ context: String) {
+            for trial in 0..<400 {
+                let first = random.below(count)
+                let span = [random.below(InvertedIndex.rangeSize), random.below(3 * InvertedIndex.wideRangeSize), random.below(count)][trial % 3]
+                let last = min(count - 1, first + span)
+                let box = index.box(from: UInt32(first), through: UInt32(last))
+                if let outside = (first...last).first(where: { !box.contains(positions[$0]) }) {
+                    Issue.record("\(context): the box of \(first)...\(last) does not hold document \(outside)")
+                    return
+                }
+            }
+            for range in [0, 1, count / InvertedIndex.rangeSize / 2, random.below(count / InvertedIndex.rangeSize)] {
+                var exact = InvertedIndex.BlockBox()
+                for doc in (range * InvertedIndex.rangeSize)..<((range + 1) * InvertedIndex.rangeSize) { exact.include(positions[doc]) }
+                let first = UInt32(range * InvertedIndex.rangeSize)
+                #expect(index.box(from: first, through: first + UInt32(InvertedIndex.rangeSize - 1)) == exact, "\(context): range \(range)")
+            }
+        }
+        try index.checkInvariants()
+        check(index, positions, "added")
+
+        var numbers = (0..<count).map { UInt32($0) }
+        for i in stride(from: count - 1, to: 0, by: -1) { numbers.swapAt(i, random.below(i + 1)) }
+        index.renumber(numbers)
+        var moved = positions
+        for (old, new) in numbers.enumerated() { moved[Int(new)] = positions[old] }
+        try index.checkInvariants()
+        check(index, moved, "renumbered")
+
+        let scratch = ScratchDirectory("boxes")
+        let path = scratch.url.appendingPathComponent("text.snapshot").path
+        let writer = try SnapshotWriter(path: path, formatVersion: 1)
+        try index.write(to: writer)
+        try writer.commit()
+        let restored = try InvertedIndex(snapshot: SnapshotReader(path: path, formatVersion: 1))
+        try restored.checkInvariants()
+        check(restored, moved, "restored")
     }
 
     /// Typo candidates from the automaton equal a brute-force bounded edit distance over the whole dictionary.

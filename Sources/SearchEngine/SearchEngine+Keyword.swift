@@ -1071,9 +1071,15 @@ struct KeywordRanker {
             let list = source.lists[0]
             let bounds = s.text.blockBounds(of: source.terms[0])
             // With an origin (and blocks to order) the tables are filled block by block, for the blocks read below.
-            let lazyTables = weighted && !bounds.isEmpty
+            // Without one, the first blocks read are filled one by one (`tabledBlocksFirst` at most, while the page
+            // still needs most of the tabled lists), then every driving record at once from the lists that can still
+            // reach the page (`fillTables`: "Central S" leaves out street, station, store and school).
+            let tabling = cursors.indices.contains(where: { $0 != driving && cursors[$0].lists.count > 4 })
+            var deferred = tabling && !weighted && !bounds.isEmpty
+            var blocksTabled = 0
+            let lazyTables = (weighted && !bounds.isEmpty) || deferred
             var drivingDocs: [UInt32] = []
-            if cursors.indices.contains(where: { $0 != driving && cursors[$0].lists.count > 4 }) {
+            if tabling {
                 drivingDocs = list.map(\.doc)
                 for g in cursors.indices where g != driving && cursors[g].lists.count > 4 {
                     tables[g] =
@@ -1114,7 +1120,13 @@ struct KeywordRanker {
                     for g in cursors.indices { cursors[g].rewind() }
                 }
                 lastRead = b
-                if weighted {
+                if deferred && heap.isFull
+                    && fillTables(&tables, &cursors, along: drivingDocs, dropped: dropped, heap: heap, mayWait: blocksTabled < Self.tabledBlocksFirst)
+                {
+                    deferred = false
+                }
+                if deferred { blocksTabled += 1 }
+                if weighted || deferred {
                     for g in cursors.indices where tables[g] != nil {
                         cursors[g].fill(&tables[g]!, along: drivingDocs, range: start..<end, ranker: self)
                     }
@@ -1291,6 +1303,54 @@ struct KeywordRanker {
                 }
             }
         }
+    }
+
+    /// Blocks of the driving word whose tables are filled one by one, without an origin, before all are filled at once.
+    static let tabledBlocksFirst = 8
+
+    /// Fills the tabled words' tables along every driving record, from the lists through which a record could still
+    /// enter the page: matched through one of them at its best bucket (its class, the other words at their least,
+    /// every word in the name, a whole name only as typed) and scoring its largest with the other words at theirs. A
+    /// record that matches through a list left out better than through the lists kept cannot enter either way, so
+    /// the entries of the records that can enter are as a full table's. `mayWait`: when most postings would still be
+    /// read, nothing is filled and false is answered (the caller fills its next block alone and asks again).
+    private func fillTables(
+        _ tables: inout [[WordMatch?]?],
+        _ cursors: inout [WordCursor],
+        along driving: [UInt32],
+        dropped: Int,
+        heap: TopK,
+        mayWait: Bool
+    ) -> Bool {
+        let least = cursors.map(\.leastClass)
+        var fills: [(Int, WordCursor)] = []
+        var keptPostings = 0
+        var allPostings = 0
+        for g in cursors.indices where tables[g] != nil {
+            let others = cursors.indices.filter { $0 != g }
+            let otherTypos = others.reduce(0) { $0 + least[$1].typos }
+            let otherPrefixes = others.reduce(0) { $0 + least[$1].prefix }
+            let otherScores = others.reduce(0.0) { $0 + cursors[$1].maxScore * (1 + 1e-9) }
+            let cursor = cursors[g]
+            let kept = cursor.keeping { l in
+                let (typos, prefixes) = (cursor.typos[l] + otherTypos, cursor.prefixes[l] + otherPrefixes)
+                // (A name is the whole query only as typed, every word matched exactly.)
+                let bucket = RankBucket.make(
+                    dropped: dropped,
+                    typos: typos,
+                    prefixes: prefixes,
+                    attributes: 0,
+                    wholeName: dropped == 0 && typos == 0 && prefixes == 0
+                )
+                return heap.admits(bucket: bucket, scoreBound: (cursor.listMaxScores[l] * (1 + 1e-9) + otherScores) * (1 + 1e-9))
+            }
+            keptPostings += kept.postingCount
+            allPostings += cursor.postingCount
+            fills.append((g, kept))
+        }
+        if mayWait && keptPostings * 2 > allPostings { return false }
+        for (g, var kept) in fills { kept.fill(&tables[g]!, along: driving, range: driving.indices, ranker: self) }
+        return true
     }
 
     /// Whether a stretch of records whose words are bounded together by `words` (their sums) can still put a record in the page: one whose

@@ -456,6 +456,62 @@ import TextIndex
         }
     }
 
+    /// A word typed in full on thousands of records, then a short prefix with many completions of very different
+    /// frequencies, without an origin: the completions are tabled along the full word's records, filled block by
+    /// block until the page is full, then for every record from the completions that can still reach the page — the
+    /// common ones left out only when even their best cannot. Still the scorer's order, on pages of every depth.
+    @Test func tabledCompletionsLeftOutOnlyWhenTheyCannotReachThePage() throws {
+        var random = testRandom("tabledCompletionsLeftOutOnlyWhenTheyCannotReachThePage")
+        // Completions of "b": one on most records (a low idf: left out once the page is full of the others), the
+        // others from common to rare (a record draws one by these weights); filler for the lengths.
+        let completions = ["bolt", "bison", "berry", "basil", "bongo", "bugle", "banjo", "blink", "bytes"]
+        let weights = [200, 100, 50, 25, 12, 6, 3, 2, 1]
+        let filler = ["alpha", "beta", "gamma", "delta"].dropFirst()
+        let count = 6_000
+        var records: [POIRecord] = []
+        for i in 0..<count {
+            var words: [String] = []
+            if random.next() % 3 != 0 { words.append("alpha") }
+            if random.next() % 20 < 17 { words.append("bravo") }
+            if random.next() % 2 == 0 {
+                var pick = Int(random.next() % UInt64(weights.reduce(0, +)))
+                let c = weights.firstIndex { w in
+                    pick -= w
+                    return pick < 0
+                }!
+                words.insert(completions[c], at: Int(random.next() % UInt64(words.count + 1)))
+            }
+            if words.isEmpty { words = ["omega"] }
+            let tokens = Int(random.next() % 8)
+            records.append(
+                POIRecord(
+                    id: "r\(i)",
+                    name: words.joined(separator: " "),
+                    category: Self.categories[Int(random.next() % UInt64(Self.categories.count))],
+                    address: tokens == 0 ? nil : (0..<tokens).map { _ in filler.randomElement(using: &random)! }.joined(separator: " "),
+                    city: random.next() % 4 == 0 ? "bravo city" : nil,
+                    country: nil,
+                    lat: 60.17,
+                    lon: 24.94,
+                    tags: [:]
+                )
+            )
+        }
+        let corpus = Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
+        for trial in 0..<60 {
+            let text = ["alpha b", "alpha b", "alpha bo", "b alpha"][trial % 4]
+            let limit = 1 + Int(random.next() % 40)
+            let offset = trial % 3 == 0 ? Int(random.next() % 200) : 0
+            let query = SearchQuery(text: text, limit: limit, offset: offset)
+            let oracle = Oracle(records: corpus.records, query: query)
+            let expected = Array(oracle.ranking().dropFirst(offset))
+            let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
+            let context = "trial \(trial): q=\(text) limit=\(limit) offset=\(offset)"
+            #expect(got.count == min(limit, expected.count), "\(context)")
+            Self.expectSameKeys(got, expected, oracle, context)
+        }
+    }
+
     /// Deep pages and updates: the engine after random writes still equals the scorer over the live records.
     @Test func pagesAndWritesAgreeWithTheScorer() throws {
         var random = testRandom("pagesAndWritesAgreeWithTheScorer")

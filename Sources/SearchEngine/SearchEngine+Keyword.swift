@@ -1168,12 +1168,10 @@ struct KeywordRanker {
                     // words' bounds in that order is never below a record's sum, where summed driving word first it
                     // could be one rounding below — and refuse, by the tie on record number, a block holding a record
                     // that ties the page's worst and should enter.
-                    var stretch = words[0]!
-                    for g in cursors.indices.dropFirst() { stretch.add(words[g]!) }
-                    stretch.score *= decay
                     guard
                         admits(
-                            stretch,
+                            words,
+                            decay: decay,
                             dropped: dropped,
                             first: first,
                             heap: heap,
@@ -1277,12 +1275,10 @@ struct KeywordRanker {
                         if g == driving && !(labels && !source.members.isEmpty) { least = w.length }
                     }
                     guard everyWord else { continue }
-                    var stretch = words[0]!
-                    for g in cursors.indices.dropFirst() { stretch.add(words[g]!) }
-                    if weighted { stretch.score *= decays[k] }
                     guard
                         admits(
-                            stretch,
+                            words,
+                            decay: weighted ? decays[k] : 1,
                             dropped: dropped,
                             first: first,
                             heap: heap,
@@ -1353,13 +1349,16 @@ struct KeywordRanker {
         return true
     }
 
-    /// Whether a stretch of records whose words are bounded together by `words` (their sums) can still put a record in the page: one whose
-    /// every word matches in the name (a better bucket than any other, scoring at most the name bounds' sum), or one
-    /// with some word elsewhere (a worse bucket, scoring at most the bounds' sum). With an origin the attribute is a
-    /// weight inside the score, not a bucket.
-    /// `wholeName`: whether some record of the stretch may have the whole query as its name (asked only when that
-    /// decides).
-    private func admits(_ words: WordBound, dropped: Int, first: UInt32, heap: TopK, wholeName: () -> Bool) -> Bool {
+    /// Whether a stretch of records whose words are bounded by `bounds` (one a word, every one set) can still put a
+    /// record in the page: one whose every word matches in the name (a better bucket than any other, scoring at most
+    /// the name bounds' sum), or one with some word elsewhere (a worse bucket, scoring at most the bounds' sum). The
+    /// bounds are summed in the words' order, as a record's score is, then multiplied by the stretch's distance
+    /// `decay`. With an origin the attribute is a weight inside the score, not a bucket. `wholeName`: whether some
+    /// record of the stretch may have the whole query as its name (asked only when that decides).
+    private func admits(_ bounds: [WordBound?], decay: Double, dropped: Int, first: UInt32, heap: TopK, wholeName: () -> Bool) -> Bool {
+        var words = bounds[0]!
+        for w in bounds.dropFirst() { words.add(w!) }
+        words.score *= decay
         func bucket(attributes: Int, wholeName: Bool) -> UInt64 {
             RankBucket.make(dropped: dropped, typos: words.typos, prefixes: words.prefix, attributes: attributes, wholeName: wholeName)
         }

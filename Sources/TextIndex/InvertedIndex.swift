@@ -422,7 +422,8 @@ public struct InvertedIndex: Sendable {
                 range += 1
             }
         }
-        return box
+        // Numbers past every position's (none is indexed there): no box to bound them by.
+        return box.south <= box.north ? box : .world
     }
 
     mutating func includeInRangeBoxes(_ document: UInt32, _ position: Position) {

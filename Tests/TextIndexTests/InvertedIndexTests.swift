@@ -238,6 +238,7 @@ struct TestRandom {
         }
         try index.checkInvariants()
         check(index, positions, "added")
+        #expect(index.box(from: UInt32(count + 100), through: UInt32(count + 200)) == .world, "numbers past every position")
 
         var numbers = (0..<count).map { UInt32($0) }
         for i in stride(from: count - 1, to: 0, by: -1) { numbers.swapAt(i, random.below(i + 1)) }

@@ -1254,8 +1254,8 @@ struct KeywordRanker {
                     // Block-max over a stretch of the driving word's records, as above, every word bounded alike (in
                     // the labels pass a word its label can satisfy matches anywhere, at the label's rank and score).
                     let (first, last) = (docs[start], docs[end - 1])
-                    // The stretch's records are the driving word's (in the labels pass, with its label's members): none
-                    // is shorter than the least length of the driving word's blocks there, which bounds the others too.
+                    // The stretch's records are the driving word's: none is shorter than the least length of its blocks
+                    // there, which bounds the others too (not in the labels pass when its label's members are among them).
                     var least: UInt16 = 0
                     var everyWord = true
                     for step in cursors.indices {

@@ -1120,7 +1120,8 @@ struct KeywordRanker {
                     for g in cursors.indices { cursors[g].rewind() }
                 }
                 lastRead = b
-                if deferred && heap.isFull
+                // (A page that never fills — fewer matches than its size — must not table every block one by one.)
+                if deferred && (heap.isFull || blocksTabled >= Self.tabledBlocksFirst)
                     && fillTables(&tables, &cursors, along: drivingDocs, dropped: dropped, heap: heap, mayWait: blocksTabled < Self.tabledBlocksFirst)
                 {
                     deferred = false

@@ -438,10 +438,8 @@ public struct InvertedIndex: Sendable {
     mutating func rebuildRangeBoxes() {
         rangeBoxes = FlatArray()
         wideRangeBoxes = FlatArray()
-        positions.withUnsafeBufferPointer { all in
-            // A number without a position (never added, or added without one) makes its ranges the world.
-            for (document, position) in all.enumerated() { includeInRangeBoxes(UInt32(document), position) }
-        }
+        // A number without a position (never added, or added without one) makes its ranges the world.
+        for (document, position) in positions.enumerated() { includeInRangeBoxes(UInt32(document), position) }
     }
 
     /// The documents' positions by number, for a caller about to read many (to fetch their cache lines together).

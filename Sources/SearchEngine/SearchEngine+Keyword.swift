@@ -162,12 +162,78 @@ struct KeywordRanker {
     /// The order to read blocks in: with an origin, or `byKey`, by `key(block)` (the most a block can score, its
     /// distance decay included) from the highest, so that the page fills with good (near) records first and later
     /// blocks are refused by their bound; otherwise by record number. Blocks `include` refuses are left out.
-    func blockOrder(count: Int, include: (Int) -> Bool = { _ in true }, byKey: Bool = false, key: (Int) -> Double) -> [(block: Int, key: Double)] {
-        var order: [(block: Int, key: Double)] = []
-        order.reserveCapacity(count)
-        for b in 0..<count where include(b) { order.append((b, key(b))) }
-        if query.origin != nil || byKey { order.sort { $0.key != $1.key ? $0.key > $1.key : $0.block < $1.block } }
-        return order
+    func blockOrder(count: Int, include: (Int) -> Bool = { _ in true }, byKey: Bool = false, key: (Int) -> Double) -> BlockOrder {
+        var blocks: [(block: Int, key: Double)] = []
+        blocks.reserveCapacity(count)
+        for b in 0..<count where include(b) { blocks.append((b, key(b))) }
+        return BlockOrder(blocks, byKey: query.origin != nil || byKey, lazily: query.origin != nil)
+    }
+
+    /// Blocks and their keys in the order to read them (`KeywordRanker.blockOrder`). By key, the blocks can be a heap
+    /// popped one at a time (`lazily`): near an origin a reader meets a key no record can reach after a few far-off
+    /// blocks and stops there (`isOrderedByKey`) — of a one-word query's 190 blocks, 5 on average — so sorting them
+    /// all would be wasted. After `popsBeforeSort` pops the rest is sorted at once, which costs less than popping it
+    /// block by block. Without an origin the keys differ little and most blocks are read: they are sorted at once.
+    struct BlockOrder: Sequence, IteratorProtocol {
+        private var items: [(block: Int, key: Double)]
+        /// By key: the heap (then the sorted rest, worst first) is `items[..<remaining]`; else the next is `items[cursor]`.
+        private var remaining: Int
+        private var cursor = 0
+        private var pops: Int
+        private var sortedRest = false
+        /// The blocks come from the highest key down: one whose key cannot enter means none after it can.
+        let isOrderedByKey: Bool
+
+        static let popsBeforeSort = 32
+
+        init(_ items: [(block: Int, key: Double)], byKey: Bool, lazily: Bool) {
+            self.items = items
+            remaining = items.count
+            isOrderedByKey = byKey
+            pops = lazily ? 0 : Self.popsBeforeSort
+            guard byKey, lazily, items.count > 1 else { return }
+            for i in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+        }
+
+        /// Whether `a` is read before `b`: a higher key, or the same key and a lower block.
+        @inline(__always)
+        private static func before(_ a: (block: Int, key: Double), _ b: (block: Int, key: Double)) -> Bool {
+            a.key != b.key ? a.key > b.key : a.block < b.block
+        }
+
+        mutating func next() -> (block: Int, key: Double)? {
+            guard isOrderedByKey else {
+                guard cursor < items.count else { return nil }
+                defer { cursor += 1 }
+                return items[cursor]
+            }
+            guard remaining > 0 else { return nil }
+            if !sortedRest && pops == Self.popsBeforeSort {
+                // Worst first, so that the next is always the last.
+                items[..<remaining].sort { Self.before($1, $0) }
+                sortedRest = true
+            }
+            remaining -= 1
+            guard !sortedRest else { return items[remaining] }
+            pops += 1
+            items.swapAt(0, remaining)
+            siftDown(0)
+            return items[remaining]
+        }
+
+        private mutating func siftDown(_ start: Int) {
+            var i = start
+            while true {
+                let left = 2 * i + 1
+                let right = left + 1
+                var first = i
+                if left < remaining && Self.before(items[left], items[first]) { first = left }
+                if right < remaining && Self.before(items[right], items[first]) { first = right }
+                if first == i { return }
+                items.swapAt(i, first)
+                i = first
+            }
+        }
     }
 
     /// The most a posting of a block can score: BM25 of its largest frequency and smallest length, per field kind
@@ -296,7 +362,7 @@ struct KeywordRanker {
                     scan(postings[...], inName: inName, idf: idf, bucket: bucket, into: &heap)
                     return
                 }
-                let order = blockOrder(count: bounds.count, include: { (inName ? bounds[$0].nameFrequency : bounds[$0].otherFrequency) > 0 }) { b in
+                var order = blockOrder(count: bounds.count, include: { (inName ? bounds[$0].nameFrequency : bounds[$0].otherFrequency) > 0 }) { b in
                     let bound = bounds[b]
                     let frequency = inName ? bound.nameFrequency : bound.otherFrequency
                     let length = inName ? bound.nameLength : bound.otherLength
@@ -305,9 +371,13 @@ struct KeywordRanker {
                     let limit = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: averageLength, idf: idf)
                     return query.origin == nil ? limit : limit * blockDecay(boxes[b])
                 }
-                for (b, limit) in order {
+                while let (b, limit) = order.next() {
                     let start = b * InvertedIndex.blockSize
-                    guard heap.admits(bucket: bucket, scoreBound: limit, firstDoc: postings[start].doc) else { continue }
+                    guard heap.admits(bucket: bucket, scoreBound: limit, firstDoc: postings[start].doc) else {
+                        // Refused whatever its first record: so is every block after it.
+                        if order.isOrderedByKey && !heap.admits(bucket: bucket, scoreBound: limit) { break }
+                        continue
+                    }
                     scan(
                         postings[start..<min(postings.count, start + InvertedIndex.blockSize)],
                         inName: inName,
@@ -480,7 +550,7 @@ struct KeywordRanker {
         /// bounds: its postings' largest score), or its label's score.
         let maxScore: Double
 
-        init(_ group: TextMatcher.Group, ranker: KeywordRanker) {
+        init(_ group: TextMatcher.Group, ranker: borrowing KeywordRanker) {
             let s = ranker.s
             let expansions = group.expansions.enumerated().sorted { a, b in
                 (a.element.typos, a.element.kind == .prefix ? 1 : 0, a.offset) < (b.element.typos, b.element.kind == .prefix ? 1 : 0, b.offset)
@@ -869,8 +939,10 @@ struct KeywordRanker {
         guard sizes[driving] > 0 else { return }
         var matches = [WordMatch](repeating: WordMatch(typos: 0, prefix: 0, attribute: 0, score: 0, posting: nil), count: cursors.count)
         // remaining[i]: the most the words from order[i] on can still add (with a margin for summation order).
-        var remaining = [Double](repeating: 0, count: order.count + 1)
-        for i in stride(from: order.count - 1, through: 0, by: -1) { remaining[i] = remaining[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9) }
+        // (A constant: a variable captured by the nested functions below is checked for exclusive access at run time.)
+        let remaining = order.indices.reversed().reduce(into: [Double](repeating: 0, count: order.count + 1)) { sums, i in
+            sums[i] = sums[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9)
+        }
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
         // The most the words from order[i] on can still add to a record of `length`: `remaining[i]`, or less when
         // their largest frequencies and idfs score less at that length (with the same margin).
@@ -1101,11 +1173,13 @@ struct KeywordRanker {
             let size = InvertedIndex.blockSize
             let boxes = s.text.blockBoxes(of: source.terms[0])
             let others = remaining[1]
-            let order = blockOrder(count: bounds.count, byKey: true) { b in
+            var order = blockOrder(count: bounds.count, byKey: true) { b in
                 blockDecay(boxes[b]) * (max(bound(bounds[b], idf: source.idfs[0]), source.labelScore) * (1 + 1e-9) + others)
             }
             var lastRead = -1
-            for (b, key) in order {
+            while let (b, key) = order.next() {
+                // Refused whatever its first record, at the best bucket of all: so is every block after it.
+                if heap.isFull && !heap.admits(bucket: best, scoreBound: key) { break }
                 let start = b * size
                 let end = min(list.count, start + size)
                 let decay = weighted ? blockDecay(boxes[b]) : 1
@@ -1233,9 +1307,10 @@ struct KeywordRanker {
                     blockDecay(s.text.box(from: docs[k * size], through: docs[min(docs.count, (k + 1) * size) - 1]))
                 }
             }
-            let order = blockOrder(count: stretchCount) { weighted ? decays[$0] * remaining[0] : 0 }
+            var order = blockOrder(count: stretchCount) { weighted ? decays[$0] * remaining[0] : 0 }
             var lastRead = -1
-            for (k, key) in order {
+            while let (k, key) = order.next() {
+                if weighted && heap.isFull && !heap.admits(bucket: best, scoreBound: key) { break }
                 let start = k * size
                 let end = min(docs.count, start + size)
                 if weighted {

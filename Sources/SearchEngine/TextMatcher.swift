@@ -13,7 +13,7 @@ struct TextMatcher {
     let groups: [Group]
     let normalizedQuery: String
 
-    init(_ text: String, index: InvertedIndex, taxonomy: CategoryTaxonomy) {
+    init(_ text: String, index: borrowing InvertedIndex, taxonomy: CategoryTaxonomy) {
         let normalized = TextNormalizer.normalize(text)
         normalizedQuery = normalized
         let words = normalized.split(separator: " ").map(String.init)

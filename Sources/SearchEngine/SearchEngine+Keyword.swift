@@ -569,11 +569,11 @@ struct KeywordRanker {
             members = s.members(ofCategoriesUnder: group.categories)
             labelScore = members.isEmpty ? 0 : s.text.idf(documentFrequency: members.reduce(0) { $0 + $1.count }) * 0.8
             var frequency: UInt16 = 0
-            listMaxScores = zip(terms, idfs).map { term, idf in
-                let bounds = s.text.blockBounds(of: term)
+            listMaxScores = zip(zip(lists, blocks), idfs).map { listAndBounds, idf in
+                let (list, bounds) = listAndBounds
                 if bounds.isEmpty {
                     // A list too short for block bounds: its postings themselves.
-                    return s.text.postings(of: term).reduce(0) { most, posting in
+                    return list.reduce(0) { most, posting in
                         frequency = max(frequency, posting.frequency)
                         return max(most, ranker.matchScore(posting, idf: idf))
                     }
@@ -828,39 +828,77 @@ struct KeywordRanker {
             guard !range.isEmpty else { return }
             let weighted = ranker.query.origin != nil
             let (firstDoc, lastDoc) = (driving[range.lowerBound], driving[range.upperBound - 1])
-            for l in lists.indices {
-                let list = lists[l]
-                // A list whose records all lie before or after the range is refused by its ends, without a search.
-                guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { continue }
-                func consider(_ i: Int, _ posting: InvertedIndex.Posting) {
-                    let attribute = posting.isInName ? RankBucket.name : RankBucket.other
-                    var score = ranker.s.text.score(posting, idf: idfs[l])
-                    if weighted { score *= RankBucket.weight(attribute: attribute) }
-                    let candidate = WordMatch(typos: typos[l], prefix: prefixes[l], attribute: attribute, score: score, posting: posting)
-                    if table[i].map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { table[i] = candidate }
-                }
-                // The list's stretch that can hold the range's records: found from where the last one was, and its
-                // end galloped to from its start.
-                let from = KeywordRanker.lowerBound(list, firstDoc, near: fillHints[l])
-                fillHints[l] = from
-                let to = range.upperBound == driving.count ? list.count : KeywordRanker.gallop(list, from: from, to: driving[range.upperBound])
-                if to - from < range.count {
-                    var i = range.lowerBound
-                    for p in from..<to {
-                        let posting = list[p]
-                        i = KeywordRanker.gallop(driving, from: i, to: posting.doc)
-                        guard i < range.upperBound else { break }
-                        if driving[i] == posting.doc { consider(i, posting) }
-                    }
-                } else {
-                    var p = from
-                    for i in range {
-                        p = KeywordRanker.gallop(list, from: p, to: driving[i])
-                        guard p < to else { break }
-                        if list[p].doc == driving[i] { consider(i, list[p]) }
+            // (Through buffers: a merge step is a few instructions, and the arrays' bounds and uniqueness checks were
+            // as many again.)
+            table.withUnsafeMutableBufferPointer { table in
+                driving.withUnsafeBufferPointer { driving in
+                    for l in lists.indices {
+                        lists[l].withUnsafeBufferPointer { list in
+                            fillHints[l] = Self.fill(
+                                table,
+                                along: driving,
+                                range: range,
+                                firstDoc: firstDoc,
+                                lastDoc: lastDoc,
+                                from: list,
+                                hint: fillHints[l],
+                                match: (typos: typos[l], prefix: prefixes[l], idf: idfs[l]),
+                                weighted: weighted,
+                                text: ranker.s.text
+                            )
+                        }
                     }
                 }
             }
+        }
+
+        /// `fill` for one list (of rule class and idf `match`), searched for from `hint`; answers where the list's
+        /// stretch over the range begins (the next hint), or the hint when the list lies wholly outside the range.
+        @inline(__always)
+        private static func fill(
+            _ table: UnsafeMutableBufferPointer<WordMatch?>,
+            along driving: UnsafeBufferPointer<UInt32>,
+            range: Range<Int>,
+            firstDoc: UInt32,
+            lastDoc: UInt32,
+            from list: UnsafeBufferPointer<InvertedIndex.Posting>,
+            hint: Int,
+            match: (typos: Int, prefix: Int, idf: Double),
+            weighted: Bool,
+            text: borrowing InvertedIndex
+        ) -> Int {
+            // A list whose records all lie before or after the range is refused by its ends, without a search.
+            guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { return hint }
+            func consider(_ i: Int, _ posting: InvertedIndex.Posting) {
+                let attribute = posting.isInName ? RankBucket.name : RankBucket.other
+                var score = text.score(posting, idf: match.idf)
+                if weighted { score *= RankBucket.weight(attribute: attribute) }
+                let candidate = WordMatch(typos: match.typos, prefix: match.prefix, attribute: attribute, score: score, posting: posting)
+                if table[i].map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { table[i] = candidate }
+            }
+            // The list's stretch that can hold the range's records: found from where the last one was, and its end
+            // galloped to from its start.
+            let from = KeywordRanker.lowerBound(count: list.count, firstDoc, near: hint) { list[$0].doc }
+            let to =
+                range.upperBound == driving.count
+                ? list.count : KeywordRanker.gallop(count: list.count, from: from, to: driving[range.upperBound]) { list[$0].doc }
+            if to - from < range.count {
+                var i = range.lowerBound
+                for p in from..<to {
+                    let posting = list[p]
+                    i = KeywordRanker.gallop(count: range.upperBound, from: i, to: posting.doc) { driving[$0] }
+                    guard i < range.upperBound else { break }
+                    if driving[i] == posting.doc { consider(i, posting) }
+                }
+            } else {
+                var p = from
+                for i in range {
+                    p = KeywordRanker.gallop(count: to, from: p, to: driving[i]) { list[$0].doc }
+                    guard p < to else { break }
+                    if list[p].doc == driving[i] { consider(i, list[p]) }
+                }
+            }
+            return from
         }
     }
 
@@ -946,12 +984,14 @@ struct KeywordRanker {
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
         // The most the words from order[i] on can still add to a record of `length`: `remaining[i]`, or less when
         // their largest frequencies and idfs score less at that length (with the same margin).
+        // (Each word's three figures, in the words' order, read without copying its cursor on every visit.)
+        let lengthBounds = order.map { g in (frequency: cursors[g].maxFrequency, idf: cursors[g].maxIdf, label: cursors[g].labelScore) }
         func remainingBound(from i: Int, length: UInt16) -> Double {
             var sum = 0.0
             for j in i..<order.count {
-                let c = cursors[order[j]]
-                let most = InvertedIndex.bm25(frequency: c.maxFrequency, length: length, averageLength: averageLength, idf: c.maxIdf)
-                sum += max(c.labelScore, most) * (1 + 1e-9)
+                let c = lengthBounds[j]
+                let most = InvertedIndex.bm25(frequency: c.frequency, length: length, averageLength: averageLength, idf: c.idf)
+                sum += max(c.label, most) * (1 + 1e-9)
             }
             return min(sum, remaining[i])
         }
@@ -1023,6 +1063,12 @@ struct KeywordRanker {
             prefetchPlaces(of: screenedDocs)
         }
 
+        // What a visit reads of the words on every call, read once: the driving word's first list's class and idf,
+        // and which words a label can satisfy (copying a cursor out of the array retains its fifteen arrays).
+        let drivingMatch = (
+            typos: cursors[driving].typos.first ?? 0, prefix: cursors[driving].prefixes.first ?? 0, idf: cursors[driving].idfs.first ?? 0
+        )
+        let hasLabel = cursors.map { !$0.labelled.isEmpty }
         func visit(_ doc: UInt32, at index: Int = -1, driven: InvertedIndex.Posting? = nil) {
             var typos = 0
             var prefixes = 0
@@ -1058,20 +1104,14 @@ struct KeywordRanker {
                 if i == 0, let driven {
                     // The driving word of one list matches through the posting being visited: as `match`, unsearched.
                     let attribute = driven.isInName ? RankBucket.name : RankBucket.other
-                    var score = s.text.score(driven, idf: cursors[g].idfs[0])
+                    var score = s.text.score(driven, idf: drivingMatch.idf)
                     if weighted { score *= RankBucket.weight(attribute: attribute) }
-                    let own = WordMatch(
-                        typos: cursors[g].typos[0],
-                        prefix: cursors[g].prefixes[0],
-                        attribute: attribute,
-                        score: score,
-                        posting: driven
-                    )
-                    found = labelsMatter ? cursors[g].withLabel(own, doc, ranker: self) : own
-                } else if index >= 0, let table = tables[g] {
+                    let own = WordMatch(typos: drivingMatch.typos, prefix: drivingMatch.prefix, attribute: attribute, score: score, posting: driven)
+                    found = labelsMatter && hasLabel[g] ? cursors[g].withLabel(own, doc, ranker: self) : own
+                } else if index >= 0, tables[g] != nil {
                     // As `match`: a label alone satisfies the word only in the labels pass.
-                    found =
-                        table[index] != nil || labels ? (labelsMatter ? cursors[g].withLabel(table[index], doc, ranker: self) : table[index]) : nil
+                    let entry = tables[g].unsafelyUnwrapped[index]
+                    found = entry != nil || labels ? (labelsMatter && hasLabel[g] ? cursors[g].withLabel(entry, doc, ranker: self) : entry) : nil
                 } else {
                     found = cursors[g].match(doc, labels: labels, labelsMatter: labelsMatter, ranker: self)
                 }
@@ -1517,14 +1557,20 @@ struct KeywordRanker {
     /// from `hint` outwards: galloping forward or backward, then a binary search between the last two steps — a few
     /// reads near the hint where a search of the whole list makes twenty far apart.
     static func lowerBound(_ list: FlatArray<InvertedIndex.Posting>, _ target: UInt32, near hint: Int) -> Int {
-        guard !list.isEmpty else { return 0 }
-        let h = min(max(hint, 0), list.count - 1)
-        if list[h].doc < target { return gallop(list, from: h + 1, to: target) }
-        // list[high].doc >= target throughout; step back until a record below target (or the start) is passed.
+        lowerBound(count: list.count, target, near: hint) { list[$0].doc }
+    }
+
+    /// `lowerBound` over any sorted sequence of record numbers read by index.
+    @inline(__always)
+    static func lowerBound(count: Int, _ target: UInt32, near hint: Int, record: (Int) -> UInt32) -> Int {
+        guard count > 0 else { return 0 }
+        let h = min(max(hint, 0), count - 1)
+        if record(h) < target { return gallop(count: count, from: h + 1, to: target, record: record) }
+        // record(high) >= target throughout; step back until a record below target (or the start) is passed.
         var high = h
         var low = h - 1
         var step = 1
-        while low >= 0 && list[low].doc >= target {
+        while low >= 0 && record(low) >= target {
             high = low
             low -= step
             step *= 2
@@ -1532,7 +1578,7 @@ struct KeywordRanker {
         var first = max(low + 1, 0)
         while first < high {
             let middle = (first + high) / 2
-            if list[middle].doc < target { first = middle + 1 } else { high = middle }
+            if record(middle) < target { first = middle + 1 } else { high = middle }
         }
         return first
     }

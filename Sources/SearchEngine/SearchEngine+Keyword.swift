@@ -81,6 +81,8 @@ struct KeywordRanker {
     let matcher: TextMatcher
     let query: SearchQuery
     let averageLength: Double
+    /// BM25 at the index's average length, a posting's score in one division.
+    let scorer: InvertedIndex.Scorer
     /// Tokens of the whole query, as a name that is the query has.
     let queryTokens: Int
     /// Neither a category nor a box filters the records (read once: the hot loops test it per posting).
@@ -93,7 +95,8 @@ struct KeywordRanker {
         self.s = state
         self.matcher = matcher
         self.query = query
-        averageLength = state.text.averageLength
+        scorer = InvertedIndex.Scorer(averageLength: state.text.averageLength)
+        averageLength = scorer.averageLength
         queryTokens = Tokenizer.tokens(matcher.normalizedQuery).count
         unfiltered = query.categories.isEmpty && query.bbox == nil
         distanceFloor = query.origin.map { DistanceFloor(from: $0) }
@@ -265,7 +268,7 @@ struct KeywordRanker {
     /// A posting's score as a match through it counts (with an origin, weighted by its field).
     @inline(__always)
     func matchScore(_ posting: InvertedIndex.Posting, idf: Double) -> Double {
-        let score = s.text.score(posting, idf: idf)
+        let score = scorer.score(posting, idf: idf)
         return query.origin != nil ? score * RankBucket.weight(attribute: posting.isInName ? RankBucket.name : RankBucket.other) : score
     }
 
@@ -396,7 +399,7 @@ struct KeywordRanker {
                 at = Self.gallop(list, from: at, to: doc)
                 guard at < list.count, list[at].doc == doc else { continue }
                 let posting = list[at]
-                let score = s.text.score(posting, idf: idf)
+                let score = scorer.score(posting, idf: idf)
                 if heap.admits(bucket: bucket, scoreBound: score, firstDoc: doc) && accepts(posting) {
                     heap.offer(.init(bucket: bucket, score: score, doc: doc))
                 }
@@ -453,7 +456,7 @@ struct KeywordRanker {
     {
         if query.origin != nil { prefetchPlaces(of: postings.lazy.filter { $0.isInName == inName }.map(\.doc)) }
         for posting in postings where posting.isInName == inName {
-            var score = s.text.score(posting, idf: idf)
+            var score = scorer.score(posting, idf: idf)
             guard heap.admits(bucket: bucket, scoreBound: score, firstDoc: posting.doc) else { continue }
             if query.origin != nil {
                 guard heap.admits(bucket: bucket, scoreBound: score * decayBound(posting.doc), firstDoc: posting.doc) else { continue }
@@ -739,7 +742,7 @@ struct KeywordRanker {
                 guard p < lists[l].count, lists[l][p].doc == doc else { continue }
                 let posting = lists[l][p]
                 let attribute = posting.isInName ? RankBucket.name : RankBucket.other
-                var score = ranker.s.text.score(posting, idf: idfs[l])
+                var score = ranker.scorer.score(posting, idf: idfs[l])
                 if weighted { score *= RankBucket.weight(attribute: attribute) }
                 let candidate = WordMatch(typos: typos[l], prefix: prefixes[l], attribute: attribute, score: score, posting: posting)
                 if best.map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { best = candidate }
@@ -844,7 +847,7 @@ struct KeywordRanker {
                                 hint: fillHints[l],
                                 match: (typos: typos[l], prefix: prefixes[l], idf: idfs[l]),
                                 weighted: weighted,
-                                text: ranker.s.text
+                                scorer: ranker.scorer
                             )
                         }
                     }
@@ -865,13 +868,13 @@ struct KeywordRanker {
             hint: Int,
             match: (typos: Int, prefix: Int, idf: Double),
             weighted: Bool,
-            text: borrowing InvertedIndex
+            scorer: borrowing InvertedIndex.Scorer
         ) -> Int {
             // A list whose records all lie before or after the range is refused by its ends, without a search.
             guard let head = list.first, head.doc <= lastDoc, list[list.count - 1].doc >= firstDoc else { return hint }
             func consider(_ i: Int, _ posting: InvertedIndex.Posting) {
                 let attribute = posting.isInName ? RankBucket.name : RankBucket.other
-                var score = text.score(posting, idf: match.idf)
+                var score = scorer.score(posting, idf: match.idf)
                 if weighted { score *= RankBucket.weight(attribute: attribute) }
                 let candidate = WordMatch(typos: match.typos, prefix: match.prefix, attribute: attribute, score: score, posting: posting)
                 if table[i].map({ candidate.isBetter(than: $0, weighted: weighted) }) ?? true { table[i] = candidate }
@@ -982,15 +985,15 @@ struct KeywordRanker {
             sums[i] = sums[i + 1] + cursors[order[i]].maxScore * (1 + 1e-9)
         }
         let wholeNameTokens = min(queryTokens, InvertedIndex.Posting.manyNameTokens)
-        // The most the words from order[i] on can still add to a record of `length`: `remaining[i]`, or less when
-        // their largest frequencies and idfs score less at that length (with the same margin).
+        // The most the words from order[i] on can still add to a record of length norm `norm`: `remaining[i]`, or
+        // less when their largest frequencies and idfs score less at that length (with the same margin).
         // (Each word's three figures, in the words' order, read without copying its cursor on every visit.)
         let lengthBounds = order.map { g in (frequency: cursors[g].maxFrequency, idf: cursors[g].maxIdf, label: cursors[g].labelScore) }
-        func remainingBound(from i: Int, length: UInt16) -> Double {
+        func remainingBound(from i: Int, norm: UInt8) -> Double {
             var sum = 0.0
             for j in i..<order.count {
                 let c = lengthBounds[j]
-                let most = InvertedIndex.bm25(frequency: c.frequency, length: length, averageLength: averageLength, idf: c.idf)
+                let most = scorer.bm25(frequency: c.frequency, norm: norm, idf: c.idf)
                 sum += max(c.label, most) * (1 + 1e-9)
             }
             return min(sum, remaining[i])
@@ -1078,10 +1081,10 @@ struct KeywordRanker {
             // match: if not, the record's best bucket is not a whole-name one, which lets far more records be
             // dropped early (the page's worst entry is rarely a whole-name match).
             var wholeNamePossible = true
-            // The record's length, once a posting of it is known: with it the words still to match are bounded at
+            // The record's length (as its norm), once a posting of it is known: with it the words still to match are bounded at
             // that length, not at their lists' least (CJK −10 %). Not near an origin, where the distance decides and
             // the bound costs more than it refuses.
-            var length = weighted ? nil : driven?.length
+            var norm = weighted ? nil : driven?.norm
             // With an origin the score is multiplied by the distance decay: its cheap bound shrinks every bound below.
             let factor = weighted && heap.isFull ? decayBound(doc) : 1
             // A record with a word matched through its category label is at best in `labelFloor` (no typo, no prefix,
@@ -1097,14 +1100,14 @@ struct KeywordRanker {
                         attributes: weighted ? 0 : attributes,
                         wholeName: weighted || wholeNamePossible
                     )
-                    let rest = length.map { remainingBound(from: i, length: $0) } ?? remaining[i]
+                    let rest = norm.map { remainingBound(from: i, norm: $0) } ?? remaining[i]
                     guard heap.admits(bucket: lowest, scoreBound: (partial + rest) * factor, firstDoc: doc) else { return }
                 }
                 let found: WordMatch?
                 if i == 0, let driven {
                     // The driving word of one list matches through the posting being visited: as `match`, unsearched.
                     let attribute = driven.isInName ? RankBucket.name : RankBucket.other
-                    var score = s.text.score(driven, idf: drivingMatch.idf)
+                    var score = scorer.score(driven, idf: drivingMatch.idf)
                     if weighted { score *= RankBucket.weight(attribute: attribute) }
                     let own = WordMatch(typos: drivingMatch.typos, prefix: drivingMatch.prefix, attribute: attribute, score: score, posting: driven)
                     found = labelsMatter && hasLabel[g] ? cursors[g].withLabel(own, doc, ranker: self) : own
@@ -1117,7 +1120,7 @@ struct KeywordRanker {
                 }
                 guard let m = found else { return }
                 matches[g] = m
-                if length == nil && !weighted { length = m.posting?.length }
+                if norm == nil && !weighted { norm = m.posting?.norm }
                 if i == 0 {
                     wholeNamePossible = dropped == 0 && m.posting.map { $0.isInName && $0.nameTokens == wholeNameTokens } ?? false
                 }

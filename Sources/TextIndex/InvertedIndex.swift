@@ -582,6 +582,35 @@ public struct InvertedIndex: Sendable {
         return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * Double(length) / max(averageLength, 1)))
     }
 
+    /// BM25 at one average length, with its length term tabled by norm: a posting's score is one division where
+    /// `score(_:idf:)` makes three (the average, the length's share of it, the weight), and the same value to the bit
+    /// — each entry is `bm25`'s own arithmetic on the norm's length. Ranking scores thousands of postings a query.
+    public struct Scorer: Sendable {
+        public let averageLength: Double
+        /// k1 · (1 − b + b · length / average length), per norm (up to the norm of the longest length).
+        @usableFromInline let lengthTerms: [Double]
+
+        public init(averageLength: Double) {
+            self.averageLength = averageLength
+            lengthTerms = (0...Int(InvertedIndex.norm(length: Int(UInt16.max)))).map { norm in
+                k1 * (1 - b + b * Double(InvertedIndex.length(norm: UInt8(norm))) / max(averageLength, 1))
+            }
+        }
+
+        /// `InvertedIndex.score(_:idf:)`.
+        @inlinable @inline(__always)
+        public func score(_ posting: Posting, idf: Double) -> Double {
+            bm25(frequency: posting.frequency, norm: posting.norm, idf: idf)
+        }
+
+        /// `InvertedIndex.bm25` at the length of `norm`.
+        @inlinable @inline(__always)
+        public func bm25(frequency: UInt16, norm: UInt8, idf: Double) -> Double {
+            let tf = Double(frequency)
+            return idf * tf * (k1 + 1) / (tf + lengthTerms[Int(norm)])
+        }
+    }
+
     /// The first index whose document is at least `doc` (binary search).
     @inlinable
     public static func lowerBound<C: RandomAccessCollection<Posting>>(_ postings: C, _ doc: UInt32) -> Int where C.Index == Int {

@@ -121,6 +121,25 @@ struct TestRandom {
         }
     }
 
+    /// The scorer with its tabled length terms answers `score` and `bm25` to the bit, for every norm, frequencies
+    /// from 1 to the largest and average lengths from below 1 (clamped) to far above any document's.
+    @Test func scorerEqualsTheFormulaToTheBit() {
+        var random = TestRandom("scorerEqualsTheFormulaToTheBit")
+        for _ in 0..<200 {
+            let average = [0.5, 1, 3.7, 12.25, 1_000.5][random.below(5)] * (1 + Double(random.below(1_000)) / 1_000)
+            let scorer = InvertedIndex.Scorer(averageLength: average)
+            let idf = Double(1 + random.below(10_000)) / 997
+            for norm in 0...Int(InvertedIndex.norm(length: Int(UInt16.max))) {
+                let frequency = UInt16(1 + random.below(Int(UInt16.max)))
+                let length = InvertedIndex.length(norm: UInt8(norm))
+                let expected = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: average, idf: idf)
+                let posting = InvertedIndex.Posting(doc: 0, frequency: frequency, fields: InvertedIndex.Posting.inName, norm: UInt8(norm))
+                #expect(scorer.score(posting, idf: idf).bitPattern == expected.bitPattern, "norm \(norm), tf \(frequency), average \(average)")
+                #expect(scorer.bm25(frequency: frequency, norm: UInt8(norm), idf: idf).bitPattern == expected.bitPattern)
+            }
+        }
+    }
+
     /// Block bounds and sorted lists hold after random adds and removes, including lists that cross block sizes.
     @Test func invariantsHoldUnderRandomWrites() throws {
         var random = TestRandom("invariantsHoldUnderRandomWrites")

@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -82,7 +83,10 @@ let package = Package(
         ),
         .target(
             name: "SearchEngine",
-            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "Catalog", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch"],
+            dependencies: [
+                "GeoCore", "SpatialIndex", "TextIndex", "Catalog", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

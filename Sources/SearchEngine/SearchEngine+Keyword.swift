@@ -1,6 +1,7 @@
 import CPrefetch
 import Catalog
 import GeoCore
+import HeapModule
 import SnapshotFile
 import SpatialIndex
 import TextIndex
@@ -173,69 +174,55 @@ struct KeywordRanker {
     }
 
     /// Blocks and their keys in the order to read them (`KeywordRanker.blockOrder`). By key, the blocks can be a heap
-    /// popped one at a time (`lazily`): near an origin a reader meets a key no record can reach after a few far-off
-    /// blocks and stops there (`isOrderedByKey`) — of a one-word query's 190 blocks, 5 on average — so sorting them
-    /// all would be wasted. After `popsBeforeSort` pops the rest is sorted at once, which costs less than popping it
-    /// block by block. Without an origin the keys differ little and most blocks are read: they are sorted at once.
+    /// popped one at a time (`lazily`, swift-collections' `Heap`): near an origin a reader meets a key no record can
+    /// reach after a few far-off blocks and stops there (`isOrderedByKey`) — of a one-word query's 190 blocks, 5 on
+    /// average — so sorting them all would be wasted. After `popsBeforeSort` pops the rest is sorted at once, which
+    /// costs less than popping it block by block. Without an origin the keys differ little and most blocks are read:
+    /// they are sorted at once.
     struct BlockOrder: Sequence, IteratorProtocol {
-        private var items: [(block: Int, key: Double)]
-        /// By key: the heap (then the sorted rest, worst first) is `items[..<remaining]`; else the next is `items[cursor]`.
-        private var remaining: Int
+        /// A block ranks above another with a higher key, or the same key and a lower number (read first).
+        struct Ranked: Comparable {
+            let block: Int
+            let key: Double
+
+            static func < (a: Ranked, b: Ranked) -> Bool { a.key != b.key ? a.key < b.key : a.block > b.block }
+        }
+
+        private var heap = Heap<Ranked>()
+        /// The blocks in the order to read them from `cursor` on: all of them when not read lazily, else the rest once
+        /// `popsBeforeSort` were popped.
+        private var ordered: [Ranked] = []
         private var cursor = 0
-        private var pops: Int
-        private var sortedRest = false
+        private var pops = 0
         /// The blocks come from the highest key down: one whose key cannot enter means none after it can.
         let isOrderedByKey: Bool
 
         static let popsBeforeSort = 32
 
         init(_ items: [(block: Int, key: Double)], byKey: Bool, lazily: Bool) {
-            self.items = items
-            remaining = items.count
             isOrderedByKey = byKey
-            pops = lazily ? 0 : Self.popsBeforeSort
-            guard byKey, lazily, items.count > 1 else { return }
-            for i in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
-        }
-
-        /// Whether `a` is read before `b`: a higher key, or the same key and a lower block.
-        @inline(__always)
-        private static func before(_ a: (block: Int, key: Double), _ b: (block: Int, key: Double)) -> Bool {
-            a.key != b.key ? a.key > b.key : a.block < b.block
+            let ranked = items.map { Ranked(block: $0.block, key: $0.key) }
+            if !byKey {
+                ordered = ranked
+            } else if lazily {
+                heap = Heap(ranked)
+            } else {
+                ordered = ranked.sorted(by: >)
+            }
         }
 
         mutating func next() -> (block: Int, key: Double)? {
-            guard isOrderedByKey else {
-                guard cursor < items.count else { return nil }
-                defer { cursor += 1 }
-                return items[cursor]
+            if pops == Self.popsBeforeSort && !heap.isEmpty {
+                ordered = heap.unordered.sorted(by: >)
+                heap = Heap()
             }
-            guard remaining > 0 else { return nil }
-            if !sortedRest && pops == Self.popsBeforeSort {
-                // Worst first, so that the next is always the last.
-                items[..<remaining].sort { Self.before($1, $0) }
-                sortedRest = true
+            if let top = heap.popMax() {
+                pops += 1
+                return (top.block, top.key)
             }
-            remaining -= 1
-            guard !sortedRest else { return items[remaining] }
-            pops += 1
-            items.swapAt(0, remaining)
-            siftDown(0)
-            return items[remaining]
-        }
-
-        private mutating func siftDown(_ start: Int) {
-            var i = start
-            while true {
-                let left = 2 * i + 1
-                let right = left + 1
-                var first = i
-                if left < remaining && Self.before(items[left], items[first]) { first = left }
-                if right < remaining && Self.before(items[right], items[first]) { first = right }
-                if first == i { return }
-                items.swapAt(i, first)
-                i = first
-            }
+            guard cursor < ordered.count else { return nil }
+            defer { cursor += 1 }
+            return (ordered[cursor].block, ordered[cursor].key)
         }
     }
 

@@ -81,9 +81,9 @@ struct KeywordRanker {
     let s: EngineState
     let matcher: TextMatcher
     let query: SearchQuery
-    let averageLength: Double
     /// BM25 at the index's average length, a posting's score in one division.
     let scorer: InvertedIndex.Scorer
+    var averageLength: Double { scorer.averageLength }
     /// Tokens of the whole query, as a name that is the query has.
     let queryTokens: Int
     /// Neither a category nor a box filters the records (read once: the hot loops test it per posting).
@@ -97,7 +97,6 @@ struct KeywordRanker {
         self.matcher = matcher
         self.query = query
         scorer = InvertedIndex.Scorer(averageLength: state.text.averageLength)
-        averageLength = scorer.averageLength
         queryTokens = Tokenizer.tokens(matcher.normalizedQuery).count
         unfiltered = query.categories.isEmpty && query.bbox == nil
         distanceFloor = query.origin.map { DistanceFloor(from: $0) }
@@ -167,9 +166,9 @@ struct KeywordRanker {
     /// distance decay included) from the highest, so that the page fills with good (near) records first and later
     /// blocks are refused by their bound; otherwise by record number. Blocks `include` refuses are left out.
     func blockOrder(count: Int, include: (Int) -> Bool = { _ in true }, byKey: Bool = false, key: (Int) -> Double) -> BlockOrder {
-        var blocks: [(block: Int, key: Double)] = []
+        var blocks: [BlockOrder.Ranked] = []
         blocks.reserveCapacity(count)
-        for b in 0..<count where include(b) { blocks.append((b, key(b))) }
+        for b in 0..<count where include(b) { blocks.append(.init(block: b, key: key(b))) }
         return BlockOrder(blocks, byKey: query.origin != nil || byKey, lazily: query.origin != nil)
     }
 
@@ -199,9 +198,8 @@ struct KeywordRanker {
 
         static let popsBeforeSort = 32
 
-        init(_ items: [(block: Int, key: Double)], byKey: Bool, lazily: Bool) {
+        init(_ ranked: [Ranked], byKey: Bool, lazily: Bool) {
             isOrderedByKey = byKey
-            let ranked = items.map { Ranked(block: $0.block, key: $0.key) }
             if !byKey {
                 ordered = ranked
             } else if lazily {
@@ -1068,9 +1066,9 @@ struct KeywordRanker {
             // match: if not, the record's best bucket is not a whole-name one, which lets far more records be
             // dropped early (the page's worst entry is rarely a whole-name match).
             var wholeNamePossible = true
-            // The record's length (as its norm), once a posting of it is known: with it the words still to match are bounded at
-            // that length, not at their lists' least (CJK −10 %). Not near an origin, where the distance decides and
-            // the bound costs more than it refuses.
+            // The record's length (as its norm), once a posting of it is known: with it the words still to match are
+            // bounded at that length, not at their lists' least (CJK −10 %). Not near an origin, where the distance
+            // decides and the bound costs more than it refuses.
             var norm = weighted ? nil : driven?.norm
             // With an origin the score is multiplied by the distance decay: its cheap bound shrinks every bound below.
             let factor = weighted && heap.isFull ? decayBound(doc) : 1

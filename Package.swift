@@ -210,7 +210,7 @@ let package = Package(
         ),
         .testTarget(
             name: "APITests",
-            dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer"],
+            dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

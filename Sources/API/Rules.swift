@@ -19,11 +19,28 @@ public enum Rules {
     /// trimmed, no control characters. Answers the trimmed text.
     public static func text(_ value: String, parameter: String) throws(ParameterError) -> String {
         guard value.unicodeScalars.count <= maximumTextLength else { throw ParameterError(parameter, "must be at most 500 characters") }
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = trimmingWhitespace(value)
         guard !trimmed.isEmpty else { throw ParameterError(parameter, "must not be empty") }
-        guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ParameterError(parameter, "must not contain control characters")
-        }
+        guard !trimmed.unicodeScalars.contains(where: isControl) else { throw ParameterError(parameter, "must not contain control characters") }
         return trimmed
+    }
+
+    /// `value` without the white space at either end, as Foundation's `.whitespacesAndNewlines` trims it — Unicode's
+    /// White_Space scalars and the zero-width space U+200B — but without its bridging to NSString, which was 0.8 % of
+    /// a search request's CPU; a text with none at its ends is not copied.
+    static func trimmingWhitespace(_ value: String) -> String {
+        let scalars = value.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last, isWhitespace(first) || isWhitespace(last) else { return value }
+        guard let start = scalars.firstIndex(where: { !isWhitespace($0) }), let end = scalars.lastIndex(where: { !isWhitespace($0) }) else {
+            return ""
+        }
+        return String(Substring(scalars[start...end]))
+    }
+
+    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isWhitespace || scalar == "\u{200B}" }
+
+    /// A control character (general category Cc), ASCII's answered without the property tables.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII ? scalar.value < 0x20 || scalar.value == 0x7F : scalar.properties.generalCategory == .control
     }
 }

@@ -83,7 +83,6 @@ struct KeywordRanker {
     let query: SearchQuery
     /// BM25 at the index's average length, a posting's score in one division.
     let scorer: InvertedIndex.Scorer
-    var averageLength: Double { scorer.averageLength }
     /// Tokens of the whole query, as a name that is the query has.
     let queryTokens: Int
     /// Neither a category nor a box filters the records (read once: the hot loops test it per posting).
@@ -230,13 +229,13 @@ struct KeywordRanker {
     func bound(_ block: InvertedIndex.BlockBound, idf: Double, least: UInt16 = 0) -> Double {
         var most = 0.0
         if block.nameFrequency > 0 {
-            most = InvertedIndex.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), averageLength: averageLength, idf: idf)
+            most = scorer.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), idf: idf)
         }
         if block.otherFrequency > 0 {
             let weight = query.origin != nil ? RankBucket.weight(attribute: RankBucket.other) : 1
             most = max(
                 most,
-                InvertedIndex.bm25(frequency: block.otherFrequency, length: max(block.otherLength, least), averageLength: averageLength, idf: idf)
+                scorer.bm25(frequency: block.otherFrequency, length: max(block.otherLength, least), idf: idf)
                     * weight
             )
         }
@@ -247,7 +246,7 @@ struct KeywordRanker {
     /// block has none there.
     func nameBound(_ block: InvertedIndex.BlockBound, idf: Double, least: UInt16 = 0) -> Double? {
         guard block.nameFrequency > 0 else { return nil }
-        return InvertedIndex.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), averageLength: averageLength, idf: idf)
+        return scorer.bm25(frequency: block.nameFrequency, length: max(block.nameLength, least), idf: idf)
     }
 
     /// A posting's score as a match through it counts (with an origin, weighted by its field).
@@ -356,7 +355,7 @@ struct KeywordRanker {
                     let length = inName ? bound.nameLength : bound.otherLength
                     // The same arithmetic as a posting's score, on the block's extremes: a posting with those values
                     // scores exactly the bound, and any other lower by far more than rounding.
-                    let limit = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: averageLength, idf: idf)
+                    let limit = scorer.bm25(frequency: frequency, length: length, idf: idf)
                     return query.origin == nil ? limit : limit * blockDecay(boxes[b])
                 }
                 while let (b, limit) = order.next() {

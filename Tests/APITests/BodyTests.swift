@@ -1,6 +1,8 @@
 import API
+import Foundation
 import GeoCore
 import SearchEngine
+import TestSupport
 import Testing
 
 /// The write bodies as typed values: each rule of the contract, named by field.
@@ -23,6 +25,29 @@ import Testing
             try PinRules.check(Self.pin(mediaURL: String(repeating: "x", count: 2_001)), mediaURLMustBeURL: false)
         }
         try PinRules.check(Self.pin(mediaURL: "https://example.org/a"))
+    }
+
+    /// A keyword text is trimmed as Foundation's `.whitespacesAndNewlines` trims it, on random texts of white space
+    /// (every White_Space scalar and a few that are not: U+180E, U+200B, U+FEFF), controls, letters and CJK.
+    @Test func textIsTrimmedAsFoundationTrims() throws {
+        var random = testRandom("textIsTrimmedAsFoundationTrims")
+        let scalars: [Unicode.Scalar] = [
+            " ", "\t", "\n", "\r", "\u{0B}", "\u{0C}", "\u{85}", "\u{A0}", "\u{1680}", "\u{2000}", "\u{2007}", "\u{200A}",
+            "\u{2028}", "\u{2029}", "\u{202F}", "\u{205F}", "\u{3000}", "\u{180E}", "\u{200B}", "\u{FEFF}", "a", "Z", "é", "北",
+            "\u{301}", "\u{7}", "\u{7F}",
+        ]
+        for _ in 0..<5_000 {
+            var text = ""
+            for _ in 0..<Int(random.next() % 8) { text.unicodeScalars.append(scalars[Int(random.next() % UInt64(scalars.count))]) }
+            let expected = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if expected.isEmpty {
+                #expect(throws: ParameterError("q", "must not be empty")) { try Rules.text(text, parameter: "q") }
+            } else if expected.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                #expect(throws: ParameterError("q", "must not contain control characters")) { try Rules.text(text, parameter: "q") }
+            } else {
+                #expect(Array(try Rules.text(text, parameter: "q").unicodeScalars) == Array(expected.unicodeScalars), "\(text.debugDescription)")
+            }
+        }
     }
 
     @Test func poiBody() throws {

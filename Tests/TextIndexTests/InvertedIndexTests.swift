@@ -137,6 +137,13 @@ struct TestRandom {
                 #expect(scorer.score(posting, idf: idf).bitPattern == expected.bitPattern, "norm \(norm), tf \(frequency), average \(average)")
                 #expect(scorer.bm25(frequency: frequency, norm: UInt8(norm), idf: idf).bitPattern == expected.bitPattern)
             }
+            // By length: the norms' own lengths from the table, and every other length (which no posting has) too.
+            let frequency = UInt16(1 + random.below(Int(UInt16.max)))
+            for _ in 0..<300 {
+                let length = UInt16(random.below(Int(UInt16.max) + 1))
+                let expected = InvertedIndex.bm25(frequency: frequency, length: length, averageLength: average, idf: idf)
+                #expect(scorer.bm25(frequency: frequency, length: length, idf: idf).bitPattern == expected.bitPattern, "length \(length)")
+            }
         }
     }
 

@@ -792,31 +792,16 @@ struct KeywordRanker {
             fillHints[l] = p
             var found: UInt64 = 0
             var i = 0
-            let to = KeywordRanker.gallop(list, from: p, to: lastDoc &+ 1)
-            if max(to - p, docs.count) < KeywordRanker.mergeRatio * min(to - p, docs.count) {
-                // Of similar lengths: merged step by step, as in `fill`.
-                while p < to && i < docs.count {
-                    let doc = list[p].doc
-                    if doc < docs[i] {
-                        p += 1
-                    } else if doc > docs[i] {
-                        i += 1
-                    } else {
-                        found |= 1 << UInt64(i)
-                        if first { break }
-                        p += 1
-                        i += 1
-                    }
-                }
-                return found
-            }
-            while p < list.count && i < docs.count {
+            // The list's stretch over the records; of a length like theirs, it is merged with them step by step
+            // (`mergeRatio`), else whichever is behind gallops.
+            let to = lastDoc == .max ? list.count : KeywordRanker.gallop(list, from: p, to: lastDoc + 1)
+            let stepwise = max(to - p, docs.count) < KeywordRanker.mergeRatio * min(to - p, docs.count)
+            while p < to && i < docs.count {
                 let doc = list[p].doc
-                if doc > lastDoc { break }
                 if doc < docs[i] {
-                    p = KeywordRanker.gallop(list, from: p + 1, to: docs[i])
+                    p = stepwise ? p + 1 : KeywordRanker.gallop(list, from: p + 1, to: docs[i])
                 } else if doc > docs[i] {
-                    i = KeywordRanker.gallop(docs, from: i + 1, to: doc)
+                    i = stepwise ? i + 1 : KeywordRanker.gallop(docs, from: i + 1, to: doc)
                 } else {
                     found |= 1 << UInt64(i)
                     if first { break }

@@ -5,6 +5,7 @@ import Gazetteer
 import GeoCore
 import SnapshotFile
 import SpatialIndex
+import Synchronization
 import TextIndex
 
 /// Everything the engine keeps in memory, replaced or mutated only under the engine's write lock.
@@ -36,6 +37,12 @@ struct EngineState {
     /// The houses POIs carry in their own `addr:*` tags (`AddressPoint.houses`), by POI id: laid over the store's
     /// imported addresses (`AddressBook`).
     var recordHouses = RecordHouses()
+    /// Names these contents for what is derived from them and kept (`WordCursorCache`): a number no state had
+    /// before, given when a state is made and again after each write (`SearchEngine.write`).
+    var generation = EngineState.newGeneration()
+
+    private static let generations = Atomic<UInt64>(0)
+    static func newGeneration() -> UInt64 { generations.add(1, ordering: .relaxed).newValue }
 
     /// Keeps `recordHouses` of the POI `id`, now `poi` (nil: deleted).
     mutating func noteHouses(of id: String, now poi: POIRecord?) {

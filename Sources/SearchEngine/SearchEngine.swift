@@ -38,6 +38,8 @@ public final class SearchEngine: @unchecked Sendable {
     let snapshotFileWriter = NSLock()
     /// Reusable per-query visit marks for keyword search.
     let scratchPool = Mutex<[VisitMarks]>([])
+    /// Keyword query words as compiled against the state, for the queries that follow.
+    let wordCursors = WordCursorCache()
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
     /// Runs between a write's commit and its index update: tests widen that window to check that writes stay ordered.
@@ -224,7 +226,13 @@ public final class SearchEngine: @unchecked Sendable {
 
     func write<T, E: Error>(_ body: (inout EngineState) throws(E) -> T) throws(E) -> T {
         lock.lockWrite()
-        defer { lock.unlock() }
+        // Words compiled against the state hold its posting lists: let go of them first, so that the write changes
+        // lists only it holds instead of copying them.
+        wordCursors.removeAll()
+        defer {
+            state.generation = EngineState.newGeneration()
+            lock.unlock()
+        }
         return try body(&state)
     }
 

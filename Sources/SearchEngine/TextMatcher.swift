@@ -13,13 +13,20 @@ struct TextMatcher {
     let groups: [Group]
     let normalizedQuery: String
 
-    init(_ text: String, index: borrowing InvertedIndex, taxonomy: CategoryTaxonomy) {
+    /// `known`: the groups of words compiled before against the same state (`WordCursorCache`), read and added to.
+    init(_ text: String, index: borrowing InvertedIndex, taxonomy: CategoryTaxonomy, known: (cache: WordCursorCache, generation: UInt64)? = nil) {
         let normalized = TextNormalizer.normalize(text)
         normalizedQuery = normalized
         let words = normalized.split(separator: " ").map(String.init)
         var groups: [Group] = []
         for (w, word) in words.enumerated() {
             let isLast = w == words.count - 1
+            if let known, let found = known.cache.groups(of: word, isLast: isLast, generation: known.generation) {
+                groups += found
+                continue
+            }
+            let first = groups.count
+            defer { known?.cache.store(Array(groups[first...]), of: word, isLast: isLast, generation: known!.generation) }
             // Latin words are one group each; a CJK run is one group per bigram (or its single character).
             var latin = ""
             var run: [Character] = []

@@ -146,7 +146,7 @@ public struct InvertedIndex: Sendable {
     }
 
     /// One way a query word can match: a dictionary term, and how far it is from the word as typed.
-    public struct Expansion: Sendable, Equatable {
+    public struct Expansion: Sendable, Hashable {
         public enum Kind: UInt8, Sendable {
             case exact = 0
             case prefix = 1

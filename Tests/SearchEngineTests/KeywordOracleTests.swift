@@ -512,6 +512,37 @@ import TextIndex
         }
     }
 
+    /// Words compiled for one query are kept for the next (`WordCursorCache`): queries of several words asked again
+    /// after each write — a renamed record, with and without an origin — see the write, as the scorer over the live
+    /// records says.
+    @Test func queriesBetweenWritesSeeEachWrite() throws {
+        var random = testRandom("queriesBetweenWritesSeeEachWrite")
+        var corpus = Self.corpus(&random, count: 600)
+        let texts = ["north cafe", "cafe java", "kahvila b", "sushi pizza c", "harbour market", "咖啡 north"]
+        for step in 0..<80 {
+            for text in texts {
+                let origin = step % 2 == 0 ? nil : Coordinate(uncheckedLatitude: 60.17, longitude: 24.94)
+                try Self.expectScorersOrder(corpus, SearchQuery(text: text, origin: origin, limit: 10), "step \(step): q=\(text)")
+            }
+            let i = Int(random.next() % UInt64(corpus.records.count))
+            let old = corpus.records[i]
+            let name = (0..<(1 + Int(random.next() % 3))).map { _ in Self.names[Int(random.next() % UInt64(Self.names.count))] }
+            let updated = POIRecord(
+                id: old.id,
+                name: name.joined(separator: " "),
+                category: old.category,
+                address: old.address,
+                city: old.city,
+                country: nil,
+                lat: old.lat,
+                lon: old.lon,
+                tags: [:]
+            )
+            _ = try corpus.engine.upsertPOI(updated)
+            corpus.records[i] = updated
+        }
+    }
+
     /// Deep pages and updates: the engine after random writes still equals the scorer over the live records.
     @Test func pagesAndWritesAgreeWithTheScorer() throws {
         var random = testRandom("pagesAndWritesAgreeWithTheScorer")

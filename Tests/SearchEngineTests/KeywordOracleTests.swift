@@ -524,49 +524,36 @@ import TextIndex
                 let origin = step % 2 == 0 ? nil : Coordinate(uncheckedLatitude: 60.17, longitude: 24.94)
                 try Self.expectScorersOrder(corpus, SearchQuery(text: text, origin: origin, limit: 10), "step \(step): q=\(text)")
             }
-            let i = Int(random.next() % UInt64(corpus.records.count))
-            let old = corpus.records[i]
-            let name = (0..<(1 + Int(random.next() % 3))).map { _ in Self.names[Int(random.next() % UInt64(Self.names.count))] }
-            let updated = POIRecord(
-                id: old.id,
-                name: name.joined(separator: " "),
-                category: old.category,
-                address: old.address,
-                city: old.city,
-                country: nil,
-                lat: old.lat,
-                lon: old.lon,
-                tags: [:]
-            )
-            _ = try corpus.engine.upsertPOI(updated)
-            corpus.records[i] = updated
+            try Self.renameRandomRecord(&corpus, &random, words: 1...3)
         }
+    }
+
+    /// Gives a random record of the corpus a name of random words (`words` of them), in the engine and the records.
+    static func renameRandomRecord(_ corpus: inout Corpus, _ random: inout SplitMix64, words: ClosedRange<Int>) throws {
+        let i = Int(random.next() % UInt64(corpus.records.count))
+        let old = corpus.records[i]
+        let count = words.lowerBound + Int(random.next() % UInt64(words.count))
+        let name = (0..<count).map { _ in names[Int(random.next() % UInt64(names.count))] }.joined(separator: " ")
+        let updated = POIRecord(
+            id: old.id,
+            name: name,
+            category: old.category,
+            address: old.address,
+            city: old.city,
+            country: nil,
+            lat: old.lat,
+            lon: old.lon,
+            tags: [:]
+        )
+        _ = try corpus.engine.upsertPOI(updated)
+        corpus.records[i] = updated
     }
 
     /// Deep pages and updates: the engine after random writes still equals the scorer over the live records.
     @Test func pagesAndWritesAgreeWithTheScorer() throws {
         var random = testRandom("pagesAndWritesAgreeWithTheScorer")
         var corpus = Self.corpus(&random, count: 1_500)
-        for _ in 0..<300 {
-            let i = Int(random.next() % UInt64(corpus.records.count))
-            let old = corpus.records[i]
-            let name = (0..<(1 + Int(random.next() % 2))).map { _ in Self.names[Int(random.next() % UInt64(Self.names.count))] }.joined(
-                separator: " "
-            )
-            let updated = POIRecord(
-                id: old.id,
-                name: name,
-                category: old.category,
-                address: old.address,
-                city: old.city,
-                country: nil,
-                lat: old.lat,
-                lon: old.lon,
-                tags: [:]
-            )
-            _ = try corpus.engine.upsertPOI(updated)
-            corpus.records[i] = updated
-        }
+        for _ in 0..<300 { try Self.renameRandomRecord(&corpus, &random, words: 1...2) }
         for word in ["cafe", "java", "bar", "caf", "kahvila", "sushi pizza", "north cafe"] {
             let query = SearchQuery(text: word, limit: 20, offset: 40)
             let expected = Oracle(records: corpus.records, query: query).ranking()

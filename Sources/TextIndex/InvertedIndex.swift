@@ -1,6 +1,5 @@
 import Foundation
 import SnapshotFile
-import Synchronization
 
 /// An inverted index with BM25 scoring (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
 /// Beyond", 2009; k1 = 1.2, b = 0.75), incremental adds and removes, a term dictionary for prefix and typo
@@ -198,9 +197,6 @@ public struct InvertedIndex: Sendable {
     var sortedTerms: [Int32] = []
     var sortedKeys = ScalarKeys()
     var unsortedTerms: [Int32] = []
-    /// The completions of short prefixes already asked for (`completions(of:)`), for this state of the index: every
-    /// write starts a new cache, and a copy made before keeps the one that is still true of it.
-    var completionCache = CompletionCache()
 
     public init() {}
 
@@ -250,7 +246,6 @@ public struct InvertedIndex: Sendable {
     }
 
     private mutating func insert(document: UInt32, _ analyzed: Analyzed, marked: Bool, at position: Position) {
-        completionCache = CompletionCache()
         while positions.count <= Int(document) {
             // A number skipped has no position: its ranges become the world (as when they are made from positions).
             if positions.count < Int(document) { includeInRangeBoxes(UInt32(positions.count), .unknown) }
@@ -289,7 +284,6 @@ public struct InvertedIndex: Sendable {
 
     /// Removes a document, given the same fields it was added with.
     public mutating func remove(document: UInt32, fields: [Field]) {
-        completionCache = CompletionCache()
         var seen = Set<String>()
         var length = 0
         for field in fields {
@@ -318,7 +312,6 @@ public struct InvertedIndex: Sendable {
 
     /// Sorts the term dictionary after a bulk load (later terms are kept aside until the next call).
     public mutating func finishBulkLoad() {
-        completionCache = CompletionCache()
         sortedTerms = (0..<Int32(terms.count)).sorted { terms[Int($0)] < terms[Int($1)] }
         sortedKeys = ScalarKeys(sortedTerms.map { terms[Int($0)] })
         unsortedTerms = []
@@ -383,7 +376,6 @@ public struct InvertedIndex: Sendable {
     /// `0..<numbers.count`); later documents keep their numbers. Every list is re-sorted and its bounds and boxes
     /// rebuilt. Bulk loads number records as they come, then in space-filling-curve order through this.
     public mutating func renumber(_ numbers: [UInt32]) {
-        completionCache = CompletionCache()
         func renumbered(_ doc: UInt32) -> UInt32 { Int(doc) < numbers.count ? numbers[Int(doc)] : doc }
         var moved = positions
         for (old, new) in numbers.enumerated() { moved[Int(new)] = positions[old] }
@@ -486,20 +478,8 @@ public struct InvertedIndex: Sendable {
         return result
     }
 
-    /// Terms that begin with `prefix` and are longer, the `maxCompletions` most frequent (ties by term number). A
-    /// prefix of at most `CompletionCache.longestPrefix` characters is answered once per state of the index: its
-    /// candidates are a long run of the dictionary, whose scan was 7 % of the time of queries typed to one letter
-    /// after a word ("Railway S").
+    /// Terms that begin with `prefix` and are longer, the `maxCompletions` most frequent (ties by term number).
     public func completions(of prefix: String) -> [Int32] {
-        guard prefix.unicodeScalars.count <= CompletionCache.longestPrefix else { return scanCompletions(of: prefix) }
-        if let known = completionCache.completions(of: prefix) { return known }
-        let found = scanCompletions(of: prefix)
-        completionCache.store(found, for: prefix)
-        return found
-    }
-
-    /// `completions(of:)` from the dictionary itself.
-    func scanCompletions(of prefix: String) -> [Int32] {
         var candidates: [Int32] = []
         let scalars = Array(prefix.unicodeScalars.map(\.value))
         scalars.withUnsafeBufferPointer { q in
@@ -767,23 +747,5 @@ struct ScalarKeys: Sendable {
         let n = min(a.count, b.count)
         for i in 0..<n where a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-    }
-}
-
-/// Completions of short prefixes (`InvertedIndex.completions(of:)`) for one state of an index, shared by the queries
-/// that read that state at once; at most `capacity` prefixes (past that it starts over).
-final class CompletionCache: Sendable {
-    /// Prefixes this long or shorter are kept: longer ones have few candidates, and are many.
-    static let longestPrefix = 3
-    static let capacity = 4_096
-    private let entries = Mutex<[String: [Int32]]>([:])
-
-    func completions(of prefix: String) -> [Int32]? { entries.withLock { $0[prefix] } }
-
-    func store(_ completions: [Int32], for prefix: String) {
-        entries.withLock { entries in
-            if entries.count >= CompletionCache.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[prefix] = completions
-        }
     }
 }

@@ -10,8 +10,9 @@ import TextIndex
 /// change sequence) and is used only when both match the store at start-up.
 extension EngineState {
     /// Bumped whenever the layout of any structure below changes (3: text-index block bounds every 64 postings;
-    /// 4: pin owners; 5: records in Hilbert order, text-index positions and block boxes; 6: the POIs' own houses).
-    static let snapshotFormat: UInt32 = 6
+    /// 4: pin owners; 5: records in Hilbert order, text-index positions and block boxes; 6: the POIs' own houses;
+    /// 7: record slots of 40 bytes, without coordinates).
+    static let snapshotFormat: UInt32 = 7
 
     /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
     @discardableResult

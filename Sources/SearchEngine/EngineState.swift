@@ -242,13 +242,13 @@ struct EngineState {
         let number: UInt32
         if let existing = kind == .poi ? poiNumber(id) : pinNumbers[id] {
             number = existing
-            if let old = records[Int(number)] { unindex(old, number) }
+            if let old = self.record(Int(number)) { unindex(old, number) }
         } else {
             number = UInt32(records.count)
             records.append(nil)
             if kind == .poi { poiIDs.insert(id, number: number) } else { pinNumbers[id] = number }
         }
-        records[Int(number)] = record
+        records.set(Int(number), record)
         setMeta(number, record)
         let p = EngineState.position(record)
         if kind == .poi {
@@ -263,16 +263,28 @@ struct EngineState {
         return number
     }
 
+    /// Record `number`, a POI at its facts' coordinates (read before its facts change: `put` and `delete` read the
+    /// old record first).
+    func record(_ number: Int) -> Hit.Record? { records.record(number, at: place(number)) }
+
+    /// A POI as its packed bytes, for an answer.
+    func packed(_ number: Int) -> PackedPOI? { records.packed(number, at: place(number)) }
+
+    private func place(_ number: Int) -> RecordStore.Place {
+        guard number < meta.count else { return (.nan, .nan) }
+        return (meta[number].latitude, meta[number].longitude)
+    }
+
     /// The record number of the POI `id`.
     func poiNumber(_ id: String) -> UInt32? { poiIDs.number(of: id) { records.poi($0, hasID: id) } }
 
     /// Removes a record by kind and id; returns it.
     mutating func delete(_ kind: RecordKind, id: String) -> Hit.Record? {
         guard let number = kind == .poi ? poiIDs.remove(id, isRecord: { records.poi($0, hasID: id) }) : pinNumbers.removeValue(forKey: id),
-            let old = records[Int(number)]
+            let old = record(Int(number))
         else { return nil }
         unindex(old, number)
-        records[Int(number)] = nil
+        records.set(Int(number), nil)
         setMeta(number, nil)
         if kind == .poi { noteHouses(of: id, now: nil) }
         return old

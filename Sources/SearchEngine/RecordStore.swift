@@ -6,7 +6,9 @@ import SnapshotFile
 /// The records by number, packed: every POI's strings (id, name, address, tags as JSON) live in one shared byte
 /// buffer, categories, cities and countries are interned, and a record becomes a `Hit.Record` only when it is read
 /// — for the few records of an answer. Held as Swift structs, a POI cost about 330 bytes of separate allocations
-/// (its box, its strings, its tags dictionary); here it is a 64-byte slot plus its bytes.
+/// (its box, its strings, its tags dictionary); here it is a 40-byte slot plus its bytes. A POI's coordinates are
+/// not kept here but in the engine's `RecordMeta`, which the caller passes in when a record is read: a search
+/// touches every slot of its answers, and at 1 M records the 16 bytes of a second copy were 16 MB resident.
 ///
 /// Pins, written one at a time by users and few, are kept whole. Replacing a POI appends its new bytes and leaves
 /// the old ones unused until the engine is next loaded.
@@ -19,11 +21,11 @@ struct RecordStore: Sendable {
     private var cities = Interner()
     private var countries = Interner()
 
+    /// 40 bytes: the kind last, where it does not pad the offset.
     private struct Slot: Sendable {
         enum Kind: UInt8 { case empty, poi, pin }
         static let none = UInt32.max
 
-        var kind = Kind.empty
         var offset = 0
         var idLength: UInt32 = 0
         var nameLength: UInt32 = 0
@@ -32,9 +34,16 @@ struct RecordStore: Sendable {
         var category: UInt32 = 0
         var city = Slot.none
         var country = Slot.none
-        var latitude = 0.0
-        var longitude = 0.0
+        var kind = Kind.empty
+
+        init(kind: Kind = .empty, offset: Int = 0) {
+            self.kind = kind
+            self.offset = offset
+        }
     }
+
+    /// Where a record lies: a POI's coordinates, which the store does not keep (`RecordMeta` does).
+    typealias Place = (latitude: Double, longitude: Double)
 
     var count: Int { slots.count }
     var isEmpty: Bool { slots.isEmpty }
@@ -56,27 +65,28 @@ struct RecordStore: Sendable {
 
     mutating func append(_ record: Hit.Record?) {
         slots.append(Slot())
-        self[slots.count - 1] = record
+        set(slots.count - 1, record)
     }
 
-    subscript(number: Int) -> Hit.Record? {
-        get {
-            let slot = slots[number]
-            switch slot.kind {
-            case .empty: return nil
-            case .pin: return pins[UInt32(number)].map { .pin($0) }
-            case .poi: return .poi(poi(slot))
-            }
+    /// Record `number`; a POI lies at `place` (its `RecordMeta`'s coordinates).
+    func record(_ number: Int, at place: Place) -> Hit.Record? {
+        let slot = slots[number]
+        switch slot.kind {
+        case .empty: return nil
+        case .pin: return pins[UInt32(number)].map { .pin($0) }
+        case .poi: return .poi(packed(slot, at: place).record)
         }
-        set {
-            if slots[number].kind == .pin { pins[UInt32(number)] = nil }
-            switch newValue {
-            case nil: slots[number] = Slot()
-            case .pin(let pin)?:
-                slots[number] = Slot(kind: .pin)
-                pins[UInt32(number)] = pin
-            case .poi(let poi)?: slots[number] = pack(poi)
-            }
+    }
+
+    /// Replaces record `number` (nil: none).
+    mutating func set(_ number: Int, _ record: Hit.Record?) {
+        if slots[number].kind == .pin { pins[UInt32(number)] = nil }
+        switch record {
+        case nil: slots[number] = Slot()
+        case .pin(let pin)?:
+            slots[number] = Slot(kind: .pin)
+            pins[UInt32(number)] = pin
+        case .poi(let poi)?: slots[number] = pack(poi)
         }
     }
 
@@ -94,8 +104,6 @@ struct RecordStore: Sendable {
         slot.category = categories.code(poi.category)
         if let city = poi.city { slot.city = cities.code(city) }
         if let country = poi.country { slot.country = countries.code(country) }
-        slot.latitude = poi.lat
-        slot.longitude = poi.lon
         return slot
     }
 
@@ -104,8 +112,6 @@ struct RecordStore: Sendable {
         bytes.append(contentsOf: text.utf8)
         return UInt32(bytes.count - start)
     }
-
-    private func poi(_ slot: Slot) -> POIRecord { packed(slot).record }
 
     /// Whether record `number` is a POI whose id is `id` (compared as bytes, no string made).
     func poi(_ number: UInt32, hasID id: String) -> Bool {
@@ -146,12 +152,12 @@ struct RecordStore: Sendable {
 
     /// A POI as a copy of its own bytes, for an answer: encoding writes straight from them, and the full record is
     /// made only if someone asks for it.
-    func packed(_ number: Int) -> PackedPOI? {
+    func packed(_ number: Int, at place: Place) -> PackedPOI? {
         let slot = slots[number]
-        return slot.kind == .poi ? packed(slot) : nil
+        return slot.kind == .poi ? packed(slot, at: place) : nil
     }
 
-    private func packed(_ slot: Slot) -> PackedPOI {
+    private func packed(_ slot: Slot, at place: Place) -> PackedPOI {
         let address = slot.addressLength == Slot.none ? nil : Int(slot.addressLength)
         let recordLength = Int(slot.idLength) + Int(slot.nameLength) + (address ?? 0) + Int(slot.tagsLength)
         let hasCity = slot.city != Slot.none
@@ -178,7 +184,7 @@ struct RecordStore: Sendable {
             if hasCity { cities.copyUTF8(slot.city, to: &at) }
             if hasCountry { countries.copyUTF8(slot.country, to: &at) }
         }
-        return PackedPOI(bytes: packed, lengths: lengths, latitude: slot.latitude, longitude: slot.longitude)
+        return PackedPOI(bytes: packed, lengths: lengths, latitude: place.latitude, longitude: place.longitude)
     }
 
     /// Asks the cache for the slots of `numbers`, then for the start of their packed bytes, before an answer reads

@@ -177,7 +177,7 @@ extension SearchEngine {
     /// One POI by id.
     public func poi(id: String) -> POIRecord? {
         read { s in
-            guard let number = s.poiNumber(id), case .poi(let poi) = s.records[Int(number)] else { return nil }
+            guard let number = s.poiNumber(id), case .poi(let poi) = s.record(Int(number)) else { return nil }
             return poi
         }
     }
@@ -185,7 +185,7 @@ extension SearchEngine {
     /// One pin by id.
     public func pin(id: String) -> PinRecord? {
         read { s in
-            guard let number = s.pinNumbers[id], case .pin(let pin) = s.records[Int(number)] else { return nil }
+            guard let number = s.pinNumbers[id], case .pin(let pin) = s.record(Int(number)) else { return nil }
             return pin
         }
     }

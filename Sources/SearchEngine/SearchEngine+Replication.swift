@@ -181,10 +181,10 @@ extension EngineState {
         for record in changes.records {
             switch record {
             case .poi(let poi):
-                if let number = poiNumber(poi.id), case .poi(let old)? = records[Int(number)], old == poi { continue }
+                if let number = poiNumber(poi.id), case .poi(let old)? = self.record(Int(number)), old == poi { continue }
                 _ = put(.poi(poi))
             case .pin(let pin):
-                if let number = pinNumbers[pin.id], case .pin(let old)? = records[Int(number)], old == pin { continue }
+                if let number = pinNumbers[pin.id], case .pin(let old)? = self.record(Int(number)), old == pin { continue }
                 _ = put(.pin(pin))
             }
         }

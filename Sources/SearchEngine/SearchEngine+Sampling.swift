@@ -10,7 +10,7 @@ extension SearchEngine {
             var random = SplitMix64(seed: seed)
             return (0..<count).compactMap { i in
                 let number = Int(random.next() % UInt64(s.records.count))
-                guard let record = s.records[number] else { return nil }
+                guard let record = s.record(number) else { return nil }
                 let p = EngineState.position(record)
                 return IndexedPoint(id: UInt32(i), latitude: p.latitude, longitude: p.longitude)
             }
@@ -25,7 +25,7 @@ extension SearchEngine {
             var attempts = 0
             while words.count < count && attempts < count * 20 && !s.records.isEmpty {
                 attempts += 1
-                guard let record = s.records[Int(random.next() % UInt64(s.records.count))], case .poi(let poi) = record else { continue }
+                guard let record = s.record(Int(random.next() % UInt64(s.records.count))), case .poi(let poi) = record else { continue }
                 let candidates = poi.name.split(whereSeparator: { !$0.isLetter }).map(String.init).filter {
                     $0.count >= 3 || $0.unicodeScalars.contains(where: TextNormalizer.isCJK)
                 }

@@ -265,7 +265,7 @@ extension SearchEngine {
     public func pinCount(owner: String) -> Int {
         read { s in
             s.pinNumbers.values.reduce(0) { count, number in
-                guard case .pin(let pin) = s.records[Int(number)], pin.owner == owner else { return count }
+                guard case .pin(let pin) = s.record(Int(number)), pin.owner == owner else { return count }
                 return count + 1
             }
         }
@@ -291,7 +291,7 @@ extension SearchEngine {
     ) -> (results: [PinRecord], total: Int) {
         let all: [PinRecord] = read { s in
             s.pinNumbers.values.compactMap { number -> PinRecord? in
-                guard case .pin(let pin) = s.records[Int(number)] else { return nil }
+                guard case .pin(let pin) = s.record(Int(number)) else { return nil }
                 return pin
             }
         }

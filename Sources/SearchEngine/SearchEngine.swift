@@ -324,8 +324,8 @@ public final class SearchEngine: @unchecked Sendable {
     }
 
     func hit(_ s: EngineState, _ number: UInt32, distance: Double?, score: Double?) -> Hit? {
-        if let packed = s.records.packed(Int(number)) { return Hit(storage: .packed(packed), distance: distance, score: score) }
-        return s.records[Int(number)].map { Hit(storage: .record($0), distance: distance, score: score) }
+        if let packed = s.packed(Int(number)) { return Hit(storage: .packed(packed), distance: distance, score: score) }
+        return s.record(Int(number)).map { Hit(storage: .record($0), distance: distance, score: score) }
     }
 
     /// The hits of `numbers` with their distances, in order, made into an array reserved once: built by

@@ -3,7 +3,6 @@ import Catalog
 import GeoCore
 import HeapModule
 import SnapshotFile
-import SpatialIndex
 import Synchronization
 import TextIndex
 
@@ -390,22 +389,8 @@ struct KeywordRanker {
                 }
             }
         case .label(let lists, let categories, let score):
-            if let origin = query.origin, unfiltered, query.kind.includes(.poi), lists.reduce(0, { $0 + $1.count }) > Self.labelWalkThreshold {
-                // Every label match scores the same before its decay, so the best are the nearest: the R-tree walks
-                // nearest first and stops after the page's capacity, instead of every café of the world being
-                // bounded one by one. A few more than the page are taken, in case rounding orders two records at
-                // all but the same distance differently from the haversine the score uses.
-                let labelled = s.categoryNames.map { name in categories.contains { name.isCategory(under: $0) } }
-                let nearest = s.poiSpatial.tree.nearest(k: heap.capacity + 8, latitude: origin.latitude, longitude: origin.longitude) { doc in
-                    let meta = s.meta[Int(doc)]
-                    return meta.live && Int(meta.category) < labelled.count && labelled[Int(meta.category)]
-                }
-                for neighbour in nearest {
-                    let value = score * decay(neighbour.id)
-                    if heap.admits(bucket: bucket, scoreBound: value, firstDoc: neighbour.id) {
-                        heap.offer(.init(bucket: bucket, score: value, doc: neighbour.id))
-                    }
-                }
+            if query.origin != nil, query.kind.includes(.poi), lists.reduce(0, { $0 + $1.count }) > Self.labelWalkThreshold {
+                walkNearest(lists, score: score, bucket: bucket, into: &heap)
                 return
             }
             for members in lists {
@@ -422,6 +407,61 @@ struct KeywordRanker {
             }
         }
     }
+
+    /// A label's members near an origin, nearest first: every label match scores the same before its decay, so the
+    /// best are the nearest, and bounding every café of the world one by one would read all their facts. Records are
+    /// numbered along a Hilbert curve, so the text index's boxes of number ranges (`InvertedIndex.box(from:through:)`)
+    /// are small: ranges are read from the highest decay bound down, a wide range split into its narrow ones when it
+    /// holds many members, and the walk stops at the first range no member of which could enter the page. Only the
+    /// members of the ranges read are looked at — not the other records around the origin, as a walk of the R-tree
+    /// would, whose leaves then became resident from every corner of the world.
+    private func walkNearest(_ lists: [[UInt32]], score: Double, bucket: UInt64, into heap: inout TopK) {
+        struct Stretch: Comparable {
+            let first: UInt32
+            let size: UInt32
+            let key: Double
+
+            /// From the highest key; equal keys in record order.
+            static func < (a: Stretch, b: Stretch) -> Bool { a.key != b.key ? a.key < b.key : a.first > b.first }
+        }
+        let wide = UInt32(InvertedIndex.wideRangeSize)
+        let narrow = UInt32(InvertedIndex.rangeSize)
+        func stretch(_ first: UInt32, _ size: UInt32) -> Stretch {
+            Stretch(first: first, size: size, key: blockDecay(s.text.box(from: first, through: first + (size - 1))))
+        }
+        // Members of every list numbered in `first..<end` (lists are sorted).
+        func members(_ first: UInt32, _ end: UInt32) -> [Range<Int>] {
+            lists.map { $0.lowerBound(of: first)..<$0.lowerBound(of: end) }
+        }
+        let count = UInt32(clamping: s.meta.count)
+        var order = Heap<Stretch>(stride(from: 0, to: count, by: Int(wide)).map { stretch($0, min(wide, count - $0)) })
+        while let top = order.popMax() {
+            guard heap.admits(bucket: bucket, scoreBound: score * top.key) else { break }
+            let spans = members(top.first, top.first + top.size)
+            let total = spans.reduce(0) { $0 + $1.count }
+            if total == 0 { continue }
+            if top.size > narrow && total > Self.membersReadWhole {
+                // Only the narrow ranges that hold a member: their boxes are tighter than the wide one's.
+                var first = top.first
+                while first < top.first + top.size {
+                    let end = min(first + narrow, top.first + top.size)
+                    if members(first, end).contains(where: { !$0.isEmpty }) { order.insert(stretch(first, end - first)) }
+                    first = end
+                }
+                continue
+            }
+            for (list, span) in zip(lists, spans) {
+                for doc in list[span] {
+                    guard heap.admits(bucket: bucket, scoreBound: score * decayBound(doc), firstDoc: doc), accepts(doc) else { continue }
+                    let value = score * decay(doc)
+                    if heap.admits(bucket: bucket, scoreBound: value, firstDoc: doc) { heap.offer(.init(bucket: bucket, score: value, doc: doc)) }
+                }
+            }
+        }
+    }
+
+    /// Members of a wide range above which its narrow ranges are read one by one, nearest first.
+    static let membersReadWhole = 64
 
     /// Asks for the cache lines of the records' positions (their distance bounds) and facts (their distances) at
     /// once: read record by record near an origin, they are cache misses that come one after another.
@@ -452,19 +492,30 @@ struct KeywordRanker {
         }
     }
 
-    /// Label members above which, with an origin, the nearest are found by walking the R-tree.
+    /// Label members above which, with an origin, the nearest are found by `walkNearest`.
     static let labelWalkThreshold = 4_096
 
     // MARK: Several words
 
     /// The best way a record matches one word: its rule class (typos, prefix, attribute) and score, and the posting
     /// it matched through (none for a category label).
+    ///
+    /// Multi-word queries keep one per driving record for a word of many lists (a short prefix's completions): the
+    /// rule class is held in bytes, so that such a table is 24 bytes a record, not 48.
     struct WordMatch {
-        var typos: Int
-        var prefix: Int
-        var attribute: Int
         var score: Double
         var posting: InvertedIndex.Posting?
+        private var classes: (typos: UInt8, prefix: UInt8, attribute: UInt8)
+
+        var typos: Int { Int(classes.typos) }
+        var prefix: Int { Int(classes.prefix) }
+        var attribute: Int { Int(classes.attribute) }
+
+        init(typos: Int, prefix: Int, attribute: Int, score: Double, posting: InvertedIndex.Posting?) {
+            self.score = score
+            self.posting = posting
+            classes = (UInt8(typos), UInt8(prefix), UInt8(attribute))
+        }
 
         /// Whether this match is better than `other` (by class, then score; with an origin the attribute is a weight).
         func isBetter(than other: WordMatch, weighted: Bool) -> Bool {

@@ -333,36 +333,65 @@ import TextIndex
     }
 
     /// A word that labels a category with more members than `KeywordRanker.labelWalkThreshold`, near an origin: the
-    /// label matches then come from a nearest-first walk of the R-tree, and still equal the scorer's.
+    /// label matches then come from a walk of the records' number ranges, nearest first, and still equal the scorer's —
+    /// also after writes: cafés added (numbered past the Hilbert-ordered ones, their ranges' boxes grown), moved to
+    /// another city (their old boxes kept), and removed; with a category filter now and then.
     @Test func labelWordsNearAnOriginEqualTheScorer() throws {
         var random = testRandom("labelWordsNearAnOriginEqualTheScorer")
         // Most records cafés, so that the cafe category alone is past the threshold.
         var records = Self.corpus(&random, count: 6_000).records
-        for i in records.indices where random.next() % 5 != 0 {
-            let r = records[i]
-            records[i] = POIRecord(
+        func cafe(_ r: POIRecord, lat: Double? = nil, lon: Double? = nil) -> POIRecord {
+            POIRecord(
                 id: r.id,
                 name: r.name,
                 category: "food.cafe",
                 address: r.address,
                 city: r.city,
                 country: r.country,
-                lat: r.lat,
-                lon: r.lon,
+                lat: lat ?? r.lat,
+                lon: lon ?? r.lon,
                 tags: r.tags
             )
         }
-        let corpus = Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
+        for i in records.indices where random.next() % 5 != 0 { records[i] = cafe(records[i]) }
+        var corpus = Corpus(records: records, engine: SearchEngine(pois: records, taxonomy: testTaxonomy))
         let perCategory = Dictionary(grouping: corpus.records, by: \.category).mapValues(\.count)
         #expect(perCategory.values.contains { $0 > KeywordRanker.labelWalkThreshold }, "a category large enough: \(perCategory)")
         let words = ["cafe", "coffee", "kahvila", "咖啡", "kahvila", "supermarket"]
         let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17), (0.0, 0.0)]
-        for trial in 0..<24 {
-            let c = centres[trial % centres.count]
-            let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
-            let word = words[Int(random.next() % UInt64(words.count))]
-            let query = SearchQuery(text: word, origin: origin, limit: 1 + Int(random.next() % 40))
-            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(word) origin=\(origin)")
+        for round in 0..<2 {
+            for trial in 0..<24 {
+                let c = centres[trial % centres.count]
+                let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
+                let word = words[Int(random.next() % UInt64(words.count))]
+                let query = SearchQuery(text: word, origin: origin, category: trial % 5 == 4 ? "food" : nil, limit: 1 + Int(random.next() % 40))
+                try Self.expectScorersOrder(corpus, query, "round \(round), trial \(trial): q=\(word) origin=\(origin) \(query.categories)")
+            }
+            guard round == 0 else { break }
+            for n in 0..<300 {
+                let i = Int(random.next() % UInt64(corpus.records.count))
+                let r = corpus.records[i]
+                let centre = centres[Int(random.next() % UInt64(centres.count))]
+                let lat = centre.0 + random.uniform(-0.3...0.3)
+                let lon = centre.1 + random.uniform(-0.3...0.3)
+                switch n % 3 {
+                case 0:
+                    let added = cafe(
+                        POIRecord(id: "r\(corpus.records.count)", name: r.name, category: r.category, lat: lat, lon: lon),
+                        lat: lat,
+                        lon: lon
+                    )
+                    _ = try corpus.engine.upsertPOI(added)
+                    corpus.records.append(added)
+                case 1:
+                    let moved = cafe(r, lat: lat, lon: lon)
+                    _ = try corpus.engine.upsertPOI(moved)
+                    corpus.records[i] = moved
+                default:
+                    // The last record: the others keep their places, which are their ids' numbers.
+                    try corpus.engine.deletePOI(id: corpus.records.removeLast().id)
+                }
+            }
         }
     }
 

@@ -426,6 +426,8 @@ struct KeywordRanker {
         }
         let wide = UInt32(InvertedIndex.wideRangeSize)
         let narrow = UInt32(InvertedIndex.rangeSize)
+        // A wide range's narrow ones fit the bits of a word.
+        assert(wide / narrow <= 64)
         func stretch(_ first: UInt32, _ size: UInt32) -> Stretch {
             Stretch(first: first, size: size, key: blockDecay(s.text.box(from: first, through: first + (size - 1))))
         }
@@ -441,12 +443,16 @@ struct KeywordRanker {
             let total = spans.reduce(0) { $0 + $1.count }
             if total == 0 { continue }
             if top.size > narrow && total > Self.membersReadWhole {
-                // Only the narrow ranges that hold a member: their boxes are tighter than the wide one's.
-                var first = top.first
-                while first < top.first + top.size {
-                    let end = min(first + narrow, top.first + top.size)
-                    if members(first, end).contains(where: { !$0.isEmpty }) { order.insert(stretch(first, end - first)) }
-                    first = end
+                // Only the narrow ranges that hold a member (marked in one pass over the members): their boxes are
+                // tighter than the wide one's.
+                var held: UInt64 = 0
+                for (list, span) in zip(lists, spans) {
+                    for doc in list[span] { held |= 1 << UInt64((doc - top.first) / narrow) }
+                }
+                while held != 0 {
+                    let first = top.first + UInt32(held.trailingZeroBitCount) * narrow
+                    held &= held - 1
+                    order.insert(stretch(first, min(narrow, top.first + top.size - first)))
                 }
                 continue
             }

@@ -110,7 +110,7 @@ extension EngineState {
             start += count
         }
         state.recordHouses = RecordHouses(settled: byOwner)
-        guard categories.count == members.count, file.isAtEnd, state.records.count == count, state.meta.count <= count,
+        guard categories.count == members.count, file.isAtEnd, state.records.count == count, state.meta.count == count,
             state.categoryNames.count < Int(UInt16.max)
         else { throw .corrupt(path: path, reason: "sections of inconsistent sizes") }
         state.categoryMembers.reserveCapacity(categories.count)

@@ -270,10 +270,9 @@ struct EngineState {
     /// A POI as its packed bytes, for an answer.
     func packed(_ number: Int) -> PackedPOI? { records.packed(number, at: place(number)) }
 
-    private func place(_ number: Int) -> RecordStore.Place {
-        guard number < meta.count else { return (.nan, .nan) }
-        return (meta[number].latitude, meta[number].longitude)
-    }
+    /// Every record number has its facts (`setMeta` runs with every record written, and a snapshot whose facts do
+    /// not cover its records is refused).
+    private func place(_ number: Int) -> RecordStore.Place { (meta[number].latitude, meta[number].longitude) }
 
     /// The record number of the POI `id`.
     func poiNumber(_ id: String) -> UInt32? { poiIDs.number(of: id) { records.poi($0, hasID: id) } }

@@ -51,6 +51,10 @@ public final class CatalogStore: StoreOfRecord {
     public init(path: String) throws(CatalogError) {
         self.path = path
         var configuration = Configuration()
+        // Another process on the same file (a CLI command beside the server, or beside another command) may hold a
+        // lock for a moment — every opener checks the migrations in a write transaction: wait for it, do not fail
+        // with "database is locked".
+        configuration.busyMode = .timeout(CatalogStore.busyTimeout)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
@@ -63,6 +67,9 @@ public final class CatalogStore: StoreOfRecord {
             throw .cannotOpen(path: path, reason: "\(error)")
         }
     }
+
+    /// How long an open or a write waits for another process's lock on the file, in seconds.
+    static let busyTimeout: TimeInterval = 30
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()

@@ -853,13 +853,26 @@ struct KeywordRanker {
             // The list's stretch over the records; of a length like theirs, it is merged with them step by step
             // (`mergeRatio`), else whichever is behind gallops.
             let to = lastDoc == .max ? list.count : KeywordRanker.gallop(list, from: p, to: lastDoc + 1)
-            let stepwise = max(to - p, docs.count) < KeywordRanker.mergeRatio * min(to - p, docs.count)
+            if max(to - p, docs.count) < KeywordRanker.mergeRatio * min(to - p, docs.count) {
+                // Stepped by comparisons, not branches (as in `fill`).
+                while p < to && i < docs.count {
+                    let doc = list[p].doc
+                    let wanted = docs[i]
+                    if doc == wanted {
+                        found |= 1 << UInt64(i)
+                        if first { break }
+                    }
+                    p &+= doc <= wanted ? 1 : 0
+                    i &+= wanted <= doc ? 1 : 0
+                }
+                return found
+            }
             while p < to && i < docs.count {
                 let doc = list[p].doc
                 if doc < docs[i] {
-                    p = stepwise ? p + 1 : KeywordRanker.gallop(list, from: p + 1, to: docs[i])
+                    p = KeywordRanker.gallop(list, from: p + 1, to: docs[i])
                 } else if doc > docs[i] {
-                    i = stepwise ? i + 1 : KeywordRanker.gallop(docs, from: i + 1, to: doc)
+                    i = KeywordRanker.gallop(docs, from: i + 1, to: doc)
                 } else {
                     found |= 1 << UInt64(i)
                     if first { break }
@@ -931,21 +944,16 @@ struct KeywordRanker {
                 range.upperBound == driving.count
                 ? list.count : KeywordRanker.gallop(count: list.count, from: from, to: driving[range.upperBound]) { list[$0].doc }
             if max(to - from, range.count) < KeywordRanker.mergeRatio * min(to - from, range.count) {
-                // Of similar lengths: a merge step by step (`mergeRatio`).
+                // Of similar lengths: a merge step by step (`mergeRatio`), each side stepped by its comparison, not
+                // branched on: which side steps is a coin toss the processor mispredicts half the time.
                 var i = range.lowerBound
                 var p = from
                 while i < range.upperBound && p < to {
                     let doc = driving[i]
                     let posting = list[p]
-                    if posting.doc < doc {
-                        p += 1
-                    } else if posting.doc > doc {
-                        i += 1
-                    } else {
-                        consider(i, posting)
-                        i += 1
-                        p += 1
-                    }
+                    if posting.doc == doc { consider(i, posting) }
+                    i &+= doc <= posting.doc ? 1 : 0
+                    p &+= posting.doc <= doc ? 1 : 0
                 }
             } else if to - from < range.count {
                 var i = range.lowerBound

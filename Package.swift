@@ -37,6 +37,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPrefetch"),
+        .systemLibrary(name: "CScheduling"),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
@@ -103,7 +104,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "BundledData",
+                "BundledData", "CScheduling",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

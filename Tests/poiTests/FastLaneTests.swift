@@ -210,6 +210,36 @@ extension LiveTests {
             #expect(flooded.closed)
         }
 
+        /// The event loop that hands heavy reads to the read workers runs under Linux's batch policy, so that its
+        /// wake-ups do not preempt a worker in the middle of a search; the workers keep the normal policy (a thread
+        /// inherits its starter's, and the loop starts them). Read from the kernel: `/proc/PID/task/TID/stat`.
+        @Test func theLoopYieldsToTheReadWorkers() throws {
+            #if os(Linux)
+            let (first, _) = try databases()
+            let server = try LiveServer(arguments: ["--db", first])
+            defer { server.stop() }
+            let reply = try RawHTTP.exchange(port: server.port, "GET /v1/search?q=kahvila HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(reply.text.hasPrefix("HTTP/1.1 200"), "\(reply.text.prefix(500))")
+            let tasks = "/proc/\(server.process.processIdentifier)/task"
+            var policies: [(name: String, policy: Int)] = []
+            for tid in try FileManager.default.contentsOfDirectory(atPath: tasks) {
+                // The fields after the name (in parentheses, which may hold spaces): policy is the stat's 41st.
+                guard let stat = try? String(contentsOfFile: "\(tasks)/\(tid)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")"), let open = stat.firstIndex(of: "(")
+                else { continue }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                policies.append((String(stat[stat.index(after: open)..<close]), Int(fields[38]) ?? -1))
+            }
+            // NIO's event loops (the singleton group's threads; a loop that has served no connection yet has not
+            // switched, and with more cores there are loops this one connection did not use) and the read workers.
+            let loops = policies.filter { $0.name.hasPrefix("NIO-SGLTN-") }
+            let workers = policies.filter { $0.name.hasPrefix("TP-#") }
+            let batch = 3  // SCHED_BATCH
+            #expect(loops.contains { $0.policy == batch }, "threads: \(policies)\nstderr:\n\(server.stderr)")
+            #expect(!workers.isEmpty && workers.allSatisfy { $0.policy == 0 }, "threads: \(policies)\nstderr:\n\(server.stderr)")
+            #endif
+        }
+
         /// Reads answered one at a time by the byte lane (each read of the connection complete without reaching the
         /// handlers behind it), then a write and a read on the same connection: the router behind still answers,
         /// and the connection goes on.

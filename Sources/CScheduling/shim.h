@@ -1,0 +1,22 @@
+#ifndef CSCHEDULING_SHIM_H
+#define CSCHEDULING_SHIM_H
+#if defined(__linux__)
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <sched.h>
+/// Puts the calling thread under the kernel's batch policy (SCHED_BATCH, same priority, same share of the CPU): when
+/// it wakes it does not preempt the thread running on its core, it waits for that thread's time slice to end or for
+/// it to block. Answers 0, or the error number.
+static inline int poi_schedule_calling_thread_as_batch(void) {
+    struct sched_param parameters = {0};
+    return sched_setscheduler(0, SCHED_BATCH, &parameters) == 0 ? 0 : errno;
+}
+/// Whether the calling thread is under the batch policy.
+static inline int poi_calling_thread_is_batch(void) { return sched_getscheduler(0) == SCHED_BATCH; }
+#else
+static inline int poi_schedule_calling_thread_as_batch(void) { return 0; }
+static inline int poi_calling_thread_is_batch(void) { return 0; }
+#endif
+#endif

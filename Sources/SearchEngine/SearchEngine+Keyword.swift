@@ -1711,6 +1711,9 @@ struct KeywordRanker {
         let otherKindExists = query.kind == .poi ? !s.pinNumbers.isEmpty : (query.kind == .pin ? s.poiIDs.count > 0 : false)
         if query.categories.isEmpty && query.bbox == nil && !otherKindExists && lists.count + members.count == 1 { return size }
         guard size <= SearchEngine.exactTotalLimit else { return max(found, size) }
+        // Without a category or box the count depends on the word and the kind only: counted once per state.
+        let cached = query.categories.isEmpty && query.bbox == nil
+        if cached, let known = engine.wordCursors.total(of: group, kind: query.kind, generation: s.generation) { return known }
         var marks = engine.scratchPool.withLock { $0.popLast() } ?? VisitMarks()
         marks.ensure(count: s.meta.count)
         defer {
@@ -1721,6 +1724,7 @@ struct KeywordRanker {
         // A posting tells its record's kind: without a category or box the records themselves are not read.
         for list in lists { for posting in list where marks.visit(posting.doc) && accepts(posting) { count += 1 } }
         for list in members { for doc in list where marks.visit(doc) && accepts(doc) { count += 1 } }
+        if cached { engine.wordCursors.store(total: count, of: group, kind: query.kind, generation: s.generation) }
         return count
     }
 }
@@ -1730,7 +1734,8 @@ struct KeywordRanker {
 /// query moves it: the posting lists, idfs, labels and bounds — for a common word, its thousand blocks read for the
 /// best; for a short prefix, its 65 lists). Each is found once and copied to every later query with the word, not
 /// found again (of a query's time at 1 M, 5 % went to making cursors and 3 % to finding groups). A cursor is keyed by
-/// its group and by whether the query has an origin (which weighs the bounds). Emptied when the state changes
+/// its group and by whether the query has an origin (which weighs the bounds); a first word's total without filters,
+/// by its group and the kind asked for (counting a common word's records was 2 % of the search mix). Emptied when the state changes
 /// (`SearchEngine.write` empties it first, and an entry made from another state is never answered), and when it
 /// holds `capacity` entries of a kind.
 final class WordCursorCache: Sendable {
@@ -1783,8 +1788,31 @@ final class WordCursorCache: Sendable {
         return made
     }
 
+    /// The records a word's group matches, of a kind, without other filters (`KeywordRanker.total`).
+    struct TotalKey: Hashable, Sendable {
+        let expansions: [InvertedIndex.Expansion]
+        let categories: [String]
+        let kind: KindFilter
+    }
+
+    private let totals = Mutex<(generation: UInt64, counts: [TotalKey: Int])>((0, [:]))
+
+    func total(of group: TextMatcher.Group, kind: KindFilter, generation: UInt64) -> Int? {
+        let key = TotalKey(expansions: group.expansions, categories: group.categories, kind: kind)
+        return totals.withLock { $0.generation == generation ? $0.counts[key] : nil }
+    }
+
+    func store(total: Int, of group: TextMatcher.Group, kind: KindFilter, generation: UInt64) {
+        let key = TotalKey(expansions: group.expansions, categories: group.categories, kind: kind)
+        totals.withLock { totals in
+            if totals.generation != generation || totals.counts.count >= WordCursorCache.capacity { totals = (generation, [:]) }
+            totals.counts[key] = total
+        }
+    }
+
     func removeAll() {
         entries.withLock { $0 = (0, [:]) }
         words.withLock { $0 = (0, [:]) }
+        totals.withLock { $0 = (0, [:]) }
     }
 }

@@ -13,10 +13,7 @@ static inline int poi_schedule_calling_thread_as_batch(void) {
     struct sched_param parameters = {0};
     return sched_setscheduler(0, SCHED_BATCH, &parameters) == 0 ? 0 : errno;
 }
-/// Whether the calling thread is under the batch policy.
-static inline int poi_calling_thread_is_batch(void) { return sched_getscheduler(0) == SCHED_BATCH; }
 #else
 static inline int poi_schedule_calling_thread_as_batch(void) { return 0; }
-static inline int poi_calling_thread_is_batch(void) { return 0; }
 #endif
 #endif

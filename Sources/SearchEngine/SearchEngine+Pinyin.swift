@@ -1,0 +1,39 @@
+import BundledData
+import Synchronization
+import TextIndex
+
+extension PinyinDictionary {
+    /// The bundled table (`data/pinyin.tsv.gz`), read once on first use; nil when the data directory has none (then
+    /// queries are not read as pinyin).
+    public static let bundled: PinyinDictionary? = try? load(directory: DataDirectory.resolve())
+
+    /// Reads `pinyin.tsv.gz` of a data directory.
+    public static func load(directory: String) throws -> PinyinDictionary {
+        let bytes = try GzipFile.read(directory + "/pinyin.tsv.gz")
+        return try PinyinDictionary(table: String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+extension SearchEngine {
+    /// A keyword query compiled against a state: its words as typed and, with the pinyin table, its readings as pinyin.
+    func matcher(_ text: String, _ s: EngineState) -> TextMatcher {
+        TextMatcher(text, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation), pinyin: pinyinContext(s))
+    }
+
+    /// The pinyin table and the state's Han terms by reading, brought up to the state's dictionary (a write that
+    /// added terms adds their rows; another index is read anew).
+    func pinyinContext(_ s: EngineState) -> PinyinContext? {
+        guard let pinyin else { return nil }
+        let terms = pinyinTerms.withLock { terms in
+            terms.update(from: s.text, dictionary: pinyin)
+            return terms
+        }
+        return PinyinContext(dictionary: pinyin, terms: terms)
+    }
+
+    /// Reads the state's Han terms by reading now, so that the first query typed in pinyin does not (a server calls
+    /// this once it is listening).
+    public func preparePinyin() {
+        _ = read { pinyinContext($0) }
+    }
+}

@@ -1,0 +1,187 @@
+/// Mandarin readings of Han characters, without tones, for finding Chinese names by their pinyin
+/// (docs/ARCHITECTURE.md, "Type-ahead and pinyin").
+///
+/// Made from `data/pinyin.tsv.gz` (`data/prepare.py`): every character of pinyin-data with its readings, commonest
+/// first, and every word of phrase-pinyin-data with the reading of each of its characters in that word. Syllables are
+/// numbered in sorted order, so the syllables a typed prefix begins ("zh": zha … zhuo) are one range of numbers.
+///
+/// A polyphone is settled by the words that hold it: the readings of two neighbouring characters are those the
+/// phrase table gives them where it has them together (银行 yin-hang, 重庆 chong-qing, and both of 朝阳's zhao-yang
+/// and chao-yang, which the table lists); where no word holds the pair, every reading of each character counts.
+public struct PinyinDictionary: Sendable {
+    /// Toneless syllables ("a" … "zuo", ü written v), sorted.
+    public let syllables: [String]
+    let syllableIDs: [String: UInt16]
+    /// Per character (scalar value): where its readings start in `readingList` and how many it has.
+    let readingSlots: [UInt32: UInt32]
+    let readingList: [UInt16]
+    /// Readings of neighbouring characters in the phrase table: sorted keys (first scalar << 32 | second scalar) and,
+    /// at the same index, one reading pair (first syllable << 16 | second); a pair read several ways has several rows.
+    let pairKeys: [UInt64]
+    let pairReadings: [UInt32]
+    /// Phrases with the reading of each character (the phrase table's first), for reading a whole name.
+    let phrases: [String: [UInt16]]
+    let longestPhrase: Int
+
+    /// Parses the table's rows: "c<TAB>字<TAB>zi,ci" and "p<TAB>词语<TAB>ci yu" (a character of a phrase read two
+    /// ways there: "zhao|chao"). Malformed rows are refused with their line number.
+    public init(table: String) throws(PinyinTableError) {
+        var characters: [(UInt32, [String])] = []
+        var phraseRows: [(String, [[String]])] = []
+        var names = Set<String>()
+        for (n, line) in table.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 3, let kind = fields.first else { throw PinyinTableError(line: n + 1, reason: "not three tab-separated fields") }
+            switch kind {
+            case "c":
+                let scalars = Array(fields[1].unicodeScalars)
+                let readings = fields[2].split(separator: ",").map(String.init)
+                guard scalars.count == 1, !readings.isEmpty, readings.allSatisfy(PinyinDictionary.isSyllableText) else {
+                    throw PinyinTableError(line: n + 1, reason: "a character row needs one character and lowercase readings")
+                }
+                characters.append((scalars[0].value, readings))
+                names.formUnion(readings)
+            case "p":
+                let phrase = String(fields[1])
+                let parts = fields[2].split(separator: " ").map { $0.split(separator: "|").map(String.init) }
+                guard phrase.unicodeScalars.count == parts.count, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(PinyinDictionary.isSyllableText) })
+                else {
+                    throw PinyinTableError(line: n + 1, reason: "a phrase row needs one reading per character")
+                }
+                phraseRows.append((phrase, parts))
+                for part in parts { names.formUnion(part) }
+            default:
+                throw PinyinTableError(line: n + 1, reason: "unknown row kind \(kind)")
+            }
+        }
+        syllables = names.sorted()
+        guard syllables.count < Int(UInt16.max) else { throw PinyinTableError(line: 0, reason: "too many syllables") }
+        var ids: [String: UInt16] = [:]
+        for (i, syllable) in syllables.enumerated() { ids[syllable] = UInt16(i) }
+        syllableIDs = ids
+        var slots: [UInt32: UInt32] = [:]
+        var list: [UInt16] = []
+        for (scalar, readings) in characters {
+            slots[scalar] = UInt32(list.count) << 8 | UInt32(min(readings.count, 255))
+            list += readings.prefix(255).map { ids[$0]! }
+        }
+        readingSlots = slots
+        readingList = list
+        var pairs: [(UInt64, UInt32)] = []
+        var phraseTable: [String: [UInt16]] = [:]
+        var longest = 1
+        for (phrase, parts) in phraseRows {
+            let scalars = Array(phrase.unicodeScalars)
+            let readingIDs = parts.map { $0.map { ids[$0]! } }
+            for i in 0..<(scalars.count - 1) {
+                let key = UInt64(scalars[i].value) << 32 | UInt64(scalars[i + 1].value)
+                for a in readingIDs[i] { for b in readingIDs[i + 1] { pairs.append((key, UInt32(a) << 16 | UInt32(b))) } }
+            }
+            phraseTable[phrase] = readingIDs.map { $0[0] }
+            longest = max(longest, scalars.count)
+        }
+        pairs.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+        var uniqueKeys: [UInt64] = []
+        var uniqueReadings: [UInt32] = []
+        for (key, reading) in pairs where uniqueKeys.last != key || uniqueReadings.last != reading {
+            uniqueKeys.append(key)
+            uniqueReadings.append(reading)
+        }
+        pairKeys = uniqueKeys
+        pairReadings = uniqueReadings
+        phrases = phraseTable
+        longestPhrase = longest
+    }
+
+    static func isSyllableText(_ text: String) -> Bool { !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x61 && $0 <= 0x7A } }
+
+    /// The syllable numbered `id`.
+    public func syllable(_ id: UInt16) -> String { syllables[Int(id)] }
+
+    /// The number of a toneless syllable ("lv" for 绿), if the table has it.
+    public func syllableID(_ text: String) -> UInt16? { syllableIDs[text] }
+
+    /// The syllables that begin with `prefix` (a typed initial "zh" or a syllable cut short "zhon"): one range,
+    /// since syllables are numbered in sorted order; nil when none does.
+    public func syllables(beginning prefix: String) -> ClosedRange<UInt16>? {
+        var low = 0
+        var high = syllables.count
+        while low < high {
+            let mid = (low + high) / 2
+            if syllables[mid] < prefix { low = mid + 1 } else { high = mid }
+        }
+        var end = low
+        while end < syllables.count && syllables[end].hasPrefix(prefix) { end += 1 }
+        return end > low ? UInt16(low)...UInt16(end - 1) : nil
+    }
+
+    /// A character's readings, commonest first (empty for a character the table does not have).
+    public func readings(of scalar: UInt32) -> ArraySlice<UInt16> {
+        guard let slot = readingSlots[scalar] else { return [] }
+        let start = Int(slot >> 8)
+        return readingList[start..<(start + Int(slot & 0xFF))]
+    }
+
+    /// How two neighbouring characters read: `settled` are the readings the phrase table gives the pair; `others`
+    /// the remaining combinations of the characters' own readings. Without the pair in the phrase table, every
+    /// combination is settled ("index both readings"). Each reading is first syllable << 16 | second.
+    public func pairReadings(_ first: UInt32, _ second: UInt32) -> (settled: [UInt32], others: [UInt32]) {
+        let a = readings(of: first)
+        let b = readings(of: second)
+        var all: [UInt32] = []
+        for x in a { for y in b { all.append(UInt32(x) << 16 | UInt32(y)) } }
+        let key = UInt64(first) << 32 | UInt64(second)
+        var low = 0
+        var high = pairKeys.count
+        while low < high {
+            let mid = (low + high) / 2
+            if pairKeys[mid] < key { low = mid + 1 } else { high = mid }
+        }
+        var settled: [UInt32] = []
+        while low < pairKeys.count && pairKeys[low] == key {
+            settled.append(pairReadings[low])
+            low += 1
+        }
+        guard !settled.isEmpty else { return (all, []) }
+        return (settled, all.filter { !settled.contains($0) })
+    }
+
+    /// The reading of each character of a text in context: words of the phrase table found longest first from the
+    /// left (forward maximum matching, as pypinyin segments), each character of a word read as the word has it, any
+    /// other character by its commonest reading. Characters the table does not have (Latin, digits) read as nil.
+    public func reading(of text: String) -> [UInt16?] {
+        let scalars = Array(text.unicodeScalars)
+        var result: [UInt16?] = []
+        result.reserveCapacity(scalars.count)
+        var i = 0
+        while i < scalars.count {
+            var matched = false
+            if readingSlots[scalars[i].value] != nil {
+                var length = min(longestPhrase, scalars.count - i)
+                while length >= 2 {
+                    var word = String.UnicodeScalarView()
+                    word.append(contentsOf: scalars[i..<(i + length)])
+                    if let readings = phrases[String(word)] {
+                        result += readings.map { Optional($0) }
+                        i += length
+                        matched = true
+                        break
+                    }
+                    length -= 1
+                }
+            }
+            if !matched {
+                result.append(readings(of: scalars[i].value).first)
+                i += 1
+            }
+        }
+        return result
+    }
+}
+
+/// A row of the pinyin table that cannot be read.
+public struct PinyinTableError: Error, CustomStringConvertible {
+    public let line: Int
+    public let reason: String
+    public var description: String { "pinyin table, line \(line): \(reason)" }
+}

@@ -37,6 +37,7 @@ public struct AMapAdapter: Sendable {
             ("amapGeocode", { p in answer(p) { p in try geocode(p) } }),
             ("amapRegeocode", { p in answer(p) { p in try regeocode(p) } }),
             ("amapConvert", { p in answer(p, info: "ok") { p in try convert(p) } }),
+            ("amapInputTips", { p in answer(p) { p in try inputTips(p) } }),
         ]
     }
 
@@ -58,7 +59,7 @@ public struct AMapAdapter: Sendable {
     }
 
     /// Runs `body` (which writes the fields after the envelope) and answers AMap's envelope, as JSON or JSONP.
-    private func answer(_ p: QueryParameters, info: String = "OK", _ body: (QueryParameters) throws -> (inout JSONWriter) -> Void) -> AdapterAnswer {
+    func answer(_ p: QueryParameters, info: String = "OK", _ body: (QueryParameters) throws -> (inout JSONWriter) -> Void) -> AdapterAnswer {
         var callback: String?
         var json = JSONWriter()
         do {

@@ -130,12 +130,19 @@ extension GeocodeResult {
     public func converted(to coordsys: CRS.Geographic) -> GeocodeResult {
         guard coordsys != .wgs84 else { return self }
         let p = coordsys.fromWGS84(latitude: latitude, longitude: longitude)
-        return GeocodeResult(
+        return moved(latitude: p.latitude, longitude: p.longitude, distance: distance)
+    }
+
+    /// The result with `distance` (metres from the request's origin).
+    public func with(distance: Double?) -> GeocodeResult { moved(latitude: latitude, longitude: longitude, distance: distance) }
+
+    private func moved(latitude: Double, longitude: Double, distance: Double?) -> GeocodeResult {
+        GeocodeResult(
             id: id,
             name: name,
             displayName: displayName,
-            latitude: p.latitude,
-            longitude: p.longitude,
+            latitude: latitude,
+            longitude: longitude,
             country: country,
             admin1: admin1,
             admin2: admin2,

@@ -2,9 +2,13 @@ import BundledData
 import Gazetteer
 
 extension GeocodeResult {
-    /// The result as the HTTP API and `--format json` print it.
-    public func write(to json: inout JSONWriter) {
+    /// The result as the HTTP API and `--format json` print it; `kind` first when given (`/v1/suggest`'s lists).
+    public func write(to json: inout JSONWriter, kind: String? = nil) {
         json.beginObject()
+        if let kind {
+            json.key("kind")
+            json.string(kind)
+        }
         json.key("id")
         json.string(id)
         json.key("name")

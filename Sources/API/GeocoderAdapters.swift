@@ -472,7 +472,8 @@ public struct GeocoderAdapters: Sendable {
             language: Self.language(p.string("lang")),
             near: near,
             countries: nil,
-            box: box
+            box: box,
+            asTyped: true
         )
         .filter { candidate in tags.allSatisfy { Self.photonTag($0, matches: photonTag(candidate)) } }
         var json = JSONWriter()

@@ -69,6 +69,7 @@ public enum RouteTable {
         Route(.delete, "/v1/pins/{id}", "deletePin"),
         // Geocoding and conversion.
         Route(.get, "/v1/geocode", "geocode"),
+        Route(.get, "/v1/suggest", "suggest"),
         Route(.get, "/v1/reverse", "reverse"),
         Route(.get, "/v1/streets", "streets"),
         Route(.get, "/v1/convert", "convert"),
@@ -110,6 +111,7 @@ public enum RouteTable {
         Route(.get, "/v3/geocode/geo", "amapGeocode", .compatibility),
         Route(.get, "/v3/geocode/regeo", "amapRegeocode", .compatibility),
         Route(.get, "/v3/assistant/coordinate/convert", "amapConvert", .compatibility),
+        Route(.get, "/v3/assistant/inputtips", "amapInputTips", .compatibility),
 
         Route(.get, "/static/**", "staticFile", .asset),
     ]

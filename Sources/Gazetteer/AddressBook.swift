@@ -127,6 +127,19 @@ public final class AddressBook: Sendable {
         return Array(merged.prefix(query.limit))
     }
 
+    /// `AddressIndex.complete` on every index, best first, a street once.
+    public func complete(_ text: String, near: Coordinate?, limit: Int) -> [AddressMatch] {
+        guard !records.isEmpty else { return base.complete(text, near: near, limit: limit) }
+        let found =
+            base.complete(text, near: near, limit: limit) { hidesBase($0) } + settled.complete(text, near: near, limit: limit) { hidesSettled($0) }
+            + recent.complete(text, near: near, limit: limit)
+        var seen = Set<String>()
+        let merged = found.sorted { ($0.score, $1.id) > ($1.score, $0.id) }.filter { match in
+            seen.insert(match.kind == .house ? match.id : "street:" + TextNormalizer.normalize(match.street) + "\u{1F}" + (match.city ?? "")).inserted
+        }
+        return Array(merged.prefix(limit))
+    }
+
     /// `AddressIndex.reverse` on every index: the nearest house within `AddressIndex.houseRadius` in any, else the
     /// base's nearest street.
     public func reverse(_ point: Coordinate2) -> (match: AddressMatch, distance: Double)? {

@@ -75,9 +75,20 @@ struct ParsedAddress: Equatable {
         let head = parts[first]
         if TextNormalizer.containsCJK(head) { return parseChinese(head, postcode: postcode, qualifiers: qualifiers) }
         let words = head.split(whereSeparator: \.isWhitespace)
-        guard let k = words.firstIndex(where: HouseNumber.looksLikeNumber) else {
+        let numbered = words.indices.filter { HouseNumber.looksLikeNumber(words[$0]) }
+        guard !numbered.isEmpty else {
             return [ParsedAddress(street: head, postcode: postcode, qualifiers: qualifiers)]
         }
+        // A street's name may hold a number ("5th Avenue", "Calle 13", "Route 66"): every number-like word is read as
+        // the house number in turn, and the whole text as a street without one; the street index tells which names
+        // exist, not the digits.
+        var readings = numbered.flatMap { parse(words, numberAt: $0, postcode: postcode, qualifiers: qualifiers) }
+        readings.append(ParsedAddress(street: head, postcode: postcode, qualifiers: qualifiers))
+        return readings
+    }
+
+    /// `words` with the house number at `k`: the street before it (or, for a number first, after it, as in English).
+    static func parse(_ words: [Substring], numberAt k: Int, postcode: String?, qualifiers: [String]) -> [ParsedAddress] {
         var readings: [ParsedAddress] = []
         if k > 0 {
             // "Mannerheimintie 13 a 5, Helsinki": number, then an optional staircase letter, a unit, a postcode, a city.
@@ -132,7 +143,9 @@ struct ParsedAddress: Equatable {
     /// "建国路5号", "北京市朝阳区建国路5号": the number before 号, the street any suffix of the text before it.
     static func parseChinese(_ text: String, postcode: String?, qualifiers: [String]) -> [ParsedAddress] {
         let scalars = Array(text.unicodeScalars.filter { !$0.properties.isWhitespace })
-        guard let hao = scalars.lastIndex(of: "号") else {
+        // The number before 号, or digits ending the text ("中关村南大街 7", as typed without 号).
+        let end = scalars.lastIndex(of: "号") ?? (scalars.last.map { ("0"..."9").contains($0) } == true ? scalars.count : nil)
+        guard let hao = end else {
             return [
                 ParsedAddress(street: String(String.UnicodeScalarView(scalars)), postcode: postcode, qualifiers: qualifiers, streetIsSuffix: true)
             ]

@@ -1,5 +1,6 @@
 import GeoCore
 import SnapshotFile
+import Synchronization
 import TextIndex
 
 /// Houses and streets for forward and reverse address geocoding, built from imported OpenStreetMap data.
@@ -40,6 +41,8 @@ public final class AddressIndex: Sendable {
     /// The street of each address and of each line (-1: none).
     let streetOfAddress: FlatArray<Int32>
     let streetOfLine: FlatArray<Int32>
+    /// `sortedNames`, once made.
+    let nameOrder = Mutex<[Int32]?>(nil)
 
     /// A house under one of its street's house numbers.
     struct NumberEntry: BitwiseCopyable, Equatable {

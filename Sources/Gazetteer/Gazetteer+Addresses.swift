@@ -25,6 +25,15 @@ extension Gazetteer {
         return Array(results.prefix(query.limit))
     }
 
+    /// Houses and streets as a search box completes the text (`AddressIndex.complete`), as geocoding answers.
+    public func complete(_ query: GeocodeQuery, addresses: AddressBook) -> [GeocodeResult] {
+        addresses.complete(query.text, near: query.near, limit: query.limit).compactMap { match in
+            let result = addressResult(match, language: query.language, near: query.near)
+            if let country = query.country, result.country != country { return nil }
+            return result
+        }
+    }
+
     /// `geocode(_:addresses:)` over an address index alone.
     public func geocode(_ query: GeocodeQuery, addresses: AddressIndex) -> [GeocodeResult] { geocode(query, addresses: AddressBook(base: addresses)) }
 
@@ -73,7 +82,8 @@ extension Gazetteer {
         let around = reverse(point)
         var components = match.components
         if components.city == nil { components.city = around.city ?? around.place.flatMap { $0.distance ?? .infinity < 15_000 ? $0.name : nil } }
-        let name = [match.street, match.housenumber].compactMap { $0 }.joined(separator: " ")
+        // A Chinese street and its number are written together: 中关村南大街5号.
+        let name = [match.street, match.housenumber].compactMap { $0 }.joined(separator: TextNormalizer.containsCJK(match.street) ? "" : " ")
         var display = [components.formatted]
         for part in [around.admin1, around.countryName].compactMap({ $0 }) where !part.isEmpty && !display.contains(part) { display.append(part) }
         return GeocodeResult(

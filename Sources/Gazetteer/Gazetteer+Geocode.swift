@@ -14,7 +14,7 @@ extension Gazetteer {
 
     /// `placeTypos: false` skips spelling neighbours of place names (the costly part of a query that names no place),
     /// for a query an imported address already answers.
-    func geocode(_ query: GeocodeQuery, placeTypos: Bool) -> [GeocodeResult] {
+    public func geocode(_ query: GeocodeQuery, placeTypos: Bool) -> [GeocodeResult] {
         var scored: [Int32: Double] = [:]
         var unresolved: [Int32: String] = [:]
         func offer(_ entity: Int32, _ score: Double) {

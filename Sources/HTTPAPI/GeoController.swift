@@ -7,7 +7,7 @@ import HTTPServer
 import Hummingbird
 import SearchEngine
 
-/// geocode, reverse, convert.
+/// geocode, suggest, reverse, convert.
 struct GeoController {
     let gazetteer: Gazetteer?
     /// Its address index answers houses and streets.
@@ -16,6 +16,7 @@ struct GeoController {
 
     func register(on routes: RouteRegistrar) {
         routes.read("geocode", cost: .heavy) { input in try geocode(input) }
+        routes.read("suggest", cost: .heavy) { input in try suggest(input) }
         routes.read("reverse", cost: .heavy) { input in try reverse(input) }
         routes.read("streets", cost: .heavy) { input in try streets(input) }
         routes.read("convert") { input in try convert(input) }
@@ -30,6 +31,11 @@ struct GeoController {
     func geocode(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try GeocodeRequest(input.parameters)
         return .json(parsed.encode(try requireGazetteer().geocode(parsed.query, addresses: engine.addresses)))
+    }
+
+    func suggest(_ input: ReadInput) throws -> ReadAnswer {
+        let parsed = try SuggestRequest(input.parameters)
+        return .json(parsed.encode(try Geocoder(engine: engine, gazetteer: try requireGazetteer()).suggest(parsed.query)))
     }
 
     func reverse(_ input: ReadInput) throws -> ReadAnswer {

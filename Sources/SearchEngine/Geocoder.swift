@@ -41,18 +41,31 @@ public struct Geocoder: Sendable {
         self.gazetteer = gazetteer
     }
 
-    /// Places named by `text` as typed, then POIs matching its words, then weaker place matches.
+    /// Places named by `text` as typed, then POIs matching its words, then weaker place matches. `asTyped`: the text is
+    /// a search box's as it is typed (Photon's), so a house number begun is completed too — "Mannerheimintie 1"
+    /// answers house 1, then 1A, 10, 11 … (`AddressIndex.complete`) before anything else.
     public func search(
         _ text: String,
         limit: Int,
         language: String?,
         near: Coordinate?,
         countries: Set<String>?,
-        box: BoundingBox?
+        box: BoundingBox?,
+        asTyped: Bool = false
     ) throws(GazetteerError) -> [GeocodeCandidate] {
         let wide = min(100, max(limit * 4, 20))
         let query = try GeocodeQuery(text: text, limit: wide, country: countries?.count == 1 ? countries!.first : nil, language: language, near: near)
-        var results: [GeocodeCandidate] = gazetteer.geocode(query, addresses: engine.addresses)
+        var places = gazetteer.geocode(query, addresses: engine.addresses)
+        if asTyped {
+            let completed = gazetteer.complete(query, addresses: engine.addresses).filter { $0.type == "house" }
+            if !completed.isEmpty {
+                let leading = places.prefix { $0.type == "house" }
+                let known = Set(leading.map(\.id))
+                places = Array(leading) + completed.filter { !known.contains($0.id) } + places.dropFirst(leading.count).filter { $0.type != "house" }
+            }
+        }
+        var results: [GeocodeCandidate] =
+            places
             .filter { countries?.contains($0.country) ?? true }
             .filter { box?.contains(latitude: $0.latitude, longitude: $0.longitude) ?? true }
             .map { .place($0) }

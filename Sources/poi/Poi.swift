@@ -12,6 +12,7 @@ struct Poi: AsyncParsableCommand {
         version: Poi.version,
         subcommands: [
             ServeCommand.self, NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self,
+            SuggestCommand.self,
             ReverseCommand.self,
             ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self, KeysCommand.self,
         ]

@@ -51,6 +51,8 @@ def requests(state):
     yield "geocode", "GET", "/v1/geocode", {"q": "Helsinki", "limit": "1"}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "1600 Amphitheatre Parkway, Mountain View", "limit": "1"}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "Mannerheimintie 13 a, Helsinki", "limit": "1"}, None
+    yield "suggest", "GET", "/v1/suggest", {"q": "Mannerheimintie 1", "lat": "60.1699", "lon": "24.9384", "limit": "2"}, None
+    yield "suggest", "GET", "/v1/suggest", {"q": "kahvila", "sources": "poi,park"}, None
     yield "reverse", "GET", "/v1/reverse", {"lat": "60.1699", "lon": "24.9384"}, None
     yield "streets", "GET", "/v1/streets", {"bbox": "24.938,60.168,24.940,60.169", "limit": "2"}, None
     yield "streets", "GET", "/v1/streets", {"bbox": "24.9,60.1"}, None

@@ -56,6 +56,14 @@ for requirement in amap-python-sdk==0.1.5 amap-cli==0.1.4 pypinyin==0.55.0; do
     fi
 done
 
+# amap-sdk (the other AMap client on PyPI with input tips) installs a module named `amap`, as amap-python-sdk does: it
+# goes into a directory of its own, put on the path only by scripts/compat/amap_sdk_check.py.
+AMAP_SDK_DIR="$(cd "$(dirname "$0")/.." && pwd)/var/python/amap-sdk"
+if [ "$(sed -n 's/^Version: //p' "$AMAP_SDK_DIR"/amap_sdk-*.dist-info/METADATA 2>/dev/null)" != "0.1.0" ]; then
+    echo "setup: installing amap-sdk 0.1.0 (PyPI) into $AMAP_SDK_DIR" >&2
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade --target "$AMAP_SDK_DIR" "amap-sdk==0.1.0" >&2
+fi
+
 # pyosmium (libosmium), the independent .osm.pbf reader the OSM tests compare against and the writer of synthetic
 # extracts (scripts/osm/).
 OSMIUM_VERSION="4.3.2"

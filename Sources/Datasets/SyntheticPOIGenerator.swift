@@ -17,8 +17,12 @@ public struct SyntheticPOIGenerator {
     private let cumulative: [Double]
     private var random: SplitMix64
     private var counter = 0
+    /// With a share: the places of China and the others apart, each with its cumulative populations.
+    private let split: (share: Double, china: [Int], chinaCumulative: [Double], rest: [Int], restCumulative: [Double])?
 
-    public init(places: [Place], seed: UInt64) {
+    /// `chinaShare`: the share of records placed in China (with Chinese brand and branch names), each half still
+    /// weighted by population; nil: every place by its population alone (China's share of the world's, about 1 in 5).
+    public init(places: [Place], seed: UInt64, chinaShare: Double? = nil) {
         precondition(!places.isEmpty, "the generator needs at least one place")
         self.places = places
         var total = 0.0
@@ -27,7 +31,24 @@ public struct SyntheticPOIGenerator {
             return total
         }
         random = SplitMix64(seed: seed)
+        if let chinaShare {
+            let china = places.indices.filter { Self.chineseCountries.contains(places[$0].country) }
+            let rest = places.indices.filter { !Self.chineseCountries.contains(places[$0].country) }
+            func sums(_ indices: [Int]) -> [Double] {
+                var total = 0.0
+                return indices.map {
+                    total += Double(max(1, places[$0].population))
+                    return total
+                }
+            }
+            precondition(!china.isEmpty && !rest.isEmpty, "a China share needs places in China and elsewhere")
+            split = (chinaShare, china, sums(china), rest, sums(rest))
+        } else {
+            split = nil
+        }
     }
+
+    static let chineseCountries: Set<String> = ["CN", "TW", "HK", "MO"]
 
     public mutating func next() -> POIRecord {
         counter += 1
@@ -37,7 +58,7 @@ public struct SyntheticPOIGenerator {
         let center = Coordinate(uncheckedLatitude: place.latitude, longitude: place.longitude)
         let position = GreatCircle.destination(from: center, distance: distance, bearing: random.uniform(0...360))
         let category = pick(SyntheticVocabulary.categories)
-        let isChina = ["CN", "TW", "HK", "MO"].contains(place.country)
+        let isChina = Self.chineseCountries.contains(place.country)
         let name: String
         let address: String
         if isChina {
@@ -64,6 +85,16 @@ public struct SyntheticPOIGenerator {
     }
 
     private mutating func pickPlace() -> Place {
+        if let split {
+            let inChina = random.nextUnit() < split.share
+            let (indices, sums) = inChina ? (split.china, split.chinaCumulative) : (split.rest, split.restCumulative)
+            return places[indices[pick(sums)]]
+        }
+        return places[pick(cumulative)]
+    }
+
+    /// An index drawn in proportion to the steps of a cumulative sum.
+    private mutating func pick(_ cumulative: [Double]) -> Int {
         let target = random.nextUnit() * cumulative[cumulative.count - 1]
         var low = 0
         var high = cumulative.count - 1
@@ -71,7 +102,7 @@ public struct SyntheticPOIGenerator {
             let mid = (low + high) / 2
             if cumulative[mid] <= target { low = mid + 1 } else { high = mid }
         }
-        return places[low]
+        return low
     }
 
     private mutating func pick<T>(_ weighted: [(T, Int)]) -> T {

@@ -89,6 +89,21 @@ struct EngineState {
     /// The indexed text of a record: its name (and names in other languages) as name fields, the rest as other
     /// fields; a name counts three times.
     static func fields(_ record: Hit.Record) -> [InvertedIndex.Field] {
+        var fields = fieldsAsWritten(record)
+        // What the names' runs of Han read as in pinyin, from their start (docs/ARCHITECTURE.md, "Type-ahead and
+        // pinyin"), weighted as a name is.
+        if let pinyin = PinyinDictionary.bundled {
+            var terms: [String] = []
+            for field in fields where field.isName && TextNormalizer.containsCJK(field.text) {
+                for term in pinyin.runTerms(of: field.text) where !terms.contains(term) { terms.append(term) }
+            }
+            if !terms.isEmpty { fields.append(InvertedIndex.Field(terms.joined(separator: " "), weight: 3, isName: true, isVerbatim: true)) }
+        }
+        return fields
+    }
+
+    /// The record's own text fields.
+    private static func fieldsAsWritten(_ record: Hit.Record) -> [InvertedIndex.Field] {
         switch record {
         case .poi(let poi):
             var fields = [InvertedIndex.Field(poi.name, weight: 3, isName: true)]

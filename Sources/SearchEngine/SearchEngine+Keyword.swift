@@ -19,14 +19,42 @@ import TextIndex
 ///
 /// A rule bucket is a `UInt64` compared before the score (`TopK.Entry`).
 enum RankBucket {
-    /// The first rule's rank, of words dropped and of how the query was read: as typed (0), as full pinyin (1), as
-    /// pinyin with initials (2). A record found by pinyin ranks below every record matching the words as typed and
-    /// above those matching fewer of them ("man", "bank", "tea" keep their Latin matches first). Passed as `dropped`
-    /// to the rank functions: only a level of 0 (nothing dropped, as typed) allows a whole-name match.
-    static func level(dropped: Int, reading: Int) -> Int { dropped * 4 + reading }
+    /// How a query was read, ranked within one number of words dropped (`level`).
+    enum Reading: Int {
+        /// The words as typed.
+        case typed = 0
+        /// Full pinyin (or Han and pinyin mixed) from the start of a run of Han in a name: "xingbake" for 星巴克(…店).
+        case runStart = 1
+        /// Initials from the start of a run: "xbk".
+        case runStartInitials = 2
+        /// Pinyin of neighbouring characters anywhere in a name: "bake" for 星巴克, "ligong" for 北京理工大学.
+        case pairs = 3
+    }
 
-    static func make(dropped: Int, typos: Int, prefixes: Int, attributes: Int, wholeName: Bool) -> UInt64 {
-        UInt64(dropped) << 48 | UInt64(typos) << 36 | UInt64(prefixes) << 24 | UInt64(attributes) << 8 | (wholeName ? 0 : 1)
+    /// The first rule's rank, of words dropped and of how the query was read. Passed as `dropped` to the rank
+    /// functions, which hand it to `make`; only 0 (nothing dropped, words as typed) allows a whole-name match.
+    static func level(dropped: Int, reading: Reading) -> Int { dropped * 8 + reading.rawValue }
+
+    /// The tier of a match within its number of words dropped, from how the query was read and the match's typos
+    /// and prefixes: words as typed exactly (0); full pinyin from a run's start exactly (1); words as typed completed,
+    /// and full pinyin from a run's start as typed — tied, so that near an origin the nearer wins, "ant" for 安踏 or
+    /// for Antipolo (2); initials from a run's start (3); pinyin elsewhere in a name (4); pinyin read in a way the
+    /// phrase table does not give it (5); words as typed with typos (6). So a Latin word keeps its Latin matches first
+    /// ("man", "bank", "tea"), and pinyin typed in full beats a Latin word's completions and typos ("dasha" is 大厦
+    /// before the city Dashan, "lining" 李宁 before Jining). Non-decreasing in typos and prefixes, as the bounds of
+    /// the rank functions require.
+    static func tier(level: Int, typos: Int, prefixes: Int) -> Int {
+        switch Reading(rawValue: level % 8) ?? .pairs {
+        case .typed: return typos > 0 ? 6 : (prefixes > 0 ? 2 : 0)
+        case .runStart: return typos > 0 ? 5 : (prefixes > 0 ? 2 : 1)
+        case .runStartInitials: return typos > 0 ? 5 : 3
+        case .pairs: return typos > 0 ? 5 : 4
+        }
+    }
+
+    static func make(dropped level: Int, typos: Int, prefixes: Int, attributes: Int, wholeName: Bool) -> UInt64 {
+        let first = (level / 8) * 8 + tier(level: level, typos: typos, prefixes: prefixes)
+        return UInt64(first) << 48 | UInt64(typos) << 36 | UInt64(prefixes) << 24 | UInt64(attributes) << 8 | (wholeName ? 0 : 1)
     }
 
     /// Attribute ranks of rule 4.
@@ -274,7 +302,7 @@ struct KeywordRanker {
         let m = matcher.groups.count
         for dropped in 0..<m where !heap.isFull {
             let active = m - dropped
-            let level = RankBucket.level(dropped: dropped, reading: 0)
+            let level = RankBucket.level(dropped: dropped, reading: .typed)
             if active == 1 {
                 rankOneWord(matcher.groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
             } else {

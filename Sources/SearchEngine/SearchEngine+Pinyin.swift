@@ -31,9 +31,23 @@ extension SearchEngine {
         return PinyinContext(dictionary: pinyin, terms: terms)
     }
 
-    /// Reads the state's Han terms by reading now, so that the first query typed in pinyin does not (a server calls
-    /// this once it is listening).
-    public func preparePinyin() {
-        _ = read { pinyinContext($0) }
+    /// Reads queries as typed only, never as pinyin (`poi serve --no-pinyin`: no table or readings in memory).
+    public func disablePinyin() {
+        pinyinOff.store(true, ordering: .relaxed)
+        pinyinTerms.withLock { $0 = PinyinTerms() }
+        wordCursors.removeAll()
+    }
+
+    /// Reads the pinyin table of `directory` (nil: the default data directory's) and the state's Han terms by reading
+    /// now, so that the first keyword query does not (a server calls this once it is listening). Without a table there,
+    /// the default data directory's is used, if any.
+    /// - Returns: the rows of the Han terms by reading (20 bytes each; 0 without a table).
+    @discardableResult
+    public func preparePinyin(directory: String? = nil) -> Int {
+        if let directory {
+            let table = try? PinyinDictionary.load(directory: directory)
+            pinyinTable.withLock { $0 = table }
+        }
+        return read { pinyinContext($0)?.terms.count ?? 0 }
     }
 }

@@ -40,8 +40,16 @@ public final class SearchEngine: @unchecked Sendable {
     let scratchPool = Mutex<[VisitMarks]>([])
     /// Keyword query words as compiled against the state, for the queries that follow.
     let wordCursors = WordCursorCache()
-    /// Mandarin readings, to find Chinese names by their pinyin (nil: queries are read only as typed).
-    let pinyin: PinyinDictionary? = PinyinDictionary.bundled
+    /// Mandarin readings, to find Chinese names by their pinyin (nil: queries are read only as typed); read from the
+    /// data directory on first use (`preparePinyin`, or the first keyword query).
+    var pinyin: PinyinDictionary? {
+        guard !pinyinOff.load(ordering: .relaxed) else { return nil }
+        return pinyinTable.withLock { $0 } ?? PinyinDictionary.bundled
+    }
+    /// Set by `disablePinyin()`.
+    let pinyinOff = Atomic<Bool>(false)
+    /// The table read from a data directory named by `preparePinyin(directory:)` (nil: the default directory's).
+    let pinyinTable = Mutex<PinyinDictionary?>(nil)
     /// The state's Han terms by reading (`pinyinContext`).
     let pinyinTerms = Mutex(PinyinTerms())
     /// The last server timestamp issued (milliseconds since 1970).

@@ -21,7 +21,7 @@ struct TextMatcher {
     /// expansions are the Han terms the pair may be (`PinyinTerms`).
     struct Reading {
         var groups: [Group]
-        var rank: Int
+        var rank: RankBucket.Reading
     }
 
     /// A query of groups made elsewhere (a reading's, ranked on its own).
@@ -117,7 +117,30 @@ struct TextMatcher {
     /// matches no term is left out.
     static func readings(of normalized: String, index: borrowing InvertedIndex, pinyin: PinyinContext) -> [Reading] {
         var result: [Reading] = []
-        for query in PinyinQuery.readings(of: normalized, dictionary: pinyin.dictionary) {
+        let parses = PinyinQuery.readings(of: normalized, dictionary: pinyin.dictionary)
+        guard !parses.isEmpty else { return [] }
+        // From a run's start: one group, the run terms the whole query is or begins (`PinyinDictionary.runTerms`): its
+        // letters as full pinyin or as initials, or its first character as written and the rest in pinyin ("星bake").
+        let units = parses[0].units
+        let hasHan = units.contains { $0.han != nil }
+        let letters = String(String.UnicodeScalarView(normalized.unicodeScalars.filter { $0.value >= 0x61 && $0.value <= 0x7A }))
+        if !hasHan && parses.contains(where: { !$0.units.dropLast().contains { $0.isInitial } }) {
+            let group = runStartGroup([PinyinDictionary.fullMarker + letters], index: index)
+            if !group.expansions.isEmpty { result.append(Reading(groups: [group], rank: .runStart)) }
+        }
+        if let han = units.first?.han, units.dropFirst().allSatisfy({ $0.han == nil }), !letters.isEmpty,
+            parses.contains(where: { !$0.units.dropLast().contains { $0.isInitial } })
+        {
+            var first = String.UnicodeScalarView()
+            first.append(Unicode.Scalar(han)!)
+            let group = runStartGroup([PinyinDictionary.mixedMarker + String(first) + letters], index: index)
+            if !group.expansions.isEmpty { result.append(Reading(groups: [group], rank: .runStart)) }
+        }
+        if !hasHan && parses.contains(where: { $0.units.dropLast().contains { $0.isInitial } }) {
+            let group = runStartGroup([PinyinDictionary.initialsMarker + letters], index: index)
+            if !group.expansions.isEmpty { result.append(Reading(groups: [group], rank: .runStartInitials)) }
+        }
+        for query in parses {
             var forms = [[query.units]]
             if query.words.count > 1 && query.words.allSatisfy({ $0.count >= 2 }) { forms.append(query.words) }
             for form in forms {
@@ -129,10 +152,26 @@ struct TextMatcher {
                     }
                     groups += made
                 }
-                if !groups.isEmpty { result.append(Reading(groups: groups, rank: query.rank)) }
+                if !groups.isEmpty { result.append(Reading(groups: groups, rank: .pairs)) }
             }
         }
-        return result.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }.map(\.element)
+        return result.enumerated().sorted { ($0.element.rank.rawValue, $0.offset) < ($1.element.rank.rawValue, $1.offset) }.map(\.element)
+    }
+
+    /// The run terms that are one of `terms` (exact) or begin with one (completions, the most frequent first).
+    static func runStartGroup(_ terms: [String], index: borrowing InvertedIndex) -> Group {
+        var expansions: [InvertedIndex.Expansion] = []
+        for text in terms {
+            if let term = index.term(text), index.documentFrequency(term) > 0, !expansions.contains(where: { $0.term == term }) {
+                expansions.append(InvertedIndex.Expansion(term: term, kind: .exact))
+            }
+        }
+        for text in terms {
+            for term in index.completions(of: text) where !expansions.contains(where: { $0.term == term }) {
+                expansions.append(InvertedIndex.Expansion(term: term, kind: .prefix))
+            }
+        }
+        return Group(expansions: expansions, categories: [])
     }
 
     /// One group per pair of neighbouring pieces (a lone piece: its characters); nil when a pair matches no term.

@@ -3,8 +3,9 @@ import SnapshotFile
 extension InvertedIndex {
     /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
     /// is rebuilt, not read.
-    /// (4: documents' positions and blocks' boxes. 5: boxes of document number ranges.)
-    public static let snapshotVersion: UInt64 = 5
+    /// (4: documents' positions and blocks' boxes. 5: boxes of document number ranges. 6: the pinyin of names' Han
+    /// runs, `PinyinDictionary.runTerms`.)
+    public static let snapshotVersion: UInt64 = 6
 
     /// Writes the index as it is (dictionary, postings with their block bounds, sorted keys), for
     /// `init(snapshot:)` to restore without analyzing any text.

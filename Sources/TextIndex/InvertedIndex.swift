@@ -63,11 +63,20 @@ public struct InvertedIndex: Sendable {
         public var weight: Int
         /// Whether this is the record's name (the ranking rules put name matches before other fields).
         public var isName: Bool
+        /// Terms as they are, separated by spaces, not tokenized and not counted in the document's length or its name's
+        /// tokens: what a name reads as in pinyin (`PinyinDictionary.runTerms`).
+        public var isVerbatim: Bool
 
-        public init(_ text: String, weight: Int, isName: Bool) {
+        public init(_ text: String, weight: Int, isName: Bool, isVerbatim: Bool = false) {
             self.text = text
             self.weight = weight
             self.isName = isName
+            self.isVerbatim = isVerbatim
+        }
+
+        /// The field's terms: its tokens, or its verbatim terms.
+        func terms() -> [String] {
+            isVerbatim ? text.split(separator: " ").map(String.init) : Tokenizer.tokens(text).map(\.text)
         }
     }
 
@@ -216,6 +225,18 @@ public struct InvertedIndex: Sendable {
         var wholeNames: [String] = []
         var nameTokens: Int?
         for field in fields {
+            if field.isVerbatim {
+                let bit = field.isName ? Posting.inName : Posting.inOther
+                for term in field.terms() {
+                    if let i = frequencies.firstIndex(where: { $0.text == term }) {
+                        frequencies[i].frequency += field.weight
+                        frequencies[i].fields |= bit
+                    } else {
+                        frequencies.append((term, field.weight, bit))
+                    }
+                }
+                continue
+            }
             let tokens = Tokenizer.tokens(field.text)
             if field.isName {
                 if nameTokens == nil { nameTokens = tokens.count }
@@ -293,10 +314,10 @@ public struct InvertedIndex: Sendable {
         var seen = Set<String>()
         var length = 0
         for field in fields {
-            for token in Tokenizer.tokens(field.text) {
-                length += field.weight
-                guard seen.insert(token.text).inserted else { continue }
-                guard let term = termIDs[token.text] else { continue }
+            for text in field.terms() {
+                if !field.isVerbatim { length += field.weight }
+                guard seen.insert(text).inserted else { continue }
+                guard let term = termIDs[text] else { continue }
                 let t = Int(term)
                 let i = InvertedIndex.lowerBound(postings[t], document)
                 if i < postings[t].count && postings[t][i].doc == document {
@@ -545,8 +566,14 @@ public struct InvertedIndex: Sendable {
                 result.append((term, edits))
             }
         }
-        return result.filter { !postings[Int($0.term)].isEmpty }
+        // (Not the pinyin of names: a word typed is no typo of "\u{2}kendeji".)
+        return result.filter { !postings[Int($0.term)].isEmpty && !InvertedIndex.isMarkedTerm(terms[Int($0.term)]) }
     }
+
+    /// Whether a term is one of a name's pinyin terms (`PinyinDictionary.runTerms`): they begin with a control
+    /// character no typed word has.
+    @inlinable
+    public static func isMarkedTerm(_ term: String) -> Bool { (term.utf8.first ?? 0x20) < 0x20 }
 
     /// Inverse document frequency, the BM25 "+1" variant that stays positive for very common terms.
     public func idf(documentFrequency df: Int) -> Double {

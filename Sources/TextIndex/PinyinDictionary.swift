@@ -179,6 +179,49 @@ public struct PinyinDictionary: Sendable {
     }
 }
 
+extension PinyinDictionary {
+    /// The first character of a run's full pinyin term ("\u{2}xingbake") and of its initials' ("\u{1}xbk"): a control
+    /// character, which no typed word holds (`TextNormalizer` turns it into a space) and which sorts before letters.
+    public static let fullMarker = "\u{2}"
+    public static let initialsMarker = "\u{1}"
+    /// The first character of a run's term of its first character as written and the rest in pinyin ("\u{3}星bake").
+    public static let mixedMarker = "\u{3}"
+
+    /// What a name's runs of Han read as from their start, as index terms: for each run ("星巴克" and "中关村店" of
+    /// "星巴克(中关村店)") its full pinyin joined ("\u{2}xingbake") and, for a run of two or more, its initials
+    /// ("\u{1}xbk") and its first character as written with the rest in pinyin ("\u{3}星bake", as people type with the
+    /// first character picked and the rest in letters); read in context (`reading(of:)`) and, where that differs, with
+    /// each character's commonest reading too. A query typed from a run's start matches one of them, or a completion of
+    /// one, as a single term.
+    public func runTerms(of text: String) -> [String] {
+        var terms: [String] = []
+        var run = String.UnicodeScalarView()
+        func flush() {
+            defer { run = String.UnicodeScalarView() }
+            guard !run.isEmpty else { return }
+            let inContext = reading(of: String(run))
+            guard inContext.allSatisfy({ $0 != nil }) else { return }
+            let commonest = run.map { readings(of: $0.value).first }
+            for variant in [inContext.map { $0! }, commonest.map { $0! }] {
+                let full = PinyinDictionary.fullMarker + variant.map { syllable($0) }.joined()
+                if !terms.contains(full) { terms.append(full) }
+                guard variant.count >= 2 else { continue }
+                let initials = PinyinDictionary.initialsMarker + String(variant.map { syllable($0).first! })
+                if !terms.contains(initials) { terms.append(initials) }
+                var first = String.UnicodeScalarView()
+                first.append(run[run.startIndex])
+                let mixed = PinyinDictionary.mixedMarker + String(first) + variant.dropFirst().map { syllable($0) }.joined()
+                if !terms.contains(mixed) { terms.append(mixed) }
+            }
+        }
+        for scalar in text.unicodeScalars {
+            if TextNormalizer.isCJK(scalar) { run.append(scalar) } else { flush() }
+        }
+        flush()
+        return terms
+    }
+}
+
 /// A row of the pinyin table that cannot be read.
 public struct PinyinTableError: Error, CustomStringConvertible {
     public let line: Int

@@ -1,5 +1,7 @@
 import Catalog
+import Datasets
 import Foundation
+import Gazetteer
 import GeoCore
 import TestSupport
 import Testing
@@ -165,5 +167,67 @@ import TextIndex
                 #expect(read.contains(source.id), "round \(round): \(query) did not find \(source.name)")
             }
         }
+    }
+}
+
+/// Real chain and landmark names of Beijing among 50 000 generated records (half in China, Chinese chain and branch
+/// names), each typed in pinyin as pypinyin reads it — full, initials, the last syllable begun, Han and pinyin mixed —
+/// by someone standing within 100 m of it: it is among the first three nearly always.
+@Suite struct PinyinLandmarkTests {
+    @Test func landmarksAreAmongTheFirstThreeNearThem() throws {
+        let names = PinyinReadingTests.landmarks.filter { $0.count >= 2 }
+        var random = testRandom("PinyinLandmarkTests.landmarksAreAmongTheFirstThreeNearThem")
+        var generator = SyntheticPOIGenerator(
+            places: try PlaceFile.loadPlaces(directory: JudgedRelevanceTests.dataDirectory),
+            seed: random.next(),
+            chinaShare: 0.5
+        )
+        var pois = (0..<50_000).map { _ in generator.next() }
+        let landmarks = names.enumerated().map { i, name in
+            let at = GreatCircle.destination(
+                from: Coordinate(uncheckedLatitude: 39.9042, longitude: 116.4074),
+                distance: random.uniform(0...25_000),
+                bearing: random.uniform(0...360)
+            )
+            return poi("landmark-\(i)", name, "tourism.attraction", at.latitude, at.longitude)
+        }
+        pois += landmarks
+        let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
+        // pypinyin's readings: an independent reader.
+        let scratch = ScratchDirectory("poi-pinyin-landmarks")
+        try names.joined(separator: "\n").appending("\n").write(toFile: scratch.file("names.txt"), atomically: true, encoding: .utf8)
+        let readings = try PythonScript.run(["scripts/pinyin/readings.py", scratch.file("names.txt")]).split(separator: "\n").map {
+            $0.split(separator: " ").map(String.init)
+        }
+        var found: [String: (hits: Int, total: Int)] = [:]
+        var misses: [String] = []
+        for (landmark, syllables) in zip(landmarks, readings) {
+            let full = syllables.joined()
+            let cut = full.prefix(syllables[0].count + 1 + Int(random.next() % UInt64(max(1, full.count - syllables[0].count - 1))))
+            let forms = [
+                ("full", full), ("initials", syllables.map { String($0.prefix(1)) }.joined()), ("as typed", String(cut)),
+                ("mixed", String(landmark.name.prefix(1)) + syllables.dropFirst().joined()),
+            ]
+            let near = GreatCircle.destination(
+                from: Coordinate(uncheckedLatitude: landmark.lat, longitude: landmark.lon),
+                distance: random.uniform(0...100),
+                bearing: random.uniform(0...360)
+            )
+            for (form, text) in forms {
+                let top = try engine.search(SearchQuery(text: text, origin: near, limit: 3)).results.map(\.id)
+                let hit = top.contains(landmark.id)
+                found[form, default: (0, 0)].hits += hit ? 1 : 0
+                found[form, default: (0, 0)].total += 1
+                if !hit { misses.append("\(form) \(text) for \(landmark.name): \(top)") }
+            }
+        }
+        let hits = found.values.reduce(0) { $0 + $1.hits }
+        let total = found.values.reduce(0) { $0 + $1.total }
+        print(
+            "pinyin landmarks in the first three: \(hits) of \(total); "
+                + found.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.hits)/\($0.value.total)" }.joined(separator: ", ")
+        )
+        for miss in misses { print("  missed: \(miss)") }
+        #expect(hits * 100 >= total * 95, "\(hits) of \(total): \(misses)")
     }
 }

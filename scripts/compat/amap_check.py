@@ -80,13 +80,29 @@ def check_sdk(base):
     lng, lat = lnglat(converted["locations"])
     expect(converted["info"] == "ok", "convert answers info 'ok' in lower case")
     expect(abs(lng - reference[0]) < 1e-9 and abs(lat - reference[1]) < 1e-9, f"convert: {converted} vs {reference}")
+    # v3 input tips, as the search box calls them: pinyin initials near BIT find 肯德基, as v1's suggestions do.
+    bit = (116.316502, 39.964381)  # BIT in GCJ-02
+    for keywords in ("kdj", "kendeji", "肯de"):
+        tips = client.inputtips.query(keywords, location=bit)
+        suggested = v1(base, "/v1/suggest", q=keywords, lat=39.9631, lon=116.3104, limit=10)["results"]
+        expect(tips["status"] == "1" and tips["count"] == str(len(tips["tips"])), f"inputtips {keywords} envelope: {tips}")
+        expect([t["id"] for t in tips["tips"]][:2] == [r["id"] for r in suggested][:2], f"inputtips {keywords} answers v1's suggestions")
+        expect(tips["tips"] and tips["tips"][0]["name"] == "肯德基(中关村店)", f"inputtips {keywords}: {tips['tips'][:1]}")
+    typed = client.inputtips.query("bjlg", types="141201", city="北京", citylimit=True)
+    expect([t["name"] for t in typed["tips"]] == ["北京理工大学"], f"inputtips types and citylimit: {typed}")
+    first = typed["tips"][0] if typed["tips"] else {}
+    record = v1(base, "/v1/pois/test-bit", coordsys="gcj02")
+    if first.get("location"):
+        lng, lat = lnglat(first["location"])
+        expect(abs(lng - record["lon"]) < 1e-6 and abs(lat - record["lat"]) < 1e-6, "inputtips answers GCJ-02 locations")
+    expect(first.get("district") == "北京市海淀区" and first.get("adcode") == "110108", f"inputtips district: {first}")
     # A business error is status "0", which the SDK raises as AmapAPIError.
     try:
         client.place.around(location=(200, 39.9), keywords="x")
         expect(False, "an invalid location raises AmapAPIError")
     except (AmapAPIError, ValueError):
         pass
-    print("ok: amap-python-sdk (v5 text/around/polygon/detail, v3 geo/regeo/convert, errors)")
+    print("ok: amap-python-sdk (v5 text/around/polygon/detail, v3 geo/regeo/convert/inputtips, errors)")
 
 
 def check_cli(base, config_home):

@@ -354,7 +354,7 @@
     if (map.getZoom() >= 16) showAddress(point);
   });
 
-  // ---- search box with autocomplete (prefix search) -----------------------------------------------------------
+  // ---- search box with suggestions as typed (GET /v1/suggest: POIs, also by pinyin; houses and streets; places) -
   const input = $("q");
   const suggestions = $("suggestions");
   let suggestSequence = 0;
@@ -380,26 +380,45 @@
     writeURL();
   }
 
+  /// A house, street or place suggested: the map goes there, with a popup naming it.
+  function chooseAddress(item) {
+    hideSuggestions();
+    input.value = item.name;
+    map.setView([item.lat, item.lon], item.kind === "address" ? 18 : 12);
+    L.popup().setLatLng([item.lat, item.lon]).setContent(escapeText(item.displayName || item.name)).openOn(map);
+    say(`“${item.name}”`);
+  }
+
+  function escapeText(text) {
+    const div = document.createElement("div");
+    div.textContent = text;
+    return div.innerHTML;
+  }
+
   async function suggest() {
     const text = input.value.trim();
     const sequence = ++suggestSequence;
-    if (text.length < 2) return hideSuggestions();
+    // One letter is enough for Han ("肯"); Latin waits for two.
+    if (text.length < 2 && !/[\u3400-\u9fff]/.test(text)) return hideSuggestions();
     try {
-      const body = await api("/v1/search", Object.assign({ q: text, limit: 6 }, searchOrigin()));
+      const body = await api("/v1/suggest", Object.assign({ q: text, limit: 8 }, searchOrigin()));
       if (sequence !== suggestSequence || input.value.trim() !== text) return;
       suggestions.replaceChildren();
       highlighted = -1;
-      for (const record of body.results) {
+      for (const item of body.results) {
         const option = element("li");
         option.setAttribute("role", "option");
-        option.setAttribute("data-poi-id", record.id);
-        option.appendChild(element("div", "", record.name || record.id));
-        option.appendChild(element("div", "meta", [record.category, record.city].filter(Boolean).join(" · ")));
+        option.setAttribute("data-kind", item.kind);
+        if (item.kind === "poi") option.setAttribute("data-poi-id", item.id);
+        option.appendChild(element("div", "", item.name || item.id));
+        const meta = item.kind === "poi" ? [item.category, item.city] : [item.type, item.displayName];
+        option.appendChild(element("div", "meta", meta.filter(Boolean).join(" · ")));
+        const pick = () => (item.kind === "poi" ? choose(item) : chooseAddress(item));
         option.addEventListener("mousedown", (event) => {
           event.preventDefault();
-          choose(record);
+          pick();
         });
-        option.record = record;
+        option.pick = pick;
         suggestions.appendChild(option);
       }
       suggestions.hidden = body.results.length === 0;
@@ -421,7 +440,7 @@
       for (let i = 0; i < options.length; i++) options[i].setAttribute("aria-selected", String(i === highlighted));
     } else if (event.key === "Enter" && highlighted >= 0 && options[highlighted]) {
       event.preventDefault();
-      choose(options[highlighted].record);
+      options[highlighted].pick();
     } else if (event.key === "Escape") {
       hideSuggestions();
     }

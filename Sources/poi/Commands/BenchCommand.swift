@@ -456,10 +456,13 @@ struct BenchRun {
         let origin: Bool
         let lat: Double
         let lon: Double
+        /// The record the query was drawn from, when it is wanted near the top (pinyin classes).
+        let id: String?
     }
 
     /// Each query of the class file once (after one warm-up pass over all of them), top 20 as GET /v1/search; one
-    /// JSON line per class and origin, in the file's order, with `class` and `origin` added.
+    /// JSON line per class and origin, in the file's order, with `class` and `origin` added — and, for a class whose
+    /// queries name the record they were drawn from, `top3`: the share of them with that record among the first three.
     private func runKeywordClasses(_ engine: SearchEngine, file: String, load: Double) throws {
         guard let content = FileManager.default.contents(atPath: file) else { throw CLIError.usage("cannot read \(file)") }
         let decoder = JSONDecoder()
@@ -469,7 +472,16 @@ struct BenchRun {
         func query(_ q: ClassQuery) -> SearchQuery {
             SearchQuery(text: q.q, origin: q.origin ? Coordinate(uncheckedLatitude: q.lat, longitude: q.lon) : nil, limit: 20)
         }
-        for q in queries { _ = try? engine.search(query(q)) }
+        // The warm-up pass also notes whether each query's wanted record is in its first three.
+        let inTop3 = queries.map { q -> Bool? in
+            let ids = ((try? engine.search(query(q)).results.prefix(3)) ?? []).map { hit -> String in
+                switch hit.record {
+                case .poi(let poi): return poi.id
+                case .pin(let pin): return pin.id
+                }
+            }
+            return q.id.map { ids.contains($0) }
+        }
         // Each query's least time over the passes (one pass: its time).
         let clock = ContinuousClock()
         var least = [Double](repeating: .infinity, count: queries.count)
@@ -481,12 +493,16 @@ struct BenchRun {
                 least[i] = min(least[i], seconds(clock.now - t0) * 1e6)
             }
         }
-        var groups: [(key: String, origin: Bool, samples: [Double], results: Int)] = []
+        var groups: [(key: String, origin: Bool, samples: [Double], results: Int, judged: Int, top3: Int)] = []
         var slow: [(Double, String)] = []
         for (i, q) in queries.enumerated() {
-            if groups.last.map({ $0.key != q.class || $0.origin != q.origin }) ?? true { groups.append((q.class, q.origin, [], 0)) }
+            if groups.last.map({ $0.key != q.class || $0.origin != q.origin }) ?? true { groups.append((q.class, q.origin, [], 0, 0, 0)) }
             groups[groups.count - 1].samples.append(least[i])
             groups[groups.count - 1].results += found[i]
+            if let hit = inTop3[i] {
+                groups[groups.count - 1].judged += 1
+                if hit { groups[groups.count - 1].top3 += 1 }
+            }
             if slowest > 0 { slow.append((least[i], "\(q.class)\(q.origin ? " @" : ""): \(q.q)")) }
         }
         for (micros, text) in slow.sorted(by: { $0.0 > $1.0 }).prefix(slowest) {
@@ -495,7 +511,8 @@ struct BenchRun {
         for group in groups {
             let line = latencyLine(group.samples, n: engine.counts.pois, k: 20, load: load, results: group.results)
             // The class and origin go first, for reading.
-            print("{\"class\":\"\(group.key)\",\"origin\":\(group.origin)," + line.dropFirst())
+            let top3 = group.judged > 0 ? "\"top3\":\(Double(group.top3 * 10_000 / group.judged) / 10_000)," : ""
+            print("{\"class\":\"\(group.key)\",\"origin\":\(group.origin)," + top3 + line.dropFirst())
         }
     }
 

@@ -49,6 +49,12 @@ func loadPlaces(_ dataDir: String?) throws -> [Place] {
 struct GeneratorOptions: ParsableArguments {
     @Option(help: "Random seed (the same seed gives the same records and queries).") var seed: UInt64 = 42
     @Option(help: "Directory of the bundled data (default: data/, or POI_DATA_DIR).") var dataDir: String?
+    @Option(help: "Share of records placed in China, with Chinese chain and branch names (0 to 1; default: by population).")
+    var chinaShare: Double?
 
-    func generator() throws -> SyntheticPOIGenerator { SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed) }
+    func validate() throws {
+        if let chinaShare, !(0...1).contains(chinaShare) { throw ValidationError("--china-share must be a number from 0 to 1") }
+    }
+
+    func generator() throws -> SyntheticPOIGenerator { SyntheticPOIGenerator(places: try loadPlaces(dataDir), seed: seed, chinaShare: chinaShare) }
 }

@@ -58,6 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
     var fastLane = true
     @Option(help: "Event-loop threads that serve connections (default: one per two cores with the fast lane, one per core without).")
     var eventLoops: Int?
+    @Flag(help: "Read keyword queries as typed only, not also as pinyin (keeps no pinyin table or readings in memory).")
+    var noPinyin = false
     @OptionGroup var database: DatabaseOptions
 
     /// One event loop per two cores, at least one.
@@ -140,10 +142,22 @@ struct ServeCommand: AsyncParsableCommand {
         }
         defer { reloads.cancel() }
         let scheme = tls == nil ? "http" : "https"
+        let dataDirectory = configuration.dataDirectory
+        let noPinyin = self.noPinyin
+        if noPinyin { engine.disablePinyin() }
         let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger, tls: tls) {
             [logger] address in
             // The readiness line: printed once the socket is bound (scripts and tests wait for it).
             logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on \(scheme)://\(address)")
+            // The pinyin table and the index's Han terms by reading, on another thread, so that the first keyword
+            // query does not wait for them.
+            guard !noPinyin else { return }
+            Thread.detachNewThread { [logger] in
+                let start = ContinuousClock.now
+                let rows = engine.preparePinyin(directory: dataDirectory)
+                let elapsed = ContinuousClock.now - start
+                logger.info("pinyin: the table and \(rows) Han terms by reading (\(rows * 20 / 1_000) kB) ready in \(elapsed)")
+            }
         }
         do {
             try await app.runService()

@@ -126,7 +126,18 @@ public struct AMapAdapter: Sendable {
 
     static func format(_ point: (latitude: Double, longitude: Double)) -> String {
         let gcj = CRS.Geographic.gcj02.fromWGS84(latitude: point.latitude, longitude: point.longitude)
-        return String(format: "%.6f,%.6f", gcj.longitude, gcj.latitude)
+        return fixed6(gcj.longitude) + "," + fixed6(gcj.latitude)
+    }
+
+    /// A coordinate with six decimals, as `String(format: "%.6f")` writes it (rounded half away from zero) without
+    /// Foundation's formatter, which took 8 % of an input tips request.
+    static func fixed6(_ value: Double) -> String {
+        let scaled = (abs(value) * 1_000_000).rounded()
+        guard scaled < 1e15 else { return String(format: "%.6f", value) }
+        let micro = Int64(scaled)
+        let fraction = String(micro % 1_000_000)
+        let sign = value < 0 && micro != 0 ? "-" : ""
+        return sign + String(micro / 1_000_000) + "." + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 
     static func integer(_ p: QueryParameters, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
@@ -138,9 +149,18 @@ public struct AMapAdapter: Sendable {
     }
 
     static func keywords(_ p: QueryParameters) -> String? {
-        guard let text = p.string("keywords")?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        guard let text = p.string("keywords").map(trimmedSpaces), !text.isEmpty else { return nil }
         // The older API took several keywords separated by "|": one query of all the words.
         return text.replacingOccurrences(of: "|", with: " ")
+    }
+
+    /// `text` without the spaces and tabs around it (Foundation's trimming cost 5 % of an input tips request).
+    static func trimmedSpaces(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
     }
 
     /// The page: v3 offset/page (offset ≤ 50), v5 page_size/page_num (≤ 25, ≤ 100).
@@ -296,9 +316,7 @@ public struct AMapAdapter: Sendable {
 
     func divisions(latitude: Double, longitude: Double, city: String?) -> Divisions {
         var result = Divisions()
-        if let gazetteer, ChinaDatum.isInChina(latitude: latitude, longitude: longitude),
-            let match = gazetteer.reverse(Coordinate(uncheckedLatitude: latitude, longitude: longitude)).division
-        {
+        if let gazetteer, let match = gazetteer.division(at: Coordinate(uncheckedLatitude: latitude, longitude: longitude)) {
             result.pname = match.province
             result.pcode = String(match.adcode.prefix(2)) + "0000"
             result.cityname = match.city ?? match.province  // municipalities: the province is the city

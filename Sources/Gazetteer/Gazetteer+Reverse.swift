@@ -26,20 +26,7 @@ extension Gazetteer {
             country = outlines?.country(at: point)
         }
         let sameCountry = country == p.country
-        var division: ReverseResult.DivisionMatch?
-        if country == "CN" || (country == nil && outlines == nil),
-            ChinaDatum.isInChina(latitude: point.latitude, longitude: point.longitude),
-            let seat = districtTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude, maxDistance: 150_000).first
-        {
-            let chain = divisionChain(divisions[Int(seat.id)])
-            division = ReverseResult.DivisionMatch(
-                adcode: String(divisions[Int(seat.id)].adcode),
-                province: chain.first { $0.level == .province }?.name ?? "",
-                city: chain.first { $0.level == .city && !$0.isPlaceholder }?.name,
-                district: chain.first { $0.level == .district }?.name,
-                distance: (seat.distance * 10).rounded() / 10
-            )
-        }
+        let division = country == "CN" || (country == nil && outlines == nil) ? district(at: point) : nil
         return ReverseResult(
             place: place,
             country: country,
@@ -48,6 +35,48 @@ extension Gazetteer {
             admin2: sameCountry && !p.admin2.isEmpty ? p.admin2 : nil,
             city: country == nil ? nil : city(around: point, in: country!),
             division: division
+        )
+    }
+
+    /// The Chinese district a point is in (its seat the nearest, within 150 km), for a point of China: `reverse`'s
+    /// `division` without the rest of its answer (the AMap adapter asks it for every POI it writes).
+    /// The country is the outlines' (a point-in-polygon test: cheaper than `reverse`'s nearest place, and the same
+    /// but within a few kilometres of a border).
+    public func division(at point: Coordinate) -> ReverseResult.DivisionMatch? {
+        guard ChinaDatum.isInChina(latitude: point.latitude, longitude: point.longitude) else { return nil }
+        if let outlines {
+            guard outlines.country(at: point) == "CN" else { return nil }
+        } else if let nearest = placeTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude).first {
+            guard places[Int(nearest.id)].country == "CN" else { return nil }
+        }
+        return district(at: point)
+    }
+
+    /// The district whose seat is nearest a point of China, within 150 km.
+    func district(at point: Coordinate) -> ReverseResult.DivisionMatch? {
+        guard ChinaDatum.isInChina(latitude: point.latitude, longitude: point.longitude),
+            let seat = districtTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude, maxDistance: 150_000).first
+        else { return nil }
+        let id = Int32(seat.id)
+        let areas =
+            districtAreas.withLock { $0[id] }
+            ?? {
+                let chain = divisionChain(divisions[Int(id)])
+                let made = (
+                    adcode: String(divisions[Int(id)].adcode),
+                    province: chain.first { $0.level == .province }?.name ?? "",
+                    city: chain.first { $0.level == .city && !$0.isPlaceholder }?.name,
+                    district: chain.first { $0.level == .district }?.name
+                )
+                districtAreas.withLock { $0[id] = made }
+                return made
+            }()
+        return ReverseResult.DivisionMatch(
+            adcode: areas.adcode,
+            province: areas.province,
+            city: areas.city,
+            district: areas.district,
+            distance: (seat.distance * 10).rounded() / 10
         )
     }
 

@@ -1,6 +1,7 @@
 import BundledData
 import Foundation
 import GeoCore
+import Synchronization
 import SpatialIndex
 import TextIndex
 
@@ -20,6 +21,8 @@ public final class Gazetteer: Sendable {
     let names: NameIndex
     let placeTree: RTree
     let districtTree: RTree
+    /// Each district's areas as `district(at:)` answers them, made on first use (its strings cost more than the search).
+    let districtAreas = Mutex<[Int32: (adcode: String, province: String, city: String?, district: String?)]>([:])
     let divisionIndexByAdcode: [Int: Int]
     /// Chinese full and short division names → division indices, for address parsing.
     let chineseNames: [String: [Int]]

@@ -81,7 +81,7 @@ extension SearchEngine {
     /// an estimate: the sum of the first word's posting-list and category sizes, before filters.
     public func search(_ query: SearchQuery) throws(SearchError) -> Page {
         try read { s throws(SearchError) in
-            let matcher = self.matcher(query.text, s)
+            let matcher = self.matcher(query.text, s, deferTypos: true)
             guard !matcher.isEmpty else { throw .invalid(parameter: "q", rule: "must contain at least one letter or digit") }
             let ranker = KeywordRanker(engine: self, state: s, matcher: matcher, query: query)
             let entries = ranker.top(query.offset + query.limit + 1)
@@ -299,41 +299,88 @@ struct KeywordRanker {
     /// The best `k` records, best first.
     func top(_ k: Int) -> [TopK.Entry] {
         var heap = TopK(capacity: k)
+        // The query read as pinyin from a name's start first (one term and its completions: cheap): when it fills the
+        // page, the words as typed are read only through the lists that can still reach it — "安ta" does not merge
+        // every 安 with the 64 completions of "ta" when 安踏's pinyin has filled the page with better tiers.
+        rankReadings(matcher.readings.filter { $0.rank != .pairs }, into: &heap)
         let m = matcher.groups.count
-        for dropped in 0..<m where !heap.isFull {
+        for dropped in 0..<m where dropped == 0 || !heap.isFull {
             let active = m - dropped
             let level = RankBucket.level(dropped: dropped, reading: .typed)
-            if active == 1 {
-                rankOneWord(matcher.groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
-            } else {
-                rankAllWords(Array(matcher.groups[0..<active]), dropped: level, into: &heap)
-            }
-            // The query read as pinyin, into the same page: its buckets come after the words as typed.
-            guard dropped == 0 else { continue }
-            for reading in matcher.readings {
-                let best = RankBucket.make(
-                    dropped: RankBucket.level(dropped: 0, reading: reading.rank),
-                    typos: 0,
-                    prefixes: 0,
-                    attributes: 0,
-                    wholeName: true
-                )
-                guard heap.admits(bucket: best, scoreBound: .infinity) else { break }
-                let ranker = KeywordRanker(
-                    engine: engine,
-                    state: s,
-                    matcher: TextMatcher(groups: reading.groups, normalizedQuery: matcher.normalizedQuery),
-                    query: query
-                )
-                let level = RankBucket.level(dropped: 0, reading: reading.rank)
-                if reading.groups.count == 1 {
-                    ranker.rankOneWord(reading.groups[0], dropped: level, wholeQuery: false, into: &heap)
+            if let groups = Self.reachable(Array(matcher.groups[0..<active]), level: level, heap: heap) {
+                if active == 1 {
+                    rankOneWord(groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
                 } else {
-                    ranker.rankAllWords(reading.groups, dropped: level, into: &heap)
+                    rankAllWords(groups, dropped: level, into: &heap)
+                }
+            }
+            // The pinyin of character pairs anywhere in a name, into the same page: its tiers come after the words as
+            // typed and before any word dropped.
+            if dropped == 0 { rankReadings(matcher.readings.filter { $0.rank == .pairs }, into: &heap) }
+        }
+        // Words matched through typos rank after every pinyin match: asked for only when the page has room for them.
+        if matcher.typosDeferred && !heap.isFull {
+            let typed = TextMatcher(query.text, index: s.text, taxonomy: engine.taxonomy, known: (engine.wordCursors, s.generation))
+            let ranker = KeywordRanker(engine: engine, state: s, matcher: typed, query: query)
+            let m = typed.groups.count
+            for dropped in 0..<m where !heap.isFull {
+                let level = RankBucket.level(dropped: dropped, reading: .typed)
+                if m - dropped == 1 {
+                    ranker.rankOneWord(typed.groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
+                } else {
+                    ranker.rankAllWords(Array(typed.groups[0..<(m - dropped)]), dropped: level, into: &heap)
                 }
             }
         }
         return heap.sorted()
+    }
+
+    /// Ranks readings of the query as pinyin (best tier first) into the page, while their tier can still enter it.
+    private func rankReadings(_ readings: [TextMatcher.Reading], into heap: inout TopK) {
+        for reading in readings {
+            let level = RankBucket.level(dropped: 0, reading: reading.rank)
+            let best = RankBucket.make(dropped: level, typos: 0, prefixes: 0, attributes: 0, wholeName: true)
+            guard heap.admits(bucket: best, scoreBound: .infinity) else { return }
+            let ranker = KeywordRanker(
+                engine: engine,
+                state: s,
+                matcher: TextMatcher(groups: reading.groups, normalizedQuery: matcher.normalizedQuery),
+                query: query
+            )
+            guard let groups = Self.reachable(reading.groups, level: level, heap: heap) else { continue }
+            if groups.count == 1 {
+                ranker.rankOneWord(groups[0], dropped: level, wholeQuery: false, into: &heap)
+            } else {
+                ranker.rankAllWords(groups, dropped: level, into: &heap)
+            }
+        }
+    }
+
+    /// The groups with only the expansions through which a record can still enter a full page: a match through one
+    /// has at least its typos and prefix, the other groups at least their least (a label: none), which gives a bucket
+    /// the page's worst must not beat. Nil when a group keeps nothing (no record can enter). A record that also
+    /// matches through a kept expansion is still found, with that better class.
+    static func reachable(_ groups: [TextMatcher.Group], level: Int, heap: TopK) -> [TextMatcher.Group]? {
+        guard heap.isFull, let worst = heap.worst else { return groups }
+        let least = groups.map { group -> (typos: Int, prefixes: Int) in
+            guard group.categories.isEmpty else { return (0, 0) }
+            return (
+                group.expansions.map { Int($0.typos) }.min() ?? 0,
+                group.expansions.map { $0.kind == .prefix ? 1 : 0 }.min() ?? 0
+            )
+        }
+        let total = least.reduce((typos: 0, prefixes: 0)) { ($0.typos + $1.typos, $0.prefixes + $1.prefixes) }
+        var kept = groups
+        for g in groups.indices {
+            let others = (typos: total.typos - least[g].typos, prefixes: total.prefixes - least[g].prefixes)
+            kept[g].expansions = groups[g].expansions.filter { e in
+                let typos = others.typos + Int(e.typos)
+                let prefixes = others.prefixes + (e.kind == .prefix ? 1 : 0)
+                return RankBucket.make(dropped: level, typos: typos, prefixes: prefixes, attributes: 0, wholeName: true) <= worst.bucket
+            }
+            if kept[g].expansions.isEmpty && kept[g].categories.isEmpty { return nil }
+        }
+        return kept
     }
 
     // MARK: One word, bucket by bucket
@@ -1822,18 +1869,19 @@ final class WordCursorCache: Sendable {
     struct WordKey: Hashable, Sendable {
         let word: String
         let isLast: Bool
+        let typos: Bool
     }
 
     private let words = Mutex<(generation: UInt64, groups: [WordKey: [TextMatcher.Group]])>((0, [:]))
 
-    func groups(of word: String, isLast: Bool, generation: UInt64) -> [TextMatcher.Group]? {
-        words.withLock { $0.generation == generation ? $0.groups[WordKey(word: word, isLast: isLast)] : nil }
+    func groups(of word: String, isLast: Bool, typos: Bool = true, generation: UInt64) -> [TextMatcher.Group]? {
+        words.withLock { $0.generation == generation ? $0.groups[WordKey(word: word, isLast: isLast, typos: typos)] : nil }
     }
 
-    func store(_ groups: [TextMatcher.Group], of word: String, isLast: Bool, generation: UInt64) {
+    func store(_ groups: [TextMatcher.Group], of word: String, isLast: Bool, typos: Bool = true, generation: UInt64) {
         words.withLock { words in
             if words.generation != generation || words.groups.count >= WordCursorCache.capacity { words = (generation, [:]) }
-            words.groups[WordKey(word: word, isLast: isLast)] = groups
+            words.groups[WordKey(word: word, isLast: isLast, typos: typos)] = groups
         }
     }
 

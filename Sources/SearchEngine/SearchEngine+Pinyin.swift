@@ -16,8 +16,9 @@ extension PinyinDictionary {
 
 extension SearchEngine {
     /// A keyword query compiled against a state: its words as typed and, with the pinyin table, its readings as pinyin.
-    func matcher(_ text: String, _ s: EngineState) -> TextMatcher {
-        TextMatcher(text, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation), pinyin: pinyinContext(s))
+    /// `deferTypos`: for ranked search, which asks for a word's typo neighbours later when it needs them.
+    func matcher(_ text: String, _ s: EngineState, deferTypos: Bool = false) -> TextMatcher {
+        TextMatcher(text, index: s.text, taxonomy: taxonomy, known: (wordCursors, s.generation), pinyin: pinyinContext(s), deferTypos: deferTypos)
     }
 
     /// The pinyin table and the state's Han terms by reading, brought up to the state's dictionary (a write that

@@ -12,6 +12,9 @@ struct TextMatcher {
 
     /// The query as typed.
     let groups: [Group]
+    /// Whether `groups` were made without their typo neighbours, because the query also reads as pinyin from a name's
+    /// start (`deferTypos`): the ranking asks for them only when the page is not full without them.
+    let typosDeferred: Bool
     /// The query read as pinyin (`PinyinQuery`), best rank first: records matching any of these match too, ranked
     /// after those matching `groups` (`RankBucket.level`).
     let readings: [Reading]
@@ -27,6 +30,7 @@ struct TextMatcher {
     /// A query of groups made elsewhere (a reading's, ranked on its own).
     init(groups: [Group], normalizedQuery: String) {
         self.groups = groups
+        self.typosDeferred = false
         self.readings = []
         self.normalizedQuery = normalizedQuery
     }
@@ -38,7 +42,8 @@ struct TextMatcher {
         index: borrowing InvertedIndex,
         taxonomy: CategoryTaxonomy,
         known: (cache: WordCursorCache, generation: UInt64)? = nil,
-        pinyin: PinyinContext? = nil
+        pinyin: PinyinContext? = nil,
+        deferTypos: Bool = false
     ) {
         let normalized = TextNormalizer.normalize(text)
         normalizedQuery = normalized
@@ -52,16 +57,19 @@ struct TextMatcher {
         } else {
             readings = []
         }
+        // A word that would match only through typos waits when the query reads as pinyin from a name's start.
+        let typos = !(deferTypos && readings.contains { $0.rank != .pairs })
+        typosDeferred = !typos
         let words = normalized.split(separator: " ").map(String.init)
         var groups: [Group] = []
         for (w, word) in words.enumerated() {
             let isLast = w == words.count - 1
-            if let known, let found = known.cache.groups(of: word, isLast: isLast, generation: known.generation) {
+            if let known, let found = known.cache.groups(of: word, isLast: isLast, typos: typos, generation: known.generation) {
                 groups += found
                 continue
             }
             let first = groups.count
-            defer { known?.cache.store(Array(groups[first...]), of: word, isLast: isLast, generation: known!.generation) }
+            defer { known?.cache.store(Array(groups[first...]), of: word, isLast: isLast, typos: typos, generation: known!.generation) }
             // Latin words are one group each; a CJK run is one group per bigram (or its single character).
             var latin = ""
             var run: [Character] = []
@@ -80,7 +88,7 @@ struct TextMatcher {
             }
             func flushLatin(last: Bool) {
                 guard !latin.isEmpty else { return }
-                groups.append(Group(expansions: index.expansions(of: latin, isLast: last), categories: taxonomy.categories(forLabel: latin)))
+                groups.append(Group(expansions: index.expansions(of: latin, isLast: last, typos: typos), categories: taxonomy.categories(forLabel: latin)))
                 latin = ""
             }
             for character in word {

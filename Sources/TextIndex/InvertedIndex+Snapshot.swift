@@ -4,8 +4,8 @@ extension InvertedIndex {
     /// Bumped whenever tokenizing, normalizing or the posting layout changes: a snapshot of another analyzer's index
     /// is rebuilt, not read.
     /// (4: documents' positions and blocks' boxes. 5: boxes of document number ranges. 6: the pinyin of names' Han
-    /// runs, `PinyinDictionary.runTerms`.)
-    public static let snapshotVersion: UInt64 = 6
+    /// runs, `PinyinDictionary.runTerms`; 7: of the first run only.)
+    public static let snapshotVersion: UInt64 = 7
 
     /// Writes the index as it is (dictionary, postings with their block bounds, sorted keys), for
     /// `init(snapshot:)` to restore without analyzing any text.

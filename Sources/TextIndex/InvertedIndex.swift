@@ -493,13 +493,14 @@ public struct InvertedIndex: Sendable {
     /// Ways a query word matches: the word itself; when it is the last word of the query, terms it begins (the
     /// `maxCompletions` most frequent); and when the word is absent from the index and has no completion, the terms
     /// within its typo budget (`EditDistance.allowedTypos`), found by `TypoAutomaton` over the sorted dictionary.
-    public func expansions(of word: String, isLast: Bool) -> [Expansion] {
+    /// `typos: false` leaves the typo neighbours out (the costly part: an automaton over the whole dictionary).
+    public func expansions(of word: String, isLast: Bool, typos: Bool = true) -> [Expansion] {
         var result: [Expansion] = []
         if let exact = termIDs[word], !postings[Int(exact)].isEmpty { result.append(Expansion(term: exact, kind: .exact)) }
         if isLast && !TextNormalizer.containsCJK(word) {
             result += completions(of: word).map { Expansion(term: $0, kind: .prefix) }
         }
-        if result.isEmpty {
+        if result.isEmpty && typos {
             result = typoNeighbours(of: word).map { Expansion(term: $0.term, kind: .typo, typos: UInt8($0.edits)) }
         }
         return result

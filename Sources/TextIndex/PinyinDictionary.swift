@@ -187,8 +187,9 @@ extension PinyinDictionary {
     /// The first character of a run's term of its first character as written and the rest in pinyin ("\u{3}星bake").
     public static let mixedMarker = "\u{3}"
 
-    /// What a name's runs of Han read as from their start, as index terms: for each run ("星巴克" and "中关村店" of
-    /// "星巴克(中关村店)") its full pinyin joined ("\u{2}xingbake") and, for a run of two or more, its initials
+    /// What a name's first run of Han reads as from its start, as index terms ("星巴克" of "星巴克(中关村店)": people
+    /// type a name from its start; the rest of a name is found by the pinyin of its character pairs, a slower path):
+    /// its full pinyin joined ("\u{2}xingbake") and, for a run of two or more, its initials
     /// ("\u{1}xbk") and its first character as written with the rest in pinyin ("\u{3}星bake", as people type with the
     /// first character picked and the rest in letters); read in context (`reading(of:)`) and, where that differs, with
     /// each character's commonest reading too. A query typed from a run's start matches one of them, or a completion of
@@ -215,7 +216,11 @@ extension PinyinDictionary {
             }
         }
         for scalar in text.unicodeScalars {
-            if TextNormalizer.isCJK(scalar) { run.append(scalar) } else { flush() }
+            if TextNormalizer.isCJK(scalar) {
+                run.append(scalar)
+            } else if !run.isEmpty {
+                break
+            }
         }
         flush()
         return terms

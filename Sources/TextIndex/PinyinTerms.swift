@@ -24,10 +24,9 @@ public struct PinyinTerms: Sendable {
 
     private var rows: [Row] = []
     private var tail: [Row] = []
-    /// The index (`InvertedIndex.identity`) and how many of its terms have been read, with the last one.
+    /// The index (`InvertedIndex.identity`) and how many of its terms have been read.
     public private(set) var identity: UInt64?
     public private(set) var covered = 0
-    private var lastCovered: String?
 
     public init() {}
 
@@ -36,16 +35,17 @@ public struct PinyinTerms: Sendable {
 
     /// Reads the index's terms added since the last update (all of them for another index).
     public mutating func update(from index: borrowing InvertedIndex, dictionary: PinyinDictionary) {
-        let terms = index.terms
-        if identity != index.identity || covered > terms.count || (covered > 0 && terms[covered - 1] != lastCovered) {
+        // Terms are only ever appended to an index: with the same identity, the rows made stay true (a state older
+        // than the rows, with fewer terms, is answered by them too; its caller drops the terms it lacks).
+        if identity != index.identity {
             self = PinyinTerms()
             identity = index.identity
         }
-        guard covered < terms.count else { return }
+        guard covered < index.terms.count else { return }
+        let terms = index.terms
         var added: [Row] = []
         for t in covered..<terms.count { PinyinTerms.rows(of: terms[t], term: Int32(t), dictionary: dictionary, into: &added) }
         covered = terms.count
-        lastCovered = terms.last
         if rows.isEmpty || tail.count + added.count > PinyinTerms.tailLimit {
             rows += tail + added
             tail = []

@@ -17,7 +17,7 @@ public struct SuggestRequest: Sendable {
         if let list = p.string("sources") {
             sources = []
             for item in list.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let source = SuggestQuery.Source(rawValue: item.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                guard let source = SuggestQuery.Source(rawValue: String(item)) else {
                     throw ParameterError("sources", "must be a comma-separated list of poi, address and place")
                 }
                 sources.insert(source)

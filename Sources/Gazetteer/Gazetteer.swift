@@ -1,8 +1,8 @@
 import BundledData
 import Foundation
 import GeoCore
-import Synchronization
 import SpatialIndex
+import Synchronization
 import TextIndex
 
 /// The bundled gazetteer: GeoNames populated places of the world and Chinese administrative divisions, with

@@ -88,7 +88,9 @@ struct TextMatcher {
             }
             func flushLatin(last: Bool) {
                 guard !latin.isEmpty else { return }
-                groups.append(Group(expansions: index.expansions(of: latin, isLast: last, typos: typos), categories: taxonomy.categories(forLabel: latin)))
+                groups.append(
+                    Group(expansions: index.expansions(of: latin, isLast: last, typos: typos), categories: taxonomy.categories(forLabel: latin))
+                )
                 latin = ""
             }
             for character in word {

@@ -3,10 +3,11 @@
 # project builds and tests against, and does nothing when they are all present.
 set -euo pipefail
 
-# chromium and fonts-dejavu-core: the map page's browser test (scripts/browser/run); libjs-leaflet: the map page;
+# chromium, fonts-dejavu-core and fonts-wqy-zenhei (Han, for the screenshots of Chinese names): the map page's browser test
+# (scripts/browser/run); libjs-leaflet: the map page;
 # postgresql: the shared store's tests (scripts/postgres/with-server starts a private server on loopback);
 # haproxy, nftables, iproute2: the cluster's fault test (scripts/cluster/run: namespaces, partitions, packet loss).
-PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl openssl libjs-leaflet chromium fonts-dejavu-core postgresql
+PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl openssl libjs-leaflet chromium fonts-dejavu-core fonts-wqy-zenhei postgresql
     haproxy nftables iproute2)
 
 missing=()

@@ -213,7 +213,12 @@ public struct AMapAdapter: Sendable {
 
     /// A city given as a Chinese name, citycode or adcode: its seat, to favour (or with citylimit, keep) results near.
     func cityOrigin(_ text: String?) -> Coordinate? {
-        guard let text, !text.isEmpty, let gazetteer, let query = try? GeocodeQuery(text: text, limit: 1) else { return nil }
+        guard let text, !text.isEmpty, let gazetteer else { return nil }
+        // An adcode ("110108"): its division's seat.
+        if text.count == 6, let code = Int(text), let division = gazetteer.division(adcode: code) {
+            return Coordinate(uncheckedLatitude: division.latitude, longitude: division.longitude)
+        }
+        guard let query = try? GeocodeQuery(text: text, limit: 1) else { return nil }
         guard let place = gazetteer.geocode(query).first else { return nil }
         return Coordinate(uncheckedLatitude: place.latitude, longitude: place.longitude)
     }

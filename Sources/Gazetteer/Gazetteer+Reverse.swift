@@ -52,6 +52,9 @@ extension Gazetteer {
         return district(at: point)
     }
 
+    /// The seat of the Chinese division with this adcode ("110108": 海淀区), as AMap's `city` parameters may name it.
+    public func division(adcode: Int) -> Division? { divisionIndexByAdcode[adcode].map { divisions[$0] } }
+
     /// The district whose seat is nearest a point of China, within 150 km.
     func district(at point: Coordinate) -> ReverseResult.DivisionMatch? {
         guard ChinaDatum.isInChina(latitude: point.latitude, longitude: point.longitude),

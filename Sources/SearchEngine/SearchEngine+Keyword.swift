@@ -303,36 +303,33 @@ struct KeywordRanker {
         // page, the words as typed are read only through the lists that can still reach it — "安ta" does not merge
         // every 安 with the 64 completions of "ta" when 安踏's pinyin has filled the page with better tiers.
         rankReadings(matcher.readings.filter { $0.rank != .pairs }, into: &heap)
-        let m = matcher.groups.count
-        for dropped in 0..<m where dropped == 0 || !heap.isFull {
-            let active = m - dropped
-            let level = RankBucket.level(dropped: dropped, reading: .typed)
-            if let groups = Self.reachable(Array(matcher.groups[0..<active]), level: level, heap: heap) {
-                if active == 1 {
-                    rankOneWord(groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
-                } else {
-                    rankAllWords(groups, dropped: level, into: &heap)
-                }
-            }
-            // The pinyin of character pairs anywhere in a name, into the same page: its tiers come after the words as
-            // typed and before any word dropped.
-            if dropped == 0 { rankReadings(matcher.readings.filter { $0.rank == .pairs }, into: &heap) }
-        }
+        // The pinyin of character pairs anywhere in a name goes in after the words as typed with none dropped: its
+        // tiers come after theirs and before any word dropped.
+        rankTyped(matcher.groups, into: &heap) { heap in rankReadings(matcher.readings.filter { $0.rank == .pairs }, into: &heap) }
         // Words matched through typos rank after every pinyin match: asked for only when the page has room for them.
         if matcher.typosDeferred && !heap.isFull {
             let typed = TextMatcher(query.text, index: s.text, taxonomy: engine.taxonomy, known: (engine.wordCursors, s.generation))
-            let ranker = KeywordRanker(engine: engine, state: s, matcher: typed, query: query)
-            let m = typed.groups.count
-            for dropped in 0..<m where !heap.isFull {
-                let level = RankBucket.level(dropped: dropped, reading: .typed)
-                if m - dropped == 1 {
-                    ranker.rankOneWord(typed.groups[0], dropped: level, wholeQuery: m == 1, into: &heap)
-                } else {
-                    ranker.rankAllWords(Array(typed.groups[0..<(m - dropped)]), dropped: level, into: &heap)
-                }
-            }
+            KeywordRanker(engine: engine, state: s, matcher: typed, query: query).rankTyped(typed.groups, into: &heap)
         }
         return heap.sorted()
+    }
+
+    /// Ranks the words as typed into the page: all of them, then dropping words from the end while the page has room
+    /// (`afterAll` runs between the first pass and the others).
+    private func rankTyped(_ groups: [TextMatcher.Group], into heap: inout TopK, afterAll: (inout TopK) -> Void = { _ in }) {
+        let m = groups.count
+        for dropped in 0..<m where dropped == 0 || !heap.isFull {
+            let active = m - dropped
+            let level = RankBucket.level(dropped: dropped, reading: .typed)
+            if let reachable = Self.reachable(Array(groups[0..<active]), level: level, heap: heap) {
+                if active == 1 {
+                    rankOneWord(reachable[0], dropped: level, wholeQuery: m == 1, into: &heap)
+                } else {
+                    rankAllWords(reachable, dropped: level, into: &heap)
+                }
+            }
+            if dropped == 0 { afterAll(&heap) }
+        }
     }
 
     /// Ranks readings of the query as pinyin (best tier first) into the page, while their tier can still enter it.

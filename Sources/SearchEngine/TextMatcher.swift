@@ -15,13 +15,14 @@ struct TextMatcher {
     /// Whether `groups` were made without their typo neighbours, because the query also reads as pinyin from a name's
     /// start (`deferTypos`): the ranking asks for them only when the page is not full without them.
     let typosDeferred: Bool
-    /// The query read as pinyin (`PinyinQuery`), best rank first: records matching any of these match too, ranked
-    /// after those matching `groups` (`RankBucket.level`).
+    /// The query read as pinyin (`PinyinQuery`), best rank first: records matching any of these match too, in the
+    /// tiers of `RankBucket.tier`.
     let readings: [Reading]
     let normalizedQuery: String
 
-    /// One reading of the query as pinyin: a group per pair of neighbouring pieces (a lone piece: one group), whose
-    /// expansions are the Han terms the pair may be (`PinyinTerms`).
+    /// One reading of the query as pinyin: from a name's start, one group of run terms (`PinyinDictionary.runTerms`);
+    /// elsewhere, a group per pair of neighbouring pieces (a lone piece: one group), whose expansions are the Han
+    /// terms the pair may be (`PinyinTerms`).
     struct Reading {
         var groups: [Group]
         var rank: RankBucket.Reading
@@ -135,7 +136,7 @@ struct TextMatcher {
         let hasHan = units.contains { $0.han != nil }
         let letters = String(String.UnicodeScalarView(normalized.unicodeScalars.filter { $0.value >= 0x61 && $0.value <= 0x7A }))
         if !hasHan && parses.contains(where: { !$0.units.dropLast().contains { $0.isInitial } }) {
-            let group = runStartGroup([PinyinDictionary.fullMarker + letters], index: index)
+            let group = runStartGroup(PinyinDictionary.fullMarker + letters, index: index)
             if !group.expansions.isEmpty { result.append(Reading(groups: [group], rank: .runStart)) }
         }
         if let han = units.first?.han, units.dropFirst().allSatisfy({ $0.han == nil }), !letters.isEmpty,
@@ -143,11 +144,11 @@ struct TextMatcher {
         {
             var first = String.UnicodeScalarView()
             first.append(Unicode.Scalar(han)!)
-            let group = runStartGroup([PinyinDictionary.mixedMarker + String(first) + letters], index: index)
+            let group = runStartGroup(PinyinDictionary.mixedMarker + String(first) + letters, index: index)
             if !group.expansions.isEmpty { result.append(Reading(groups: [group], rank: .runStart)) }
         }
         if !hasHan && parses.contains(where: { $0.units.dropLast().contains { $0.isInitial } }) {
-            let group = runStartGroup([PinyinDictionary.initialsMarker + letters], index: index)
+            let group = runStartGroup(PinyinDictionary.initialsMarker + letters, index: index)
             if !group.expansions.isEmpty { result.append(Reading(groups: [group], rank: .runStartInitials)) }
         }
         for query in parses {
@@ -168,19 +169,11 @@ struct TextMatcher {
         return result.enumerated().sorted { ($0.element.rank.rawValue, $0.offset) < ($1.element.rank.rawValue, $1.offset) }.map(\.element)
     }
 
-    /// The run terms that are one of `terms` (exact) or begin with one (completions, the most frequent first).
-    static func runStartGroup(_ terms: [String], index: borrowing InvertedIndex) -> Group {
+    /// The run term `text` (exact) and the run terms that begin with it (completions, the most frequent first).
+    static func runStartGroup(_ text: String, index: borrowing InvertedIndex) -> Group {
         var expansions: [InvertedIndex.Expansion] = []
-        for text in terms {
-            if let term = index.term(text), index.documentFrequency(term) > 0, !expansions.contains(where: { $0.term == term }) {
-                expansions.append(InvertedIndex.Expansion(term: term, kind: .exact))
-            }
-        }
-        for text in terms {
-            for term in index.completions(of: text) where !expansions.contains(where: { $0.term == term }) {
-                expansions.append(InvertedIndex.Expansion(term: term, kind: .prefix))
-            }
-        }
+        if let term = index.term(text), index.documentFrequency(term) > 0 { expansions.append(InvertedIndex.Expansion(term: term, kind: .exact)) }
+        expansions += index.completions(of: text).map { InvertedIndex.Expansion(term: $0, kind: .prefix) }
         return Group(expansions: expansions, categories: [])
     }
 

@@ -22,8 +22,6 @@ public struct PinyinQuery: Sendable, Equatable {
 
     /// The query's pieces in typed order, by space-separated word.
     public var words: [[Unit]]
-    /// 1 when every piece before the last is a Han character or a whole syllable; 2 when initials stand for some.
-    public var rank: Int
 
     /// Every piece in order, the words run together ("ken de ji" is "kendeji").
     public var units: [Unit] { words.flatMap { $0 } }
@@ -106,8 +104,7 @@ public struct PinyinQuery: Sendable, Equatable {
             let all = unitWords.flatMap { $0 }
             // A lone initial or a lone piece cut short says too little to read as pinyin.
             if all.count == 1 && all[0].exact.isEmpty { continue }
-            let initials = all.dropLast().contains { $0.isInitial }
-            result.append(PinyinQuery(words: unitWords, rank: initials ? 2 : 1))
+            result.append(PinyinQuery(words: unitWords))
         }
         return result
     }

@@ -58,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
     var fastLane = true
     @Option(help: "Event-loop threads that serve connections (default: one per two cores with the fast lane, one per core without).")
     var eventLoops: Int?
-    @Flag(help: "Read keyword queries as typed only, not also as pinyin (keeps no pinyin table or readings in memory).")
+    @Flag(help: "Read keyword queries as typed only, not also as pinyin (the pinyin table and readings are not loaded).")
     var noPinyin = false
     @OptionGroup var database: DatabaseOptions
 

@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "API",
             dependencies: [
-                "GeoCore", "Catalog", "SearchEngine", "Gazetteer", "BundledData",
+                "GeoCore", "Catalog", "SearchEngine", "Gazetteer", "TextIndex", "BundledData",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.copy("OpenAPI")],

@@ -83,10 +83,8 @@ extension AMapAdapter {
                 json.endArray()
             }
         }
-        let d = divisions(latitude: candidate.latitude, longitude: candidate.longitude, city: nil)
-        let district = [d.pname, d.cityname, d.adname].reduce(into: [String]()) { parts, part in
-            if !part.isEmpty && parts.last != part { parts.append(part) }
-        }.joined()
+        let division = gazetteer?.division(at: Coordinate(uncheckedLatitude: candidate.latitude, longitude: candidate.longitude))
+        let district = division?.label ?? ""
         let location = Self.format((candidate.latitude, candidate.longitude))
         json.beginObject()
         switch candidate {
@@ -94,7 +92,7 @@ extension AMapAdapter {
             field("id", poi.id)
             field("name", poi.name)
             field("district", district)
-            field("adcode", d.adcode)
+            field("adcode", division?.adcode)
             field("location", location)
             field("address", poi.address)
             field("typecode", types.type(of: poi.category).code)
@@ -103,7 +101,7 @@ extension AMapAdapter {
             field("id", isAddress ? place.id : nil)
             field("name", place.name)
             field("district", district.isEmpty ? [place.admin1, place.admin2].filter { !$0.isEmpty }.joined() : district)
-            field("adcode", place.adcode ?? d.adcode)
+            field("adcode", place.adcode ?? division?.adcode)
             field("location", location)
             field("address", isAddress ? place.address?.street : nil)
             // AMap's typecodes of 地名地址信息: 门牌信息, 道路名, 行政地名.

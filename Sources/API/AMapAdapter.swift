@@ -5,6 +5,7 @@ import Gazetteer
 import GeoCore
 import HTTPTypes
 import SearchEngine
+import TextIndex
 
 /// AMap (高德) Web Service API at the root (`/v3/…`, `/v5/…`: amap-python-sdk drops any path prefix), over the same
 /// engine and gazetteer as v1. Coordinates are GCJ-02 in and out, as "lng,lat" strings; the envelope is AMap's
@@ -110,7 +111,7 @@ public struct AMapAdapter: Sendable {
 
     /// "lng,lat" in GCJ-02 → WGS-84.
     static func location(_ text: String, name: String) throws -> Coordinate {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { TextNormalizer.trimmed($0) }
         guard parts.count == 2, let lon = DecimalNumber.parse(parts[0][...]), let lat = DecimalNumber.parse(parts[1][...]) else {
             throw AMapError.invalid("\(name) must be \"lng,lat\"")
         }
@@ -134,10 +135,31 @@ public struct AMapAdapter: Sendable {
     static func fixed6(_ value: Double) -> String {
         let scaled = (abs(value) * 1_000_000).rounded()
         guard scaled < 1e15 else { return String(format: "%.6f", value) }
-        let micro = Int64(scaled)
-        let fraction = String(micro % 1_000_000)
-        let sign = value < 0 && micro != 0 ? "-" : ""
-        return sign + String(micro / 1_000_000) + "." + String(repeating: "0", count: 6 - fraction.count) + fraction
+        var micro = UInt64(scaled)
+        let negative = value < 0 && micro != 0
+        // Digits from the last, at the end of the buffer, then moved to its start: at most 17 bytes.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            var i = 23
+            for _ in 0..<6 {
+                buffer[i] = UInt8(ascii: "0") + UInt8(micro % 10)
+                micro /= 10
+                i -= 1
+            }
+            buffer[i] = UInt8(ascii: ".")
+            i -= 1
+            repeat {
+                buffer[i] = UInt8(ascii: "0") + UInt8(micro % 10)
+                micro /= 10
+                i -= 1
+            } while micro > 0
+            if negative {
+                buffer[i] = UInt8(ascii: "-")
+                i -= 1
+            }
+            let count = 23 - i
+            for j in 0..<count { buffer[j] = buffer[i + 1 + j] }
+            return count
+        }
     }
 
     static func integer(_ p: QueryParameters, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
@@ -149,18 +171,9 @@ public struct AMapAdapter: Sendable {
     }
 
     static func keywords(_ p: QueryParameters) -> String? {
-        guard let text = p.string("keywords").map(trimmedSpaces), !text.isEmpty else { return nil }
+        guard let text = p.string("keywords").map({ TextNormalizer.trimmed($0) }), !text.isEmpty else { return nil }
         // The older API took several keywords separated by "|": one query of all the words.
-        return text.replacingOccurrences(of: "|", with: " ")
-    }
-
-    /// `text` without the spaces and tabs around it (Foundation's trimming cost 5 % of an input tips request).
-    static func trimmedSpaces(_ text: String) -> String {
-        let scalars = text.unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(scalars[first...last])
+        return text.utf8.contains(UInt8(ascii: "|")) ? String(text.map { $0 == "|" ? " " : $0 }) : text
     }
 
     /// The page: v3 offset/page (offset ≤ 50), v5 page_size/page_num (≤ 25, ≤ 100).
@@ -177,7 +190,7 @@ public struct AMapAdapter: Sendable {
     func categories(_ p: QueryParameters) throws -> [String]? {
         guard let text = p.string("types"), !text.isEmpty else { return nil }
         var found: [String] = []
-        for item in text.split(separator: "|").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+        for item in text.split(separator: "|").map({ TextNormalizer.trimmed($0) }) where !item.isEmpty {
             let matches = types.categories(for: item)
             guard !matches.isEmpty else { throw AMapError.invalid("types: \(item) names no category of this server") }
             found += matches
@@ -340,7 +353,7 @@ public struct AMapAdapter: Sendable {
 
     private func pois(_ found: Found, v5: Bool, extensions: String?, showFields: String?) -> (inout JSONWriter) -> Void {
         let all = (extensions ?? "base").lowercased() == "all"
-        let fields = Set((showFields ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let fields = Set((showFields ?? "").split(separator: ",").map { TextNormalizer.trimmed($0) })
         return { json in
             json.field("count", String(v5 ? found.hits.count : found.total))
             if !v5 {
@@ -424,12 +437,12 @@ public struct AMapAdapter: Sendable {
     // MARK: Geocoding
 
     func geocode(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
-        guard let address = p.string("address")?.trimmingCharacters(in: .whitespaces), !address.isEmpty else { throw AMapError.missing("address") }
+        guard let address = p.string("address").map({ TextNormalizer.trimmed($0) }), !address.isEmpty else { throw AMapError.missing("address") }
         guard let gazetteer else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
         let batch = (p.string("batch") ?? "false").lowercased() == "true"
         let addresses = batch ? address.split(separator: "|").map(String.init) : [address]
         guard addresses.count <= 10 else { throw AMapError.invalid("batch takes at most 10 addresses") }
-        let city = p.string("city")?.trimmingCharacters(in: .whitespaces)
+        let city = p.string("city").map { TextNormalizer.trimmed($0) }
         // formatted, position, level, divisions, country, street, number
         var answers: [(String, (latitude: Double, longitude: Double), String, Divisions, String, String, String)] = []
         for text in addresses {
@@ -620,7 +633,7 @@ public struct AMapAdapter: Sendable {
         let system = (p.string("coordsys") ?? "autonavi").lowercased()
         var converted: [String] = []
         for pair in pairs {
-            let parts = pair.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = pair.split(separator: ",", omittingEmptySubsequences: false).map { TextNormalizer.trimmed($0) }
             guard parts.count == 2, let lon = DecimalNumber.parse(parts[0][...]), let lat = DecimalNumber.parse(parts[1][...]) else {
                 throw AMapError.invalid("locations must be \"lng,lat\" pairs separated by |")
             }

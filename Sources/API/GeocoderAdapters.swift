@@ -5,6 +5,7 @@ import Gazetteer
 import GeoCore
 import HTTPTypes
 import SearchEngine
+import TextIndex
 
 /// Nominatim (`/nominatim/search`, `/reverse`, `/status`) and Photon (`/photon/api`, `/reverse`) over the same
 /// gazetteer and catalog as v1, in their wire formats, so that geopy and other clients work by changing only their
@@ -99,7 +100,7 @@ public struct GeocoderAdapters: Sendable {
 
     static func coordinate(_ parameters: QueryParameters, _ name: String, range: ClosedRange<Double>) throws -> Double? {
         guard let text = parameters.string(name) else { return nil }
-        guard let value = DecimalNumber.parse(Substring(text.trimmingCharacters(in: .whitespaces))), range.contains(value) else {
+        guard let value = DecimalNumber.parse(Substring(TextNormalizer.trimmed(text))), range.contains(value) else {
             throw AdapterError(
                 status: .badRequest,
                 message: "Parameter '\(name)' must be a number between \(Int(range.lowerBound)) and \(Int(range.upperBound))."
@@ -118,7 +119,7 @@ public struct GeocoderAdapters: Sendable {
 
     /// "minLon,minLat,maxLon,maxLat" (either corner order, as Nominatim takes it).
     static func box(_ text: String, name: String) throws -> BoundingBox {
-        let numbers = text.split(separator: ",").map { DecimalNumber.parse($0.trimmingCharacters(in: .whitespaces)[...]) }
+        let numbers = text.split(separator: ",").map { DecimalNumber.parse(TextNormalizer.trimmed($0)[...]) }
         guard numbers.count == 4, let x1 = numbers[0], let y1 = numbers[1], let x2 = numbers[2], let y2 = numbers[3],
             let box = try? BoundingBox(west: min(x1, x2), south: min(y1, y2), east: max(x1, x2), north: max(y1, y2))
         else {
@@ -198,18 +199,18 @@ public struct GeocoderAdapters: Sendable {
 
     func nominatimSearch(_ p: QueryParameters) throws -> AdapterAnswer {
         let format = try nominatimFormat(p, default: .jsonv2)
-        var text = p.string("q")?.trimmingCharacters(in: .whitespaces) ?? ""
+        var text = p.string("q").map { TextNormalizer.trimmed($0) } ?? ""
         if text.isEmpty {
             // Structured search: the parts, most specific first, as one address.
             text = ["amenity", "street", "city", "county", "state", "country", "postalcode"]
-                .compactMap { p.string($0)?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: ", ")
+                .compactMap { p.string($0).map { TextNormalizer.trimmed($0) } }.filter { !$0.isEmpty }.joined(separator: ", ")
         }
         guard !text.isEmpty else {
             throw AdapterError(status: .badRequest, message: "Nominatim needs a query: q, or street, city, county, state, country, postalcode.")
         }
         let limit = try Self.limit(p, default: 10, maximum: 50)
         let countries = p.string("countrycodes").map {
-            Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).uppercased() }.filter { !$0.isEmpty })
+            Set($0.split(separator: ",").map { TextNormalizer.trimmed($0).uppercased() }.filter { !$0.isEmpty })
         }
         let viewbox = try p.string("viewbox").map { try Self.box($0, name: "viewbox") }
         let bounded = Self.flag(p, "bounded")
@@ -456,7 +457,7 @@ public struct GeocoderAdapters: Sendable {
     // MARK: Photon
 
     func photonSearch(_ p: QueryParameters) throws -> AdapterAnswer {
-        guard let text = p.string("q")?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+        guard let text = p.string("q").map({ TextNormalizer.trimmed($0) }), !text.isEmpty else {
             throw AdapterError(status: .badRequest, message: "missing search term 'q': /?q=berlin")
         }
         let limit = try Self.limit(p, default: 15, maximum: 50)

@@ -45,7 +45,14 @@ public enum TagsJSON {
         }
         func string() -> String? {
             guard expect(UInt8(ascii: "\"")) else { return nil }
-            var out: [UInt8] = []
+            // Most strings have no escape: made straight from the bytes between the quotes.
+            let start = i
+            while i < bytes.count, bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\"), bytes[i] >= 0x20 { i += 1 }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+                i += 1
+                return String(validating: UnsafeBufferPointer(rebasing: bytes[start..<(i - 1)]), as: UTF8.self)
+            }
+            var out = Array(bytes[start..<i])
             while i < bytes.count {
                 let byte = bytes[i]
                 i += 1

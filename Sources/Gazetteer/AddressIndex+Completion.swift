@@ -17,7 +17,7 @@ struct PartialAddress: Equatable {
     /// house number begun — the words before it as a whole street ("Calle 13" is a street begun, and also the street
     /// "Calle" with number 13 begun: the street index tells which names exist). Only the first comma part counts.
     static func parse(_ text: String) -> [PartialAddress] {
-        guard let head = text.split(whereSeparator: { ",，;；".contains($0) }).first?.trimmingCharacters(in: .whitespaces), !head.isEmpty else {
+        guard let head = text.split(whereSeparator: { ",，;；".contains($0) }).first.map(TextNormalizer.trimmed), !head.isEmpty else {
             return []
         }
         if TextNormalizer.containsCJK(head) {

@@ -48,7 +48,7 @@ struct ParsedAddress: Equatable {
     /// first part has no house number and a later one does ("Stockmann, Aleksanterinkatu 52"), that later part is
     /// read as the street too, the first taken for a building's or venue's name.
     static func parse(_ text: String) -> [ParsedAddress] {
-        let parts = text.split(whereSeparator: { ",，;；".contains($0) }).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let parts = text.split(whereSeparator: { ",，;；".contains($0) }).map(TextNormalizer.trimmed).filter { !$0.isEmpty }
         guard !parts.isEmpty else { return [] }
         var readings = parse(parts, from: 0)
         if !readings.contains(where: { $0.number != nil }) {

@@ -14,6 +14,21 @@ public struct CountryOutlines: Sendable {
     }
 
     let outlines: [Outline]
+    /// Each cell of a `cellDegrees` grid: the outline (index + 1) holding all of it, `0` where none reaches it, or
+    /// `mixed` where an edge passes — the only cells whose points are tested against the polygons. No edge crosses a
+    /// cell not marked mixed, so the even-odd count is the same at every point of it: its centre's answer is exact
+    /// for all of it. Most points of a country are far from its border (an input tips answer asks for ten).
+    let cells: [UInt16]
+
+    static let cellDegrees = 0.25
+    static let columns = Int(360 / cellDegrees)
+    static let rows = Int(180 / cellDegrees)
+    static let mixed = UInt16.max
+
+    init(outlines: [Outline]) {
+        self.outlines = outlines
+        self.cells = Self.grid(outlines)
+    }
 
     /// Reads the GeoJSON FeatureCollection at `path` (gzip or plain); features without an ISO code are left out.
     public static func load(path: String) throws -> CountryOutlines {
@@ -57,12 +72,91 @@ public struct CountryOutlines: Sendable {
 
     /// The ISO code of the country whose outline contains `point`, or nil (sea, or a disputed area without a code).
     public func country(at point: Coordinate) -> String? {
-        let x = point.longitude
-        let y = point.latitude
+        if let cell = Self.cell(x: point.longitude, y: point.latitude) {
+            let value = cells[cell.row * Self.columns + cell.column]
+            if value != Self.mixed { return value == 0 ? nil : outlines[Int(value) - 1].country }
+        }
+        return scan(x: point.longitude, y: point.latitude)
+    }
+
+    /// The grid cell of a point; nil on the grid's far edges (longitude 180, latitude 90), which no cell holds.
+    static func cell(x: Double, y: Double) -> (row: Int, column: Int)? {
+        let column = Int(((x + 180) / cellDegrees).rounded(.down))
+        let row = Int(((y + 90) / cellDegrees).rounded(.down))
+        guard (0..<columns).contains(column), (0..<rows).contains(row) else { return nil }
+        return (row, column)
+    }
+
+    /// The first outline whose polygons contain the point, by testing them.
+    func scan(x: Double, y: Double) -> String? {
         for outline in outlines where x >= outline.west && x <= outline.east && y >= outline.south && y <= outline.north {
             for polygon in outline.polygons where Self.contains(polygon, x, y) { return outline.country }
         }
         return nil
+    }
+
+    /// The cells: every cell an edge's bounding box touches is mixed (a cell is half-open, as the even-odd test
+    /// is: `y` in [min, max) of an edge, `x` strictly left of its crossing); the others take their centre's answer,
+    /// found a row at a time from the sorted crossings of each polygon's edges with the row's centre line.
+    static func grid(_ outlines: [Outline]) -> [UInt16] {
+        var cells = [UInt16](repeating: 0, count: rows * columns)
+        for outline in outlines {
+            for polygon in outline.polygons {
+                for ring in polygon {
+                    let n = ring.count / 2
+                    guard n >= 3 else { continue }
+                    var j = n - 1
+                    for i in 0..<n {
+                        let (x0, x1) = (min(ring[2 * i], ring[2 * j]), max(ring[2 * i], ring[2 * j]))
+                        let (y0, y1) = (min(ring[2 * i + 1], ring[2 * j + 1]), max(ring[2 * i + 1], ring[2 * j + 1]))
+                        let columnRange = clamp(x0 + 180, columns)...clamp(x1 + 180, columns)
+                        for row in clamp(y0 + 90, rows)...clamp(y1 + 90, rows) {
+                            for column in columnRange { cells[row * columns + column] = mixed }
+                        }
+                        j = i
+                    }
+                }
+            }
+        }
+        var crossings: [Double] = []
+        for row in 0..<rows {
+            let y = -90 + (Double(row) + 0.5) * cellDegrees
+            for (index, outline) in outlines.enumerated() where y >= outline.south && y <= outline.north {
+                for polygon in outline.polygons {
+                    crossings.removeAll(keepingCapacity: true)
+                    for ring in polygon {
+                        let n = ring.count / 2
+                        guard n >= 3 else { continue }
+                        var j = n - 1
+                        for i in 0..<n {
+                            let (xi, yi, xj, yj) = (ring[2 * i], ring[2 * i + 1], ring[2 * j], ring[2 * j + 1])
+                            if (yi > y) != (yj > y) { crossings.append((xj - xi) * (y - yi) / (yj - yi) + xi) }
+                            j = i
+                        }
+                    }
+                    guard !crossings.isEmpty else { continue }
+                    crossings.sort()
+                    let first = clamp(crossings[0] + 180, columns)
+                    for column in first...clamp(crossings[crossings.count - 1] + 180, columns) where cells[row * columns + column] == 0 {
+                        // Inside when an odd number of crossings lie to the right of the centre.
+                        let x = -180 + (Double(column) + 0.5) * cellDegrees
+                        var low = 0
+                        var high = crossings.count
+                        while low < high {
+                            let mid = (low + high) / 2
+                            if crossings[mid] <= x { low = mid + 1 } else { high = mid }
+                        }
+                        if (crossings.count - low) % 2 == 1 { cells[row * columns + column] = UInt16(index + 1) }
+                    }
+                }
+            }
+        }
+        return cells
+    }
+
+    /// The cell number of a coordinate offset to start at 0, kept on the grid.
+    private static func clamp(_ offset: Double, _ count: Int) -> Int {
+        min(count - 1, max(0, Int((offset / cellDegrees).rounded(.down))))
     }
 
     /// Even-odd rule over all rings of a polygon (so holes count out).

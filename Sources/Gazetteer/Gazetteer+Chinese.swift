@@ -1,3 +1,5 @@
+import TextIndex
+
 extension Gazetteer {
     struct ChineseMatch {
         /// Index into `divisions` of the deepest division named.
@@ -18,17 +20,29 @@ extension Gazetteer {
     func parseChineseAddress(_ text: String) -> [ChineseMatch] {
         let chars = Array(text.filter { !$0.isWhitespace && !"，,、".contains($0) })
 
+        // Division names are Han only: a name read at a position ends within its run of Han ("北京lg": 北京, and no
+        // lookup in "lg"). The names at a position are looked up once, though each level's parse asks again.
+        var runEnd = Array(repeating: chars.count, count: chars.count + 1)
+        for i in stride(from: chars.count - 1, through: 0, by: -1) {
+            runEnd[i] = chars[i].unicodeScalars.first.map(TextNormalizer.isCJK) == true ? runEnd[i + 1] : i
+        }
+        var named: [[(length: Int, divisions: [Int])]?] = Array(repeating: nil, count: chars.count + 1)
+        func names(at position: Int) -> [(length: Int, divisions: [Int])] {
+            if let known = named[position] { return known }
+            var found: [(length: Int, divisions: [Int])] = []
+            for length in stride(from: min(longestChineseName, runEnd[position] - position), through: 2, by: -1) {
+                if let indices = chineseNames[String(chars[position..<(position + length)])] { found.append((length, indices)) }
+            }
+            named[position] = found
+            return found
+        }
         /// Every (length, divisions) of names at `position` that `allowed` accepts.
         func matches(at position: Int, _ allowed: (Division) -> Bool) -> [(length: Int, divisions: [Int])] {
-            var found: [(Int, [Int])] = []
-            guard position < chars.count else { return found }
-            for length in stride(from: min(longestChineseName, chars.count - position), through: 2, by: -1) {
-                if let indices = chineseNames[String(chars[position..<(position + length)])] {
-                    let accepted = indices.filter { allowed(divisions[$0]) }
-                    if !accepted.isEmpty { found.append((length, accepted)) }
-                }
+            guard position < chars.count else { return [] }
+            return names(at: position).compactMap { name in
+                let accepted = name.divisions.filter { allowed(divisions[$0]) }
+                return accepted.isEmpty ? nil : (name.length, accepted)
             }
-            return found
         }
         func isUnder(_ d: Division, _ ancestors: [Int]) -> Bool {
             let codes = Set(ancestors.map { divisions[$0].adcode })

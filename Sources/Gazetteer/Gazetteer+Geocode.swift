@@ -39,8 +39,8 @@ extension Gazetteer {
             }
         }
 
-        let separators: (Character) -> Bool = { ",，、;；".contains($0) }
-        let rawParts = query.text.split(whereSeparator: separators).map { $0.trimmingCharacters(in: .whitespaces) }
+        let separators: (Character) -> Bool = { Self.isPartSeparator($0) }
+        let rawParts = query.text.split(whereSeparator: separators).map(TextNormalizer.trimmed)
             .filter { !TextNormalizer.normalize($0).isEmpty }
         let parts = rawParts.map { TextNormalizer.normalize($0) }
         var namedAsTyped = false
@@ -101,6 +101,15 @@ extension Gazetteer {
             if results.count == query.limit { break }
         }
         return results
+    }
+
+    /// The characters between the parts of an address: "," and ";", full-width or not, and "、".
+    static func isPartSeparator(_ character: Character) -> Bool {
+        guard let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1 else { return false }
+        switch scalar {
+        case ",", ";", "，", "、", "；": return true
+        default: return false
+        }
     }
 
     /// Entities whose names match `name` exactly, by prefix, or within the typo budget, with a match quality.

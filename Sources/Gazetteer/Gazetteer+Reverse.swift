@@ -13,7 +13,7 @@ extension Gazetteer {
     /// a radius that grows with population. In China the district is the one whose seat (cpca centroid) is
     /// nearest, within 150 km — an approximation that is right away from borders and says how far the seat is.
     public func reverse(_ point: Coordinate) -> ReverseResult {
-        guard let nearest = placeTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude).first else {
+        guard let nearest = placeTree.nearestOne(latitude: point.latitude, longitude: point.longitude) else {
             return ReverseResult(place: nil, country: nil, countryName: nil, admin1: nil, admin2: nil, city: nil, division: nil)
         }
         let entity = Int32(nearest.id)
@@ -46,7 +46,7 @@ extension Gazetteer {
         guard ChinaDatum.isInChina(latitude: point.latitude, longitude: point.longitude) else { return nil }
         if let outlines {
             guard outlines.country(at: point) == "CN" else { return nil }
-        } else if let nearest = placeTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude).first {
+        } else if let nearest = placeTree.nearestOne(latitude: point.latitude, longitude: point.longitude) {
             guard places[Int(nearest.id)].country == "CN" else { return nil }
         }
         return district(at: point)
@@ -58,29 +58,11 @@ extension Gazetteer {
     /// The district whose seat is nearest a point of China, within 150 km.
     func district(at point: Coordinate) -> ReverseResult.DivisionMatch? {
         guard ChinaDatum.isInChina(latitude: point.latitude, longitude: point.longitude),
-            let seat = districtTree.nearest(k: 1, latitude: point.latitude, longitude: point.longitude, maxDistance: 150_000).first
+            let seat = districtTree.nearestOne(latitude: point.latitude, longitude: point.longitude, maxDistance: 150_000)
         else { return nil }
-        let id = Int32(seat.id)
-        let areas =
-            districtAreas.withLock { $0[id] }
-            ?? {
-                let chain = divisionChain(divisions[Int(id)])
-                let made = (
-                    adcode: String(divisions[Int(id)].adcode),
-                    province: chain.first { $0.level == .province }?.name ?? "",
-                    city: chain.first { $0.level == .city && !$0.isPlaceholder }?.name,
-                    district: chain.first { $0.level == .district }?.name
-                )
-                districtAreas.withLock { $0[id] = made }
-                return made
-            }()
-        return ReverseResult.DivisionMatch(
-            adcode: areas.adcode,
-            province: areas.province,
-            city: areas.city,
-            district: areas.district,
-            distance: (seat.distance * 10).rounded() / 10
-        )
+        guard var match = divisionAreas[Int(seat.id)] else { return nil }
+        match.distance = (seat.distance * 10).rounded() / 10
+        return match
     }
 
     /// Radius of a city of `population` people, for "which city is this suburb in": 20 m × √population

@@ -181,6 +181,7 @@ extension NameIndex {
         storage = bytes
         shortPrefixTop.reserveCapacity(codes.count)
         for (code, top) in zip(codes, tops) { shortPrefixTop[code] = top }
+        makeFence()
     }
 }
 

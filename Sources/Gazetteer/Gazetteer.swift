@@ -2,7 +2,6 @@ import BundledData
 import Foundation
 import GeoCore
 import SpatialIndex
-import Synchronization
 import TextIndex
 
 /// The bundled gazetteer: GeoNames populated places of the world and Chinese administrative divisions, with
@@ -21,8 +20,9 @@ public final class Gazetteer: Sendable {
     let names: NameIndex
     let placeTree: RTree
     let districtTree: RTree
-    /// Each district's areas as `district(at:)` answers them, made on first use (its strings cost more than the search).
-    let districtAreas = Mutex<[Int32: (adcode: String, province: String, city: String?, district: String?)]>([:])
+    /// Each division's areas as `district(at:)` answers them (nil for placeholders), made once: their strings cost
+    /// more than the search.
+    let divisionAreas: [ReverseResult.DivisionMatch?]
     let divisionIndexByAdcode: [Int: Int]
     /// Chinese full and short division names → division indices, for address parsing.
     let chineseNames: [String: [Int]]
@@ -128,6 +128,12 @@ public final class Gazetteer: Sendable {
             if division.shortName != division.name { chinese[division.shortName, default: []].append(j) }
         }
         self.divisionIndexByAdcode = byAdcode
+        self.divisionAreas = divisions.map { division in
+            guard !division.isPlaceholder else { return nil }
+            var chain = [division]
+            while let code = chain[0].parent, let j = byAdcode[code] { chain.insert(divisions[j], at: 0) }
+            return ReverseResult.DivisionMatch(chain: chain)
+        }
         self.chineseNames = chinese
         self.longestChineseName = chinese.keys.map(\.count).max() ?? 0
         let built = built ?? Gazetteer.build(places: places, divisions: divisions, capitals: capitals)

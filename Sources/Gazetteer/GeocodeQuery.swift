@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import TextIndex
 
 /// Bad geocoding input, each naming the parameter and the rule.
 public enum GazetteerError: Error, Equatable, CustomStringConvertible {
@@ -54,7 +55,7 @@ public struct GeocodeQuery: Sendable {
     public init(text: String, limit: Int = 10, country: String? = nil, language: String? = nil, near: Coordinate? = nil) throws(GazetteerError) {
         // Lengths count Unicode scalars, as JSON Schema's maxLength does, before trimming.
         guard text.unicodeScalars.count <= GeocodeQuery.maximumLength else { throw .queryTooLong(text.unicodeScalars.count) }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = TextNormalizer.trimmed(text)
         guard !trimmed.isEmpty else { throw .emptyQuery }
         guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .controlCharacters

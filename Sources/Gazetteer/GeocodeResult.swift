@@ -126,6 +126,22 @@ public struct ReverseResult: Sendable, Equatable {
         public let province: String
         public let city: String?
         public let district: String?
-        public let distance: Double
+        /// The names from the province down, each once, as a Chinese address writes them: 北京市海淀区.
+        public let label: String
+        /// Metres to the district's seat.
+        public internal(set) var distance: Double
+
+        /// The match of the last division of `chain` (its ancestors first), at distance 0.
+        init(chain: [Division]) {
+            let named = chain.filter { !$0.isPlaceholder }
+            adcode = String(chain[chain.count - 1].adcode)
+            province = named.first { $0.level == .province }?.name ?? ""
+            city = named.first { $0.level == .city }?.name
+            district = named.first { $0.level == .district }?.name
+            label = named.map(\.name).reduce(into: [String]()) { names, name in
+                if names.last != name { names.append(name) }
+            }.joined()
+            distance = 0
+        }
     }
 }

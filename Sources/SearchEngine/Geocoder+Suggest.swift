@@ -94,8 +94,9 @@ extension Geocoder {
         func leads(_ place: GeocodeResult) -> Bool {
             place.unresolved == nil && (Self.fold(place.name) == typed || place.score >= Self.leadingPlaceScore)
         }
-        let leading = places.filter(leads)
-        let otherPlaces = places.filter { !leads($0) }
+        let leadingFlags = places.map(leads)
+        let leading = zip(places, leadingFlags).filter(\.1).map(\.0)
+        let otherPlaces = zip(places, leadingFlags).filter { !$0.1 }.map(\.0)
         let houses = addresses.filter { $0.type == "house" }
         let streets = addresses.filter { $0.type != "house" }
         let streetsNamed = streets.filter { $0.score >= 1.0 }
@@ -113,7 +114,6 @@ extension Geocoder {
     /// Streets begun that come before the POIs.
     static let streetsBegunFirst = 3
 
-    static func fold(_ text: String) -> String {
-        text.trimmingCharacters(in: .whitespaces).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-    }
+    /// A name as compared with the text typed: case, accents, punctuation and spacing aside (`TextNormalizer`).
+    static func fold(_ text: String) -> String { TextNormalizer.normalize(text) }
 }

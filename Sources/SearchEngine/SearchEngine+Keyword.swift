@@ -1811,13 +1811,16 @@ struct KeywordRanker {
         guard let group = matcher.groups.first else { return 0 }
         if !matcher.readings.isEmpty {
             // Read as pinyin too: an estimate, the first group's postings of each reading added to the words' total.
-            let typed = TextMatcher(groups: matcher.groups, normalizedQuery: matcher.normalizedQuery)
-            let typedTotal = KeywordRanker(engine: engine, state: s, matcher: typed, query: query).total(atLeast: 0)
             let read = matcher.readings.reduce(0) { sum, reading in
                 sum + (reading.groups.first?.expansions.reduce(0) { $0 + s.text.documentFrequency($1.term) } ?? 0)
             }
-            return max(found, typedTotal + read)
+            return max(found, total(of: group, atLeast: 0) + read)
         }
+        return total(of: group, atLeast: found)
+    }
+
+    /// The total of the words as typed, `group` the first word's.
+    private func total(of group: TextMatcher.Group, atLeast found: Int) -> Int {
         let lists = group.expansions.map { s.text.postings(of: $0.term) }
         let members = s.members(ofCategoriesUnder: group.categories)
         let size = lists.reduce(0) { $0 + $1.count } + members.reduce(0) { $0 + $1.count }

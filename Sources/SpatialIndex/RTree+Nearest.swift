@@ -92,6 +92,53 @@ extension RTree {
         return best
     }
 
+    /// The nearest record within `maxDistance` metres (ties by record number): `nearest(k: 1, …).first` without its
+    /// heap and result list. Depth-first, each node's children in order of their boxes' bound (kept on the stack), a
+    /// child opened while its bound is at most the best key — equal too, for a record with an equal key and a
+    /// smaller number. For the per-result lookups of an answer (the district of each of ten input tips).
+    public func nearestOne(latitude: Double, longitude: Double, maxDistance: Double? = nil) -> Neighbor? {
+        guard root >= 0 else { return nil }
+        let query = Vec3(latitude: latitude, longitude: longitude)
+        var best = Neighbor(id: .max, key: maxDistance.map { ChordDistance.key(forMetres: $0) } ?? .infinity)
+        var found = false
+        func visit(_ node: Int, _ level: Int) {
+            let base = node * RTree.m
+            if level == 0 {
+                leafVectors.withUnsafeBufferPointer { vectors in
+                    for i in base..<(base + Int(leafCounts[node])) {
+                        let key = vectors[i].distanceSquared(to: query)
+                        guard key <= best.key else { continue }
+                        let id = leafIDs[i]
+                        if key < best.key || !found || id < best.id {
+                            best = Neighbor(id: id, key: key)
+                            found = true
+                        }
+                    }
+                }
+                return
+            }
+            let count = Int(branchCounts[node])
+            withUnsafeTemporaryAllocation(of: (key: Double, child: Int32).self, capacity: RTree.m) { order in
+                var n = 0
+                for i in base..<(base + count) {
+                    let key = branchBoxes[i].distanceSquared(to: query)
+                    guard key <= best.key else { continue }
+                    // Insertion into the few kept, by bound.
+                    var j = n
+                    while j > 0 && order[j - 1].key > key {
+                        order[j] = order[j - 1]
+                        j -= 1
+                    }
+                    order[j] = (key, branchChildren[i])
+                    n += 1
+                }
+                for j in 0..<n where order[j].key <= best.key { visit(Int(order[j].child), level - 1) }
+            }
+        }
+        visit(Int(root), rootLevel)
+        return found ? best : nil
+    }
+
     /// Every record within `radius` metres, nearest first (ties by record number).
     public func within(radius: Double, latitude: Double, longitude: Double, filter: ((UInt32) -> Bool)? = nil) -> [Neighbor] {
         guard root >= 0 else { return [] }

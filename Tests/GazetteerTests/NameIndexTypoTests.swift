@@ -1,3 +1,4 @@
+import Foundation
 import GeoCore
 import Testing
 import TextIndex
@@ -53,6 +54,50 @@ import TextIndex
             let found = names.typos(query, maxEdits: maxEdits)
             #expect(Set(found.map(\.key)) == expected, "\(query): \(found.count) found, \(expected.count) by brute force")
             for (k, edits) in found { #expect(edits == NameIndexTypoTests.distance(q, Array(names.key(k))), "\(query) → \(names.keyString(k))") }
+        }
+    }
+
+    /// Exact and prefix lookups (a binary search of the sorted keys narrowed by the fence of 8-byte heads) against a
+    /// scan of every key, on an index of drawn keys from a small alphabet — so that many share heads of 8 bytes and
+    /// more, and fence entries repeat — with Chinese among them. Queries: keys, their prefixes of every length, and
+    /// keys with a byte changed. Replay by the seed.
+    @Test func exactAndPrefixLookupsEqualAScan() {
+        let seed: UInt64 = 56
+        print("exactAndPrefixLookupsEqualAScan seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let alphabet = ["a", "b", "n", " ", "北", "京"]
+        var keys: [[UInt8]] = []
+        var index = NameIndex()
+        for k in 0..<6_000 {
+            // Many keys begin alike: a shared stem of up to 12 letters, then a drawn tail.
+            let stem = Int(random.next() % 13)
+            var text = String(repeating: "ab", count: 6).prefix(stem)
+            for _ in 0..<(1 + Int(random.next() % 8)) { text += alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            let key = String(text).trimmingCharacters(in: .whitespaces)
+            guard !key.isEmpty else { continue }
+            index.add(key, target: Int32(k), kind: .primary)
+            keys.append(Array(key.utf8))
+        }
+        index.finish { _ in 0 }
+        var queries: [[UInt8]] = [Array("a".utf8), Array("zz".utf8), Array("abababababab".utf8), Array("北京".utf8)]
+        for _ in 0..<300 {
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            queries.append(Array(key.prefix(1 + Int(random.next() % UInt64(key.count)))))
+            queries.append(key)
+            var changed = key
+            changed[Int(random.next() % UInt64(key.count))] &+= 1
+            queries.append(changed)
+        }
+        for q in queries {
+            let query = String(decoding: q, as: UTF8.self)
+            guard Array(query.utf8) == q else { continue }  // a changed byte that is not UTF-8: not a query
+            let exact = keys.indices.filter { keys[$0] == q }.map { Int32($0) }
+            let begun = keys.filter { $0.starts(with: q) }.count
+            #expect(index.exact(query).sorted() == exact, "exact \"\(query)\" (seed \(seed))")
+            // 1- and 2-byte prefixes are answered from their table of the best; longer ones by the range.
+            if q.count > 2 {
+                #expect(index.prefixed(query, limit: keys.count, importance: { _ in 0 }).count == begun, "prefix \"\(query)\" (seed \(seed))")
+            }
         }
     }
 }

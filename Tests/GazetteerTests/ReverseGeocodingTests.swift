@@ -89,6 +89,31 @@ import Testing
         }
     }
 
+    /// The grid answers as the polygons do: random points everywhere, and points within a cell of China's border
+    /// (where most cells are mixed and a wrong centre answer would show). Replay with the seed printed.
+    @Test func outlineGridMatchesPolygonTest() throws {
+        let outlines = try #require(GazetteerFixture.shared.outlines)
+        let seed = UInt64(20_261_128)
+        print("outlineGridMatchesPolygonTest seed \(seed)")
+        var random = SplitMix64(seed: seed)
+        let china = try #require(outlines.outlines.first { $0.country == "CN" })
+        var gridAnswered = 0
+        for i in 0..<60_000 {
+            let (x, y) =
+                i % 2 == 0
+                ? (random.uniform(-180...180), random.uniform(-90...90))
+                : (random.uniform(china.west...china.east), random.uniform(china.south...china.north))
+            let point = Coordinate(uncheckedLatitude: y, longitude: x)
+            if let cell = CountryOutlines.cell(x: x, y: y), outlines.cells[cell.row * CountryOutlines.columns + cell.column] != CountryOutlines.mixed
+            {
+                gridAnswered += 1
+            }
+            #expect(outlines.country(at: point) == outlines.scan(x: x, y: y), "\(y),\(x) (seed \(seed))")
+        }
+        // Most points are answered by the grid alone, or it does nothing.
+        #expect(gridAnswered > 45_000, "\(gridAnswered) of 60 000 points answered by the grid")
+    }
+
     /// The winding number of a closed ring around (x, y), summed signed crossings (Sunday's algorithm).
     static func winding(_ ring: [Double], _ x: Double, _ y: Double) -> Int {
         var w = 0

@@ -35,6 +35,20 @@ import Testing
         }
     }
 
+    /// The one nearest, with and without a distance limit, is brute force's first (and nil beyond the limit).
+    @Test(arguments: Layout.allCases)
+    func nearestOneMatchesBruteForce(_ layout: Layout) throws {
+        try randomTrials(layout, points: 5_000, trials: 200, index: checkedTree) { _, random, points, tree in
+            let origin = randomOrigin(&random, near: points)
+            let limit: Double? = random.next() % 2 == 0 ? nil : Double(random.next() % 200_000)
+            var expected = bruteNearest(points, latitude: origin.latitude, longitude: origin.longitude).first
+            if let limit, let nearest = expected, nearest.key > ChordDistance.key(forMetres: limit) { expected = nil }
+            let got = tree.nearestOne(latitude: origin.latitude, longitude: origin.longitude, maxDistance: limit)
+            #expect(got == expected, "origin \(origin), limit \(limit.map { "\($0) m" } ?? "none")")
+            #expect(got == tree.nearest(k: 1, latitude: origin.latitude, longitude: origin.longitude, maxDistance: limit).first)
+        }
+    }
+
     @Test func nearestAcrossTheAntimeridianAndAtThePole() throws {
         let points = [
             IndexedPoint(id: 0, latitude: 0, longitude: 179.99),

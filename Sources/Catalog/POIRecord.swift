@@ -1,6 +1,6 @@
 import BundledData
 
-/// A place of interest (DESIGN.md §3). Positions are WGS-84.
+/// A place of interest (docs/ARCHITECTURE.md, "Records"). Positions are WGS-84.
 public struct POIRecord: Codable, Sendable, Equatable {
     public var id: String
     public var kind: String = "poi"
@@ -37,8 +37,8 @@ public struct POIRecord: Codable, Sendable, Equatable {
         self.tags = tags
     }
 
-    /// The record as one line of JSON, keys in the order of DESIGN.md §3 and tags sorted, so output is
-    /// byte-for-byte reproducible. Much faster than JSONEncoder for bulk output.
+    /// The record as one line of JSON, keys in the order of docs/ARCHITECTURE.md ("Records") and tags sorted, so
+    /// output is byte-for-byte reproducible. Much faster than JSONEncoder for bulk output.
     public func jsonLine(into out: inout [UInt8]) {
         var json = JSONWriter(buffer: out)
         json.beginObject()

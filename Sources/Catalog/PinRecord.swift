@@ -1,4 +1,4 @@
-/// A user-submitted location (DESIGN.md §3). Positions are WGS-84; timestamps ISO 8601 UTC with milliseconds,
+/// A user-submitted location (docs/ARCHITECTURE.md, "Records"). Positions are WGS-84; timestamps ISO 8601 UTC with milliseconds,
 /// set by the server.
 public struct PinRecord: Codable, Sendable, Equatable {
     public var id: String

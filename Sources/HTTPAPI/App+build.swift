@@ -76,7 +76,7 @@ public func buildReadLane(
     return FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: Logger(label: "poi"), problem: Problem.of)
 }
 
-/// The v1 routes of DESIGN.md §4.
+/// The v1 routes (docs/ARCHITECTURE.md, "The HTTP contract").
 public func buildRouter(
     configuration: ServerConfiguration,
     engine: SearchEngine,

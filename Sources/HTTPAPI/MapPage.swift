@@ -40,7 +40,7 @@ public struct MapPageConfiguration: Sendable {
     }
 }
 
-/// The map page at `/` (DESIGN.md §4), its API docs page at `/docs`, and the static files both load. Everything is
+/// The map page at `/` (docs/ARCHITECTURE.md, "The HTTP contract"), its API docs page at `/docs`, and the static files both load. Everything is
 /// read once when the router is built and answered from memory.
 struct MapPageController {
     struct Asset {

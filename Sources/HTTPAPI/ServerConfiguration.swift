@@ -95,7 +95,7 @@ public struct ServerConfiguration: Sendable {
         return addresses.allSatisfy(\.isLoopback)
     }
 
-    /// The rule of DESIGN.md §4: without an API key the server only accepts writes on loopback, and refuses to
+    /// The rule of docs/ARCHITECTURE.md, "The HTTP contract": without an API key the server only accepts writes on loopback, and refuses to
     /// start on another address.
     public func validate() throws(ServerConfigurationError) {
         guard (0...65_535).contains(port) else { throw .invalid("--port must be between 0 and 65535") }

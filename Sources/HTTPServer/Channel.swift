@@ -8,7 +8,7 @@ import NIOHTTPTypesHTTP1
 import NIOSSL
 import Synchronization
 
-/// Hummingbird's HTTP/1 child channel with the limits a server facing the open internet needs (DESIGN.md §4):
+/// Hummingbird's HTTP/1 child channel with the limits a server facing the open internet needs (docs/ARCHITECTURE.md, "The HTTP contract"):
 ///
 /// - a request must arrive whole — head and body — within `requestTimeout` of its first byte, else 408 and close
 ///   (slowloris, a `Content-Length` that never arrives); a new connection that sends nothing is closed after it;

@@ -6,7 +6,7 @@ import NIOPosix
 import PostgresNIO
 import Synchronization
 
-/// The store of record in PostgreSQL, shared by several `poi serve` replicas (DESIGN.md §8).
+/// The store of record in PostgreSQL, shared by several `poi serve` replicas (docs/ARCHITECTURE.md, "Consistency").
 ///
 /// Tables `poi` and `pin` hold the records; every write transaction takes the next number of `store_state.sequence`
 /// (its row lock orders writers, so numbers commit in order), writes the records, adds one `change` row per changed id

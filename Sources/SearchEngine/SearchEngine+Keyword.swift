@@ -6,7 +6,7 @@ import SnapshotFile
 import Synchronization
 import TextIndex
 
-/// Keyword ranking as a list of rules applied in order (Meilisearch's ranking rules; DESIGN.md §4):
+/// Keyword ranking as a list of rules applied in order (Meilisearch's ranking rules):
 /// 1. **words**: records matching every query word first; then, dropping words from the end of the query one at a
 ///    time (Meilisearch's default "last" matching strategy), records matching the rest;
 /// 2. **typo**: fewer typos first;

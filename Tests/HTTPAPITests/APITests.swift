@@ -81,7 +81,7 @@ func json(_ response: TestResponse) throws -> [String: Any] {
         }
     }
 
-    /// DESIGN.md §4: repeated parameters take the last value; a number with spaces around it is that number.
+    /// docs/ARCHITECTURE.md, "The HTTP contract": repeated parameters take the last value; a number with spaces around it is that number.
     @Test func repeatedParametersTakeTheLastValueAndNumbersMayBePadded() async throws {
         try await app().test(.router) { client in
             let ids = { (uri: String) in try decode(Answers.Page.self, try await client.execute(uri: uri, method: .get)).ids }

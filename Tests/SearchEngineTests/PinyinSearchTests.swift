@@ -108,7 +108,8 @@ import TextIndex
     /// Generated names from Han syllables, queries drawn from them in every form, against an oracle that knows only
     /// each character's readings: a record matches when every neighbouring pair of typed pieces is a neighbouring pair
     /// of characters of its name that reads so (a Han piece: that character; a syllable: one of its readings; an
-    /// initial or the last piece: a reading that begins with it).
+    /// initial or the last piece: a reading that begins with it), or its name begins with the letters as its readings
+    /// spell them.
     @Test func queriesDrawnFromNamesFindWhatTheOracleFinds() throws {
         let dictionary = try #require(PinyinDictionary.bundled)
         var random = testRandom("PinyinSearchTests.queriesDrawnFromNamesFindWhatTheOracleFinds")
@@ -156,8 +157,26 @@ import TextIndex
                     (0..<(c.count - 1)).contains { j in allows(units[i], c[j]) && allows(units[i + 1], c[j + 1]) }
                 }
             }
+            // A name's start is matched as one string of its readings (`PinyinDictionary.runTerms`), which may divide
+            // the letters otherwise than the query's parse: "xiaoxian" is 小先 as parsed, and 小西安 (xiao-xi-an) by
+            // its start. The name's first character may be typed as itself ("小xian").
+            func spells(_ c: [Character], _ from: Int, _ rest: Substring) -> Bool {
+                if rest.isEmpty { return true }
+                guard from < c.count else { return false }
+                return readings(c[from]).contains { r in
+                    rest.hasPrefix(r) ? spells(c, from + 1, rest.dropFirst(r.count)) : r.hasPrefix(rest)
+                }
+            }
+            func byStart(_ name: String) -> Bool {
+                let c = Array(name)
+                let typed = TextNormalizer.normalize(query).filter { $0 != " " }
+                if let first = typed.first, first.unicodeScalars.first.map(TextNormalizer.isCJK) == true {
+                    return c.first == first && spells(c, 1, typed.dropFirst())
+                }
+                return spells(c, 0, typed[...])
+            }
             let least = Set(pois.filter { p in parses.contains { contiguous(p.name, $0.units) } }.map(\.id))
-            let most = Set(pois.filter { p in parses.contains { pairwise(p.name, $0.units) } }.map(\.id))
+            let most = Set(pois.filter { p in byStart(p.name) || parses.contains { pairwise(p.name, $0.units) } }.map(\.id))
             guard most.count <= 90 else { continue }
             // Records matching the pinyin come first; after them, records matching the words as typed with some dropped.
             let found = try engine.search(SearchQuery(text: query, limit: 100)).results.map(\.id)

@@ -9,29 +9,54 @@ import Testing
 
 /// A real PostgreSQL for the tests: the one `scripts/postgres/with-server` started (POI_TEST_POSTGRES, as `make test`
 /// does), else one started here with `scripts/postgres/start` and stopped when the tests exit. Every test gets a
-/// database of its own.
+/// database of its own. The suites that need it are enabled only where it can be had (`unavailable`): elsewhere they
+/// are skipped with the reason, and a server that fails to start fails the test that asked, with its error.
 enum TestPostgres {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    static let server: String = {
-        if let url = ProcessInfo.processInfo.environment["POI_TEST_POSTGRES"], !url.isEmpty { return url }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-test-postgres-\(getpid())").path
-        let url = try! shell(repository + "/scripts/postgres/start", [directory]).trimmingCharacters(in: .whitespacesAndNewlines)
-        startedHere = directory
-        atexit {
-            if let directory = TestPostgres.startedHere {
-                _ = try? TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/stop", [directory])
-                try? FileManager.default.removeItem(atPath: directory)
-            }
+    /// Why no PostgreSQL can be had here, or nil.
+    static let unavailable: String? = {
+        if let url = ProcessInfo.processInfo.environment["POI_TEST_POSTGRES"], !url.isEmpty { return nil }
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        let server = versions.contains { FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\($0)/bin/initdb") }
+        guard server, FileManager.default.isExecutableFile(atPath: "/usr/bin/psql") else {
+            return "needs PostgreSQL: POI_TEST_POSTGRES, or its server and psql installed (scripts/setup.sh installs them; make test starts one)"
         }
-        return url
+        return nil
     }()
+
+    /// Whether the PostgreSQL suites run here.
+    static var isAvailable: Bool { unavailable == nil }
+
+    static let started: Result<String, Failure> = {
+        if let url = ProcessInfo.processInfo.environment["POI_TEST_POSTGRES"], !url.isEmpty { return .success(url) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-test-postgres-\(getpid())").path
+        do {
+            let url = try shell(repository + "/scripts/postgres/start", [directory]).trimmingCharacters(in: .whitespacesAndNewlines)
+            startedHere = directory
+            atexit {
+                if let directory = TestPostgres.startedHere {
+                    _ = try? TestPostgres.shell(TestPostgres.repository + "/scripts/postgres/stop", [directory])
+                    try? FileManager.default.removeItem(atPath: directory)
+                }
+            }
+            return .success(url)
+        } catch let error as Failure {
+            return .failure(Failure(description: "scripts/postgres/start failed: \(error.description)"))
+        } catch {
+            return .failure(Failure(description: "scripts/postgres/start failed: \(error)"))
+        }
+    }()
+
+    /// The test server's URL (started on first use).
+    static func server() throws -> String { try started.get() }
 
     nonisolated(unsafe) static var startedHere: String?
 
     /// A new, empty database on the test server; answers its URL.
     static func database(_ name: String = "t") throws -> String {
         let database = "\(name)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased())"
+        let server = try server()
         _ = try shell("/usr/bin/psql", [server, "-v", "ON_ERROR_STOP=1", "-qc", "CREATE DATABASE \(database)"])
         return server.replacingOccurrences(of: #"/[^/]*$"#, with: "/\(database)", options: .regularExpression)
     }
@@ -72,7 +97,7 @@ enum TestPostgres {
 /// Several engines over one PostgreSQL store: what one writes, the others apply from the change feed; a replica
 /// restarts from its snapshot plus the changes after it, or rebuilds when the log no longer reaches back; a
 /// PostgreSQL restart costs writes only while it is down.
-@Suite(.serialized) struct ReplicationTests {
+@Suite(.serialized, .enabled(if: TestPostgres.isAvailable, Comment(rawValue: TestPostgres.unavailable ?? ""))) struct ReplicationTests {
     /// This test's files, removed when it ends.
     let scratch = ScratchDirectory("poi-replica")
 

@@ -135,7 +135,7 @@ final class TestCluster: @unchecked Sendable {
 
 /// Several hosts in the store URL: when the primary dies and its synchronous standby is promoted, every engine finds
 /// the new primary; nothing acknowledged is lost, and the feed goes on from its sequence.
-@Suite(.serialized) struct StoreFailoverTests {
+@Suite(.serialized, .enabled(if: TestPostgres.isAvailable, Comment(rawValue: TestPostgres.unavailable ?? ""))) struct StoreFailoverTests {
     /// Retries `body` while the store answers `.unavailable`, up to `seconds` (the time a promotion takes on a loaded
     /// machine); fails with the last error if it never succeeds.
     static func eventually<T>(_ what: String, seconds: Double = 60, _ body: () throws -> T) throws -> T {
@@ -247,7 +247,7 @@ final class TestCluster: @unchecked Sendable {
 
 /// TLS to PostgreSQL: `require` encrypts, `verify-full` also checks the certificate's authority and host, and each
 /// refusal says which check failed.
-@Suite(.serialized) struct StoreTLSTests {
+@Suite(.serialized, .enabled(if: TestPostgres.isAvailable, Comment(rawValue: TestPostgres.unavailable ?? ""))) struct StoreTLSTests {
     @Test func verifyFullConnectsAndEachWrongSettingIsRefusedClearly() throws {
         let cluster = TestCluster()
         let (ca, certificate, key) = try TestCertificates.make("pg", in: cluster.scratch)

@@ -1,4 +1,4 @@
-// The map page (DESIGN.md §4): search with autocomplete, results and markers, nearby on click, clusters when
+// The map page (docs/ARCHITECTURE.md, "The HTTP contract"): search with autocomplete, results and markers, nearby on click, clusters when
 // zoomed out, pins, a WGS-84/GCJ-02 switch, and the view's state in the URL. Plain DOM, no framework; text from
 // the API is only ever set with textContent.
 "use strict";

@@ -1,18 +1,22 @@
 # Two commands: `make run` starts the product on the bundled data; `make test` runs the whole test suite.
-# Both first run scripts/setup.sh, which installs missing system packages and does nothing when all are present.
+# Both first run scripts/setup.sh, which installs what is missing and does nothing when all is present: `make run`
+# only what building and serving need (`scripts/setup.sh serve`), `make test` the test tools too.
 
 SWIFT ?= swift
 RELEASE_BIN = .build/release/poi
 
-.PHONY: setup build release test run bench clean-var format lint
+.PHONY: setup setup-serve build release test run bench clean-var format lint
 
 setup:
-	@scripts/setup.sh
+	@scripts/setup.sh test
+
+setup-serve:
+	@scripts/setup.sh serve
 
 build: setup
 	$(SWIFT) build
 
-release: setup
+release: setup-serve
 	$(SWIFT) build -c release --product poi
 
 # The committed .swift-format (Hummingbird's: 4 spaces, 150 columns, ordered imports); `make format` applies it.

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Idempotent set-up for a fresh Debian 12 machine: installs the system packages the
-# project builds and tests against, and does nothing when they are all present.
+# Idempotent set-up for a fresh Debian 12 machine: installs what the command at hand needs, and does nothing when it
+# is all present.
+#
+#   scripts/setup.sh serve   what building and serving need (make run, make release): the compiler's system
+#                            libraries, PROJ's data and Leaflet for the map page — no browser, database or proxy
+#   scripts/setup.sh [test]  all of that and the test tools (make test, make build): see below
 set -euo pipefail
+MODE="${1:-test}"
+case "$MODE" in serve | test) ;; *) echo "usage: scripts/setup.sh [serve|test]" >&2; exit 2 ;; esac
 
-# chromium, fonts-dejavu-core and fonts-wqy-zenhei (Han, for the screenshots of Chinese names): the map page's browser test
-# (scripts/browser/run); libjs-leaflet: the map page;
-# postgresql: the shared store's tests (scripts/postgres/with-server starts a private server on loopback);
-# haproxy, nftables, iproute2: the cluster's fault test (scripts/cluster/run: namespaces, partitions, packet loss).
-PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev sqlite3 libproj-dev proj-bin proj-data curl openssl libjs-leaflet chromium fonts-dejavu-core fonts-wqy-zenhei postgresql
-    haproxy nftables iproute2)
+# Building: pkg-config, zlib1g-dev, libsqlite3-dev, libproj-dev. Serving: proj-data (PROJ's grids and database for
+# /v1/convert), libjs-leaflet (the map page).
+PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev libproj-dev proj-data libjs-leaflet)
+# The tests: sqlite3 and proj-bin (the command-line tools the tests compare with), curl and openssl (the scripts'
+# requests and test certificates); chromium, fonts-dejavu-core and fonts-wqy-zenhei (Han, for the screenshots of
+# Chinese names): the map page's browser test (scripts/browser/run); postgresql: the shared store's tests
+# (scripts/postgres/with-server starts a private server on loopback); haproxy, nftables, iproute2: the cluster's
+# fault test (scripts/cluster/run: namespaces, partitions, packet loss).
+if [ "$MODE" = test ]; then
+    PACKAGES+=(sqlite3 proj-bin curl openssl chromium fonts-dejavu-core fonts-wqy-zenhei postgresql haproxy nftables iproute2)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -26,6 +37,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     echo "setup: done" >&2
 fi
+
+# Serving needs nothing from PyPI.
+[ "$MODE" = test ] || exit 0
 
 # The contract test (scripts/contract/run, part of `make test`) drives the server with schemathesis, from PyPI.
 SCHEMATHESIS_VERSION="4.32.5"

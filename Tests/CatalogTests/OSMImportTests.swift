@@ -12,7 +12,7 @@ import Testing
 /// The OpenStreetMap importer on the bundled Helsinki extract: which objects become POIs (counted independently
 /// with pyosmium), what they keep, re-imports, strict mode, and address geocoding on the extract's houses.
 @Suite struct OSMImportTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = Repository.root
     static let dataDirectory = repository.appendingPathComponent("data").path
     static let helsinki = dataDirectory + "/Helsinki.osm.pbf"
     static let gazetteer = try! Gazetteer.load(directory: dataDirectory)

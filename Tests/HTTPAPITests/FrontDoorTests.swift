@@ -3,6 +3,7 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import TestSupport
 import Testing
 
 /// What a newcomer or a browser meets first: HEAD wherever GET is, CORS when asked for, and a 404 that points
@@ -100,8 +101,7 @@ import Testing
 
 /// The map page and its files, as served (the page itself is checked in a real browser by scripts/browser/run).
 @Suite struct MapPageTests {
-    static let outlines = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("data/countries.geojson.gz").path
+    static let outlines = Repository.path("data/countries.geojson.gz")
 
     func mapApp(_ page: MapPageConfiguration) -> some ApplicationProtocol {
         buildApplication(configuration: ServerConfiguration(mapPage: page), engine: makeEngine(), gazetteer: nil, metrics: testRegistry)

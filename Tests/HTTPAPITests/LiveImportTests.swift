@@ -84,8 +84,7 @@ import Testing
     /// and streets answer at once; a second import of the same extract removes nothing and adds nothing.
     @Test func anOpenStreetMapExtractMakesPOIsHousesAndStreets() async throws {
         let (engine, path) = try engine()
-        let extract = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("data/Helsinki.osm.pbf")
+        let extract = Repository.data.appendingPathComponent("Helsinki.osm.pbf")
         let bytes = try Data(contentsOf: extract)
         let gazetteer = try Gazetteer.load(directory: extract.deletingLastPathComponent().path)
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
@@ -154,8 +153,7 @@ import Testing
     /// removes it.
     @Test func recordsWithAddressTagsAreHousesAsSoonAsWritten() async throws {
         let (engine, path) = try engine("houses.sqlite")
-        let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("data")
+        let data = Repository.data
         let gazetteer = try Gazetteer.load(directory: data.path)
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
         let rows = """

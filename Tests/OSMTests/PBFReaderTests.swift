@@ -7,7 +7,7 @@ import Testing
 /// extract and of a synthetic extract pyosmium wrote, compared line by line in a canonical text form; then files
 /// cut short and damaged, which must fail with the offset of the blob at fault.
 @Suite struct PBFReaderTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = Repository.root
     static let helsinki = repository.appendingPathComponent("data/Helsinki.osm.pbf").path
     let scratch = ScratchDirectory("poi-osm")
 

@@ -13,7 +13,7 @@ import TextIndex
 /// The ranking rules on small judged sets: the bundled Helsinki POIs (real OpenStreetMap data) and generated
 /// records, checked by what a person would expect on top, not by exact orders.
 @Suite struct JudgedRelevanceTests {
-    static let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../data").standardized.path
+    static let dataDirectory = Repository.data.path
 
     static let scratch = ScratchDirectory("poi-judged")
     static let helsinki: SearchEngine = {

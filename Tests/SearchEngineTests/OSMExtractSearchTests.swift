@@ -12,7 +12,7 @@ import Testing
 /// The bundled OpenStreetMap extract as users meet it: every POI the importer made (nodes, building outlines and
 /// multipolygons alike) is found by its name, and by each of its other names, from where it is.
 @Suite struct OSMExtractSearchTests {
-    static let dataDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../data").standardized.path
+    static let dataDirectory = Repository.data.path
     static let imported: OSMImport = {
         let importer = try! OSMImporter.bundled(dataDirectory: dataDirectory)
         return try! importer.read(dataDirectory + "/Helsinki.osm.pbf")

@@ -12,7 +12,7 @@ import Testing
 /// database of its own. The suites that need it are enabled only where it can be had (`unavailable`): elsewhere they
 /// are skipped with the reason, and a server that fails to start fails the test that asked, with its error.
 enum TestPostgres {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = Repository.root.path
 
     /// Why no PostgreSQL can be had here, or nil.
     static let unavailable: String? = {

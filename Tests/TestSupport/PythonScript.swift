@@ -3,8 +3,8 @@ import Foundation
 /// Runs a Python script of the repository (scripts/...) with python3 from the repository root: an independent
 /// implementation (pyosmium, say) that a test compares the product with.
 public enum PythonScript {
-    /// The repository root (this file is Tests/TestSupport/PythonScript.swift).
-    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The repository root.
+    public static let repository = Repository.root
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String

@@ -13,7 +13,7 @@ import Glibc
 /// the Date header. Replay a failure with SEED=<printed seed>.
 extension LiveTests {
     @Suite struct FastLaneTests {
-        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        static let root = Repository.root
         let scratch = ScratchDirectory("poi-lane")
 
         /// Two copies of a database of the bundled Helsinki POIs.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct GenerateAndBenchTests {
@@ -82,7 +83,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-wire-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Repository.root
         let db = directory.appendingPathComponent("wire.sqlite").path
         let imported = try CLI.run(["import", root.appendingPathComponent("data/Helsinki.osm.pbf").path, "--db", db])
         try #require(imported.status == 0, "\(imported.stderr)")

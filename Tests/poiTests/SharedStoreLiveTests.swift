@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Two `poi serve --store postgresql://…` processes on real sockets sharing one PostgreSQL (the one `make test`
@@ -43,8 +44,7 @@ extension LiveTests {
 
         @Test func aWriteThroughOneReplicaIsReadThroughTheOther() throws {
             let url = try database()
-            let data = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("data/Helsinki.osm.pbf").path
+            let data = Repository.path("data/Helsinki.osm.pbf")
             let imported = try CLI.run(["import", data, "--store", url])
             #expect(imported.status == 0, "poi import --store: \(imported.stderr)")
             let a = try LiveServer(arguments: ["--store", url, "--replica-name", "a"])

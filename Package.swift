@@ -217,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
+                "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "Datasets", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

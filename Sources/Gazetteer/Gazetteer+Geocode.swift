@@ -30,10 +30,15 @@ extension Gazetteer {
         // A Chinese address that parses into divisions is answered by them: spelling neighbours of the whole text (a
         // scan of every key of its byte length, most of such a query's time) would only trail them.
         var parsedAsAddress = false
+        // The entities the text names: one of their names is its first part exactly (quality 0.95 and up; a prefix
+        // scores 0.7 at most), or a Chinese address reads into them whole.
+        var named = Set<Int32>()
         if TextNormalizer.containsCJK(query.text) {
             for match in parseChineseAddress(query.text) {
                 parsedAsAddress = true
                 let entity = Int32(places.count + match.division)
+                // Divisions that read the whole text ("北京市海淀区") are named by it.
+                if match.unresolved.isEmpty { named.insert(entity) }
                 offer(entity, 2.0 + 0.1 * Double(match.depth) + 0.05 * importance(entity) / 8)
                 if !match.unresolved.isEmpty { unresolved[entity] = match.unresolved }
             }
@@ -49,6 +54,7 @@ extension Gazetteer {
             let found = candidates(name, allowTypos: placeTypos && !parsedAsAddress)
             namedAsTyped = found.contains { $0.1 >= 0.9 }
             for (entity, quality) in found {
+                if quality >= 0.9 { named.insert(entity) }
                 offer(entity, quality + 0.4 * importance(entity) / 8 + qualifierScore(entity, qualifiers))
             }
             // "Paris Texas", "Haidian Beijing": when the whole text names nothing exactly, a trailing word group may
@@ -92,7 +98,8 @@ extension Gazetteer {
         var results: [GeocodeResult] = []
         var kept: [(name: String, position: Coordinate)] = []
         for (entity, score) in ranked {
-            let result = makeResult(entity, score: score, language: query.language, unresolved: unresolved[entity], near: query.near)
+            var result = makeResult(entity, score: score, language: query.language, unresolved: unresolved[entity], near: query.near)
+            result.namedAsTyped = named.contains(entity)
             let position = Coordinate(uncheckedLatitude: result.latitude, longitude: result.longitude)
             let key = TextNormalizer.normalize(isDivision(entity) ? division(entity).shortName : result.name)
             if kept.contains(where: { $0.name == key && GreatCircle.distance($0.position, position) < 20_000 }) { continue }

@@ -24,6 +24,9 @@ public struct GeocodeResult: Sendable, Equatable {
     /// How a `street` answer for a house number the data lacks was placed: `line` (an `addr:interpolation` line) or
     /// `neighbours` (between the nearest lower and higher numbers of the street); nil when it is the street's own point.
     public let interpolation: String?
+    /// The text (its first part) is one of this place's names, in any language or script, not a prefix or a typo of
+    /// one: what "named as typed" means to every surface, whatever language the answer's `name` is in.
+    public internal(set) var namedAsTyped = false
 
     public init(
         id: String,

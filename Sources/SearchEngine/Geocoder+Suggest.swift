@@ -87,12 +87,11 @@ extension Geocoder {
                 return .poi(poi, distance: hit.distance)
             }
         }
-        let typed = Self.fold(query.text.split(separator: ",").first.map(String.init) ?? query.text)
         // A place named as typed, or a large one begun (a prefix scores 0.7, importance adds up to 0.4: a city of a
         // million reaches 1.0), leads; smaller places begun come last.
         // (A Chinese address whose divisions are followed by more — "北京lg" — does not lead: the rest is what was typed.)
         func leads(_ place: GeocodeResult) -> Bool {
-            place.unresolved == nil && (Self.fold(place.name) == typed || place.score >= Self.leadingPlaceScore)
+            place.unresolved == nil && (place.namedAsTyped || place.score >= Self.leadingPlaceScore)
         }
         let leadingFlags = places.map(leads)
         let leading = zip(places, leadingFlags).filter(\.1).map(\.0)
@@ -114,6 +113,4 @@ extension Geocoder {
     /// Streets begun that come before the POIs.
     static let streetsBegunFirst = 3
 
-    /// A name as compared with the text typed: case, accents, punctuation and spacing aside (`TextNormalizer`).
-    static func fold(_ text: String) -> String { TextNormalizer.normalize(text) }
 }

@@ -77,10 +77,9 @@ public struct Geocoder: Sendable {
                 guard case .poi(let poi) = hit.record, countries?.contains(poi.country ?? "") ?? true else { return nil }
                 return .poi(poi, distance: hit.distance)
             }
-            let asTyped = Self.fold(text.split(separator: ",").first.map(String.init) ?? text)
             let strong = results.prefix { candidate in
                 guard case .place(let p) = candidate else { return false }
-                return p.unresolved != nil || p.type == "house" || p.type == "street" || Self.fold(p.name) == asTyped
+                return p.unresolved != nil || p.type == "house" || p.type == "street" || p.namedAsTyped
             }
             results = Array(strong) + pois + results.dropFirst(strong.count)
         }

@@ -7,6 +7,22 @@ public struct OSMImport: Sendable {
     public var report = OSMImportReport()
 
     public init() {}
+
+    /// The id prefix of every POI an OpenStreetMap import makes (`osm-n…`, `osm-w…`, `osm-r…`).
+    public static let idPrefix = "osm-"
+
+    /// What makes a store's OpenStreetMap POIs this import's, in one transaction: every POI of `existing` (the ids of
+    /// the POIs earlier imports made) that the extract no longer has deleted, then each of its POIs put. Both `poi
+    /// import` (`OSMImporter.write`) and an import into a running server (`SearchEngine.applyOSMImport`) write it.
+    /// - Returns: the changes, and how many of them are deletions.
+    public func changes(replacing existing: [String]) -> (changes: [StoreChange], removed: Int) {
+        let kept = Set(pois.map(\.id))
+        var changes: [StoreChange] = existing.filter { !kept.contains($0) }.map { .delete(.poi, id: $0) }
+        let removed = changes.count
+        changes.reserveCapacity(removed + pois.count)
+        for poi in pois { changes.append(.put(.poi(poi))) }
+        return (changes, removed)
+    }
 }
 
 /// What reading an extract found.

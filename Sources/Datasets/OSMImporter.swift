@@ -48,6 +48,14 @@ public struct OSMImporter: Sendable {
         return OSMImporter(mapping: mapping, strict: strict) { try gazetteer.value().cityAndCountry(latitude: $0, longitude: $1) }
     }
 
+    /// The importer of the bundled tag mapping, placing POIs in cities with a gazetteer already loaded (a server's;
+    /// nil: no cities), where `bundled(dataDirectory:strict:)` loads its own beside the read.
+    public static func bundled(dataDirectory: String, gazetteer: Gazetteer?, strict: Bool = false) throws -> OSMImporter {
+        OSMImporter(mapping: try OSMTagMapping.load(directory: dataDirectory), strict: strict) { latitude, longitude in
+            gazetteer?.cityAndCountry(latitude: latitude, longitude: longitude) ?? (nil, nil)
+        }
+    }
+
     static let nameKeys = ["name", "name:fi", "name:sv", "name:en", "name:zh", "alt_name", "old_name", "official_name", "short_name", "loc_name"]
     static let notStreets: Set<String> = [
         "bus_stop", "platform", "elevator", "street_lamp", "traffic_signals", "crossing", "proposed", "construction", "emergency_access_point",
@@ -109,14 +117,10 @@ public struct OSMImporter: Sendable {
     /// - Returns: the number of POIs removed, and the addresses' new generation (nil: the store keeps none).
     @discardableResult
     public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
-        let kept = Set(result.pois.map(\.id))
-        let stale = try store.poiIDs(prefix: "osm-").filter { !kept.contains($0) }
-        var changes: [StoreChange] = stale.map { .delete(.poi, id: $0) }
-        changes.reserveCapacity(changes.count + result.pois.count)
-        for poi in result.pois { changes.append(.put(.poi(poi))) }
+        let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
-        return (stale.count, generation)
+        return (removed, generation)
     }
 
     /// Every node's location and house number, complete once the nodes of the file are read; what ways are built

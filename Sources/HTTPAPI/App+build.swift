@@ -188,11 +188,7 @@ func makeRouter(
         return ReadAnswer(status: stale ? .serviceUnavailable : .ok, contentType: "application/json", body: json.buffer)
     }
     let dataDirectory = configuration.dataDirectory ?? DataDirectory.resolve()
-    let osm = (try? OSMTagMapping.load(directory: dataDirectory)).map { mapping in
-        OSMImporter(mapping: mapping) { [gazetteer] latitude, longitude in
-            gazetteer?.cityAndCountry(latitude: latitude, longitude: longitude) ?? (nil, nil)
-        }
-    }
+    let osm = try? OSMImporter.bundled(dataDirectory: dataDirectory, gazetteer: gazetteer)
     ImportController(engine: engine, osm: osm, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)
     // The compatible services' operations: functions of the query string, answered on the byte lane like v1's reads.

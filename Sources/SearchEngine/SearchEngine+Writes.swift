@@ -178,10 +178,7 @@ extension SearchEngine {
     @discardableResult
     public func applyOSMImport(_ result: OSMImport) throws(SearchError) -> Int {
         try ordered { () throws(SearchError) in
-            let kept = Set(result.pois.map(\.id))
-            let stale = read { state in state.records.poiIDs(prefix: "osm-").filter { !kept.contains($0) } }
-            var changes: [StoreChange] = stale.map { .delete(.poi, id: $0) }
-            for poi in result.pois { changes.append(.put(.poi(poi))) }
+            let (changes, removed) = result.changes(replacing: read { $0.records.poiIDs(prefix: OSMImport.idPrefix) })
             try commit(changes)
             var index = AddressIndex(CatalogStore.asStored(result.addresses))
             if let store, store.keepsAddresses {
@@ -191,7 +188,7 @@ extension SearchEngine {
                 if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
             }
             replaceAddressBase(index)
-            return stale.count
+            return removed
         }
     }
 

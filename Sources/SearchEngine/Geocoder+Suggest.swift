@@ -93,9 +93,8 @@ extension Geocoder {
         func leads(_ place: GeocodeResult) -> Bool {
             place.unresolved == nil && (place.namedAsTyped || place.score >= Self.leadingPlaceScore)
         }
-        let leadingFlags = places.map(leads)
-        let leading = zip(places, leadingFlags).filter(\.1).map(\.0)
-        let otherPlaces = zip(places, leadingFlags).filter { !$0.1 }.map(\.0)
+        let leading = places.filter(leads)
+        let otherPlaces = places.filter { !leads($0) }
         let houses = addresses.filter { $0.type == "house" }
         let streets = addresses.filter { $0.type != "house" }
         let streetsNamed = streets.filter { $0.score >= 1.0 }

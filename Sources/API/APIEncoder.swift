@@ -12,10 +12,14 @@ public struct APIEncoder: Sendable {
 
     public let coordsys: CRS.Geographic
     public let format: Format
+    /// Who reads the answer, for the pin answers that say whether each pin is theirs: nil writes no `owned` (search
+    /// answers, the same for every caller); `.some(nil)` is a reader without a valid user token, who owns none.
+    public let reader: String??
 
-    public init(coordsys: CRS.Geographic = .wgs84, format: Format = .json) {
+    public init(coordsys: CRS.Geographic = .wgs84, format: Format = .json, reader: String?? = nil) {
         self.coordsys = coordsys
         self.format = format
+        self.reader = reader
     }
 
     /// `{"results": [...], "next": ...}` (+ `"total"`), or a FeatureCollection with `next`/`total` members. `next` is
@@ -165,7 +169,14 @@ public struct APIEncoder: Sendable {
             json.key("tags")
             TagsJSON.write(poi.tags, to: &json)
         case .pin(let pin):
-            json.pinFields(pin, id: "id", kind: true, latitude: ("lat", p.latitude), longitude: ("lon", p.longitude))
+            json.pinFields(
+                pin,
+                id: "id",
+                kind: true,
+                latitude: ("lat", p.latitude),
+                longitude: ("lon", p.longitude),
+                owned: reader.map { pin.isOwned(by: $0) }
+            )
         }
         writeTail(distance: distance, score: score, to: &json)
     }
@@ -189,13 +200,15 @@ public struct APIEncoder: Sendable {
 extension JSONWriter {
     /// A pin's fields in the order both its wire shapes write them (the API's record, On the Map's StudentLocation):
     /// the id under the shape's key, `"kind":"pin"` when asked, the person and the place's text, the position under
-    /// the shape's keys (in the answer's coordinate system), then the timestamps.
+    /// the shape's keys (in the answer's coordinate system), the timestamps, and whether the reader owns it when the
+    /// answer is for one reader.
     public mutating func pinFields(
         _ pin: PinRecord,
         id: StaticString,
         kind: Bool,
         latitude: (StaticString, Double),
-        longitude: (StaticString, Double)
+        longitude: (StaticString, Double),
+        owned: Bool? = nil
     ) {
         field(id, pin.id)
         if kind { field("kind", literal: "pin") }
@@ -208,5 +221,18 @@ extension JSONWriter {
         field(longitude.0, longitude.1)
         field("createdAt", pin.createdAt)
         field("updatedAt", pin.updatedAt)
+        if let owned {
+            key("owned")
+            bool(owned)
+        }
+    }
+}
+
+extension PinRecord {
+    /// Whether `reader` (a user's `sub`; nil for a caller without a user token) placed this pin. A pin no user owns
+    /// is nobody's: a key's or an anonymous writer's pin is not "owned" by the next anonymous reader.
+    public func isOwned(by reader: String?) -> Bool {
+        guard let owner, let reader else { return false }
+        return owner == reader
     }
 }

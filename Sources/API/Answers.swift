@@ -26,6 +26,8 @@ public enum Answers {
         public let mediaURL: String?
         public let createdAt: String?
         public let updatedAt: String?
+        /// Pin answers: whether the caller's user token names the pin's owner.
+        public let owned: Bool?
 
         /// A POI's name, or a pin's person.
         public var title: String { name ?? [firstName, lastName].compactMap { $0 }.joined(separator: " ") }

@@ -32,6 +32,18 @@ public final class Authenticator: Sendable {
         throw .noCredentials(tokens == nil ? "the API key is not valid" : "the credentials are neither a valid API key nor a token")
     }
 
+    /// The user a read comes from, for the answers that say whether a pin is theirs (`owned`): the `sub` of a valid
+    /// token, else nil. A read never fails on its credentials (On the Map clients send Parse's fixed REST key, and a
+    /// list or a pin is public); an invalid or expired token only means the reader owns nothing.
+    public func reader(authorization header: String?) async -> String? {
+        guard let tokens, let header, header.count > 7, header.prefix(6).lowercased() == "bearer", header.dropFirst(6).first == " " else {
+            return nil
+        }
+        let credentials = header.dropFirst(6).drop(while: { $0 == " " })
+        guard TokenVerifier.looksLikeToken(credentials) else { return nil }
+        return try? await tokens.verify(String(credentials))
+    }
+
     /// Reads the keys file and the token keys again; the first error is thrown after both were tried.
     public func reload() async throws(AccessConfigurationError) {
         var failure: AccessConfigurationError?

@@ -20,7 +20,8 @@ struct RecordController {
         routes.on("deletePOI") { request, context in try await deletePOI(request, context) }
         routes.on("listPins") { request, _ in try await listPins(request) }
         routes.on("createPin") { request, context in try await createPin(request, context) }
-        routes.read("getPin") { input in try getPin(input) }
+        // Not a fast-lane read: the answer says whether the pin is the caller's, so it reads the credentials.
+        routes.on("getPin") { request, context in try await getPin(request, context) }
         routes.on("updatePin") { request, context in try await updatePin(request, context) }
         routes.on("deletePin") { request, context in try await deletePin(request, context) }
     }
@@ -28,6 +29,13 @@ struct RecordController {
     private func encoder(_ request: Request) throws -> APIEncoder {
         let p = RequestParameters(request)
         return APIEncoder(coordsys: try p.coordsys(), format: try p.format())
+    }
+
+    /// The encoder of a pin answer, which says to its reader which pins are theirs (`owned`).
+    private func pinEncoder(_ request: Request) async throws -> APIEncoder {
+        let p = RequestParameters(request)
+        let reader = await write.authenticator.reader(authorization: request.headers[.authorization])
+        return APIEncoder(coordsys: try p.coordsys(), format: try p.format(), reader: .some(reader))
     }
 
     /// An answer in the request's format, labelled application/geo+json for GeoJSON.
@@ -100,22 +108,31 @@ struct RecordController {
             order = .updatedAtDescending
         }
         let owner = try await Self.owner(p.string("owner"), authenticator: write.authenticator, authorization: request.headers[.authorization])
+        let encoder = try await pinEncoder(request)
         let (pins, total) = engine.pins(limit: limit, skip: skip, order: order, uniqueKey: uniqueKey, owner: owner)
-        let encoder = try encoder(request)
         return answer(encoder, encoder.pins(pins, total: total, next: skip + pins.count < total ? String(skip + pins.count) : nil))
     }
 
     func createPin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let owner = try WritePolicy.createPin(try await write.principal(request, context))
         let input = try await pinInput(request)
-        let encoder = try encoder(request)
+        let encoder = try encoder(request, owner: owner)
         let maximum = write.maximumPinsPerUser
         let pin = try await BlockingWrites.run { [engine] in try engine.createPin(input, owner: owner, maximumPerOwner: maximum) }
         return answer(encoder, encoder.record(.pin(pin)), status: .created)
     }
 
-    func getPin(_ input: ReadInput) throws -> ReadAnswer {
-        try record(input, kind: "pin") { [engine] id in engine.pin(id: id).map { .pin($0) } }
+    func getPin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try id(context)
+        let encoder = try await pinEncoder(request)
+        guard let pin = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
+        return answer(encoder, encoder.record(.pin(pin)))
+    }
+
+    /// The encoder of the answer to a pin write, whose writer is known: a user sees `owned` true on their own pin.
+    private func encoder(_ request: Request, owner: String?) throws -> APIEncoder {
+        let p = RequestParameters(request)
+        return APIEncoder(coordsys: try p.coordsys(), format: try p.format(), reader: .some(owner))
     }
 
     func updatePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
@@ -123,7 +140,7 @@ struct RecordController {
         let id = try id(context)
         guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
         try WritePolicy.changePin(principal, owner: old.owner)
-        let encoder = try encoder(request)
+        let encoder = try encoder(request, owner: principal.owner)
         let input = try await pinInput(request)
         let updated = try await BlockingWrites.run { [engine] in try engine.updatePin(id: id, input) }
         return answer(encoder, encoder.record(.pin(updated)))

@@ -26,7 +26,7 @@ struct StudentLocationAdapter {
         for (prefix, base) in zip(["parse", "udacity"], Self.bases) {
             routes.on(prefix + "ListStudentLocations") { request, _ in await parseAsync { try await list(request) } }
             routes.on(prefix + "CreateStudentLocation") { request, context in await parseAsync { try await create(request, context, base: base) } }
-            routes.on(prefix + "GetStudentLocation") { _, context in parse { try get(context) } }
+            routes.on(prefix + "GetStudentLocation") { request, context in await parseAsync { try await get(request, context) } }
             routes.on(prefix + "UpdateStudentLocation") { request, context in await parseAsync { try await update(request, context) } }
             routes.on(prefix + "DeleteStudentLocation") { request, context in await parseAsync { try await delete(request, context) } }
         }
@@ -133,21 +133,24 @@ struct StudentLocationAdapter {
         }
         // One query: the engine filters by owner and by every equality, orders and pages.
         let owner = try await RecordController.owner(p.string("owner"), authenticator: write.authenticator, authorization: authorization(request))
+        let reader = await write.authenticator.reader(authorization: authorization(request))
         let selected = engine.pins(limit: limit, skip: skip, order: order, owner: owner, equal: equal).results
         var json = JSONWriter()
         json.beginObject()
         json.key("results")
         json.beginArray()
-        for pin in selected { Self.write(pin, to: &json) }
+        for pin in selected { Self.write(pin, reader: reader, to: &json) }
         json.endArray()
         json.endObject()
         return JSONResponse.body(json.buffer)
     }
 
-    func get(_ context: AppRequestContext) throws -> Response {
-        guard let pin = engine.pin(id: try objectID(context)) else { throw ParseError.notFound }
+    func get(_ request: Request, _ context: AppRequestContext) async throws -> Response {
+        let id = try objectID(context)
+        let reader = await write.authenticator.reader(authorization: authorization(request))
+        guard let pin = engine.pin(id: id) else { throw ParseError.notFound }
         var json = JSONWriter()
-        Self.write(pin, to: &json)
+        Self.write(pin, reader: reader, to: &json)
         return JSONResponse.body(json.buffer)
     }
 
@@ -175,10 +178,17 @@ struct StudentLocationAdapter {
         return id
     }
 
-    /// All ten fields, with their JSON types, in Parse's names.
-    static func write(_ pin: PinRecord, to json: inout JSONWriter) {
+    /// All ten fields, with their JSON types, in Parse's names, and whether the reader (a user's `sub`, or nil) owns it.
+    static func write(_ pin: PinRecord, reader: String?, to json: inout JSONWriter) {
         json.beginObject()
-        json.pinFields(pin, id: "objectId", kind: false, latitude: ("latitude", pin.lat), longitude: ("longitude", pin.lon))
+        json.pinFields(
+            pin,
+            id: "objectId",
+            kind: false,
+            latitude: ("latitude", pin.lat),
+            longitude: ("longitude", pin.lon),
+            owned: pin.isOwned(by: reader)
+        )
         json.endObject()
     }
 

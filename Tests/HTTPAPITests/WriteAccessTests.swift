@@ -324,4 +324,68 @@ import Testing
             #expect(try await client.execute(uri: "/v1/pins", method: .get).status == .ok)
         }
     }
+
+    /// A pin answer tells its reader whether the pin is theirs — true only for the owner's valid token, in every
+    /// read and write answer of every form — and never names the owner to anyone.
+    @Test(arguments: forms)
+    func pinsSayWhetherTheReaderOwnsThem(_ form: Form) async throws {
+        let alice = try await provider.token("alice-subject")
+        try await app().test(.router) { client in
+            let created = try await client.execute(uri: form.base, method: .post, headers: Self.bearer(alice), body: ByteBuffer(string: form.body))
+            if form.base == "/v1/pins" { #expect(try json(created)["owned"] as? Bool == true, "\(form): \(String(buffer: created.body))") }
+            let id = try json(created)[form.idKey] as! String
+            let keyed = try await client.execute(
+                uri: form.base,
+                method: .post,
+                headers: Self.bearer(Self.keys["moderation"]!),
+                body: ByteBuffer(string: form.body)
+            )
+            let keyedID = try json(keyed)[form.idKey] as! String
+            let parse = form.base != "/v1/pins"
+            func headers(_ credentials: String?) -> HTTPFields {
+                guard let credentials else { return [:] }
+                return parse ? [.init("X-Parse-Session-Token")!: credentials] : [.authorization: "Bearer \(credentials)"]
+            }
+            // Each reader, and whether alice's pin is theirs: only alice's own valid token says yes.
+            let readers: [(String, String?, Bool)] = [
+                ("alice", alice, true),
+                ("alice, RS256", try await provider.token("alice-subject", signer: .rsa), true),
+                ("bob", try await provider.token("bob"), false),
+                ("alice, expired", try await provider.token("alice-subject", expiresIn: -3_600), false),
+                ("alice, forged", try await provider.forgedToken("alice-subject"), false),
+                ("a pins:write key", Self.keys["moderation"]!, false),
+                ("Parse's REST key", "QuWThTdiRmTux3YaDseUSEpUKo7aBYM737yKd4gY", false),
+                ("nobody", nil, false),
+            ]
+            for (name, credentials, owns) in readers {
+                let one = try await client.execute(uri: "\(form.base)/\(id)", method: .get, headers: headers(credentials))
+                #expect(one.status == .ok, "\(form) \(name): \(String(buffer: one.body))")
+                #expect(try json(one)["owned"] as? Bool == owns, "\(form) \(name): \(String(buffer: one.body))")
+                #expect(!String(buffer: one.body).contains("alice-subject"), "\(form) \(name) sees the owner: \(String(buffer: one.body))")
+                let list = try await client.execute(uri: form.base, method: .get, headers: headers(credentials))
+                #expect(list.status == .ok, "\(form) \(name): \(String(buffer: list.body))")
+                let owned = Dictionary(
+                    uniqueKeysWithValues: (try json(list)["results"] as! [[String: Any]]).map { ($0[form.idKey] as! String, $0["owned"] as? Bool) }
+                )
+                #expect(owned == [id: owns, keyedID: false], "\(form) \(name): \(owned)")
+            }
+            // The answer to alice's move says it is hers; a moderator's move of it does not.
+            if !parse {
+                let moved = try await client.execute(
+                    uri: "\(form.base)/\(id)",
+                    method: .put,
+                    headers: Self.bearer(alice),
+                    body: ByteBuffer(string: form.moved)
+                )
+                #expect(try json(moved)["owned"] as? Bool == true)
+                let moderated = try await client.execute(
+                    uri: "\(form.base)/\(id)",
+                    method: .put,
+                    headers: Self.bearer(Self.keys["moderation"]!),
+                    body: ByteBuffer(string: form.moved)
+                )
+                #expect(try json(moderated)["owned"] as? Bool == false)
+            }
+        }
+    }
 }

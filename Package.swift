@@ -226,12 +226,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "AccessTests",
             dependencies: ["Access", "TestSupport", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "poiTests", dependencies: ["poi", "GeoCore", "Startup", "SearchEngine", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "poiTests", dependencies: ["poi", "Access", "GeoCore", "Startup", "SearchEngine", "TestSupport"], swiftSettings: swiftSettings),
     ]
 )
 

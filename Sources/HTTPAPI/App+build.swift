@@ -38,7 +38,14 @@ public func buildApplication(
     // The fast lane answers read routes below the router; with CORS on, the middleware's headers need the router.
     let lane =
         configuration.fastLane && configuration.corsOrigin == nil
-        ? FastLane(reads: reads, metrics: endpointMetrics, serverName: "poi", logger: logger, problem: Problem.of) : nil
+        ? FastLane(
+            reads: reads,
+            metrics: endpointMetrics,
+            serverName: "poi",
+            logger: logger,
+            accessLog: configuration.accessLog,
+            problem: Problem.of
+        ) : nil
     return Application(
         router: HeadAsGet(router: router),
         server: HTTPServerBuilder { responder in
@@ -102,6 +109,7 @@ func makeRouter(
 ) -> (router: Router<AppRequestContext>, reads: ReadRoutes) {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteRegistrar(router: router)
+    if let log = configuration.accessLog { router.add(middleware: AccessLogMiddleware(log: log)) }
     if let metrics, let endpointMetrics {
         router.add(middleware: RequestMetricsMiddleware(cache: endpointMetrics))
         let records = MetricNameDescriptor(namespace: "poi", metricName: "records", unitName: "", helpText: "Records held in memory, by kind.")

@@ -22,6 +22,7 @@ struct WriteAccess: Sendable {
     /// address's for writers without a token (keys are not limited: they are the operator's own tools). `authorization` replaces the request's header (Parse's REST key).
     func principal(_ request: Request, _ context: AppRequestContext, authorization: String? = nil) async throws(AccessError) -> Principal {
         let principal = try await authenticator.principal(authorization: authorization ?? request.headers[.authorization])
+        context.caller.set(principal)
         guard let limiter else { return principal }
         // A user is limited by who they are (many users may share one address behind a NAT or a proxy); a writer
         // without an identity, by its address.

@@ -59,6 +59,8 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// The connection's event loop's flush batch, found when the handler is added.
     private var tickFlush: TickFlush?
+    /// The peer's address for the request log, written once per connection (nil without a log).
+    private var client: String?
 
     init(lane: FastLane, timers: ConnectionTimers) {
         self.lane = lane
@@ -67,6 +69,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         tickFlush = TickFlush.of(context.eventLoop)
+        if lane.accessLog != nil { client = context.channel.remoteAddress?.ipAddress }
         ReadWorkers.yieldToWorkers(context.eventLoop, logger: lane.logger)
     }
 
@@ -106,7 +109,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         defer { if wrote { tickFlush!.add(context) } }
         while input.readableBytes > 0 {
             var buffer = context.channel.allocator.buffer(capacity: 0)
-            switch lane.answer(&input, maximumHeadSize: timers.limits.maximumHeadSize, into: &buffer) {
+            switch lane.answer(&input, maximumHeadSize: timers.limits.maximumHeadSize, client: client, into: &buffer) {
             case .answered(close: true):
                 closing = true
                 timers.requestRead()
@@ -273,13 +276,14 @@ extension FastLane {
 
     /// Answers the request at the start of `input` into `buffer` when the lane takes it: the byte lane's work for
     /// one request, from its bytes to the response's bytes.
-    public func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, into buffer: inout ByteBuffer) -> Outcome {
+    /// `client` is the peer's address, for the request log.
+    public func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, client: String? = nil, into buffer: inout ByteBuffer) -> Outcome {
         switch input.withUnsafeReadableBytes({ FastRequest.parse($0, maximumHeadSize: maximumHeadSize) }) {
         case .request(let request, let length):
             let (path, query) = ReadRequest.split(target: request.target[...])
             guard let route = reads.match(path) else { return .other }
             input.moveReaderIndex(forwardBy: length)
-            let read = TakenRead(route: route, request: request, path: path, query: query)
+            let read = TakenRead(route: route, request: request, path: path, query: query, client: client)
             if route.entry.cost.isHeavy(target: request.target) { return .heavy(read) }
             respond(read, into: &buffer)
             return .answered(close: request.close)
@@ -300,13 +304,21 @@ extension FastLane {
         /// The request target's path and query, split once.
         let path: Substring
         let query: Substring?
+        /// The peer's address, for the request log.
+        let client: String?
 
         var close: Bool { request.close }
     }
 
     /// Writes the whole response to `read` into `buffer`.
     public func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
-        let answer = respond(read.route, path: read.path, query: read.query, requestID: read.request.requestID)
+        let answer = respond(
+            read.route,
+            path: read.path,
+            query: read.query,
+            requestID: read.request.requestID,
+            log: (read.request.isHead, read.client)
+        )
         answer.write(to: &buffer, includeBody: !read.request.isHead, close: read.request.close)
     }
 }

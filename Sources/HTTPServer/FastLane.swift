@@ -20,15 +20,19 @@ public struct FastLane: Sendable {
     let logger: Logger
     /// The problem an error of a read operation answers; nil for an unexpected error (a logged 500).
     let problem: @Sendable (any Error) -> Problem?
+    /// The request log, when the server keeps one.
+    let accessLog: AccessLog?
 
     public init(
         reads: ReadRoutes,
         metrics: EndpointMetrics?,
         serverName: String,
         logger: Logger,
+        accessLog: AccessLog? = nil,
         problem: @escaping @Sendable (any Error) -> Problem?
     ) {
         (self.reads, self.metrics, self.serverName, self.logger, self.problem) = (reads, metrics, serverName, logger, problem)
+        self.accessLog = accessLog
     }
 }
 
@@ -150,13 +154,16 @@ private struct RawOutput {
 extension FastLane {
     /// The answer to a GET or HEAD of `path` with `query` (as they came), whose path `route` matched.
     /// `requestID` is the request's `X-Request-Id`, used when at most 64 characters long, else one is made.
+    /// `log` is what the request log needs beside the answer: the method and the client's address.
     func respond(
         _ route: (entry: ReadRoutes.Entry, parameter: Substring?),
         path: Substring,
         query: Substring?,
-        requestID: String?
+        requestID: String?,
+        log: (isHead: Bool, client: String?) = (false, nil)
     ) -> ResponseHead {
         let start = DispatchTime.now().uptimeNanoseconds
+        let wallClock = accessLog == nil ? 0 : AccessLog.now()
         let (entry, parameter) = route
         let requestID = RequestID.of(requestID)
         let answer: ResponseHead
@@ -177,6 +184,21 @@ extension FastLane {
             answer = ResponseHead(problem: problem, body: problem.json(requestID: requestID), requestID: requestID, server: serverName)
         }
         metrics?.record(route: entry.pattern, method: .get, status: answer.status, since: start)
+        if let accessLog {
+            accessLog.record(
+                AccessLog.Entry(
+                    time: wallClock,
+                    requestID: requestID,
+                    method: log.isHead ? .head : .get,
+                    route: entry.pattern,
+                    status: answer.status.code,
+                    bytes: log.isHead ? 0 : answer.body.count,
+                    durationNanoseconds: DispatchTime.now().uptimeNanoseconds - start,
+                    caller: nil,
+                    client: log.client
+                )
+            )
+        }
         return answer
     }
 }

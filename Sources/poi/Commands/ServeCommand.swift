@@ -60,6 +60,11 @@ struct ServeCommand: AsyncParsableCommand {
     var eventLoops: Int?
     @Flag(help: "Read keyword queries as typed only, not also as pinyin (the pinyin table and readings are not loaded).")
     var noPinyin = false
+    @Option(
+        help:
+            "Write one JSON line per request (time, request id, method, route template, status, bytes, duration, user or key, client) to FILE, appending; - for standard output."
+    )
+    var accessLog: String?
     @OptionGroup var database: DatabaseOptions
 
     /// One event loop per two cores, at least one.
@@ -115,6 +120,12 @@ struct ServeCommand: AsyncParsableCommand {
         do { tls = try configuration.tls?.context() } catch { throw CLIError.usage(error.description) }
         guard snapshotEvery >= 0 else { throw CLIError.usage("--snapshot-every must be 0 or a positive number of write transactions") }
         raiseDescriptorLimit(to: max(maxConnections + 1_024, 65_536))
+        // The metrics system first: what starts below (the request log among them) counts into it.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        if let accessLog {
+            do { configuration.accessLog = try AccessLog(destination: accessLog) } catch { throw CLIError.usage(error.description) }
+        }
         let (engine, gazetteer, report) = try await startupAsync { () async throws(StartupError) in
             try await database.sources.openForServing(snapshotEvery: snapshotEvery)
         }
@@ -129,8 +140,6 @@ struct ServeCommand: AsyncParsableCommand {
             engine.startFollowing(as: name) { [logger] line in logger.info("\(line)") }
         }
         let counts = engine.counts
-        let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let authenticator = configuration.authenticator
         let reloads = Self.reloadOnHangUp { [logger] in
             do {
@@ -161,6 +170,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         do {
             try await app.runService()
+            configuration.accessLog?.close()
             // Graceful shutdown: the next start reads the indexes instead of building them.
             engine.stopFollowing()
             engine.waitForSnapshot()

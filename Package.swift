@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "4.0.0"..<"6.0.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -61,12 +62,16 @@ let package = Package(
             dependencies: ["Catalog", "Gazetteer", "GeoCore", "BundledData", "OSM"],
             swiftSettings: swiftSettings
         ),
-        // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. No HTTP in it.
+        // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. Serves no HTTP; fetches the
+        // identity provider's keys over HTTPS (AsyncHTTPClient) when they are named by URL.
         .target(
             name: "Access",
             dependencies: [
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -232,7 +237,11 @@ let package = Package(
             dependencies: ["Access", "TestSupport", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "poiTests", dependencies: ["poi", "Access", "GeoCore", "Startup", "SearchEngine", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "poiTests",
+            dependencies: ["poi", "Access", "GeoCore", "Startup", "SearchEngine", "TestSupport"],
+            swiftSettings: swiftSettings
+        ),
     ]
 )
 

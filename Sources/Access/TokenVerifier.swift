@@ -3,7 +3,8 @@ import JWTKit
 import Synchronization
 
 /// Verifies users' tokens: JSON Web Tokens signed by an identity provider (RS256/ES256 and the other asymmetric
-/// algorithms, keys from a JWKS file as OIDC providers publish them) or with a shared secret (HS256). The signature
+/// algorithms, keys from a JWKS as OIDC providers publish them — a file, or fetched from a URL or through OpenID
+/// discovery and kept current, `RemoteKeySet`) or with a shared secret (HS256). The signature
 /// is checked by jwt-kit; this type decides which key and algorithm may be used, and checks the claims:
 ///
 /// - the header's `alg` must be one the key allows — `none` never, an HMAC algorithm only with the secret, and a
@@ -16,20 +17,52 @@ import Synchronization
 public final class TokenVerifier: Sendable {
     public struct Settings: Sendable {
         public var jwksFile: String?
+        /// The provider's keys by URL or through discovery (instead of `jwksFile`).
+        public var jwksLocation: KeyLocation?
+        /// PEM certificates trusted for the provider's HTTPS beside the system's (a private CA).
+        public var caFile: String?
         public var secretFile: String?
         public var issuer: String?
         public var audience: String?
         public var leeway: Int
+        /// The soonest a fetched key set is fetched again, whatever its Cache-Control says, and the wait after a
+        /// failed fetch (seconds).
+        public var minimumRefresh: TimeInterval = 60
+        /// The soonest a token with an unknown key id causes another fetch (seconds).
+        public var unknownKeyInterval: TimeInterval = 60
 
-        public init(jwksFile: String? = nil, secretFile: String? = nil, issuer: String? = nil, audience: String? = nil, leeway: Int = 60) {
+        public init(
+            jwksFile: String? = nil,
+            jwksLocation: KeyLocation? = nil,
+            caFile: String? = nil,
+            secretFile: String? = nil,
+            issuer: String? = nil,
+            audience: String? = nil,
+            leeway: Int = 60
+        ) {
             self.jwksFile = jwksFile
+            self.jwksLocation = jwksLocation
+            self.caFile = caFile
             self.secretFile = secretFile
             self.issuer = issuer
             self.audience = audience
             self.leeway = leeway
         }
 
-        public var isEmpty: Bool { jwksFile == nil && secretFile == nil }
+        public var isEmpty: Bool { jwksFile == nil && jwksLocation == nil && secretFile == nil }
+    }
+
+    /// What `/health` and `/metrics` say about keys fetched from the provider.
+    public struct KeyStatus: Sendable {
+        /// The key set's or the discovery document's URL.
+        public let source: String
+        public let keys: Int
+        public let fetchedAt: Date?
+        /// Whether the last attempt brought a key set.
+        public let reachable: Bool
+        public let lastError: String?
+        public let fetches: Int
+        public let failures: Int
     }
 
     /// The keys in force: jwt-kit's collections and what each `kid` allows.
@@ -38,6 +71,8 @@ public final class TokenVerifier: Sendable {
         /// `kid` → the algorithm its JWK names (nil: any asymmetric algorithm of its key type).
         var publishedAlgorithms: [String: String?] = [:]
         var secret: JWTKeyCollection?
+        /// The text of the key set in force, to tell a fetch that changed it.
+        var publishedJSON: String?
     }
 
     static let asymmetric: Set<String> = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
@@ -50,16 +85,97 @@ public final class TokenVerifier: Sendable {
     private let verified = Mutex<[String: (subject: String, expires: Date)]>([:])
     static let cacheSize = 10_000
 
+    /// The provider's keys fetched by URL, when they are.
+    private let remote: RemoteKeySet?
+    private let refresher = Mutex<Task<Void, Never>?>(nil)
+
+    /// Reads the files; with a key location, fetches the key set once (a provider that cannot be reached now leaves
+    /// no keys until a later fetch succeeds: `keyStatus` says why) and keeps it current in the background.
     public init(settings: Settings) async throws(AccessConfigurationError) {
         self.settings = settings
+        if let location = settings.jwksLocation {
+            switch location {
+            case .jwks(let url): try KeyLocation.check(url, option: "--auth-jwks")
+            case .discovery(let issuer): try KeyLocation.check(issuer, option: "--auth-issuer")
+            }
+            if let caFile = settings.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+                throw .unreadable(caFile, "the CA file of --auth-ca-file cannot be read")
+            }
+            remote = RemoteKeySet(
+                location: location,
+                caFile: settings.caFile,
+                minimumRefresh: settings.minimumRefresh,
+                unknownKeyInterval: settings.unknownKeyInterval
+            )
+        } else {
+            remote = nil
+        }
         keys = Mutex(try await Self.read(settings))
+        guard remote != nil else { return }
+        await refresh()
+        let task = Task.detached { [weak self] in
+            while !Task.isCancelled {
+                guard let wait = self?.remote?.state.withLock({ $0.nextRefresh.timeIntervalSinceNow }) else { return }
+                if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(min(wait, 3_600) * 1_000) + 1)) }
+                guard let self, !Task.isCancelled else { return }
+                if self.remote!.state.withLock({ $0.nextRefresh.timeIntervalSinceNow }) <= 0 { await self.refresh() }
+            }
+        }
+        refresher.withLock { $0 = task }
     }
 
-    /// Reads the JWKS and secret files again (SIGHUP), keeping the keys in force when they do not parse.
+    deinit { refresher.withLock { $0?.cancel() } }
+
+    /// Reads the JWKS and secret files again (SIGHUP), keeping the keys in force when they do not parse; fetches a
+    /// key set named by URL again.
     public func reload() async throws(AccessConfigurationError) {
-        let fresh = try await Self.read(settings)
+        var fresh = try await Self.read(settings)
+        if remote != nil {
+            keys.withLock { current in
+                (fresh.published, fresh.publishedAlgorithms, fresh.publishedJSON) = (
+                    current.published, current.publishedAlgorithms, current.publishedJSON
+                )
+            }
+        }
         keys.withLock { $0 = fresh }
         verified.withLock { $0.removeAll() }
+        if remote != nil { await refresh() }
+    }
+
+    /// Fetches the provider's key set and puts it in force when it parses; a failure keeps the keys in force.
+    func refresh() async {
+        guard let remote else { return }
+        switch await remote.fetch() {
+        case .failure: return
+        case .success(let json):
+            if keys.withLock({ $0.publishedJSON == json }) { return }
+            do {
+                let (collection, algorithms) = try await Self.published(json: json, name: remote.name)
+                keys.withLock { keys in (keys.published, keys.publishedAlgorithms, keys.publishedJSON) = (collection, algorithms, json) }
+                // A token verified under a key that is now gone must not stay valid from the cache.
+                verified.withLock { $0.removeAll() }
+            } catch {
+                remote.state.withLock { state in
+                    state.failures += 1
+                    state.lastError = error.description
+                }
+            }
+        }
+    }
+
+    /// The provider's keys and whether it answers, when they are fetched by URL; nil for files.
+    public var keyStatus: KeyStatus? {
+        guard let remote else { return nil }
+        let state = remote.state.withLock { $0 }
+        return KeyStatus(
+            source: remote.name,
+            keys: keys.withLock { $0.publishedAlgorithms.count },
+            fetchedAt: state.fetchedAt,
+            reachable: state.lastError == nil && state.fetchedAt != nil,
+            lastError: state.lastError,
+            fetches: state.fetches,
+            failures: state.failures
+        )
     }
 
     /// Whether `credentials` has the shape of a JWT (three base64url parts), as opposed to an API key.
@@ -96,13 +212,25 @@ public final class TokenVerifier: Sendable {
         let header = try Self.header(token)
         guard let algorithm = header.alg else { throw .unauthenticated("the token's header names no algorithm (alg)") }
         guard algorithm.lowercased() != "none" else { throw .unauthenticated("unsigned tokens (alg: none) are refused") }
-        let keys = self.keys.withLock { $0 }
+        var keys = self.keys.withLock { $0 }
+        // A key id the set does not hold may be a key the provider published since the last fetch: fetch again (at
+        // most once per interval), then decide.
+        if let remote, Self.asymmetric.contains(algorithm), let kid = header.kid, keys.publishedAlgorithms[kid] == nil,
+            remote.mayFetchForUnknownKey()
+        {
+            await refresh()
+            keys = self.keys.withLock { $0 }
+        }
         let collection: JWTKeyCollection
         if algorithm == "HS256" {
             guard let secret = keys.secret else { throw .unauthenticated("the token is signed with HS256, and this server takes no HS256 tokens") }
             collection = secret
         } else if Self.asymmetric.contains(algorithm) {
             guard let published = keys.published else {
+                if let remote {
+                    let reason = remote.state.withLock { $0.lastError } ?? "not fetched yet"
+                    throw .unauthenticated("the identity provider's keys could not be fetched (\(reason)); retry shortly")
+                }
                 throw .unauthenticated("the token is signed with \(algorithm), and this server has no JWKS (--auth-jwks)")
             }
             guard let kid = header.kid else { throw .unauthenticated("the token names no key (kid); its JWKS needs one") }
@@ -164,37 +292,45 @@ public final class TokenVerifier: Sendable {
         return header
     }
 
+    /// A JSON Web Key Set's keys, checked: every key has a kid, is a public key and names an accepted algorithm if any.
+    /// `name` (the file or URL) names the set in errors.
+    static func published(json: String, name file: String) async throws(AccessConfigurationError) -> (JWTKeyCollection, [String: String?]) {
+        struct Set: Decodable {
+            struct Key: Decodable {
+                var kid: String?
+                var alg: String?
+                var kty: String?
+            }
+            var keys: [Key]
+        }
+        guard let parsed = try? JSONDecoder().decode(Set.self, from: Data(json.utf8)) else {
+            throw .malformed(file, "expected a JSON Web Key Set: {\"keys\": [{\"kty\", \"kid\", …}]}")
+        }
+        guard !parsed.keys.isEmpty else { throw .malformed(file, "the key set has no keys") }
+        var algorithms: [String: String?] = [:]
+        for (index, key) in parsed.keys.enumerated() {
+            guard let kid = key.kid, !kid.isEmpty else { throw .malformed(file, "keys[\(index)] has no kid") }
+            guard key.kty == "RSA" || key.kty == "EC" || key.kty == "OKP" else {
+                throw .malformed(
+                    file,
+                    "keys[\(index)] (\(kid)): kty must be RSA, EC or OKP (public keys; a shared secret goes in --auth-hs256-secret-file)"
+                )
+            }
+            if let alg = key.alg, !asymmetric.contains(alg) { throw .malformed(file, "keys[\(index)] (\(kid)): alg \(alg) is not accepted") }
+            algorithms[kid] = key.alg
+        }
+        let collection = JWTKeyCollection()
+        do { try await collection.add(jwksJSON: json) } catch { throw .malformed(file, "a key does not load: \(error)") }
+        return (collection, algorithms)
+    }
+
     private static func read(_ settings: Settings) async throws(AccessConfigurationError) -> Keys {
         var keys = Keys()
         if let file = settings.jwksFile {
             let json: String
             do { json = try String(contentsOfFile: file, encoding: .utf8) } catch { throw .unreadable(file, error.localizedDescription) }
-            struct Set: Decodable {
-                struct Key: Decodable {
-                    var kid: String?
-                    var alg: String?
-                    var kty: String?
-                }
-                var keys: [Key]
-            }
-            guard let parsed = try? JSONDecoder().decode(Set.self, from: Data(json.utf8)) else {
-                throw .malformed(file, "expected a JSON Web Key Set: {\"keys\": [{\"kty\", \"kid\", …}]}")
-            }
-            guard !parsed.keys.isEmpty else { throw .malformed(file, "the key set has no keys") }
-            for (index, key) in parsed.keys.enumerated() {
-                guard let kid = key.kid, !kid.isEmpty else { throw .malformed(file, "keys[\(index)] has no kid") }
-                guard key.kty == "RSA" || key.kty == "EC" || key.kty == "OKP" else {
-                    throw .malformed(
-                        file,
-                        "keys[\(index)] (\(kid)): kty must be RSA, EC or OKP (public keys; a shared secret goes in --auth-hs256-secret-file)"
-                    )
-                }
-                if let alg = key.alg, !asymmetric.contains(alg) { throw .malformed(file, "keys[\(index)] (\(kid)): alg \(alg) is not accepted") }
-                keys.publishedAlgorithms[kid] = key.alg
-            }
-            let collection = JWTKeyCollection()
-            do { try await collection.add(jwksJSON: json) } catch { throw .malformed(file, "a key does not load: \(error)") }
-            keys.published = collection
+            (keys.published, keys.publishedAlgorithms) = try await published(json: json, name: file)
+            keys.publishedJSON = json
         }
         if let file = settings.secretFile {
             let secret: String

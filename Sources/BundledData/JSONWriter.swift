@@ -326,6 +326,13 @@ public struct JSONWriter: ~Copyable {
         return (control | ((quote &- ones) & ~quote & high) | ((backslash &- ones) & ~backslash & high)) != 0
     }
 
+    /// Ends a line of JSON Lines: a newline, and the next value starts a new document (no comma before it).
+    @inlinable
+    public mutating func endLine() {
+        append(UInt8(ascii: "\n"))
+        needsComma = false
+    }
+
     /// A value that is already JSON (the caller vouches for it), written as it is.
     @inlinable
     public mutating func raw(_ json: UnsafeBufferPointer<UInt8>) {

@@ -124,7 +124,25 @@ func makeRouter(
                 lag: metrics.makeGauge(name: "poi_store_lag_seconds", help: "Seconds since this replica last knew it had every committed change.")
             )
             : nil
+        let tokens = configuration.authenticator.tokens
+        let providerKeys =
+            tokens?.keyStatus != nil
+            ? (
+                keys: metrics.makeGauge(name: "poi_auth_keys", help: "Signing keys of the identity provider in force."),
+                age: metrics.makeGauge(name: "poi_auth_keys_age_seconds", help: "Seconds since the identity provider's keys were last fetched."),
+                reachable: metrics.makeGauge(
+                    name: "poi_auth_provider_reachable",
+                    help: "1 when the last fetch of the provider's keys succeeded, else 0."
+                ),
+                failures: metrics.makeGauge(name: "poi_auth_key_fetch_failures", help: "Failed fetches of the provider's keys since start.")
+            ) : nil
         routes.on("metrics") { _, _ -> Response in
+            if let providerKeys, let status = tokens?.keyStatus {
+                providerKeys.keys.set(to: Double(status.keys))
+                providerKeys.age.set(to: status.fetchedAt.map { max(0, Date().timeIntervalSince($0)) } ?? -1)
+                providerKeys.reachable.set(to: status.reachable ? 1 : 0)
+                providerKeys.failures.set(to: Double(status.failures))
+            }
             let counts = engine.counts
             pois.set(to: Double(counts.pois))
             pins.set(to: Double(counts.pins))
@@ -157,6 +175,7 @@ func makeRouter(
         routes.on("metrics") { _, _ -> Response in throw Problem(.notFound, "this server keeps no metrics") }
     }
     let write = WriteAccess(configuration)
+    let tokens = configuration.authenticator.tokens
     QueryController(engine: engine).register(on: routes)
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
@@ -190,6 +209,21 @@ func makeRouter(
             json.number((lag * 1000).rounded() / 1000)
             json.key("reloads")
             json.number(replication.reloads)
+            json.endObject()
+        }
+        // Keys fetched from the identity provider: the server keeps serving tokens from the last keys when the
+        // provider is down, and says so here.
+        if let status = tokens?.keyStatus {
+            json.key("auth")
+            json.beginObject()
+            json.field("source", status.source)
+            json.key("keys")
+            json.number(status.keys)
+            json.key("providerReachable")
+            json.bool(status.reachable)
+            json.key("fetchedSecondsAgo")
+            if let fetched = status.fetchedAt { json.number((Date().timeIntervalSince(fetched) * 10).rounded() / 10) } else { json.null() }
+            if let error = status.lastError { json.field("lastError", error) }
             json.endObject()
         }
         json.endObject()

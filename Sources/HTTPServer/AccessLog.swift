@@ -77,6 +77,8 @@ public final class AccessLog: Sendable {
     private let dropped: Counter
     private let written: Counter
     private let droppedCount = Atomic<Int>(0)
+    /// The writer thread's clock text (only the writer uses it).
+    private nonisolated(unsafe) var clock = SecondText()
     private let writtenCount = Atomic<Int>(0)
 
     /// Opens `destination` for appending (`-` is standard output) and starts the writer.
@@ -154,15 +156,12 @@ public final class AccessLog: Sendable {
     }
 
     private func write(_ batch: [Entry]) {
-        var out: [UInt8] = []
-        out.reserveCapacity(220 * batch.count)
+        var json = JSONWriter(capacity: 200 * batch.count)
         for entry in batch {
-            var json = JSONWriter(capacity: 256)
-            Self.line(entry, to: &json)
-            json.withBytes { out.append(contentsOf: $0) }
-            out.append(UInt8(ascii: "\n"))
+            Self.line(entry, clock: &clock, to: &json)
+            json.endLine()
         }
-        out.withUnsafeBytes { bytes in
+        json.withBytes { bytes in
             var offset = 0
             while offset < bytes.count {
                 let n = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -176,10 +175,11 @@ public final class AccessLog: Sendable {
         written.increment(by: batch.count)
     }
 
-    /// One entry's JSON object, its fields in a fixed order.
-    static func line(_ entry: Entry, to json: inout JSONWriter) {
+    /// One entry's JSON object, its fields in a fixed order. `clock` keeps the last second's text.
+    static func line(_ entry: Entry, clock: inout SecondText, to json: inout JSONWriter) {
         json.beginObject()
-        json.field("time", timestamp(entry.time))
+        json.key("time")
+        clock.write(entry.time, to: &json)
         json.field("request_id", entry.requestID)
         json.field("method", entry.method.rawValue)
         json.field("route", entry.route)
@@ -198,18 +198,42 @@ public final class AccessLog: Sendable {
         json.endObject()
     }
 
-    /// RFC 3339 UTC to the millisecond: `2026-11-28T16:35:24.123Z`.
-    static func timestamp(_ nanoseconds: Int64) -> String {
-        var seconds = time_t(nanoseconds / 1_000_000_000)
-        let milliseconds = Int(nanoseconds % 1_000_000_000) / 1_000_000
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+    /// RFC 3339 UTC to the millisecond, `2026-11-28T16:35:24.123Z`: the text up to the second is made once a second.
+    struct SecondText {
+        private var second = Int64.min
+        private var text: [UInt8] = []
+
+        mutating func write(_ nanoseconds: Int64, to json: inout JSONWriter) {
+            let second = nanoseconds / 1_000_000_000
+            if second != self.second {
+                self.second = second
+                var seconds = time_t(second)
+                var parts = tm()
+                gmtime_r(&seconds, &parts)
+                func digits(_ value: Int32, _ width: Int) -> [UInt8] {
+                    var out = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+                    var value = value
+                    for i in stride(from: width - 1, through: 0, by: -1) {
+                        out[i] = UInt8(ascii: "0") + UInt8(value % 10)
+                        value /= 10
+                    }
+                    return out
+                }
+                text =
+                    digits(parts.tm_year + 1900, 4) + [UInt8(ascii: "-")] + digits(parts.tm_mon + 1, 2) + [UInt8(ascii: "-")]
+                    + digits(parts.tm_mday, 2) + [UInt8(ascii: "T")] + digits(parts.tm_hour, 2) + [UInt8(ascii: ":")]
+                    + digits(parts.tm_min, 2) + [UInt8(ascii: ":")] + digits(parts.tm_sec, 2) + [UInt8(ascii: ".")]
+            }
+            let milliseconds = Int(nanoseconds % 1_000_000_000) / 1_000_000
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: text.count + 4) { full in
+                for (i, byte) in text.enumerated() { full[i] = byte }
+                full[text.count] = UInt8(ascii: "0") + UInt8(milliseconds / 100)
+                full[text.count + 1] = UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10)
+                full[text.count + 2] = UInt8(ascii: "0") + UInt8(milliseconds % 10)
+                full[text.count + 3] = UInt8(ascii: "Z")
+                json.string(utf8: UnsafeBufferPointer(full))
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(milliseconds), 3))Z"
     }
 }
 

@@ -13,22 +13,27 @@ public struct TestIdentityProvider: Sendable {
     private let ecKey: ES256PrivateKey
     private let rsaKey: JWTKit.Insecure.RSA.PrivateKey
     private let secret: String
+    /// The key ids' suffix: `ec-1` and `rsa-1` by default.
+    public let generation: String
+    /// The public keys as JWK objects, to publish in a key set of the test's making (a rotation).
+    public let publishedKeys: [[String: String]]
 
-    /// Writes the JWKS and the secret into `directory`.
-    public init(directory: String) throws {
+    /// Writes the JWKS and the secret into `directory` (`jwks.json`, or `jwks-GENERATION.json` for another
+    /// generation of keys, whose key ids end in it).
+    public init(directory: String, generation: String = "1") throws {
+        self.generation = generation
         ecKey = ES256PrivateKey()
         rsaKey = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
         secret = (0..<48).map { _ in String(UInt8.random(in: 97...122), radix: 36) }.joined()
         let (x, y) = ecKey.publicKey.parameters!
         let (modulus, exponent) = try rsaKey.publicKey.getKeyPrimitives()
-        let jwks: [String: Any] = [
-            "keys": [
-                ["kty": "EC", "crv": "P-256", "kid": "ec-1", "alg": "ES256", "use": "sig", "x": x, "y": y],
-                ["kty": "RSA", "kid": "rsa-1", "alg": "RS256", "use": "sig", "n": Self.base64URL(modulus), "e": Self.base64URL(exponent)],
-            ]
+        publishedKeys = [
+            ["kty": "EC", "crv": "P-256", "kid": "ec-\(generation)", "alg": "ES256", "use": "sig", "x": x, "y": y],
+            ["kty": "RSA", "kid": "rsa-\(generation)", "alg": "RS256", "use": "sig", "n": Self.base64URL(modulus), "e": Self.base64URL(exponent)],
         ]
-        jwksFile = directory + "/jwks.json"
-        secretFile = directory + "/hs256.secret"
+        let jwks: [String: Any] = ["keys": publishedKeys]
+        jwksFile = directory + (generation == "1" ? "/jwks.json" : "/jwks-\(generation).json")
+        secretFile = directory + (generation == "1" ? "/hs256.secret" : "/hs256-\(generation).secret")
         try JSONSerialization.data(withJSONObject: jwks).write(to: URL(fileURLWithPath: jwksFile))
         try Data((secret + "\n").utf8).write(to: URL(fileURLWithPath: secretFile))
     }
@@ -67,11 +72,11 @@ public struct TestIdentityProvider: Sendable {
         let keys = JWTKeyCollection()
         switch signer {
         case .ec:
-            await keys.add(ecdsa: ecKey, kid: JWKIdentifier(string: kid ?? "ec-1"))
-            return try await keys.sign(claims, kid: JWKIdentifier(string: kid ?? "ec-1"))
+            await keys.add(ecdsa: ecKey, kid: JWKIdentifier(string: kid ?? "ec-\(generation)"))
+            return try await keys.sign(claims, kid: JWKIdentifier(string: kid ?? "ec-\(generation)"))
         case .rsa:
-            await keys.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid ?? "rsa-1"))
-            return try await keys.sign(claims, kid: JWKIdentifier(string: kid ?? "rsa-1"))
+            await keys.add(rsa: rsaKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid ?? "rsa-\(generation)"))
+            return try await keys.sign(claims, kid: JWKIdentifier(string: kid ?? "rsa-\(generation)"))
         case .hmac:
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
             return try await keys.sign(claims)
@@ -104,6 +109,11 @@ public struct TestIdentityProvider: Sendable {
         let exp = Int(Date().addingTimeInterval(3_600).timeIntervalSince1970)
         let payload = Self.base64URL(Data(#"{"sub":"\#(subject)","exp":\#(exp),"iss":"\#(issuer)","aud":"\#(audience)"}"#.utf8))
         return "\(header).\(payload)."
+    }
+
+    /// A key set of the keys of `providers`, as a provider publishes it after a rotation.
+    public static func keySet(_ providers: [TestIdentityProvider]) -> Data {
+        try! JSONSerialization.data(withJSONObject: ["keys": providers.flatMap(\.publishedKeys)], options: [.sortedKeys])
     }
 
     public static func base64URL(_ data: Data) -> String {

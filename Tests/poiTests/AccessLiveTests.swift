@@ -62,6 +62,46 @@ extension LiveTests {
         }
 
         /// Keys rotate on SIGHUP without a restart; a broken keys file leaves the keys in force.
+        /// `--auth-jwks https://…`: a token signed with a key the provider publishes after the server started is
+        /// accepted without a restart, and `/health` says where the keys come from and whether the provider answers.
+        @Test func keysPublishedAfterStartAreAcceptedWithoutARestart() async throws {
+            let (ca, certificate, key) = try certificates("idp")
+            let site = scratch.file("idp-site")
+            try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
+            let provider = try TestKeyServer(directory: site, certificate: certificate, key: key)
+            let (first, second) = (
+                try TestIdentityProvider(directory: scratch.path, generation: "first"),
+                try TestIdentityProvider(directory: scratch.path, generation: "second")
+            )
+            try provider.publish("jwks.json", TestIdentityProvider.keySet([first]))
+            let server = try LiveServer(arguments: [
+                "--db", try emptyDatabase(), "--auth-jwks", provider.base + "/jwks.json", "--auth-ca-file", ca, "--auth-audience", first.audience,
+            ])
+            defer { server.stop() }
+            let pin = #"{"uniqueKey":"u","firstName":"Ada","lastName":"L","mapString":"x","mediaURL":"","lat":1,"lon":2}"#
+            func create(_ token: String) throws -> String {
+                try curl([
+                    "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "\(server.base)/v1/pins", "-H", "Authorization: Bearer \(token)",
+                    "-H", "Content-Type: application/json", "-d", pin,
+                ]).stdout
+            }
+            #expect(try create(try await first.token("alice")) == "201", "\(server.stderr)")
+            // The provider rotates: the new key is published, and its tokens are taken at once.
+            try provider.publish("jwks.json", TestIdentityProvider.keySet([first, second]))
+            #expect(try create(try await second.token("bob", signer: .rsa)) == "201", "\(server.stderr)")
+            // A key never published is refused, and does not make the server ask again within the minute.
+            let forger = try TestIdentityProvider(directory: scratch.path, generation: "forger")
+            #expect(try create(try await forger.token("mallory")) == "401")
+            #expect(provider.requests("/jwks.json") == 2, "fetches: \(provider.requests("/jwks.json"))")
+            let health = try JSONSerialization.jsonObject(with: Data(try curl(["-s", "\(server.base)/health"]).stdout.utf8)) as? [String: Any]
+            let auth = try #require(health?["auth"] as? [String: Any], "\(String(describing: health))")
+            #expect(
+                auth["source"] as? String == provider.base + "/jwks.json" && auth["keys"] as? Int == 4 && auth["providerReachable"] as? Bool == true
+            )
+            let metrics = try curl(["-s", "\(server.base)/metrics"]).stdout
+            #expect(metrics.contains("poi_auth_provider_reachable 1") && metrics.contains("poi_auth_keys 4"), "\(metrics)")
+        }
+
         @Test func keysRotateOnSIGHUP() throws {
             let keys = scratch.file("keys.json")
             func writeKeys(_ entries: [(String, String)]) throws {

@@ -53,7 +53,8 @@ extension LiveTests {
                 case 3: request = ("GET", "/v1/pois/c\(random.next() % 40)", nil, nil, "/v1/pois/:id", -1)
                 case 4:
                     request = (
-                        "POST", "/v1/pins", #"{"uniqueKey":"\#(secret)","firstName":"A","lastName":"B","mapString":"x","mediaURL":"","lat":60.1,"lon":24.9}"#,
+                        "POST", "/v1/pins",
+                        #"{"uniqueKey":"\#(secret)","firstName":"A","lastName":"B","mapString":"x","mediaURL":"","lat":60.1,"lon":24.9}"#,
                         "log-key-0001", "/v1/pins", 201
                     )
                 case 5: request = ("POST", "/v1/pins", "{}", "not-a-key", "/v1/pins", 401)
@@ -92,7 +93,10 @@ extension LiveTests {
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
                 byID[object["request_id"] as? String ?? ""] = object
                 #expect(!line.contains("secretword") && !line.contains("lat="), "a query reached the log: \(line)")
-                #expect((object["time"] as? String)?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil, "\(line)")
+                #expect(
+                    (object["time"] as? String)?.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$"#, options: .regularExpression) != nil,
+                    "\(line)"
+                )
                 #expect((object["duration_ms"] as? Double ?? -1) >= 0, "\(line)")
                 #expect(object["client"] as? String == "127.0.0.1", "\(line)")
             }

@@ -20,10 +20,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.") var port: Int = 8080
     @Option(help: "API key for writes (or env POI_API_KEY); required to listen on a non-loopback address.") var apiKey: String?
     @Option(help: "Keys file: API keys (their SHA-256) with scopes, read again on SIGHUP (poi keys new makes entries).") var keysFile: String?
-    @Option(help: "JSON Web Key Set of the identity provider: users' tokens (RS256, ES256, …) signed by its keys may write their own pins.")
+    @Option(
+        help: ArgumentHelp(
+            "The identity provider's JSON Web Key Set, a FILE or an https:// URL: users' tokens (RS256, ES256, …) signed by its keys may write their own pins.",
+            discussion:
+                "A URL is fetched at start, again when its Cache-Control max-age runs out, and at once (at most once a minute) for a token with an unknown key id; when the provider is down the last keys stay in force (/health says so). A file is read again on SIGHUP."
+        )
+    )
     var authJwks: String?
+    @Option(help: "PEM certificates to trust for the identity provider's HTTPS beside the system's (a private CA).") var authCaFile: String?
     @Option(help: "File holding a shared secret (32 bytes or more) for users' HS256 tokens.") var authHs256SecretFile: String?
-    @Option(help: "Users' tokens must have this issuer (iss).") var authIssuer: String?
+    @Option(
+        help:
+            "Users' tokens must have this issuer (iss). An https:// issuer without --auth-jwks or --auth-hs256-secret-file finds its keys by OpenID discovery ({issuer}/.well-known/openid-configuration)."
+    )
+    var authIssuer: String?
     @Option(help: "Users' tokens must have this audience (aud).") var authAudience: String?
     @Option(help: "Seconds of clock skew allowed on a token's exp and nbf.") var authLeeway: Int = 60
     @Option(
@@ -134,6 +145,13 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         logger.info("\(report)")
+        if let status = configuration.authenticator.tokens?.keyStatus {
+            if let error = status.lastError {
+                logger.error("the identity provider's keys could not be fetched (tokens are refused until they are; retried every minute): \(error)")
+            } else {
+                logger.info("\(status.keys) signing keys from \(status.source)")
+            }
+        }
         if engine.followsStore {
             let name = replicaName ?? "\(ProcessInfo.processInfo.hostName):\(port)"
             logger.info("replica \(name) following the store's change feed from change \(engine.storeSequence?.sequence ?? 0)")
@@ -189,16 +207,26 @@ struct ServeCommand: AsyncParsableCommand {
     /// The keys file and the token verifier of the options; a usage error names what is wrong.
     private func makeAuthenticator(legacyKey: String?) async throws -> Authenticator {
         guard (0...3_600).contains(authLeeway) else { throw CLIError.usage("--auth-leeway must be between 0 and 3600 seconds") }
+        let byURL = authJwks.map { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") } ?? false
+        var location: KeyLocation? = byURL ? .jwks(authJwks!) : nil
+        if authJwks == nil, authHs256SecretFile == nil, let issuer = authIssuer, issuer.lowercased().hasPrefix("https://") {
+            location = .discovery(issuer: issuer)
+        }
         let settings = TokenVerifier.Settings(
-            jwksFile: authJwks,
+            jwksFile: byURL ? nil : authJwks,
+            jwksLocation: location,
+            caFile: authCaFile,
             secretFile: authHs256SecretFile,
             issuer: authIssuer,
             audience: authAudience,
             leeway: authLeeway
         )
         if settings.isEmpty && (authIssuer != nil || authAudience != nil) {
-            throw CLIError.usage("--auth-issuer and --auth-audience need --auth-jwks or --auth-hs256-secret-file")
+            throw CLIError.usage(
+                "--auth-issuer and --auth-audience need --auth-jwks or --auth-hs256-secret-file (or an https:// --auth-issuer, for OpenID discovery)"
+            )
         }
+        if authCaFile != nil && location == nil { throw CLIError.usage("--auth-ca-file needs --auth-jwks https://… or an https:// --auth-issuer") }
         do {
             let keys = try KeyRing(file: keysFile, legacyKey: legacyKey)
             let tokens = settings.isEmpty ? nil : try await TokenVerifier(settings: settings)

@@ -52,7 +52,9 @@ let package = Package(
         ),
         .target(
             name: "Catalog",
-            dependencies: ["GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Data sets made from outside sources: OpenStreetMap extracts (placed in the gazetteer's cities), the bundled

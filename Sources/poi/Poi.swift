@@ -14,7 +14,8 @@ struct Poi: AsyncParsableCommand {
             ServeCommand.self, NearbyCommand.self, SearchCommand.self, WithinCommand.self, ClustersCommand.self, GeocodeCommand.self,
             SuggestCommand.self,
             ReverseCommand.self,
-            ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self, KeysCommand.self,
+            ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self, KeysCommand.self, BackupCommand.self,
+            RestoreCommand.self,
         ]
     )
 }

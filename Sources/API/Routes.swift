@@ -81,6 +81,9 @@ public enum RouteTable {
         Route(.post, "/v1/import", "importRecords"),
         Route(.get, "/v1/tasks", "importTasks"),
         Route(.get, "/v1/tasks/{id}", "importTask"),
+        Route(.post, "/v1/backups", "createBackup"),
+        Route(.get, "/v1/backups", "listBackups"),
+        Route(.get, "/v1/backups/{id}", "getBackup"),
 
         // Nominatim and Photon (geopy and other geocoding clients).
         Route(.get, "/nominatim/search", "nominatimSearch", .compatibility),

@@ -233,6 +233,7 @@ func makeRouter(
     let osm = try? OSMImporter.bundled(dataDirectory: dataDirectory, gazetteer: gazetteer)
     ImportController(engine: engine, osm: osm, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)
+    BackupController(engine: engine, write: write, tasks: BackupTasks(), directory: configuration.backupDirectory).register(on: routes)
     // The compatible services' operations: functions of the query string, answered on the byte lane like v1's reads.
     let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"
     let adapters =

@@ -65,6 +65,8 @@ public struct ServerConfiguration: Sendable {
     /// Whether GET/HEAD of read routes are answered on the event loop, below the router (`FastLaneHandler`); on by
     /// default, `--no-fast-lane` turns it off (the same answers, through Hummingbird's router). Off with CORS.
     public var fastLane = true
+    /// Where `POST /v1/backups` writes (`--backup-dir`); nil: `DB.backups` beside the database.
+    public var backupDirectory: String?
     /// The request log (`--access-log FILE|-`); nil: none.
     public var accessLog: AccessLog?
 

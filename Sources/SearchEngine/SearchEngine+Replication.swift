@@ -55,6 +55,9 @@ extension SearchEngine {
     /// Whether the store is shared and this engine follows its change feed.
     public var followsStore: Bool { replication != nil }
 
+    /// The embedded SQLite database this engine writes to (what `poi backup` copies); nil for PostgreSQL or none.
+    public var databasePath: String? { (store as? CatalogStore)?.path }
+
     /// Where the follower stands (nil: the store is not shared).
     public var replicationStatus: Replication.Status? { replication?.current }
 

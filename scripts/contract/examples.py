@@ -64,10 +64,14 @@ def requests(state):
         json.dumps(dict(POI, id="example-import-1")).encode() + b"\n"
     yield "importTask", "GET", "/v1/tasks/{task}", {}, None
     yield "importTasks", "GET", "/v1/tasks", {}, None
+    yield "createBackup", "POST", "/v1/backups", {}, None
+    yield "getBackup", "GET", "/v1/backups/{backup}", {}, None
+    yield "listBackups", "GET", "/v1/backups", {}, None
 
 
 def call(base, key, method, path, query, body, state):
     path = path.replace("{pin}", state.get("pin", "none")).replace("{task}", state.get("task", "none"))
+    path = path.replace("{backup}", state.get("backup", "none"))
     url = base + path + ("?" + urllib.parse.urlencode(query) if query else "")
     headers = {"Authorization": "Bearer " + key}
     data = None
@@ -89,13 +93,16 @@ def call(base, key, method, path, query, body, state):
     if path == "/v1/import" and value:
         state["task"] = value["id"]
         wait_for_task(base, key, value["id"])
+    if path == "/v1/backups" and method == "POST" and value:
+        state["backup"] = value["id"]
+        wait_for_task(base, key, value["id"], "/v1/backups/")
     return status, ctype.split(";")[0], value
 
 
-def wait_for_task(base, key, task):
+def wait_for_task(base, key, task, prefix="/v1/tasks/"):
     import time
     for _ in range(600):
-        with urllib.request.urlopen(urllib.request.Request(base + "/v1/tasks/" + task, headers={"Authorization": "Bearer " + key})) as r:
+        with urllib.request.urlopen(urllib.request.Request(base + prefix + task, headers={"Authorization": "Bearer " + key})) as r:
             if json.loads(r.read())["status"] in ("succeeded", "failed"):
                 return
         time.sleep(0.1)

@@ -76,6 +76,7 @@ struct ServeCommand: AsyncParsableCommand {
             "Write one JSON line per request (time, request id, method, route template, status, bytes, duration, user or key, client) to FILE, appending; - for standard output."
     )
     var accessLog: String?
+    @Option(help: "Where POST /v1/backups writes its backups (default: DB.backups beside the database).") var backupDir: String?
     @OptionGroup var database: DatabaseOptions
 
     /// One event loop per two cores, at least one.
@@ -114,6 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
             dataDirectory: DataDirectory.resolve(database.dataDir)
         )
         configuration.fastLane = fastLane
+        configuration.backupDirectory = backupDir
         configuration.authenticator = try await makeAuthenticator(legacyKey: configuration.apiKey)
         switch writeRate {
         case nil: configuration.writeLimits = configuration.authenticator.isOpen ? nil : (rate: 10, burst: writeBurst)

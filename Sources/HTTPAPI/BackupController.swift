@@ -1,0 +1,154 @@
+import Access
+import BundledData
+import Catalog
+import Foundation
+import HTTPServer
+import Hummingbird
+import SearchEngine
+import Synchronization
+
+/// Backups over HTTP: `POST /v1/backups` (the import scope) queues a copy of the embedded store (`Backup.take`,
+/// docs/ARCHITECTURE.md, "Operations") into the server's backup directory and answers 202 with its task; one backup
+/// runs at a time, on a queue of its own, while the server goes on reading and writing. `GET /v1/backups/{id}` says
+/// where it went and what it holds. Tasks are kept in memory (the last 100); the backups are files.
+final class BackupTasks: Sendable {
+    enum Status: String, Sendable {
+        case queued, running, succeeded, failed
+    }
+
+    struct Task: Sendable {
+        let id: String
+        var status: Status = .queued
+        let path: String
+        var manifest: Backup.Manifest?
+        var error: String?
+        let createdAt: String
+        var startedAt: String?
+        var finishedAt: String?
+    }
+
+    static let kept = 100
+    private let tasks = Mutex<(byID: [String: Task], order: [String])>(([:], []))
+    private let queue = DispatchQueue(label: "poi.backup", qos: .utility)
+    private let counter = Atomic<Int>(0)
+    private let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    subscript(id: String) -> Task? { tasks.withLock { $0.byID[id] } }
+
+    var recent: [Task] { tasks.withLock { state in state.order.reversed().compactMap { state.byID[$0] } } }
+
+    private func update(_ id: String, _ body: (inout Task) -> Void) {
+        tasks.withLock { state in
+            if var task = state.byID[id] {
+                body(&task)
+                state.byID[id] = task
+            }
+        }
+    }
+
+    /// Queues a backup of `database` into a new directory under `directory`, named by the time and the task.
+    func enqueue(database: String, directory: String) -> Task {
+        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let id = "b_\(prefix)_\(number)"
+        let stamp = Timestamp.now().replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "").prefix(15)
+        let task = Task(id: id, path: "\(directory)/\(stamp)Z-\(prefix)-\(number)", createdAt: Timestamp.now())
+        tasks.withLock { state in
+            state.byID[id] = task
+            state.order.append(id)
+            while state.order.count > Self.kept { state.byID[state.order.removeFirst()] = nil }
+        }
+        queue.async { [self] in
+            update(id) {
+                $0.status = .running
+                $0.startedAt = Timestamp.now()
+            }
+            let result = Result { () throws(Backup.Failure) in try Backup.take(database: database, into: task.path) }
+            update(id) {
+                switch result {
+                case .success(let manifest):
+                    $0.status = .succeeded
+                    $0.manifest = manifest
+                case .failure(let failure):
+                    $0.status = .failed
+                    $0.error = failure.description
+                }
+                $0.finishedAt = Timestamp.now()
+            }
+        }
+        return task
+    }
+
+    static func json(_ task: Task) -> [UInt8] {
+        var json = JSONWriter()
+        write(task, to: &json)
+        return json.buffer
+    }
+
+    static func write(_ task: Task, to json: inout JSONWriter) {
+        json.beginObject()
+        json.field("id", task.id)
+        json.field("status", task.status.rawValue)
+        json.field("path", task.path)
+        for (name, value): (StaticString, Int?) in [
+            ("pois", task.manifest?.pois), ("pins", task.manifest?.pins), ("sequence", task.manifest.map { Int($0.sequence) }),
+            ("bytes", task.manifest?.files.reduce(0) { $0 + $1.bytes }),
+        ] {
+            json.key(name)
+            if let value { json.number(value) } else { json.null() }
+        }
+        for (name, value): (StaticString, String?) in [
+            ("sha256", task.manifest?.files.first(where: { $0.name == Backup.databaseName })?.sha256), ("error", task.error),
+            ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt),
+        ] {
+            json.key(name)
+            if let value { json.string(value) } else { json.null() }
+        }
+        json.endObject()
+    }
+}
+
+struct BackupController {
+    let engine: SearchEngine
+    let write: WriteAccess
+    let tasks: BackupTasks
+    /// Where backups go; nil: `DB.backups` beside the database.
+    let directory: String?
+
+    func register(on routes: RouteRegistrar) {
+        routes.on("createBackup") { request, context in
+            try WritePolicy.importRecords(try await write.principal(request, context))
+            guard let database = engine.databasePath else {
+                throw Problem(
+                    .conflict,
+                    "this server's store is PostgreSQL: back it up with pg_basebackup or pg_dump (replicas reload from it)"
+                )
+            }
+            let task = tasks.enqueue(database: database, directory: directory ?? database + ".backups")
+            var response = JSONResponse.body(BackupTasks.json(task), status: .accepted)
+            response.headers[.location] = "/v1/backups/\(task.id)"
+            return response
+        }
+        routes.on("listBackups") { request, context -> Response in
+            try WritePolicy.importRecords(try await write.principal(request, context))
+            var json = JSONWriter()
+            json.beginObject()
+            json.key("results")
+            json.beginArray()
+            for task in tasks.recent { BackupTasks.write(task, to: &json) }
+            json.endArray()
+            json.endObject()
+            return JSONResponse.body(json.buffer)
+        }
+        routes.on("getBackup") { request, context -> Response in
+            try WritePolicy.importRecords(try await write.principal(request, context))
+            let id = context.parameters.get("id") ?? ""
+            guard let task = tasks[id] else {
+                throw Problem(
+                    .notFound,
+                    "no backup task \(id.prefix(80)) (tasks are kept in memory, the last \(BackupTasks.kept), until the server restarts)"
+                )
+            }
+            return JSONResponse.body(BackupTasks.json(task))
+        }
+    }
+}

@@ -172,6 +172,7 @@ let package = Package(
                 "Bench",
                 "Startup",
                 "BundledData",
+                "SnapshotFile",
                 "PostgresStore",
                 "Access",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -11,9 +11,14 @@ public final class MappedRegion: @unchecked Sendable {
     init(base: UnsafeRawPointer, length: Int) {
         self.base = base
         self.length = length
+        ResidentMemory.register(self)
     }
 
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+    deinit {
+        // Out of the registry first: a warming pass holds the registry's lock while it reads, so the unmapping waits.
+        ResidentMemory.unregister(self)
+        munmap(UnsafeMutableRawPointer(mutating: base), length)
+    }
 }
 
 /// The heap storage of a `FlatArray` that owns its elements.

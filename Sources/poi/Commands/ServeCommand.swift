@@ -11,6 +11,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import Prometheus
+import SnapshotFile
 import Startup
 
 struct ServeCommand: AsyncParsableCommand {
@@ -77,6 +78,16 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var accessLog: String?
     @Option(help: "Where POST /v1/backups writes its backups (default: DB.backups beside the database).") var backupDir: String?
+    @Flag(
+        help:
+            "Read every page of the mapped snapshots at start and again every 10 s, so that the first queries after an idle spell do not wait for the disk (RSS counts the whole mapping; the kernel may still reclaim under pressure)."
+    )
+    var preload = false
+    @Flag(
+        help:
+            "Lock the process's memory, snapshots included, with mlockall: never paged out. Needs ulimit -l above the process's size or CAP_IPC_LOCK."
+    )
+    var lockMemory = false
     @OptionGroup var database: DatabaseOptions
 
     /// One event loop per two cores, at least one.
@@ -147,6 +158,12 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         logger.info("\(report)")
+        if lockMemory {
+            let start = ContinuousClock.now
+            do { try ResidentMemory.lockAll() } catch { throw CLIError.failure(error.description) }
+            logger.info("memory locked (\(ResidentMemory.mappedBytes >> 20) MB of snapshots mapped) in \(ContinuousClock.now - start)")
+        }
+        if preload { Self.keepWarm(logger: logger) }
         if let status = configuration.authenticator.tokens?.keyStatus {
             if let error = status.lastError {
                 logger.error("the identity provider's keys could not be fetched (tokens are refused until they are; retried every minute): \(error)")
@@ -204,6 +221,22 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL || error.errnoCode == EACCES {
             throw CLIError.failure("cannot listen on \(host):\(port): \(String(cString: strerror(error.errnoCode)))")
         }
+    }
+
+    /// `--preload`: reads the mapped snapshots' pages now, then every 10 s on a thread of its own (a pass over pages
+    /// already resident costs milliseconds; RESULTS.md, "Pages that stay warm").
+    static func keepWarm(logger: Logger) {
+        let start = ContinuousClock.now
+        let bytes = ResidentMemory.warmMappings()
+        logger.info("preloaded \(bytes >> 20) MB of snapshots in \(ContinuousClock.now - start); kept warm every 10 s")
+        let thread = Thread {
+            while true {
+                Thread.sleep(forTimeInterval: 10)
+                ResidentMemory.warmMappings()
+            }
+        }
+        thread.name = "keep-warm"
+        thread.start()
     }
 
     /// The keys file and the token verifier of the options; a usage error names what is wrong.

@@ -1,0 +1,41 @@
+import ArgumentParser
+import Bench
+import BundledData
+import Catalog
+import Foundation
+import Gazetteer
+import GeoCore
+import HTTPAPI
+import Metrics
+import Prometheus
+import SearchEngine
+import SpatialIndex
+import Startup
+
+/// The options of the geocoding benchmarks.
+struct GeocodeBenchOptions: ParsableArguments {
+    @OptionGroup var data: BenchDataOptions
+    @OptionGroup var load: BenchQueryOptions
+
+    @Option(help: "Also search this database's imported addresses and streets (house-level geocoding).") var db: String?
+
+    func runner(_ op: BenchRun.Operation) -> BenchRun {
+        var run = BenchRun(op: op, data: data, load: load)
+        run.db = db
+        return run
+    }
+}
+
+struct GeocodeBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "geocode", abstract: "Forward geocoding, 10 results.")
+    @OptionGroup var options: GeocodeBenchOptions
+
+    func run() throws { try options.runner(.geocode).run() }
+}
+
+struct AutocompleteBench: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "autocomplete", abstract: "Place-name prefixes, 5 results.")
+    @OptionGroup var options: GeocodeBenchOptions
+
+    func run() throws { try options.runner(.autocomplete).run() }
+}

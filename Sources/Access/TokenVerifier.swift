@@ -129,15 +129,15 @@ public final class TokenVerifier: Sendable {
     /// Reads the JWKS and secret files again (SIGHUP), keeping the keys in force when they do not parse; fetches a
     /// key set named by URL again.
     public func reload() async throws(AccessConfigurationError) {
-        var fresh = try await Self.read(settings)
-        if remote != nil {
-            keys.withLock { current in
-                (fresh.published, fresh.publishedAlgorithms, fresh.publishedJSON) = (
-                    current.published, current.publishedAlgorithms, current.publishedJSON
-                )
+        let fresh = try await Self.read(settings)
+        keys.withLock { current in
+            // A fetched key set stays in force: only the files are read again; the fetch below renews it.
+            if remote == nil {
+                current = fresh
+            } else {
+                current.secret = fresh.secret
             }
         }
-        keys.withLock { $0 = fresh }
         verified.withLock { $0.removeAll() }
         if remote != nil { await refresh() }
     }

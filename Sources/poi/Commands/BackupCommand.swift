@@ -3,7 +3,7 @@ import Catalog
 import Foundation
 
 /// `poi backup DB OUT`: a consistent copy of the embedded store taken while a server uses it (docs/ARCHITECTURE.md,
-/// "Backups"); against PostgreSQL, use its own tools (pg_basebackup, pg_dump).
+/// "Operations"); against PostgreSQL, use its own tools (pg_basebackup, pg_dump).
 struct BackupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",

@@ -5,7 +5,6 @@ import Foundation
 import HTTPServer
 import Hummingbird
 import SearchEngine
-import Synchronization
 
 /// Backups over HTTP: `POST /v1/backups` (the import scope) queues a copy of the embedded store (`Backup.take`,
 /// docs/ARCHITECTURE.md, "Operations") into the server's backup directory and answers 202 with its task; one backup
@@ -28,35 +27,21 @@ final class BackupTasks: Sendable {
     }
 
     static let kept = 100
-    private let tasks = Mutex<(byID: [String: Task], order: [String])>(([:], []))
+    private let tasks = TaskList<Task>(letter: "b", kept: BackupTasks.kept)
     private let queue = DispatchQueue(label: "poi.backup", qos: .utility)
-    private let counter = Atomic<Int>(0)
-    private let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 
-    subscript(id: String) -> Task? { tasks.withLock { $0.byID[id] } }
+    subscript(id: String) -> Task? { tasks[id] }
 
-    var recent: [Task] { tasks.withLock { state in state.order.reversed().compactMap { state.byID[$0] } } }
+    var recent: [Task] { tasks.recent(Self.kept) }
 
-    private func update(_ id: String, _ body: (inout Task) -> Void) {
-        tasks.withLock { state in
-            if var task = state.byID[id] {
-                body(&task)
-                state.byID[id] = task
-            }
-        }
-    }
+    private func update(_ id: String, _ body: (inout Task) -> Void) { tasks.update(id, body) }
 
     /// Queues a backup of `database` into a new directory under `directory`, named by the time and the task.
     func enqueue(database: String, directory: String) -> Task {
-        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        let id = "b_\(prefix)_\(number)"
+        let (id, number) = tasks.nextID()
         let stamp = Timestamp.now().replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "").prefix(15)
-        let task = Task(id: id, path: "\(directory)/\(stamp)Z-\(prefix)-\(number)", createdAt: Timestamp.now())
-        tasks.withLock { state in
-            state.byID[id] = task
-            state.order.append(id)
-            while state.order.count > Self.kept { state.byID[state.order.removeFirst()] = nil }
-        }
+        let task = Task(id: id, path: "\(directory)/\(stamp)Z-\(tasks.random)-\(number)", createdAt: Timestamp.now())
+        tasks.add(task, id: id)
         queue.async { [self] in
             update(id) {
                 $0.status = .running

@@ -8,7 +8,6 @@ import GeoCore
 import HTTPServer
 import Hummingbird
 import SearchEngine
-import Synchronization
 
 /// Live bulk import (Meilisearch-style): `POST /v1/import` takes a JSONL, GeoJSON or CSV body (gzip too), spools it
 /// to a temporary file and answers 202 with a task; one import runs at a time, in order, on a thread of its own;
@@ -43,23 +42,14 @@ final class ImportTasks: Sendable {
     /// Rows per transaction: small enough that queries wait little for the index update of one batch.
     static let batchSize = 1_000
 
-    private let tasks = Mutex<(byID: [String: Task], order: [String])>(([:], []))
+    private let tasks = TaskList<Task>(letter: "t", kept: ImportTasks.kept)
     private let queue = DispatchQueue(label: "poi.import", qos: .utility)
-    private let counter = Atomic<Int>(0)
-    private let prefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 
-    subscript(id: String) -> Task? { tasks.withLock { $0.byID[id] } }
+    subscript(id: String) -> Task? { tasks[id] }
 
-    var recent: [Task] { tasks.withLock { state in state.order.suffix(100).reversed().compactMap { state.byID[$0] } } }
+    var recent: [Task] { tasks.recent(100) }
 
-    private func update(_ id: String, _ body: (inout Task) -> Void) {
-        tasks.withLock { state in
-            if var task = state.byID[id] {
-                body(&task)
-                state.byID[id] = task
-            }
-        }
-    }
+    private func update(_ id: String, _ body: (inout Task) -> Void) { tasks.update(id, body) }
 
     /// Queues the import of the spooled file at `path` (deleted afterwards) and returns its task.
     func enqueue(
@@ -71,7 +61,7 @@ final class ImportTasks: Sendable {
         engine: SearchEngine,
         osm: OSMImporter? = nil
     ) -> Task {
-        let id = "t_\(prefix)_\(counter.wrappingAdd(1, ordering: .relaxed).newValue)"
+        let id = tasks.nextID().id
         let task = Task(
             id: id,
             format: options.format ?? .jsonl,
@@ -81,11 +71,7 @@ final class ImportTasks: Sendable {
             bytes: bytes,
             createdAt: Timestamp.now()
         )
-        tasks.withLock { state in
-            state.byID[id] = task
-            state.order.append(id)
-            while state.order.count > Self.kept { state.byID[state.order.removeFirst()] = nil }
-        }
+        tasks.add(task, id: id)
         queue.async { [self] in
             defer { try? FileManager.default.removeItem(atPath: path) }
             update(id) {

@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
-        .target(name: "OSM", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
         .target(
@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "Catalog",
             dependencies: [
-                "GeoCore", "BundledData", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "GeoCore", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

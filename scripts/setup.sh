@@ -16,9 +16,10 @@ PACKAGES=(pkg-config zlib1g-dev libsqlite3-dev libproj-dev proj-data libjs-leafl
 # requests and test certificates); chromium, fonts-dejavu-core and fonts-wqy-zenhei (Han, for the screenshots of
 # Chinese names): the map page's browser test (scripts/browser/run); postgresql: the shared store's tests
 # (scripts/postgres/with-server starts a private server on loopback); haproxy, nftables, iproute2: the cluster's
-# fault test (scripts/cluster/run: namespaces, partitions, packet loss).
+# fault test (scripts/cluster/run: namespaces, partitions, packet loss); osmium-tool: `osmium apply-changes`, the
+# reference for what an osmChange file does to an extract (OSMChangeTests).
 if [ "$MODE" = test ]; then
-    PACKAGES+=(sqlite3 proj-bin curl openssl chromium fonts-dejavu-core fonts-wqy-zenhei postgresql haproxy nftables iproute2)
+    PACKAGES+=(sqlite3 proj-bin curl openssl chromium fonts-dejavu-core fonts-wqy-zenhei postgresql haproxy nftables iproute2 osmium-tool)
 fi
 
 missing=()

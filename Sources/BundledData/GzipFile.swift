@@ -34,6 +34,10 @@ public enum GzipFile {
             if n == 0 { break }
             output.append(contentsOf: chunk[0..<Int(n)])
         }
+        // zlib reads a stream cut short up to where it ends, then answers 0 as at its end, leaving Z_BUF_ERROR behind.
+        var code: Int32 = 0
+        let message = gzerror(file, &code).map { String(cString: $0) }
+        if code == Z_BUF_ERROR { throw .corrupt(path: path, reason: message ?? "unexpected end of file") }
         return output
     }
 

@@ -117,27 +117,48 @@ extension CatalogStore {
         try read { db in
             var data = AddressData()
             data.addresses = try Self.houses(db)
-            let lines = try Row.fetchCursor(db, sql: "SELECT id, kind, names, city, postcode, points, numbers FROM street_line ORDER BY rowid")
-            while let row = try lines.next() {
-                let names = (row[2] as String).split(separator: "\u{1F}").map(String.init)
-                let numbers: [NumberedVertex] = (row[6] as String).split(separator: ",").compactMap { pair in
-                    let parts = pair.split(separator: ":")
-                    guard parts.count == 2, let v = Int(parts[0]), let n = Int(parts[1]) else { return nil }
-                    return NumberedVertex(vertex: v, number: n)
-                }
-                data.streets.append(
-                    StreetLine(
-                        id: row[0],
-                        kind: StreetLine.Kind(rawValue: row[1]) ?? .street,
-                        names: names,
-                        points: Self.decodePoints(row[5]),
-                        numbers: numbers,
-                        city: row[3],
-                        postcode: row[4]
-                    )
-                )
-            }
+            data.streets = try Self.streets(db)
             return data
+        }
+    }
+
+    /// Every street and interpolation line, in the order of the ways they come from (`OSMObjectKey`): the order
+    /// written by an import, and kept when a change file replaces some.
+    static func streets(_ db: Database) throws -> [StreetLine] {
+        var streets: [StreetLine] = []
+        let lines = try Row.fetchCursor(db, sql: "SELECT id, kind, names, city, postcode, points, numbers FROM street_line ORDER BY rowid")
+        while let row = try lines.next() {
+            let names = (row[2] as String).split(separator: "\u{1F}").map(String.init)
+            let numbers: [NumberedVertex] = (row[6] as String).split(separator: ",").compactMap { pair in
+                let parts = pair.split(separator: ":")
+                guard parts.count == 2, let v = Int(parts[0]), let n = Int(parts[1]) else { return nil }
+                return NumberedVertex(vertex: v, number: n)
+            }
+            streets.append(
+                StreetLine(
+                    id: row[0],
+                    kind: StreetLine.Kind(rawValue: row[1]) ?? .street,
+                    names: names,
+                    points: Self.decodePoints(row[5]),
+                    numbers: numbers,
+                    city: row[3],
+                    postcode: row[4]
+                )
+            )
+        }
+        return OSMObjectKey.inOrder(streets, id: \.id)
+    }
+
+    /// Adds street lines (one with the id of a line already stored replaces it).
+    static func insertStreets(_ streets: [StreetLine], _ db: Database) throws {
+        let line = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO street_line (id, kind, names, city, postcode, points, numbers) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        )
+        for l in streets {
+            let numbers = l.numbers.map { "\($0.vertex):\($0.number)" }.joined(separator: ",")
+            try line.execute(arguments: [
+                l.id, l.kind.rawValue, l.names.joined(separator: "\u{1F}"), l.city, l.postcode, Self.encodePoints(l.points), numbers,
+            ])
         }
     }
 
@@ -148,15 +169,7 @@ extension CatalogStore {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM street_line")
                 try Self.writeHouses(data.addresses, db)
-                let line = try db.makeStatement(
-                    sql: "INSERT OR REPLACE INTO street_line (id, kind, names, city, postcode, points, numbers) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                )
-                for l in data.streets {
-                    let numbers = l.numbers.map { "\($0.vertex):\($0.number)" }.joined(separator: ",")
-                    try line.execute(arguments: [
-                        l.id, l.kind.rawValue, l.names.joined(separator: "\u{1F}"), l.city, l.postcode, Self.encodePoints(l.points), numbers,
-                    ])
-                }
+                try Self.insertStreets(data.streets, db)
                 try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
             }
         } catch {

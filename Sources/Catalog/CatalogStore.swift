@@ -124,6 +124,7 @@ public final class CatalogStore: StoreOfRecord {
         migrator.registerMigration("v7: POIs with house numbers") { db in
             try db.execute(sql: "CREATE INDEX poi_housenumber ON poi(id) WHERE \(namesHouseNumber)")
         }
+        migrator.registerMigration("v8: OpenStreetMap mirror") { db in try db.execute(sql: mirrorTablesSQL) }
         return migrator
     }
 

@@ -3,8 +3,11 @@ public enum ImportFormat: String, Sendable, CaseIterable {
     case jsonl, geojson, csv
     /// OpenStreetMap's protocol-buffer format (`.osm.pbf`): POIs, addresses and streets, see `OSMImporter`.
     case osmpbf
+    /// An OpenStreetMap change file (`.osc`, osmChange XML, gzip-compressed or not) applied to an extract imported
+    /// before: see `OSMImporter.apply`.
+    case osmchange
 
-    /// The format named by a file's extension (`.jsonl`/`.ndjson`, `.geojson`/`.json`, `.csv`, `.osm.pbf`/`.pbf`),
+    /// The format named by a file's extension (`.jsonl`/`.ndjson`, `.geojson`/`.json`, `.csv`, `.osm.pbf`/`.pbf`, `.osc`),
     /// ignoring `.gz`.
     public init?(path: String) {
         var name = path.lowercased()
@@ -19,6 +22,8 @@ public enum ImportFormat: String, Sendable, CaseIterable {
             self = .geojson
         } else if name.hasSuffix(".csv") {
             self = .csv
+        } else if name.hasSuffix(".osc") {
+            self = .osmchange
         } else {
             return nil
         }

@@ -5,6 +5,8 @@ public struct OSMImport: Sendable {
     public var pois: [POIRecord] = []
     public var addresses = AddressData()
     public var report = OSMImportReport()
+    /// The objects as read, for the stores that keep them to apply change files to (`OSMMirror`).
+    public var mirror: OSMMirrorImport?
 
     public init() {}
 
@@ -42,6 +44,40 @@ public struct OSMImportReport: Sendable {
     public var seconds = 0.0
     /// Bytes per node of the node-location store ways are assembled from.
     public var bytesPerNode = 0
+
+    public init() {}
+}
+
+/// What applying a change file did.
+public struct OSMChangeReport: Sendable {
+    public var nodes = 0
+    public var ways = 0
+    public var relations = 0
+    /// Objects converted again because something they are built from changed (a way whose node moved).
+    public var rebuilt = 0
+    public var poisPut = 0
+    public var poisRemoved = 0
+    public var houses = 0
+    public var streets = 0
+    public var problems: [ImportProblem] = []
+    public var problemCount = 0
+    public var seconds = 0.0
+    /// The data's OSM timestamp after the change.
+    public var timestamp: String?
+
+    public init() {}
+}
+
+/// A change applied: what the store committed, for a server to apply to its indexes.
+public struct OSMChangeResult: Sendable {
+    /// The POIs put and deleted, as committed.
+    public var changes: [StoreChange] = []
+    /// Every house and street line after the change, and their new generation.
+    public var addresses = AddressData()
+    public var addressGeneration = ""
+    public var report = OSMChangeReport()
+    /// The store's change sequence just before and after the transaction.
+    public var sequences: (before: ChangeSequence, after: ChangeSequence)?
 
     public init() {}
 }

@@ -122,9 +122,9 @@ public final class RecordImporter {
             try GeoJSONSource.read(reader) { properties, position, line, failure throws(ImportError) in
                 try accept(properties, position: position, line: line, failure: failure)
             }
-        case .osmpbf:
-            // Whole extracts, not rows: POIs, addresses and streets come from `OSMImporter`.
-            throw .cannotRead("\(name): an OpenStreetMap extract is imported with OSMImporter, not row by row")
+        case .osmpbf, .osmchange:
+            // Whole extracts and their changes, not rows: POIs, addresses and streets come from `OSMImporter`.
+            throw .cannotRead("\(name): OpenStreetMap data is imported with OSMImporter, not row by row")
         }
         if let failure = reader.failure { throw .cannotRead("\(path) (\(failure))") }
         try flush()

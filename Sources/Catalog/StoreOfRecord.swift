@@ -66,6 +66,9 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     /// A token that changes with every `replaceAddresses` (nil: the store keeps no addresses): what a snapshot of
     /// the address index is checked against.
     func addressGeneration() throws(CatalogError) -> String?
+
+    /// Keeps an OpenStreetMap import's objects for change files (`OSMMirror`); stores that apply none ignore it.
+    func replaceOSMMirror(_ data: OSMMirrorImport) throws(CatalogError)
 }
 
 extension StoreOfRecord {
@@ -79,6 +82,8 @@ extension StoreOfRecord {
     }
 
     public func addressGeneration() throws(CatalogError) -> String? { nil }
+
+    public func replaceOSMMirror(_ data: OSMMirrorImport) throws(CatalogError) {}
 
     /// By reading every POI: for stores without a faster way.
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {

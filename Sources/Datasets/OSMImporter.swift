@@ -56,6 +56,11 @@ public struct OSMImporter: Sendable {
         }
     }
 
+    /// Whether a multipolygon with these tags makes a POI or a house (`Piece.take(_:ways:)`).
+    func hasOutput(relation tags: [OSMTag]) -> Bool {
+        (tags["name"] != nil && mapping.category({ tags[$0] }) != nil) || tags["addr:housenumber"] != nil
+    }
+
     static let nameKeys = ["name", "name:fi", "name:sv", "name:en", "name:zh", "alt_name", "old_name", "official_name", "short_name", "loc_name"]
     static let notStreets: Set<String> = [
         "bus_stop", "platform", "elevator", "street_lamp", "traffic_signals", "crossing", "proposed", "construction", "emergency_access_point",
@@ -102,11 +107,24 @@ public struct OSMImporter: Sendable {
         } catch {
             throw .cannotRead("\(name): \(error)")
         }
+        // In the order of their objects (as a sorted extract has them already): the order a change file keeps.
+        state.result.addresses.addresses = OSMObjectKey.inOrder(state.result.addresses.addresses, id: \.id)
+        state.result.addresses.streets = OSMObjectKey.inOrder(state.result.addresses.streets, id: \.id)
         addressesRead?(state.result.addresses)
         try state.locateUnlocated()
+        state.result.mirror = state.mirror(timestamp: file.header.replicationTimestamp.map(OSMImporter.isoTimestamp))
+        state.result.mirror?.state.sequence = file.header.replicationSequence.map { Int($0) }
+        state.result.mirror?.state.source = file.header.replicationBaseURL
         var result = state.result
         result.report.seconds = Date().timeIntervalSince(started)
         return result
+    }
+
+    /// Seconds since 1970 as OSM writes times: "2024-05-01T12:00:00Z".
+    static func isoTimestamp(_ seconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
     /// Threads that decode blocks and turn them into pieces of the import: one a core, up to 8.
@@ -120,6 +138,7 @@ public struct OSMImporter: Sendable {
         let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
+        if let mirror = result.mirror { try store.replaceOSMMirror(mirror) }
         return (removed, generation)
     }
 
@@ -195,6 +214,8 @@ public struct OSMImporter: Sendable {
         var numberValues: [Int] = []
         var ways: [OSMWay] = []
         var relations: [OSMRelation] = []
+        /// The ways with output and their tags, for the mirror change files are applied to.
+        var outputWays: [(Int64, [OSMTag])] = []
 
         init(importer: OSMImporter, file: String, offset: Int, nodes: FrozenNodes?) {
             (self.importer, self.file, self.offset, self.nodes) = (importer, file, offset, nodes)
@@ -264,6 +285,7 @@ public struct OSMImporter: Sendable {
             let wantsStreet = highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil
             let interpolation = tags["addr:interpolation"]
             guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
+            outputWays.append((way.id, tags))
             let points = try self.points(of: "way \(way.id)", way.refs)
             guard !points.isEmpty else { return }
             let id = OSMImporter.objectID("osm-w", way.id)
@@ -314,9 +336,8 @@ public struct OSMImporter: Sendable {
         }
 
         mutating func take(_ relation: OSMRelation, ways: WayTable) throws(ImportError) {
+            guard importer.hasOutput(relation: relation.tags) else { return }
             let tags = relation.tags
-            let wantsPOI = tags["name"] != nil && importer.mapping.category({ tags[$0] }) != nil
-            guard wantsPOI || tags["addr:housenumber"] != nil else { return }
             var outer: [[Int64]] = []
             var inner: [[Int64]] = []
             for member in relation.members where member.type == .way {
@@ -408,6 +429,9 @@ public struct OSMImporter: Sendable {
         var frozen: FrozenNodes?
         var ways = WayTable()
         var lateNodesReported = false
+        /// The tags of the ways with output, and every relation (members and tags of multipolygons with output).
+        var wayTags: [Int64: [OSMTag]] = [:]
+        var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
 
         init(importer: OSMImporter, file: String) {
             self.importer = importer
@@ -446,21 +470,49 @@ public struct OSMImporter: Sendable {
             }
             if !piece.ways.isEmpty || !piece.relations.isEmpty { freezeNodes(gate) }
             add(piece.result, unlocated: piece.unlocated)
+            for (id, tags) in piece.outputWays { wayTags[id] = tags }
             if piece.nodes == nil && !piece.ways.isEmpty {
                 // The block where the nodes end: its ways are converted here, now that its nodes are in.
                 var ways = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
                 ways.ways = piece.ways
                 try ways.takeWays()
                 add(ways.result, unlocated: ways.unlocated)
+                for (id, tags) in ways.outputWays { wayTags[id] = tags }
             }
             for way in piece.ways { ways.append(way.id, way.refs) }
             guard !piece.relations.isEmpty else { return }
             ways.finish()
             var relations = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
-            for relation in piece.relations where relation.tags["type"] == "multipolygon" {
-                try relations.take(relation, ways: ways)
+            for relation in piece.relations {
+                if relation.tags["type"] == "multipolygon" && importer.hasOutput(relation: relation.tags) {
+                    self.relations.append((relation.id, relation.members, relation.tags))
+                    try relations.take(relation, ways: ways)
+                } else {
+                    self.relations.append((relation.id, nil, nil))
+                }
             }
             add(relations.result, unlocated: relations.unlocated)
+        }
+
+        /// What change files are applied to later (`OSMMirror`): the nodes, ways and relations as read.
+        func mirror(timestamp: String?) -> OSMMirrorImport {
+            var mirror = OSMMirrorImport()
+            if let frozen {
+                (mirror.nodeIDs, mirror.coordinates) = (frozen.store.allIDs, frozen.store.allCoordinates)
+                (mirror.numberIDs, mirror.numberValues) = (frozen.numberIDs, frozen.numberValues)
+            } else {
+                var nodes = self.nodes
+                nodes.finish()
+                (mirror.nodeIDs, mirror.coordinates) = (nodes.allIDs, nodes.allCoordinates)
+                var numbers = self
+                numbers.sortNodeNumbers()
+                (mirror.numberIDs, mirror.numberValues) = (numbers.numberIDs, numbers.numberValues)
+            }
+            (mirror.wayIDs, mirror.wayStarts, mirror.wayRefs) = (ways.ids, ways.starts, ways.refs)
+            mirror.wayTags = wayTags
+            mirror.relations = relations
+            mirror.state.timestamp = timestamp
+            return mirror
         }
 
         /// Adds a piece's POIs, addresses, streets, counts and problems (the first 1 000 of the file kept).
@@ -588,9 +640,9 @@ public struct OSMImporter: Sendable {
 
 /// Way node lists in flat arrays, by id (binary search), for multipolygon relations that come after the ways.
 struct WayTable {
-    private var ids: [Int64] = []
-    private var starts: [Int] = [0]
-    private var refs: [Int64] = []
+    private(set) var ids: [Int64] = []
+    private(set) var starts: [Int] = [0]
+    private(set) var refs: [Int64] = []
     private var order: [Int]?
     private var sorted = true
 

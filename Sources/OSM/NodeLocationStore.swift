@@ -12,6 +12,9 @@ public struct NodeLocationStore: Sendable {
     public init() {}
 
     public var count: Int { ids.count }
+    /// The ids, ascending once `finish()` has run, and their coordinates (`fixed` latitude and longitude, interleaved).
+    public var allIDs: [Int64] { ids }
+    public var allCoordinates: [Int32] { coordinates }
     public var bytesPerNode: Int { MemoryLayout<Int64>.stride + 2 * MemoryLayout<Int32>.stride }
 
     public mutating func reserve(_ n: Int) {

@@ -12,6 +12,10 @@ public struct OSMNode: Sendable, Equatable {
     public let latitude: Double
     public let longitude: Double
     public let tags: [OSMTag]
+
+    public init(id: Int64, latitude: Double, longitude: Double, tags: [OSMTag]) {
+        (self.id, self.latitude, self.longitude, self.tags) = (id, latitude, longitude, tags)
+    }
 }
 
 /// A way: an ordered list of node ids (closed when the first equals the last) with tags.
@@ -19,6 +23,8 @@ public struct OSMWay: Sendable, Equatable {
     public let id: Int64
     public let refs: [Int64]
     public let tags: [OSMTag]
+
+    public init(id: Int64, refs: [Int64], tags: [OSMTag]) { (self.id, self.refs, self.tags) = (id, refs, tags) }
 
     public var isClosed: Bool { refs.count >= 4 && refs.first == refs.last }
 }
@@ -35,11 +41,15 @@ public struct OSMRelation: Sendable, Equatable {
         public let type: MemberType
         public let ref: Int64
         public let role: String
+
+        public init(type: MemberType, ref: Int64, role: String) { (self.type, self.ref, self.role) = (type, ref, role) }
     }
 
     public let id: Int64
     public let members: [Member]
     public let tags: [OSMTag]
+
+    public init(id: Int64, members: [Member], tags: [OSMTag]) { (self.id, self.members, self.tags) = (id, members, tags) }
 }
 
 extension Array where Element == OSMTag {
@@ -69,10 +79,14 @@ public struct OSMHeader: Sendable, Equatable {
     /// west, south, east, north in degrees, when the file declares one.
     public var bbox: (west: Double, south: Double, east: Double, north: Double)?
     public var replicationTimestamp: Int64?
+    /// The replication sequence the extract was cut at, and the feed it follows (`osmosis_replication_*`).
+    public var replicationSequence: Int64?
+    public var replicationBaseURL: String?
 
     public static func == (a: OSMHeader, b: OSMHeader) -> Bool {
         a.requiredFeatures == b.requiredFeatures && a.optionalFeatures == b.optionalFeatures && a.writingProgram == b.writingProgram
-            && a.source == b.source && a.replicationTimestamp == b.replicationTimestamp
+            && a.source == b.source && a.replicationTimestamp == b.replicationTimestamp && a.replicationSequence == b.replicationSequence
+            && a.replicationBaseURL == b.replicationBaseURL
             && a.bbox.map { [$0.west, $0.south, $0.east, $0.north] } == b.bbox.map { [$0.west, $0.south, $0.east, $0.north] }
     }
 }

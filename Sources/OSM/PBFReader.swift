@@ -216,6 +216,8 @@ public final class PBFReader {
                     case (16, .lengthDelimited): header.writingProgram = try reader.string(try reader.lengthDelimited())
                     case (17, .lengthDelimited): header.source = try reader.string(try reader.lengthDelimited())
                     case (32, .varint): header.replicationTimestamp = try reader.int64()
+                    case (33, .varint): header.replicationSequence = try reader.int64()
+                    case (34, .lengthDelimited): header.replicationBaseURL = try reader.string(try reader.lengthDelimited())
                     default: try reader.skip(field.type)
                     }
                 }

@@ -183,12 +183,52 @@ extension SearchEngine {
             var index = AddressIndex(CatalogStore.asStored(result.addresses))
             if let store, store.keepsAddresses {
                 let generation: String
-                do throws(CatalogError) { generation = try store.replaceAddresses(result.addresses) } catch { throw SearchError.from(error) }
+                do throws(CatalogError) {
+                    generation = try store.replaceAddresses(result.addresses)
+                    if let mirror = result.mirror { try store.replaceOSMMirror(mirror) }
+                } catch {
+                    throw SearchError.from(error)
+                }
                 // The next start maps the new addresses instead of indexing them again.
                 if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
             }
             replaceAddressBase(index)
             return removed
+        }
+    }
+
+    /// Applies an OpenStreetMap change file: `apply` runs the store's one transaction (the mirror, POIs and addresses:
+    /// `OSMImporter.apply`), then its POIs reach the in-memory state and the address index is rebuilt from the
+    /// addresses it answers and swapped in whole — a read sees the data before the change or after it, never half.
+    /// - Throws: `.invalid(parameter: "store")` when the store keeps no OpenStreetMap import (PostgreSQL); what `apply`
+    ///   throws, as a storage error.
+    public func applyOSMChange(_ apply: (CatalogStore) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
+        try ordered { () throws(SearchError) in
+            guard let store = store as? CatalogStore else {
+                throw .invalid(parameter: "store", rule: "keeps no OpenStreetMap import to apply change files to (only a SQLite database does)")
+            }
+            let result: OSMChangeResult
+            do { result = try apply(store) } catch { throw .storage("\(error)") }
+            afterCommit?()
+            write { state in
+                for change in result.changes {
+                    switch change {
+                    case .put(.poi(let poi)): _ = state.put(.poi(poi))
+                    case .put(.pin(let pin)): _ = state.put(.pin(pin))
+                    case .delete(let kind, let id): _ = state.delete(kind, id: id)
+                    }
+                }
+                if let (before, after) = result.sequences {
+                    state.sequence = state.sequence == before && after.sequence == before.sequence + 1 ? after : nil
+                }
+            }
+            var index = AddressIndex(CatalogStore.asStored(result.addresses))
+            if let policy = snapshotPolicy {
+                index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: result.addressGeneration).index
+            }
+            replaceAddressBase(index)
+            snapshotIfDue()
+            return result
         }
     }
 

@@ -2,9 +2,11 @@ import API
 import GeoCore
 
 /// A failure a command reports with a one-line message and an exit status (1 failure or no result, 2 bad usage).
-struct CLIError: Error {
+struct CLIError: Error, CustomStringConvertible {
     let message: String
     let status: Int32
+
+    var description: String { message }
 
     static func usage(_ message: String) -> CLIError { CLIError(message: message, status: 2) }
     static func failure(_ message: String) -> CLIError { CLIError(message: message, status: 1) }

@@ -15,7 +15,7 @@ struct Poi: AsyncParsableCommand {
             SuggestCommand.self,
             ReverseCommand.self,
             ConvertCommand.self, ImportCommand.self, GenerateCommand.self, BenchCommand.self, KeysCommand.self, BackupCommand.self,
-            RestoreCommand.self,
+            RestoreCommand.self, ReplicateCommand.self,
         ]
     )
 }

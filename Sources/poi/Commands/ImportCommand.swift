@@ -16,12 +16,14 @@ import FoundationNetworking
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from JSONL, GeoJSON, CSV or OpenStreetMap (.osm.pbf) files into a database.",
-        discussion: "Bad rows are reported with file:line and skipped; --strict aborts and rolls back instead. Re-importing an id updates it."
+        abstract:
+            "Import records from JSONL, GeoJSON, CSV or OpenStreetMap (.osm.pbf) files into a database, or apply OpenStreetMap change files (.osc[.gz]).",
+        discussion:
+            "Bad rows are reported with file:line and skipped; --strict aborts and rolls back instead. Re-importing an id updates it. A change file applies to a SQLite database an .osm.pbf import made, in one transaction (see also poi replicate)."
     )
 
     @Argument(help: "Files to import.") var files: [String]
-    @Option(help: "jsonl, geojson, csv or osmpbf (default: from the extension).") var format: String?
+    @Option(help: "jsonl, geojson, csv, osmpbf or osmchange (default: from the extension).") var format: String?
     @Option(help: "Coordinate system of the input: wgs84, gcj02, bd09 or EPSG:<code>.") var crs: String = "wgs84"
     @Option(help: "poi or pin.") var kind: String = "poi"
     @Flag(help: "Stop at the first bad row and import nothing from that file.") var strict = false
@@ -36,7 +38,7 @@ struct ImportCommand: ParsableCommand {
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("name at least one file") }
-        if let format, ImportFormat(rawValue: format) == nil { throw ValidationError("--format must be jsonl, geojson, csv or osmpbf") }
+        if let format, ImportFormat(rawValue: format) == nil { throw ValidationError("--format must be jsonl, geojson, csv, osmpbf or osmchange") }
         guard RecordKind(rawValue: kind) != nil else { throw ValidationError("--kind must be poi or pin") }
     }
 
@@ -75,6 +77,22 @@ struct ImportCommand: ParsableCommand {
         // The address index's snapshot of the last OpenStreetMap file, being written.
         var addressSnapshot: PendingAddressSnapshot?
         for (index, file) in files.enumerated() {
+            if (options.format ?? ImportFormat(path: file)) == .osmchange {
+                guard let catalog = store as? CatalogStore else {
+                    throw CLIError.usage("\(file): change files apply to a SQLite database (--db), not to \(store.location)")
+                }
+                do {
+                    addressSnapshot?.finish()
+                    let database = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
+                    try ChangeFiles.apply(file, to: catalog, addressSnapshot: DataSources(db: database).addressSnapshotPath)
+                    done.append(file)
+                } catch {
+                    FileHandle.standardError.write(Data("poi: \(error)\n".utf8))
+                    failed = true
+                    break  // a later change file builds on this one
+                }
+                continue
+            }
             if (options.format ?? ImportFormat(path: file)) == .osmpbf {
                 do {
                     addressSnapshot?.finish()

@@ -1,0 +1,274 @@
+import Catalog
+import Foundation
+import GeoCore
+import OSM
+
+extension OSMImporter {
+    /// Applies an osmChange file to a database an `.osm.pbf` import made, in one transaction: the mirror of the
+    /// extract (`OSMMirror`), the POIs and the addresses change together or not at all.
+    ///
+    /// Each object the file names ends as its last action says. What is converted again: the nodes of the file, the
+    /// ways of the file and those using a node of it, the relations of the file and those with one of those ways as
+    /// a member — with the same conversion as an import (`Piece`), so the outcome equals a fresh import of the
+    /// changed extract. Their POIs, houses and street lines replace the ones they made before.
+    ///
+    /// - Parameters:
+    ///   - name: what errors call the file.
+    ///   - sequence: the replication sequence the file brings the data to (stored beside the data).
+    ///   - timestamp: the time of that sequence (its `state.txt`); without it, the file's newest object's.
+    /// - Throws: `OSMChangeError` for a modify or delete of an object the database does not have, a file older than
+    ///   the data, or a database without an OpenStreetMap import; `CatalogError` for the store.
+    public func apply(
+        _ change: OSMChange,
+        name: String,
+        to store: CatalogStore,
+        sequence: Int? = nil,
+        timestamp: String? = nil,
+        source: String? = nil
+    ) throws -> OSMChangeResult {
+        let started = Date()
+        let (value, before, after) = try store.updateOSM { mirror in
+            var run = ChangeRun(importer: self, change: change, name: name, mirror: mirror)
+            return try run.run(sequence, timestamp, source)
+        }
+        var result = value
+        result.sequences = (before, after)
+        result.report.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// One application, inside the store's write transaction.
+    struct ChangeRun {
+        let importer: OSMImporter
+        let change: OSMChange
+        let name: String
+        let mirror: OSMMirror
+        /// The final state of each object the file names (nil inside: deleted).
+        var nodes: [Int64: OSMNode?] = [:]
+        var ways: [Int64: OSMWay?] = [:]
+        var relations: [Int64: OSMRelation?] = [:]
+
+        init(importer: OSMImporter, change: OSMChange, name: String, mirror: OSMMirror) {
+            (self.importer, self.change, self.name, self.mirror) = (importer, change, name, mirror)
+        }
+
+        func fail(_ line: Int?, _ reason: String) -> OSMChangeError { OSMChangeError(file: name, line: line, reason: reason) }
+
+        mutating func run(_ sequence: Int?, _ timestamp: String?, _ source: String?) throws -> OSMChangeResult {
+            guard var state = try mirror.state() else {
+                throw fail(nil, "the database holds no OpenStreetMap import to apply changes to (import the extract's .osm.pbf into it first)")
+            }
+            // A file from a feed is placed by its sequence (`Replicator`); a file on its own, by its objects' times.
+            if sequence == nil, let newest = change.newestTimestamp, let data = state.timestamp, Self.instant(newest) < Self.instant(data) {
+                throw fail(
+                    nil,
+                    "every object of the file is older than the data (newest \(newest), the data \(data)): it was applied already or belongs before"
+                )
+            }
+            try readFinalStates()
+            var report = OSMChangeReport()
+            report.nodes = nodes.count
+            report.ways = ways.count
+            report.relations = relations.count
+
+            // What the file changes, and what is built from it.
+            var affectedWays = Set(ways.keys)
+            for id in nodes.keys { if let node = try mirror.node(id) { affectedWays.formUnion(node.ways) } }
+            var oldWayRefs: [Int64: [Int64]] = [:]
+            for id in ways.keys { if let old = try mirror.way(id) { oldWayRefs[id] = old.refs } }
+            var affectedRelations = Set(relations.keys)
+            for id in affectedWays { affectedRelations.formUnion(try mirror.relations(using: id)) }
+
+            // The mirror as the file leaves it: nodes, then relations (which ways are members), then ways.
+            for (id, node) in nodes {
+                if let node {
+                    let number = node.tags["addr:housenumber"].flatMap(OSMImporter.leadingNumber).map { Int32(clamping: $0) } ?? -1
+                    try mirror.setNode(
+                        id,
+                        latitude: NodeLocationStore.fixed(node.latitude),
+                        longitude: NodeLocationStore.fixed(node.longitude),
+                        number: number
+                    )
+                } else {
+                    try mirror.deleteNode(id)
+                }
+            }
+            for (id, relation) in relations {
+                guard let relation else {
+                    try mirror.deleteRelation(id)
+                    continue
+                }
+                if relation.tags["type"] == "multipolygon" && importer.hasOutput(relation: relation.tags) {
+                    try mirror.putRelation(id, members: relation.members, tags: relation.tags)
+                } else {
+                    try mirror.putRelation(id, members: nil, tags: nil)
+                }
+            }
+            for (id, way) in ways {
+                if let old = oldWayRefs[id] { try mirror.removeWay(id, from: old) }
+                guard let way else {
+                    try mirror.deleteWay(id)
+                    continue
+                }
+                let output = importer.hasOutput(way: way.tags)
+                try mirror.putWay(id, refs: way.refs, tags: output ? way.tags : nil)
+                let member = !(try mirror.relations(using: id)).isEmpty
+                if output || member { try mirror.addWay(id, to: way.refs) }
+            }
+            // Members of the multipolygons of the file: their nodes now lead to them.
+            for case let (_, relation?) in relations where relation.tags["type"] == "multipolygon" && importer.hasOutput(relation: relation.tags) {
+                for member in relation.members where member.type == .way && ways[member.ref] == nil {
+                    if let refs = try mirror.way(member.ref)?.refs { try mirror.addWay(member.ref, to: refs) }
+                }
+            }
+
+            // Everything affected, converted again from the mirror as it is now.
+            var wayObjects: [OSMWay] = []
+            var relationObjects: [OSMRelation] = []
+            var memberWays = WayTable()
+            var neededNodes = Set<Int64>()
+            for id in affectedWays.sorted() {
+                let way: OSMWay?
+                if let final = ways[id] {
+                    way = final
+                } else if let stored = try mirror.way(id), let tags = stored.tags {
+                    way = OSMWay(id: id, refs: stored.refs, tags: tags)
+                } else {
+                    way = nil
+                }
+                guard let way, !way.tags.isEmpty else { continue }
+                wayObjects.append(way)
+                neededNodes.formUnion(way.refs)
+            }
+            for id in affectedRelations.sorted() {
+                let relation: OSMRelation?
+                if let final = relations[id] {
+                    relation = final
+                } else if let stored = try mirror.relation(id), let members = stored.members, let tags = stored.tags {
+                    relation = OSMRelation(id: id, members: members, tags: tags)
+                } else {
+                    relation = nil
+                }
+                guard let relation, relation.tags["type"] == "multipolygon", importer.hasOutput(relation: relation.tags) else { continue }
+                relationObjects.append(relation)
+                for member in relation.members where member.type == .way {
+                    let refs: [Int64]?
+                    if let final = ways[member.ref] { refs = final?.refs } else { refs = try mirror.way(member.ref)?.refs }
+                    guard let refs else { continue }
+                    memberWays.append(member.ref, refs)
+                    neededNodes.formUnion(refs)
+                }
+            }
+            memberWays.finish()
+            var locations = NodeLocationStore()
+            var numberIDs: [Int64] = []
+            var numberValues: [Int] = []
+            for id in neededNodes.sorted() {
+                guard let node = try mirror.node(id) else { continue }
+                locations.append(ids: [id], coordinates: [node.latitude, node.longitude])
+                if node.number >= 0 {
+                    numberIDs.append(id)
+                    numberValues.append(Int(node.number))
+                }
+            }
+            locations.finish()
+            let frozen = FrozenNodes(store: locations, numberIDs: numberIDs, numberValues: numberValues)
+            var piece = Piece(importer: importer, file: name, offset: 0, nodes: frozen)
+            for (id, node) in nodes.sorted(by: { $0.key < $1.key }) {
+                guard let node, !node.tags.isEmpty else { continue }
+                let at: AreaGeometry.Point = (
+                    Double(NodeLocationStore.fixed(node.latitude)) / 1e7, Double(NodeLocationStore.fixed(node.longitude)) / 1e7
+                )
+                do { try piece.place(OSMImporter.objectID("osm-n", id), node.tags, at: at) } catch { throw fail(nil, "\(error)") }
+            }
+            do {
+                for way in wayObjects { try piece.take(way) }
+                for relation in relationObjects { try piece.take(relation, ways: memberWays) }
+            } catch {
+                throw fail(nil, "\(error)")
+            }
+            var gathered = State(importer: importer, file: name)
+            gathered.add(piece.result, unlocated: piece.unlocated)
+            do { try gathered.locateUnlocated() } catch { throw fail(nil, "\(error)") }
+            let made = gathered.result
+
+            // The outputs of every affected object replaced by what they make now.
+            var objects = Set<String>()
+            for id in nodes.keys { objects.insert(OSMImporter.objectID("osm-n", id)) }
+            for id in affectedWays { objects.insert(OSMImporter.objectID("osm-w", id)) }
+            for id in affectedRelations { objects.insert(OSMImporter.objectID("osm-r", id)) }
+            report.rebuilt = affectedWays.count + affectedRelations.count - ways.count - relations.count
+            var changes: [StoreChange] = []
+            let kept = Set(made.pois.map(\.id))
+            for id in objects.sorted() where !kept.contains(id) {
+                guard try mirror.hasPOI(id) else { continue }
+                changes.append(.delete(.poi, id: id))
+                report.poisRemoved += 1
+            }
+            for poi in made.pois { changes.append(.put(.poi(poi))) }
+            report.poisPut = made.pois.count
+            try mirror.commit(changes)
+            var added = made.addresses
+            added.addresses = OSMObjectKey.inOrder(added.addresses, id: \.id)
+            added.streets = OSMObjectKey.inOrder(added.streets, id: \.id)
+            let (addresses, generation) = try mirror.replaceAddresses(of: objects, with: added)
+            report.houses = added.addresses.count
+            report.streets = added.streets.count
+            report.problems = made.report.problems
+            report.problemCount = made.report.problemCount
+
+            if let newest = timestamp ?? change.newestTimestamp, state.timestamp.map({ Self.instant($0) < Self.instant(newest) }) ?? true {
+                state.timestamp = newest
+            }
+            if let sequence { state.sequence = sequence }
+            if let source { state.source = source }
+            try mirror.setState(state)
+            report.timestamp = state.timestamp
+            var result = OSMChangeResult()
+            (result.changes, result.addresses, result.addressGeneration, result.report) = (changes, addresses, generation, report)
+            return result
+        }
+
+        /// Each object's last action, checking that a modify or delete names an object the data has.
+        mutating func readFinalStates() throws {
+            for entry in change.entries {
+                switch entry.object {
+                case .node(let node):
+                    let exists = try nodes[node.id].map { $0 != nil } ?? (mirror.node(node.id) != nil)
+                    try check(entry, exists: exists)
+                    nodes[node.id] = .some(entry.action == .delete ? nil : node)
+                case .way(let way):
+                    let exists = try ways[way.id].map { $0 != nil } ?? (mirror.way(way.id) != nil)
+                    try check(entry, exists: exists)
+                    ways[way.id] = .some(entry.action == .delete ? nil : way)
+                case .relation(let relation):
+                    let exists = try relations[relation.id].map { $0 != nil } ?? (mirror.relation(relation.id) != nil)
+                    try check(entry, exists: exists)
+                    relations[relation.id] = .some(entry.action == .delete ? nil : relation)
+                }
+            }
+        }
+
+        func check(_ entry: OSMChange.Entry, exists: Bool) throws {
+            guard entry.action != .create, !exists else { return }
+            throw fail(
+                entry.line,
+                "\(entry.action.rawValue) of \(entry.object.name), which the data does not have (is the file for another extract, or applied out of order?)"
+            )
+        }
+
+        /// An OSM timestamp as seconds, for comparing ("2024-05-01T12:00:00Z"); text that is not one compares as 0.
+        static func instant(_ text: String) -> Double {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            return formatter.date(from: text)?.timeIntervalSince1970 ?? 0
+        }
+    }
+
+    /// Whether a way with these tags makes a POI, a house, a street or an interpolation line (`Piece.take(_:)`).
+    func hasOutput(way tags: [OSMTag]) -> Bool {
+        let highway = tags["highway"]
+        return (tags["name"] != nil && mapping.category({ tags[$0] }) != nil) || tags["addr:housenumber"] != nil
+            || (highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil) || tags["addr:interpolation"] != nil
+    }
+}

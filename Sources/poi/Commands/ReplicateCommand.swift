@@ -1,0 +1,114 @@
+import ArgumentParser
+import BundledData
+import Catalog
+import Datasets
+import Foundation
+import Gazetteer
+import OSM
+import Startup
+
+/// Change files applied to a SQLite database by the CLI (`poi import x.osc.gz`, `poi replicate`): one importer (the
+/// tag mapping and the gazetteer that places POIs in cities, loaded once), a summary line a file, and the address
+/// index's snapshot written after the last, so that the next `poi serve` maps it.
+struct ChangeFiles {
+    let importer: OSMImporter
+    let store: CatalogStore
+    let addressSnapshot: String?
+    private var last: OSMChangeResult?
+
+    init(store: CatalogStore, addressSnapshot: String?) throws {
+        do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve()) } catch { throw CLIError.failure("\(error)") }
+        (self.store, self.addressSnapshot) = (store, addressSnapshot)
+    }
+
+    mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
+        let result = try importer.apply(change, name: name, to: store, sequence: sequence, timestamp: timestamp, source: source)
+        let r = result.report
+        for problem in r.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
+        print(
+            "\(name): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations changed, \(r.rebuilt) objects built from them again; "
+                + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, \(r.houses) houses and \(r.streets) streets made, \(r.problemCount) problems, "
+                + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
+        )
+        last = result
+    }
+
+    /// Writes the address index's snapshot of the last change applied.
+    func finish() {
+        guard let last, let addressSnapshot else { return }
+        do {
+            try AddressIndex(CatalogStore.asStored(last.addresses)).writeSnapshot(to: addressSnapshot, generation: last.addressGeneration)
+        } catch {
+            FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
+        }
+    }
+
+    /// `poi import changes.osc.gz`: one file.
+    static func apply(_ file: String, to store: CatalogStore, addressSnapshot: String?) throws {
+        var files = try ChangeFiles(store: store, addressSnapshot: addressSnapshot)
+        let change: OSMChange
+        do { change = try OSMChange.read(file) } catch { throw CLIError.failure(error.description) }
+        do { try files.apply(change, name: (file as NSString).lastPathComponent) } catch { throw CLIError.failure("\(error)") }
+        files.finish()
+    }
+}
+
+struct ReplicateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replicate",
+        abstract: "Keep an OpenStreetMap import current from a replication feed (minutely, hourly or daily change files).",
+        discussion: """
+            SOURCE is a feed in the standard layout (state.txt, and AAA/BBB/CCC.osc.gz for each sequence) over http(s) or in a \
+            directory; without it, the feed the extract names (osmosis_replication_base_url). Each change file is applied in \
+            one transaction together with its sequence, so a stopped run resumes where it stopped. A gap in the feed, or a feed \
+            behind the data, stops with a message and changes nothing.
+            """
+    )
+
+    @Argument(help: "The replication feed: a URL or a directory.") var source: String?
+    @Option(help: "Database (default var/poi.sqlite).") var db: String?
+    @Flag(help: "Apply the next change file only, then exit.") var once = false
+    @Flag(help: "Apply every change file up to the feed's latest, then exit.") var catchUp = false
+    @Option(help: "Seconds between looks at the feed when following it (1 to 86400).") var interval: Int = 60
+    @Option(help: "The sequence the data stands at, when the extract does not say (its first change file is the next).") var from: Int?
+
+    func validate() throws {
+        guard !(once && catchUp) else { throw ValidationError("give --once or --catch-up, not both") }
+        guard (1...86_400).contains(interval) else { throw ValidationError("--interval must be 1 to 86400 seconds") }
+        if let from, from < 0 { throw ValidationError("--from must be a sequence number, 0 or more") }
+    }
+
+    func run() throws {
+        let path = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
+        guard FileManager.default.fileExists(atPath: path) else { throw CLIError.failure("no database at \(path): import an extract first") }
+        let store: CatalogStore
+        do { store = try CatalogStore(path: path) } catch { throw CLIError.failure(error.description) }
+        guard let state = try store.osmMirrorState() else {
+            throw CLIError.failure("\(path) holds no OpenStreetMap import to keep current (import the extract's .osm.pbf first)")
+        }
+        guard let location = source ?? state.source else {
+            throw CLIError.usage("name the feed (SOURCE): the data does not say which feed it follows")
+        }
+        if let stored = state.sequence, let from, from != stored {
+            throw CLIError.usage("--from \(from): the data is at sequence \(stored) already")
+        }
+        guard var current = state.sequence ?? from else {
+            throw CLIError.usage("the data's sequence is unknown (the extract does not say): give --from N, the sequence it was cut at")
+        }
+        let replicator = Replicator(source: ReplicationSource(location))
+        var files = try ChangeFiles(store: store, addressSnapshot: DataSources(db: path).addressSnapshotPath)
+        defer { files.finish() }
+        while true {
+            do {
+                current = try replicator.catchUp(from: current, limit: once ? 1 : .max) { change, name, feedState in
+                    try files.apply(change, name: name, sequence: feedState.sequence, timestamp: feedState.timestamp, source: location)
+                }
+            } catch {
+                throw CLIError.failure("\(error)")
+            }
+            if once || catchUp { break }
+            Thread.sleep(forTimeInterval: TimeInterval(interval))
+        }
+        print("data at sequence \(current)")
+    }
+}

@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access",
+                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access", "OSM",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -144,7 +144,7 @@ let package = Package(
         // The start-up assembly: which store, snapshot and data a process opens, and opening them.
         .target(
             name: "Startup",
-            dependencies: ["SearchEngine", "Catalog", "Datasets", "Gazetteer", "BundledData", "PostgresStore"],
+            dependencies: ["SearchEngine", "Catalog", "Datasets", "Gazetteer", "BundledData", "PostgresStore", "OSM"],
             swiftSettings: swiftSettings
         ),
         // What `poi bench` measures in-process (the byte lane without sockets).
@@ -226,6 +226,7 @@ let package = Package(
             name: "HTTPAPITests",
             dependencies: [
                 "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "Datasets", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
+                "OSM", "Startup",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

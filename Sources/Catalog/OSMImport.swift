@@ -62,8 +62,9 @@ public struct OSMChangeReport: Sendable {
     public var problems: [ImportProblem] = []
     public var problemCount = 0
     public var seconds = 0.0
-    /// The data's OSM timestamp after the change.
+    /// The data's OSM timestamp and replication sequence after the change.
     public var timestamp: String?
+    public var sequence: Int?
 
     public init() {}
 }

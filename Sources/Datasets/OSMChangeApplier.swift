@@ -224,6 +224,7 @@ extension OSMImporter {
             if let source { state.source = source }
             try mirror.setState(state)
             report.timestamp = state.timestamp
+            report.sequence = state.sequence
             var result = OSMChangeResult()
             (result.changes, result.addresses, result.addressGeneration, result.report) = (changes, addresses, generation, report)
             return result

@@ -124,6 +124,23 @@ func makeRouter(
                 lag: metrics.makeGauge(name: "poi_store_lag_seconds", help: "Seconds since this replica last knew it had every committed change.")
             )
             : nil
+        // A store with an OpenStreetMap import (made at start or later, by an import): how far behind OpenStreetMap its
+        // data is, and a followed feed's failures. The registry answers a gauge it has already for the same name.
+        let osmGauges = { @Sendable in
+            (
+                sequence: metrics.makeGauge(
+                    name: "poi_osm_sequence",
+                    help: "The replication sequence the OpenStreetMap data stands at (-1: unknown)."
+                ),
+                timestamp: metrics.makeGauge(name: "poi_osm_timestamp_seconds", help: "The OpenStreetMap data's time, in seconds since 1970."),
+                lag: metrics.makeGauge(name: "poi_osm_lag_seconds", help: "Seconds from the OpenStreetMap data's time to now."),
+                applied: metrics.makeGauge(name: "poi_osm_changes_applied", help: "Change files applied from the followed feed since start."),
+                failures: metrics.makeGauge(
+                    name: "poi_osm_change_failures",
+                    help: "Looks at the followed feed that failed (unreachable, a gap, a change that could not be applied) since start."
+                )
+            )
+        }
         let tokens = configuration.authenticator.tokens
         let providerKeys =
             tokens?.keyStatus != nil
@@ -142,6 +159,14 @@ func makeRouter(
                 providerKeys.age.set(to: status.fetchedAt.map { max(0, Date().timeIntervalSince($0)) } ?? -1)
                 providerKeys.reachable.set(to: status.reachable ? 1 : 0)
                 providerKeys.failures.set(to: Double(status.failures))
+            }
+            if let status = engine.osmStatus {
+                let osm = osmGauges()
+                osm.sequence.set(to: Double(status.sequence ?? -1))
+                osm.timestamp.set(to: status.timestamp.flatMap(OSMDataStatus.date)?.timeIntervalSince1970 ?? 0)
+                osm.lag.set(to: status.lagSeconds ?? -1)
+                osm.applied.set(to: Double(status.applied))
+                osm.failures.set(to: Double(status.failures))
             }
             let counts = engine.counts
             pois.set(to: Double(counts.pois))
@@ -209,6 +234,28 @@ func makeRouter(
             json.number((lag * 1000).rounded() / 1000)
             json.key("reloads")
             json.number(replication.reloads)
+            json.endObject()
+        }
+        // An OpenStreetMap import: its replication sequence and OSM time, and the feed followed (poi serve --replicate).
+        if let osm = engine.osmStatus {
+            json.key("osm")
+            json.beginObject()
+            json.key("sequence")
+            if let sequence = osm.sequence { json.number(sequence) } else { json.null() }
+            json.key("timestamp")
+            if let timestamp = osm.timestamp { json.string(timestamp) } else { json.null() }
+            json.key("lagSeconds")
+            if let lag = osm.lagSeconds { json.number(lag.rounded()) } else { json.null() }
+            if let source = osm.source { json.field("source", source) }
+            json.key("following")
+            json.bool(osm.following)
+            if osm.following {
+                json.key("applied")
+                json.number(osm.applied)
+                json.key("failures")
+                json.number(osm.failures)
+                if let error = osm.lastError { json.field("lastError", error) }
+            }
             json.endObject()
         }
         // Keys fetched from the identity provider: the server keeps serving tokens from the last keys when the

@@ -7,6 +7,7 @@ import Foundation
 import GeoCore
 import HTTPServer
 import Hummingbird
+import OSM
 import SearchEngine
 
 /// Live bulk import (Meilisearch-style): `POST /v1/import` takes a JSONL, GeoJSON or CSV body (gzip too), spools it
@@ -81,7 +82,14 @@ final class ImportTasks: Sendable {
             var options = options
             options.batchSize = Self.batchSize
             let result: Result<ImportReport, ImportError>
-            if options.format == .osmpbf, var osm {
+            if options.format == .osmchange, let osm {
+                result = Result { () throws(ImportError) in
+                    guard options.kind == .poi, options.crs == .wgs84 else {
+                        throw .cannotRead("\(name): an OpenStreetMap change file is of POIs in WGS-84 (kind poi, crs wgs84)")
+                    }
+                    return try Self.applyChange(path, name: name, osm, engine)
+                }
+            } else if options.format == .osmpbf, var osm {
                 osm.strict = options.strict
                 result = Result { () throws(ImportError) in
                     // An extract holds POIs in WGS-84: another kind or CRS is a mistake, said in the task.
@@ -119,6 +127,24 @@ final class ImportTasks: Sendable {
             }
         }
         return task
+    }
+
+    /// An OpenStreetMap change file, applied to the store's import and the engine in one transaction
+    /// (`SearchEngine.applyOSMChange`): the task's imported count is the POIs put, skipped the problems.
+    static func applyChange(_ path: String, name: String, _ osm: OSMImporter, _ engine: SearchEngine) throws(ImportError) -> ImportReport {
+        let change: OSMChange
+        do { change = try OSMChange.read(path, name: name) } catch { throw .cannotRead(error.description) }
+        let result: OSMChangeResult
+        do { result = try engine.applyOSMChange { store in try osm.apply(change, name: name, to: store) } } catch {
+            throw .cannotRead(error.description)
+        }
+        var report = ImportReport()
+        report.imported = result.report.poisPut
+        report.written = result.report.poisPut
+        report.skipped = result.report.problemCount
+        report.problems = result.report.problems
+        report.seconds = result.report.seconds
+        return report
     }
 
     /// An OpenStreetMap extract: read whole (a strict import stops before anything is written), then applied to the
@@ -222,7 +248,7 @@ struct ImportController {
     /// The format from `format`, else from the Content-Type.
     private func format(_ request: Request, _ parameters: QueryParameters) throws(Problem) -> ImportFormat {
         if let name = parameters.string("format") {
-            guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson, csv or osmpbf") }
+            guard let format = ImportFormat(rawValue: name) else { throw .badRequest("format must be jsonl, geojson, csv, osmpbf or osmchange") }
             return format
         }
         let type =
@@ -232,9 +258,10 @@ struct ImportController {
         case "application/geo+json": return .geojson
         case "text/csv": return .csv
         case "application/x-protobuf", "application/vnd.openstreetmap.data+pbf": return .osmpbf
+        case "application/osmchange+xml": return .osmchange
         default:
             throw .badRequest(
-                "format is required (jsonl, geojson, csv or osmpbf) unless the Content-Type is application/x-ndjson, application/geo+json, text/csv or application/x-protobuf"
+                "format is required (jsonl, geojson, csv, osmpbf or osmchange) unless the Content-Type is application/x-ndjson, application/geo+json, text/csv, application/x-protobuf or application/osmchange+xml"
             )
         }
     }
@@ -259,7 +286,7 @@ struct ImportController {
         guard let kind = RecordKind(rawValue: kindName) else { throw Problem.badRequest("kind must be poi or pin") }
         let crsName = parameters.string("crs") ?? "wgs84"
         let crs = try Self.crs(crsName)
-        if format == .osmpbf && osm == nil {
+        if (format == .osmpbf || format == .osmchange) && osm == nil {
             throw Problem(.serviceUnavailable, "this server cannot read OpenStreetMap extracts: its categories.json did not load")
         }
         // The source's name in problem lines and errors ("places.jsonl:12: …"), default "body".

@@ -193,6 +193,7 @@ extension SearchEngine {
                 if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
             }
             replaceAddressBase(index)
+            loadOSMStatus()
             return removed
         }
     }
@@ -228,6 +229,10 @@ extension SearchEngine {
             }
             replaceAddressBase(index)
             snapshotIfDue()
+            updateOSMStatus { status in
+                if let timestamp = result.report.timestamp { status.timestamp = timestamp }
+                if let sequence = result.report.sequence { status.sequence = sequence }
+            }
             return result
         }
     }

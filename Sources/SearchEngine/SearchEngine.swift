@@ -54,6 +54,8 @@ public final class SearchEngine: @unchecked Sendable {
     let pinyinTerms = Mutex(PinyinTerms())
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
+    /// Where the OpenStreetMap data stands (`OSMDataStatus`); nil when the store holds no OpenStreetMap import.
+    let osmData = Mutex<OSMDataStatus?>(nil)
     /// Runs between a write's commit and its index update: tests widen that window to check that writes stay ordered.
     var afterCommit: (@Sendable () -> Void)?
     /// Forces a planner route in tests (nil: choose by cost).

@@ -1,6 +1,7 @@
 import Access
 import ArgumentParser
 import BundledData
+import Datasets
 import Foundation
 import Gazetteer
 import HTTPAPI
@@ -88,6 +89,12 @@ struct ServeCommand: AsyncParsableCommand {
             "Lock the process's memory, snapshots included, with mlockall: never paged out. Needs ulimit -l above the process's size or CAP_IPC_LOCK."
     )
     var lockMemory = false
+    @Option(
+        help:
+            "Keep the OpenStreetMap import current from this replication feed (a URL or a directory: state.txt, AAA/BBB/CCC.osc.gz), applying each change file live."
+    )
+    var replicate: String?
+    @Option(help: "Seconds between looks at the --replicate feed (1 to 86400).") var replicateInterval: Double = 60
     @OptionGroup var database: DatabaseOptions
 
     /// One event loop per two cores, at least one.
@@ -158,6 +165,29 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         logger.info("\(report)")
+        engine.loadOSMStatus()
+        var follower: OSMFollower?
+        if let replicate {
+            guard (1...86_400).contains(replicateInterval) else { throw CLIError.usage("--replicate-interval must be 1 to 86400 seconds") }
+            guard !engine.followsStore else {
+                throw CLIError.usage(
+                    "--replicate applies change files to a SQLite database; replicas of a shared store get them through its change feed"
+                )
+            }
+            let importer: OSMImporter
+            do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(database.dataDir), gazetteer: gazetteer) } catch {
+                throw CLIError.failure("\(error)")
+            }
+            do {
+                follower = try OSMFollower(engine: engine, importer: importer, source: replicate, interval: replicateInterval) { [logger] line in
+                    logger.info("\(line)")
+                }
+            } catch {
+                throw CLIError.failure("--replicate: \(error)")
+            }
+            follower?.start()
+            logger.info("following \(replicate) every \(replicateInterval) s from sequence \(engine.osmStatus?.sequence ?? 0)")
+        }
         if lockMemory {
             let start = ContinuousClock.now
             do { try ResidentMemory.lockAll() } catch { throw CLIError.failure(error.description) }
@@ -209,6 +239,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await app.runService()
             configuration.accessLog?.close()
             // Graceful shutdown: the next start reads the indexes instead of building them.
+            follower?.stop()
             engine.stopFollowing()
             engine.waitForSnapshot()
             do {

@@ -1,0 +1,99 @@
+import Catalog
+import Datasets
+import Foundation
+import OSM
+import SearchEngine
+import Synchronization
+
+/// `poi serve --replicate FEED`: a thread that looks at an OpenStreetMap replication feed every `interval` seconds and
+/// applies each new change file to the running server (`SearchEngine.applyOSMChange`): one store transaction a file,
+/// then the POIs and the rebuilt address index swapped in, while reads go on against what was there before. A feed
+/// that cannot be reached, or a change that cannot be applied, is retried at the next look; the server's status says
+/// so (`/health` `osm.lastError`, `poi_osm_change_failures`).
+public final class OSMFollower: Sendable {
+    let engine: SearchEngine
+    let importer: OSMImporter
+    let replicator: Replicator
+    let interval: Double
+    let log: @Sendable (String) -> Void
+    private let stopped = Atomic<Bool>(false)
+    private let wake = NSCondition()
+
+    /// - Throws: `OSMChangeError` when the store holds no OpenStreetMap import or its sequence is unknown.
+    public init(engine: SearchEngine, importer: OSMImporter, source: String, interval: Double, log: @escaping @Sendable (String) -> Void) throws {
+        engine.loadOSMStatus()
+        guard let status = engine.osmStatus else {
+            throw OSMChangeError(
+                file: source,
+                line: nil,
+                reason: "the store holds no OpenStreetMap import to keep current (import the extract's .osm.pbf first)"
+            )
+        }
+        guard status.sequence != nil else {
+            throw OSMChangeError(
+                file: source,
+                line: nil,
+                reason: "the data's replication sequence is unknown (the extract does not say): set it with poi replicate --from N --once"
+            )
+        }
+        (self.engine, self.importer, self.interval, self.log) = (engine, importer, interval, log)
+        replicator = Replicator(source: ReplicationSource(source))
+        engine.updateOSMStatus { $0.source = source }
+    }
+
+    public func start() {
+        engine.updateOSMStatus { $0.following = true }
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .acquiring) {
+                step()
+                wake.lock()
+                if !stopped.load(ordering: .acquiring) { _ = wake.wait(until: Date().addingTimeInterval(interval)) }
+                wake.unlock()
+            }
+        }
+        thread.name = "osm-replication"
+        thread.start()
+    }
+
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+        engine.updateOSMStatus { $0.following = false }
+    }
+
+    /// One look at the feed: every change file after the data's sequence, applied in order.
+    func step() {
+        guard let current = engine.osmStatus?.sequence else { return }
+        let source = replicator.source.location
+        do {
+            _ = try replicator.catchUp(from: current) { change, name, state in
+                let result = try engine.applyOSMChange { store in
+                    try importer.apply(change, name: name, to: store, sequence: state.sequence, timestamp: state.timestamp, source: source)
+                }
+                let r = result.report
+                engine.updateOSMStatus { $0.applied += 1 }
+                log(
+                    "osm: applied \(name) (sequence \(state.sequence)): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations, "
+                        + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", r.seconds)) s; data at \(r.timestamp ?? "?")"
+                )
+                if stopped.load(ordering: .acquiring) { throw CancellationError() }
+            }
+            engine.updateOSMStatus {
+                $0.lastError = nil
+                $0.checkedAt = Date()
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            let message = "\(error)"
+            engine.updateOSMStatus {
+                $0.failures += 1
+                $0.lastError = message
+                $0.checkedAt = Date()
+            }
+            log("osm: \(message) (looking again in \(Int(interval)) s)")
+        }
+    }
+}

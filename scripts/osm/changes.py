@@ -14,6 +14,8 @@ otherwise (osmium apply-changes keeps an object's highest version), nodes before
 ways before relations, each with a timestamp after `--time`.
 
 Usage: python3 scripts/osm/changes.py BASE.osm.pbf OUT.osc.gz --seed 7 [--changes 300] [--time 2026-01-01T00:00:00Z]
+       python3 scripts/osm/changes.py BASE.osm.pbf FEED_DIR --files 60 [--first 1] ...   (a replication feed: one file a
+       minute from --time, each drawn against the extract as the files before leave it, and state.txt at the last)
 """
 import argparse
 import datetime
@@ -23,188 +25,235 @@ import random
 import osmium
 
 
+class Extract:
+    """The objects of an extract as the changes drawn so far leave them, so that a series of change files stays
+    consistent (nothing modified after its delete)."""
+
+    def __init__(self, path):
+        self.nodes, self.ways, self.relations = {}, {}, {}
+        self.versions = {}  # a change's version is one past the object's (osmium apply-changes keeps the highest)
+        for o in osmium.FileProcessor(path):
+            self.versions[(o.type_str(), o.id)] = o.version
+            if o.is_node():
+                self.nodes[o.id] = ((o.location.lat, o.location.lon), {t.k: t.v for t in o.tags})
+            elif o.is_way():
+                self.ways[o.id] = ([n.ref for n in o.nodes], {t.k: t.v for t in o.tags})
+            elif o.is_relation():
+                self.relations[o.id] = ([(m.type, m.ref, m.role) for m in o.members], {t.k: t.v for t in o.tags})
+        self.next_node = max(self.nodes) + 1 if self.nodes else 1
+        self.next_way = max(self.ways) + 1 if self.ways else 1
+        self.next_relation = max(self.relations) + 1 if self.relations else 1
+
+    def draw(self, rnd, changes):
+        """Draws one change file's objects: {id: (action, ...)} for nodes, ways and relations."""
+        nodes, ways, relations = self.nodes, self.ways, self.relations
+        used = set()
+        for refs, _ in ways.values():
+            used.update(refs)
+        out_nodes, out_ways, out_relations = {}, {}, {}
+
+        def put_node(nid, loc, tags, create=False):
+            out_nodes[nid] = ("create" if create else "modify", loc, tags)
+
+        def new_node(loc, tags=None):
+            nid = self.next_node
+            self.next_node += 1
+            put_node(nid, loc, tags or {}, create=True)
+            return nid
+
+        def jitter(loc, d=0.0003):
+            return (round(loc[0] + rnd.uniform(-d, d), 7), round(loc[1] + rnd.uniform(-d, d), 7))
+
+        node_ids = sorted(nodes)
+        tagged_free = [n for n in node_ids if nodes[n][1] and n not in used]
+        way_ids = sorted(ways)
+        member_ways = {m[1] for ms, _ in relations.values() for m in ms if m[0] == "w"}
+        for _ in range(changes):
+            kind = rnd.random()
+            if kind < 0.25:  # move a node (a way's or a POI's)
+                nid = rnd.choice(node_ids)
+                if nid in out_nodes and out_nodes[nid][0] == "delete":
+                    continue
+                loc, tags = nodes[nid]
+                put_node(nid, jitter(loc), dict(tags))
+            elif kind < 0.37 and tagged_free:  # change a tagged node's tags
+                nid = rnd.choice(tagged_free)
+                if nid in out_nodes:
+                    continue
+                loc, tags = nodes[nid]
+                tags = dict(tags)
+                choice = rnd.random()
+                if "name" in tags and choice < 0.4:
+                    tags["name"] = tags["name"] + " uusi"
+                elif "amenity" in tags and choice < 0.7:
+                    del tags["amenity"]
+                elif "addr:housenumber" in tags:
+                    tags["addr:housenumber"] = str(rnd.randint(1, 99))
+                else:
+                    tags["addr:street"] = "Uusikatu"
+                    tags["addr:housenumber"] = str(rnd.randint(1, 99))
+                put_node(nid, loc, tags)
+            elif kind < 0.45 and tagged_free:  # delete a tagged node no way uses
+                nid = rnd.choice(tagged_free)
+                if nid in out_nodes:
+                    continue
+                out_nodes[nid] = ("delete", nodes[nid][0], {})
+            elif kind < 0.55:  # create a POI or a house
+                loc = jitter(nodes[rnd.choice(node_ids)][0], 0.002)
+                if rnd.random() < 0.5:
+                    new_node(loc, {"amenity": rnd.choice(["cafe", "restaurant", "pharmacy"]), "name": f"Uusi paikka {self.next_node}"})
+                else:
+                    new_node(loc, {"addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99)), "addr:city": "Helsinki"})
+            elif kind < 0.66:  # change a way's tags
+                wid = rnd.choice(way_ids)
+                if wid in out_ways:
+                    continue
+                refs, tags = ways[wid]
+                tags = dict(tags)
+                if "addr:housenumber" in tags and rnd.random() < 0.5:
+                    del tags["addr:housenumber"]
+                elif "highway" in tags:
+                    tags["name"] = tags.get("name", "Tie") + " B"
+                elif not tags:
+                    tags = {"building": "yes", "addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99))}
+                else:
+                    tags["addr:housenumber"] = str(rnd.randint(100, 199))
+                    tags.setdefault("addr:street", "Uusikatu")
+                out_ways[wid] = ("modify", list(refs), tags)
+            elif kind < 0.74:  # change a way's node list
+                wid = rnd.choice(way_ids)
+                if wid in out_ways:
+                    continue
+                refs, tags = ways[wid]
+                refs = list(refs)
+                closed = len(refs) >= 4 and refs[0] == refs[-1]
+                if len(refs) > 3 and not closed and rnd.random() < 0.5:
+                    del refs[rnd.randrange(1, len(refs) - 1)]
+                else:
+                    i = rnd.randrange(1, len(refs)) if len(refs) > 1 else 1
+                    if refs[i - 1] not in nodes:  # a way clipped at the extract's edge
+                        continue
+                    near = nodes[refs[i - 1]][0]
+                    refs.insert(i, new_node(jitter(near, 0.0001)))
+                out_ways[wid] = ("modify", refs, dict(tags))
+            elif kind < 0.80:  # delete a way that no relation uses
+                wid = rnd.choice(way_ids)
+                if wid in out_ways or wid in member_ways:
+                    continue
+                out_ways[wid] = ("delete", [], {})
+            elif kind < 0.88:  # create a building with an address, or a street over existing nodes
+                base = nodes[rnd.choice(node_ids)][0]
+                if rnd.random() < 0.6:
+                    d = 0.00004
+                    ring = [new_node((round(base[0] - d, 7), round(base[1] - d, 7))), new_node((round(base[0] - d, 7), round(base[1] + d, 7))),
+                            new_node((round(base[0] + d, 7), round(base[1] + d, 7)))]
+                    out_ways[self.next_way] = ("create", ring + [ring[0]], {"building": "yes", "addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99))})
+                else:
+                    start = rnd.randrange(len(node_ids) - 3)
+                    out_ways[self.next_way] = ("create", node_ids[start:start + 3], {"highway": "service", "name": f"Uusi tie {self.next_way}"})
+                self.next_way += 1
+            elif relations:  # relations
+                rid = rnd.choice(sorted(relations))
+                if rid in out_relations:
+                    continue
+                members, tags = relations[rid]
+                choice = rnd.random()
+                if choice < 0.35:
+                    out_relations[rid] = ("modify", list(members), dict(tags, name=tags.get("name", "Puisto") + " II"))
+                elif choice < 0.55:
+                    out_relations[rid] = ("modify", list(members), {k: v for k, v in tags.items() if k != "leisure"})
+                elif choice < 0.7:
+                    out_relations[rid] = ("delete", [], {})
+                else:
+                    base = nodes[rnd.choice(node_ids)][0]
+                    d = 0.0005
+                    ring = [new_node((round(base[0], 7), round(base[1], 7))), new_node((round(base[0], 7), round(base[1] + d, 7))),
+                            new_node((round(base[0] + d, 7), round(base[1] + d, 7))), new_node((round(base[0] + d, 7), round(base[1], 7)))]
+                    wid = self.next_way
+                    self.next_way += 1
+                    out_ways[wid] = ("create", ring + [ring[0]], {})
+                    out_relations[self.next_relation] = ("create", [("w", wid, "outer")],
+                                                    {"type": "multipolygon", "leisure": "park", "name": f"Uusi puisto {self.next_relation}"})
+                    self.next_relation += 1
+
+        return out_nodes, out_ways, out_relations
+
+    def apply(self, change):
+        """Leaves the objects as the change file does, each version one higher."""
+        out_nodes, out_ways, out_relations = change
+        for table, out, kind in ((self.nodes, out_nodes, "n"), (self.ways, out_ways, "w"), (self.relations, out_relations, "r")):
+            for oid, (action, a, b) in out.items():
+                self.versions[(kind, oid)] = 1 if action == "create" else self.versions.get((kind, oid), 1) + 1
+                if action == "delete":
+                    table.pop(oid, None)
+                else:
+                    table[oid] = (a, b)
+
+    def write(self, change, path, stamp):
+        """Writes a change file (nodes, then ways, then relations), with the versions `apply` gives them."""
+        out_nodes, out_ways, out_relations = change
+        if os.path.exists(path):
+            os.remove(path)
+        writer = osmium.SimpleWriter(path)
+
+        def version(kind, oid, action):
+            return 1 if action == "create" else self.versions.get((kind, oid), 1) + 1
+
+        for nid in sorted(out_nodes):
+            action, loc, tags = out_nodes[nid]
+            if action == "delete":
+                writer.add_node(osmium.osm.mutable.Node(id=nid, version=version("n", nid, action), visible=False, timestamp=stamp))
+            else:
+                writer.add_node(osmium.osm.mutable.Node(id=nid, version=version("n", nid, action), location=(loc[1], loc[0]), tags=tags,
+                                                        timestamp=stamp))
+        for wid in sorted(out_ways):
+            action, refs, tags = out_ways[wid]
+            if action == "delete":
+                writer.add_way(osmium.osm.mutable.Way(id=wid, version=version("w", wid, action), visible=False, timestamp=stamp))
+            else:
+                writer.add_way(osmium.osm.mutable.Way(id=wid, version=version("w", wid, action), nodes=refs, tags=tags, timestamp=stamp))
+        for rid in sorted(out_relations):
+            action, members, tags = out_relations[rid]
+            if action == "delete":
+                writer.add_relation(osmium.osm.mutable.Relation(id=rid, version=version("r", rid, action), visible=False, timestamp=stamp))
+            else:
+                writer.add_relation(osmium.osm.mutable.Relation(id=rid, version=version("r", rid, action), members=members, tags=tags,
+                                                                timestamp=stamp))
+        writer.close()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("base")
-    parser.add_argument("out")
+    parser.add_argument("out", help="the change file, or with --files the feed's directory")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--changes", type=int, default=300)
     parser.add_argument("--time", default="2026-01-01T00:00:00Z")
+    parser.add_argument("--files", type=int, default=0, help="write a replication feed of this many files (one a minute)")
+    parser.add_argument("--first", type=int, default=1, help="the feed's first sequence number")
     args = parser.parse_args()
     rnd = random.Random(args.seed)
-    stamp = datetime.datetime.fromisoformat(args.time.replace("Z", "+00:00")) + datetime.timedelta(seconds=args.seed)
-
-    nodes, ways, relations = {}, {}, {}
-    versions = {}  # a change's version is one past the extract's (osmium apply-changes keeps the highest)
-    used = set()
-    for o in osmium.FileProcessor(args.base):
-        versions[(o.type_str(), o.id)] = o.version
-        if o.is_node():
-            nodes[o.id] = ((o.location.lat, o.location.lon), {t.k: t.v for t in o.tags})
-        elif o.is_way():
-            refs = [n.ref for n in o.nodes]
-            ways[o.id] = (refs, {t.k: t.v for t in o.tags})
-            used.update(refs)
-        elif o.is_relation():
-            relations[o.id] = ([(m.type, m.ref, m.role) for m in o.members], {t.k: t.v for t in o.tags})
-
-    next_node = max(nodes) + 1 if nodes else 1
-    next_way = max(ways) + 1 if ways else 1
-    next_relation = max(relations) + 1 if relations else 1
-    out_nodes, out_ways, out_relations = {}, {}, {}
-    created_nodes = []
-
-    def put_node(nid, loc, tags, create=False):
-        out_nodes[nid] = ("create" if create else "modify", loc, tags)
-
-    def new_node(loc, tags=None):
-        nonlocal next_node
-        nid = next_node
-        next_node += 1
-        put_node(nid, loc, tags or {}, create=True)
-        created_nodes.append(nid)
-        return nid
-
-    def jitter(loc, d=0.0003):
-        return (round(loc[0] + rnd.uniform(-d, d), 7), round(loc[1] + rnd.uniform(-d, d), 7))
-
-    node_ids = sorted(nodes)
-    tagged_free = [n for n in node_ids if nodes[n][1] and n not in used]
-    way_ids = sorted(ways)
-    for _ in range(args.changes):
-        kind = rnd.random()
-        if kind < 0.25:  # move a node (a way's or a POI's)
-            nid = rnd.choice(node_ids)
-            if nid in out_nodes and out_nodes[nid][0] == "delete":
-                continue
-            loc, tags = nodes[nid]
-            put_node(nid, jitter(loc), dict(tags))
-        elif kind < 0.37 and tagged_free:  # change a tagged node's tags
-            nid = rnd.choice(tagged_free)
-            if nid in out_nodes:
-                continue
-            loc, tags = nodes[nid]
-            tags = dict(tags)
-            choice = rnd.random()
-            if "name" in tags and choice < 0.4:
-                tags["name"] = tags["name"] + " uusi"
-            elif "amenity" in tags and choice < 0.7:
-                del tags["amenity"]
-            elif "addr:housenumber" in tags:
-                tags["addr:housenumber"] = str(rnd.randint(1, 99))
-            else:
-                tags["addr:street"] = "Uusikatu"
-                tags["addr:housenumber"] = str(rnd.randint(1, 99))
-            put_node(nid, loc, tags)
-        elif kind < 0.45 and tagged_free:  # delete a tagged node no way uses
-            nid = rnd.choice(tagged_free)
-            if nid in out_nodes:
-                continue
-            out_nodes[nid] = ("delete", nodes[nid][0], {})
-        elif kind < 0.55:  # create a POI or a house
-            loc = jitter(nodes[rnd.choice(node_ids)][0], 0.002)
-            if rnd.random() < 0.5:
-                new_node(loc, {"amenity": rnd.choice(["cafe", "restaurant", "pharmacy"]), "name": f"Uusi paikka {next_node}"})
-            else:
-                new_node(loc, {"addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99)), "addr:city": "Helsinki"})
-        elif kind < 0.66:  # change a way's tags
-            wid = rnd.choice(way_ids)
-            if wid in out_ways:
-                continue
-            refs, tags = ways[wid]
-            tags = dict(tags)
-            if "addr:housenumber" in tags and rnd.random() < 0.5:
-                del tags["addr:housenumber"]
-            elif "highway" in tags:
-                tags["name"] = tags.get("name", "Tie") + " B"
-            elif not tags:
-                tags = {"building": "yes", "addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99))}
-            else:
-                tags["addr:housenumber"] = str(rnd.randint(100, 199))
-                tags.setdefault("addr:street", "Uusikatu")
-            out_ways[wid] = ("modify", list(refs), tags)
-        elif kind < 0.74:  # change a way's node list
-            wid = rnd.choice(way_ids)
-            if wid in out_ways:
-                continue
-            refs, tags = ways[wid]
-            refs = list(refs)
-            closed = len(refs) >= 4 and refs[0] == refs[-1]
-            if len(refs) > 3 and not closed and rnd.random() < 0.5:
-                del refs[rnd.randrange(1, len(refs) - 1)]
-            else:
-                i = rnd.randrange(1, len(refs)) if len(refs) > 1 else 1
-                if refs[i - 1] not in nodes:  # a way clipped at the extract's edge
-                    continue
-                near = nodes[refs[i - 1]][0]
-                refs.insert(i, new_node(jitter(near, 0.0001)))
-            out_ways[wid] = ("modify", refs, dict(tags))
-        elif kind < 0.80:  # delete a way that no relation uses
-            wid = rnd.choice(way_ids)
-            in_relation = any(("w", wid) == (m[0], m[1]) for members, _ in relations.values() for m in members)
-            if wid in out_ways or in_relation:
-                continue
-            out_ways[wid] = ("delete", [], {})
-        elif kind < 0.88:  # create a building with an address, or a street over existing nodes
-            base = nodes[rnd.choice(node_ids)][0]
-            if rnd.random() < 0.6:
-                d = 0.00004
-                ring = [new_node((round(base[0] - d, 7), round(base[1] - d, 7))), new_node((round(base[0] - d, 7), round(base[1] + d, 7))),
-                        new_node((round(base[0] + d, 7), round(base[1] + d, 7)))]
-                out_ways[next_way] = ("create", ring + [ring[0]], {"building": "yes", "addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99))})
-            else:
-                start = rnd.randrange(len(node_ids) - 3)
-                out_ways[next_way] = ("create", node_ids[start:start + 3], {"highway": "service", "name": f"Uusi tie {next_way}"})
-            next_way += 1
-        elif relations:  # relations
-            rid = rnd.choice(sorted(relations))
-            if rid in out_relations:
-                continue
-            members, tags = relations[rid]
-            choice = rnd.random()
-            if choice < 0.35:
-                out_relations[rid] = ("modify", list(members), dict(tags, name=tags.get("name", "Puisto") + " II"))
-            elif choice < 0.55:
-                out_relations[rid] = ("modify", list(members), {k: v for k, v in tags.items() if k != "leisure"})
-            elif choice < 0.7:
-                out_relations[rid] = ("delete", [], {})
-            else:
-                base = nodes[rnd.choice(node_ids)][0]
-                d = 0.0005
-                ring = [new_node((round(base[0], 7), round(base[1], 7))), new_node((round(base[0], 7), round(base[1] + d, 7))),
-                        new_node((round(base[0] + d, 7), round(base[1] + d, 7))), new_node((round(base[0] + d, 7), round(base[1], 7)))]
-                wid = next_way
-                next_way += 1
-                out_ways[wid] = ("create", ring + [ring[0]], {})
-                out_relations[next_relation] = ("create", [("w", wid, "outer")],
-                                                {"type": "multipolygon", "leisure": "park", "name": f"Uusi puisto {next_relation}"})
-                next_relation += 1
-
-    if os.path.exists(args.out):
-        os.remove(args.out)
-    writer = osmium.SimpleWriter(args.out)
-    for nid in sorted(out_nodes):
-        action, loc, tags = out_nodes[nid]
-        version = 1 if action == "create" else versions.get(("n", nid), 1) + 1
-        if action == "delete":
-            writer.add_node(osmium.osm.mutable.Node(id=nid, version=version, visible=False, timestamp=stamp))
-        else:
-            writer.add_node(osmium.osm.mutable.Node(id=nid, version=version, location=(loc[1], loc[0]), tags=tags, timestamp=stamp))
-    for wid in sorted(out_ways):
-        action, refs, tags = out_ways[wid]
-        version = 1 if action == "create" else versions.get(("w", wid), 1) + 1
-        if action == "delete":
-            writer.add_way(osmium.osm.mutable.Way(id=wid, version=version, visible=False, timestamp=stamp))
-        else:
-            writer.add_way(osmium.osm.mutable.Way(id=wid, version=version, nodes=refs, tags=tags, timestamp=stamp))
-    for rid in sorted(out_relations):
-        action, members, tags = out_relations[rid]
-        version = 1 if action == "create" else versions.get(("r", rid), 1) + 1
-        if action == "delete":
-            writer.add_relation(osmium.osm.mutable.Relation(id=rid, version=version, visible=False, timestamp=stamp))
-        else:
-            writer.add_relation(osmium.osm.mutable.Relation(id=rid, version=version, members=members, tags=tags, timestamp=stamp))
-    writer.close()
+    start = datetime.datetime.fromisoformat(args.time.replace("Z", "+00:00"))
+    extract = Extract(args.base)
+    if not args.files:
+        change = extract.draw(rnd, args.changes)
+        extract.write(change, args.out, start + datetime.timedelta(seconds=args.seed))
+        return
+    for i in range(args.files):
+        sequence = args.first + i
+        stamp = start + datetime.timedelta(minutes=i + 1)
+        digits = f"{sequence:09d}"
+        directory = os.path.join(args.out, digits[0:3], digits[3:6])
+        os.makedirs(directory, exist_ok=True)
+        change = extract.draw(rnd, args.changes)
+        extract.write(change, os.path.join(directory, digits[6:9] + ".osc.gz"), stamp)
+        extract.apply(change)
+        escaped = stamp.strftime("%Y-%m-%dT%H:%M:%SZ").replace(":", "\\:")
+        state = f"sequenceNumber={sequence}\ntimestamp={escaped}\n"
+        with open(os.path.join(directory, digits[6:9] + ".state.txt"), "w") as f:
+            f.write(state)
+    with open(os.path.join(args.out, "state.txt"), "w") as f:
+        f.write(state)
 
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ struct ImportCommand: ParsableCommand {
                 do {
                     addressSnapshot?.finish()
                     let database = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
-                    try ChangeFiles.apply(file, to: catalog, addressSnapshot: DataSources(db: database).addressSnapshotPath)
+                    try ChangeFiles.apply(file, to: catalog, sources: DataSources(db: database))
                     done.append(file)
                 } catch {
                     FileHandle.standardError.write(Data("poi: \(error)\n".utf8))
@@ -97,9 +97,14 @@ struct ImportCommand: ParsableCommand {
                 do {
                     addressSnapshot?.finish()
                     let database = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
-                    let path = storeURL == nil ? DataSources(db: database).addressSnapshotPath : nil
+                    let sources = DataSources(db: database)
                     let imported: Int
-                    (imported, addressSnapshot) = try importOSM(file, into: store, addressSnapshot: path)
+                    (imported, addressSnapshot) = try importOSM(
+                        file,
+                        into: store,
+                        addressSnapshot: storeURL == nil ? sources.addressSnapshotPath : nil,
+                        gazetteerSnapshot: storeURL == nil ? sources.gazetteerSnapshotPath : nil
+                    )
                     done.append("\(file) (\(imported))")
                 } catch {
                     FileHandle.standardError.write(Data("poi: \(error)\n".utf8))
@@ -182,9 +187,20 @@ struct ImportCommand: ParsableCommand {
     /// An OpenStreetMap extract: read whole (so that a strict import stops before writing anything), then written in
     /// one transaction. Answers the number of POIs, and the address index's snapshot being written to
     /// `addressSnapshot` (nil: no path, or a store that keeps no addresses).
-    private func importOSM(_ file: String, into store: any StoreOfRecord, addressSnapshot: String?) throws -> (Int, PendingAddressSnapshot?) {
+    private func importOSM(
+        _ file: String,
+        into store: any StoreOfRecord,
+        addressSnapshot: String?,
+        gazetteerSnapshot: String?
+    ) throws -> (Int, PendingAddressSnapshot?) {
         let importer: OSMImporter
-        do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), strict: strict) } catch { throw CLIError.failure("\(error)") }
+        do {
+            // With the database's gazetteer snapshot: written while the extract is read, if it is not there yet, so
+            // that the first start after the import maps it instead of building the gazetteer.
+            importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), gazetteerSnapshot: gazetteerSnapshot, strict: strict)
+        } catch {
+            throw CLIError.failure("\(error)")
+        }
         let name = (file as NSString).lastPathComponent
         let bar = ProgressBar(label: "reading \(name)")
         let result: OSMImport

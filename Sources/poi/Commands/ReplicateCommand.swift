@@ -16,9 +16,14 @@ struct ChangeFiles {
     let addressSnapshot: String?
     private var last: OSMChangeResult?
 
-    init(store: CatalogStore, addressSnapshot: String?) throws {
-        do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve()) } catch { throw CLIError.failure("\(error)") }
-        (self.store, self.addressSnapshot) = (store, addressSnapshot)
+    /// - Parameter sources: where the database's snapshots live (the gazetteer's is mapped, or written once).
+    init(store: CatalogStore, sources: DataSources) throws {
+        do {
+            importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), gazetteerSnapshot: sources.gazetteerSnapshotPath)
+        } catch {
+            throw CLIError.failure("\(error)")
+        }
+        (self.store, self.addressSnapshot) = (store, sources.addressSnapshotPath)
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
@@ -44,8 +49,8 @@ struct ChangeFiles {
     }
 
     /// `poi import changes.osc.gz`: one file.
-    static func apply(_ file: String, to store: CatalogStore, addressSnapshot: String?) throws {
-        var files = try ChangeFiles(store: store, addressSnapshot: addressSnapshot)
+    static func apply(_ file: String, to store: CatalogStore, sources: DataSources) throws {
+        var files = try ChangeFiles(store: store, sources: sources)
         let change: OSMChange
         do { change = try OSMChange.read(file) } catch { throw CLIError.failure(error.description) }
         do { try files.apply(change, name: (file as NSString).lastPathComponent) } catch { throw CLIError.failure("\(error)") }
@@ -96,7 +101,7 @@ struct ReplicateCommand: ParsableCommand {
             throw CLIError.usage("the data's sequence is unknown (the extract does not say): give --from N, the sequence it was cut at")
         }
         let replicator = Replicator(source: ReplicationSource(location))
-        var files = try ChangeFiles(store: store, addressSnapshot: DataSources(db: path).addressSnapshotPath)
+        var files = try ChangeFiles(store: store, sources: DataSources(db: path))
         defer { files.finish() }
         while true {
             do {

@@ -243,7 +243,7 @@ let package = Package(
         ),
         .testTarget(
             name: "poiTests",
-            dependencies: ["poi", "Access", "GeoCore", "Startup", "SearchEngine", "TestSupport"],
+            dependencies: ["poi", "Access", "GeoCore", "Startup", "SearchEngine", "Gazetteer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -9,7 +9,7 @@ import OSM
 /// A change file then re-converts only the objects it touches and those built from them (see
 /// docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
 ///
-/// Tables (migration v8): `osm_node_block(first, count, data)`, `osm_way(id, refs, tags)`,
+/// Tables (migration v8): `osm_node_block(first, count, data)`, `osm_way_block(first, count, data)`,
 /// `osm_relation(id, members, tags)`, `osm_member(way, relation)` and `osm_state` (the replication sequence and the
 /// data's timestamp).
 public struct OSMMirrorImport: Sendable {
@@ -46,82 +46,182 @@ public struct OSMMirrorState: Sendable, Equatable {
     }
 }
 
+/// An import's mirror as the blocks and rows the store writes: encoded on any thread (the encoding is most of the
+/// mirror's cost at import), written by `CatalogStore.replaceOSMMirror`.
+public struct EncodedOSMMirror: Sendable {
+    struct Block: Sendable {
+        let first: Int64
+        let count: Int
+        let bytes: [UInt8]
+    }
+
+    var nodeBlocks: [Block] = []
+    var wayBlocks: [Block] = []
+    var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
+    var state = OSMMirrorState()
+    /// Bytes of the blocks, for reports.
+    public var bytes: Int { (nodeBlocks + wayBlocks).reduce(0) { $0 + $1.bytes.count } }
+
+    public init(_ data: OSMMirrorImport) {
+        relations = data.relations
+        state = data.state
+        var memberWays = Set<Int64>()
+        for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }
+        // The ways in id order (an extract sorted by type and id has them so already).
+        var order = Array(data.wayIDs.indices)
+        if data.wayIDs.indices.dropFirst().contains(where: { data.wayIDs[$0] <= data.wayIDs[$0 - 1] }) {
+            order.sort { data.wayIDs[$0] < data.wayIDs[$1] || (data.wayIDs[$0] == data.wayIDs[$1] && $0 < $1) }
+            // The last of equal ids wins, as in a re-read.
+            order = order.enumerated().filter { k, i in k + 1 == order.count || data.wayIDs[order[k + 1]] != data.wayIDs[i] }.map(\.element)
+        }
+        nodeBlocks = Self.nodeBlocks(data, order: order, memberWays: memberWays)
+        var out = VarintWriter()
+        var (count, first, previousID, previousRef): (Int, Int64, Int64, Int64) = (0, 0, 0, 0)
+        for i in order {
+            if count == 0 {
+                out = VarintWriter()
+                out.bytes.append(WayBlock.version)
+                first = data.wayIDs[i]
+                (previousID, previousRef) = (0, 0)
+            }
+            out.signed(data.wayIDs[i] &- previousID)
+            previousID = data.wayIDs[i]
+            WayBlock.append(
+                data.wayRefs[data.wayStarts[i]..<data.wayStarts[i + 1]],
+                data.wayTags[data.wayIDs[i]],
+                to: &out,
+                previousRef: &previousRef
+            )
+            count += 1
+            if count == WayBlock.size {
+                wayBlocks.append(Self.block(first, count, out))
+                count = 0
+            }
+        }
+        if count > 0 { wayBlocks.append(Self.block(first, count, out)) }
+    }
+
+    /// A block's bytes: the version byte, the count, then the objects `out` holds after its version byte.
+    static func block(_ first: Int64, _ count: Int, _ out: VarintWriter) -> Block {
+        var head = VarintWriter()
+        head.bytes.reserveCapacity(out.bytes.count + 4)
+        head.bytes.append(out.bytes[0])
+        head.varint(UInt64(count))
+        head.bytes.append(contentsOf: out.bytes[1...])
+        return Block(first: first, count: count, bytes: head.bytes)
+    }
+
+    /// The nodes in blocks, each with the ways that use it — the ways with tags that make output, and the members of
+    /// the multipolygons kept — found by a counting sort on the nodes' slots (no sort of (node, way) pairs).
+    static func nodeBlocks(_ data: OSMMirrorImport, order: [Int], memberWays: Set<Int64>) -> [Block] {
+        let nodes = data.nodeIDs
+        var counts = [Int32](repeating: 0, count: nodes.count + 1)
+        var slots: [Int32] = []
+        var owners: [Int64] = []
+        var hint = -1
+        func slot(_ id: Int64) -> Int? {
+            var s = hint + 1
+            if !(s >= 0 && s < nodes.count && nodes[s] == id) {
+                var (low, high) = (0, nodes.count)
+                while low < high {
+                    let mid = (low + high) >> 1
+                    if nodes[mid] < id { low = mid + 1 } else { high = mid }
+                }
+                guard low < nodes.count, nodes[low] == id else { return nil }
+                s = low
+            }
+            hint = s
+            return s
+        }
+        for i in order where data.wayTags[data.wayIDs[i]] != nil || memberWays.contains(data.wayIDs[i]) {
+            let refs = data.wayRefs[data.wayStarts[i]..<data.wayStarts[i + 1]]
+            for (k, ref) in zip(refs.indices, refs) {
+                // A closed way names its first node again at its end: once.
+                if k == refs.endIndex - 1 && refs.count > 1 && ref == refs.first { continue }
+                guard let s = slot(ref) else { continue }
+                slots.append(Int32(s))
+                owners.append(data.wayIDs[i])
+                counts[s + 1] += 1
+            }
+        }
+        for i in 1..<counts.count { counts[i] += counts[i - 1] }
+        var ways = [Int64](repeating: 0, count: slots.count)
+        var next = counts
+        for (s, way) in zip(slots, owners) {
+            ways[Int(next[Int(s)])] = way
+            next[Int(s)] += 1
+        }
+        slots = []
+        owners = []
+        var blocks: [Block] = []
+        var out = VarintWriter()
+        var previous = NodeBlock.Previous()
+        var (count, first, n): (Int, Int64, Int) = (0, 0, 0)
+        for (i, id) in nodes.enumerated() {
+            if count == 0 {
+                out = VarintWriter()
+                out.bytes.reserveCapacity(NodeBlock.size * 10)
+                out.bytes.append(NodeBlock.version)
+                first = id
+                previous = NodeBlock.Previous()
+            }
+            while n < data.numberIDs.count && data.numberIDs[n] < id { n += 1 }
+            let number = n < data.numberIDs.count && data.numberIDs[n] == id ? Int32(clamping: data.numberValues[n]) : -1
+            let nodeWays = ways[Int(counts[i])..<Int(counts[i + 1])]
+            NodeBlock.append(
+                id: id,
+                latitude: data.coordinates[2 * i],
+                longitude: data.coordinates[2 * i + 1],
+                number: number,
+                ways: nodeWays,
+                to: &out,
+                &previous
+            )
+            count += 1
+            if count == NodeBlock.size {
+                blocks.append(block(first, count, out))
+                count = 0
+            }
+        }
+        if count > 0 { blocks.append(block(first, count, out)) }
+        return blocks
+    }
+}
+
 extension CatalogStore {
     static let mirrorTablesSQL = """
         CREATE TABLE osm_node_block (first INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL);
-        CREATE TABLE osm_way (id INTEGER PRIMARY KEY, refs BLOB NOT NULL, tags BLOB);
+        CREATE TABLE osm_way_block (first INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL);
         CREATE TABLE osm_relation (id INTEGER PRIMARY KEY, members BLOB, tags BLOB);
         CREATE TABLE osm_member (way INTEGER NOT NULL, relation INTEGER NOT NULL, PRIMARY KEY (way, relation)) WITHOUT ROWID;
         CREATE TABLE osm_state (id INTEGER PRIMARY KEY CHECK (id = 1), sequence INTEGER, timestamp TEXT, source TEXT);
         """
 
-    /// Replaces the mirror with an import's, in one transaction (beside the POIs and addresses that import wrote).
-    public func replaceOSMMirror(_ data: OSMMirrorImport) throws(CatalogError) {
+    /// Replaces the mirror with an import's, in one transaction (beside the POIs and addresses that import wrote),
+    /// its blocks encoded already (`EncodedOSMMirror`, made on another thread while the POIs are written).
+    public func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError) {
         do {
             try pool.write { db in
-                for table in ["osm_node_block", "osm_way", "osm_relation", "osm_member", "osm_state"] {
+                for table in ["osm_node_block", "osm_way_block", "osm_relation", "osm_member", "osm_state"] {
                     try db.execute(sql: "DELETE FROM \(table)")
                 }
-                try Self.writeNodes(data, db)
-                let way = try db.makeStatement(sql: "INSERT OR REPLACE INTO osm_way (id, refs, tags) VALUES (?, ?, ?)")
-                for i in data.wayIDs.indices {
-                    let refs = Data(OSMMirrorCoding.refs(Array(data.wayRefs[data.wayStarts[i]..<data.wayStarts[i + 1]])))
-                    let tags = data.wayTags[data.wayIDs[i]].map { Data(OSMMirrorCoding.tags($0)) }
-                    try way.execute(arguments: [data.wayIDs[i], refs, tags])
+                for (table, blocks) in [("osm_node_block", encoded.nodeBlocks), ("osm_way_block", encoded.wayBlocks)] {
+                    let insert = try db.makeStatement(sql: "INSERT INTO \(table) (first, count, data) VALUES (?, ?, ?)")
+                    for block in blocks { try insert.execute(arguments: [block.first, block.count, Data(block.bytes)]) }
                 }
                 let relation = try db.makeStatement(sql: "INSERT OR REPLACE INTO osm_relation (id, members, tags) VALUES (?, ?, ?)")
                 let member = try db.makeStatement(sql: "INSERT OR IGNORE INTO osm_member (way, relation) VALUES (?, ?)")
-                for r in data.relations {
+                for r in encoded.relations {
                     try relation.execute(arguments: [
                         r.id, r.members.map { Data(OSMMirrorCoding.members($0)) }, r.tags.map { Data(OSMMirrorCoding.tags($0)) },
                     ])
                     for m in r.members ?? [] where m.type == .way { try member.execute(arguments: [m.ref, r.id]) }
                 }
-                try OSMMirror.writeState(data.state, db)
+                try OSMMirror.writeState(encoded.state, db)
             }
         } catch {
             throw .storage("\(error)")
         }
-    }
-
-    /// The nodes in blocks, each with the ways that use it: the ways with tags that make output, and the members of
-    /// the multipolygons kept.
-    static func writeNodes(_ data: OSMMirrorImport, _ db: Database) throws {
-        // (node, way) pairs, sorted by node, then merged with the nodes as they are written.
-        var memberWays = Set<Int64>()
-        for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }
-        var pairs: [(node: Int64, way: Int64)] = []
-        for i in data.wayIDs.indices where data.wayTags[data.wayIDs[i]] != nil || memberWays.contains(data.wayIDs[i]) {
-            for ref in data.wayRefs[data.wayStarts[i]..<data.wayStarts[i + 1]] { pairs.append((ref, data.wayIDs[i])) }
-        }
-        pairs.sort { $0.node < $1.node || ($0.node == $1.node && $0.way < $1.way) }
-        let insert = try db.makeStatement(sql: "INSERT INTO osm_node_block (first, count, data) VALUES (?, ?, ?)")
-        var block = NodeBlock()
-        var p = 0
-        var n = 0
-        for (i, id) in data.nodeIDs.enumerated() {
-            while p < pairs.count && pairs[p].node < id { p += 1 }
-            var ways: [Int64] = []
-            while p < pairs.count && pairs[p].node == id {
-                if ways.last != pairs[p].way { ways.append(pairs[p].way) }
-                p += 1
-            }
-            while n < data.numberIDs.count && data.numberIDs[n] < id { n += 1 }
-            let number = n < data.numberIDs.count && data.numberIDs[n] == id ? Int32(clamping: data.numberValues[n]) : -1
-            block.insert(
-                at: block.count,
-                id: id,
-                latitude: data.coordinates[2 * i],
-                longitude: data.coordinates[2 * i + 1],
-                number: number,
-                ways: ways
-            )
-            if block.count == NodeBlock.size {
-                try insert.execute(arguments: [block.ids[0], block.count, Data(block.encoded())])
-                block = NodeBlock()
-            }
-        }
-        if block.count > 0 { try insert.execute(arguments: [block.ids[0], block.count, Data(block.encoded())]) }
     }
 
     /// Whether the database holds an OpenStreetMap import that change files can be applied to, and where it stands.
@@ -150,17 +250,18 @@ extension CatalogStore {
     }
 }
 
-/// The mirror inside one write transaction (`CatalogStore.updateOSM`): node blocks read once and written back at the
-/// end, ways and relations read and written as rows, and the outputs (POIs, houses, streets) replaced by object.
+/// The mirror inside one write transaction (`CatalogStore.updateOSM`): node and way blocks read once and written
+/// back at the end, relations read and written as rows, and the outputs (POIs, houses, streets) replaced by object.
 public final class OSMMirror {
     let db: Database
-    /// Blocks read, by the key their row has in the table (their first id when read).
-    private var blocks: [Int64: NodeBlock] = [:]
-    private var dirty = Set<Int64>()
-    /// A block made for nodes of an empty table, under this key until written.
-    private static let newBlockKey = Int64.min
+    let nodes: BlockTable<NodeBlock>
+    let ways: BlockTable<WayBlock>
 
-    init(_ db: Database) { self.db = db }
+    init(_ db: Database) {
+        self.db = db
+        nodes = BlockTable(db)
+        ways = BlockTable(db)
+    }
 
     static func state(_ db: Database) throws -> OSMMirrorState? {
         guard let row = try Row.fetchOne(db, sql: "SELECT sequence, timestamp, source FROM osm_state WHERE id = 1") else { return nil }
@@ -177,6 +278,80 @@ public final class OSMMirror {
     public func state() throws -> OSMMirrorState? { try Self.state(db) }
     public func setState(_ state: OSMMirrorState) throws { try Self.writeState(state, db) }
 
+    /// Writes the changed blocks back.
+    func flush() throws {
+        try nodes.flush()
+        try ways.flush()
+    }
+
+    /// The blocks of one table, read at most once in a transaction and written back by `flush`: a block covers the
+    /// ids from its first to the next block's first (the first block also those below it).
+    final class BlockTable<Block: MirrorBlock> {
+        let db: Database
+        /// Blocks read, by the key their row has in the table (their first id when read).
+        private var blocks: [Int64: Block] = [:]
+        private var dirty = Set<Int64>()
+        /// A block made for the objects of an empty table, under this key until written.
+        private static var newBlockKey: Int64 { Int64.min }
+
+        init(_ db: Database) { self.db = db }
+
+        /// The key of the block that holds, or would hold, `id`.
+        private func key(for id: Int64) throws -> Int64 {
+            if let key = try Int64.fetchOne(
+                db,
+                sql: "SELECT first FROM \(Block.table) WHERE first <= ? ORDER BY first DESC LIMIT 1",
+                arguments: [id]
+            ) {
+                return key
+            }
+            if let key = try Int64.fetchOne(db, sql: "SELECT first FROM \(Block.table) ORDER BY first LIMIT 1") { return key }
+            return Self.newBlockKey
+        }
+
+        private func load(_ key: Int64) throws -> Block {
+            if let block = blocks[key] { return block }
+            var block = Block()
+            if key != Self.newBlockKey, let data = try Data.fetchOne(db, sql: "SELECT data FROM \(Block.table) WHERE first = ?", arguments: [key]) {
+                do {
+                    block = try data.withUnsafeBytes { bytes in try Block.decode(bytes) }
+                } catch let error as AddressBlock.CorruptBlock {
+                    throw CatalogError.storage("\(Block.table) \(key) is corrupt: \(error.reason)")
+                }
+            }
+            blocks[key] = block
+            return block
+        }
+
+        /// The block that holds, or would hold, `id`.
+        func block(of id: Int64) throws -> Block { try load(try key(for: id)) }
+
+        /// Changes the block holding `id` and marks it for writing.
+        func change<T>(_ id: Int64, _ body: (inout Block) -> T) throws -> T {
+            let key = try key(for: id)
+            _ = try load(key)
+            dirty.insert(key)
+            return body(&blocks[key]!)
+        }
+
+        /// Writes the changed blocks back: a block emptied goes, one grown past twice the size is split.
+        func flush() throws {
+            for key in dirty where key != Self.newBlockKey {
+                try db.execute(sql: "DELETE FROM \(Block.table) WHERE first = ?", arguments: [key])
+            }
+            let insert = try db.makeStatement(sql: "INSERT INTO \(Block.table) (first, count, data) VALUES (?, ?, ?)")
+            for key in dirty {
+                var block = blocks[key]!
+                var parts: [Block] = []
+                while block.count > 2 * NodeBlock.size { parts.append(block.split(at: block.count - NodeBlock.size)) }
+                parts.append(block)
+                for part in parts where part.count > 0 { try insert.execute(arguments: [part.ids[0], part.count, Data(part.encoded())]) }
+            }
+            blocks = [:]
+            dirty = []
+        }
+    }
+
     // MARK: Nodes
 
     /// A node as the mirror has it.
@@ -188,39 +363,8 @@ public final class OSMMirror {
         public var ways: [Int64]
     }
 
-    /// The key of the block that holds, or would hold, node `id`.
-    private func blockKey(for id: Int64) throws -> Int64 {
-        if let key = try Int64.fetchOne(db, sql: "SELECT first FROM osm_node_block WHERE first <= ? ORDER BY first DESC LIMIT 1", arguments: [id]) {
-            return key
-        }
-        if let key = try Int64.fetchOne(db, sql: "SELECT first FROM osm_node_block ORDER BY first LIMIT 1") { return key }
-        return Self.newBlockKey
-    }
-
-    private func loadBlock(_ key: Int64) throws -> NodeBlock {
-        if let block = blocks[key] { return block }
-        var block = NodeBlock()
-        if key != Self.newBlockKey, let data = try Data.fetchOne(db, sql: "SELECT data FROM osm_node_block WHERE first = ?", arguments: [key]) {
-            do {
-                block = try data.withUnsafeBytes { bytes in try NodeBlock.decode(bytes) }
-            } catch let error as AddressBlock.CorruptBlock {
-                throw CatalogError.storage("node block \(key) is corrupt: \(error.reason)")
-            }
-        }
-        blocks[key] = block
-        return block
-    }
-
-    /// Changes the block holding `id` (read first if need be) and marks it for writing.
-    private func withBlock<T>(of id: Int64, _ body: (inout NodeBlock) -> T) throws -> T {
-        let key = try blockKey(for: id)
-        _ = try loadBlock(key)
-        dirty.insert(key)
-        return body(&blocks[key]!)
-    }
-
     public func node(_ id: Int64) throws -> Node? {
-        let block = try loadBlock(try blockKey(for: id))
+        let block = try nodes.block(of: id)
         let (i, found) = block.slot(of: id)
         guard found else { return nil }
         return Node(latitude: block.latitudes[i], longitude: block.longitudes[i], number: block.numbers[i], ways: block.ways[i])
@@ -228,7 +372,7 @@ public final class OSMMirror {
 
     /// Creates or moves node `id`, keeping the ways that use it.
     public func setNode(_ id: Int64, latitude: Int32, longitude: Int32, number: Int32) throws {
-        try withBlock(of: id) { block in
+        try nodes.change(id) { block in
             let (i, found) = block.slot(of: id)
             if found {
                 (block.latitudes[i], block.longitudes[i], block.numbers[i]) = (latitude, longitude, number)
@@ -241,7 +385,7 @@ public final class OSMMirror {
     /// Deletes node `id`; answers the ways that used it.
     @discardableResult
     public func deleteNode(_ id: Int64) throws -> [Int64] {
-        try withBlock(of: id) { block in
+        try nodes.change(id) { block in
             let (i, found) = block.slot(of: id)
             guard found else { return [] }
             let ways = block.ways[i]
@@ -253,7 +397,7 @@ public final class OSMMirror {
     /// Records that `way` uses the nodes `refs` (those the mirror has).
     public func addWay(_ way: Int64, to refs: some Sequence<Int64>) throws {
         for ref in Set(refs) {
-            try withBlock(of: ref) { block in
+            try nodes.change(ref) { block in
                 let (i, found) = block.slot(of: ref)
                 guard found else { return }
                 let w = block.ways[i].firstIndex { $0 >= way } ?? block.ways[i].count
@@ -265,7 +409,7 @@ public final class OSMMirror {
     /// Records that `way` no longer uses the nodes `refs`.
     public func removeWay(_ way: Int64, from refs: some Sequence<Int64>) throws {
         for ref in Set(refs) {
-            try withBlock(of: ref) { block in
+            try nodes.change(ref) { block in
                 let (i, found) = block.slot(of: ref)
                 guard found else { return }
                 block.ways[i].removeAll { $0 == way }
@@ -273,43 +417,37 @@ public final class OSMMirror {
         }
     }
 
-    /// Writes the changed blocks back: a block emptied goes, one grown past twice the size is split.
-    func flush() throws {
-        for key in dirty where key != Self.newBlockKey { try db.execute(sql: "DELETE FROM osm_node_block WHERE first = ?", arguments: [key]) }
-        let insert = try db.makeStatement(sql: "INSERT INTO osm_node_block (first, count, data) VALUES (?, ?, ?)")
-        for key in dirty {
-            var block = blocks[key]!
-            var parts: [NodeBlock] = []
-            while block.count > 2 * NodeBlock.size { parts.append(block.split(at: block.count - NodeBlock.size)) }
-            parts.append(block)
-            for part in parts where part.count > 0 { try insert.execute(arguments: [part.ids[0], part.count, Data(part.encoded())]) }
-        }
-        blocks = [:]
-        dirty = []
-    }
-
     // MARK: Ways and relations
 
     /// A way's node ids, and its tags when it has output.
     public func way(_ id: Int64) throws -> (refs: [Int64], tags: [OSMTag]?)? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT refs, tags FROM osm_way WHERE id = ?", arguments: [id]) else { return nil }
-        do {
-            let refs = try (row[0] as Data).withUnsafeBytes { bytes in try OSMMirrorCoding.refs(from: bytes) }
-            let tags = try (row[1] as Data?).map { data in try data.withUnsafeBytes { bytes in try OSMMirrorCoding.tags(from: bytes) } }
-            return (refs, tags)
-        } catch let error as AddressBlock.CorruptBlock {
-            throw CatalogError.storage("way \(id) in the mirror is corrupt: \(error.reason)")
-        }
+        let block = try ways.block(of: id)
+        let (i, found) = block.slot(of: id)
+        return found ? (block.refs[i], block.tags[i]) : nil
     }
 
     public func putWay(_ id: Int64, refs: [Int64], tags: [OSMTag]?) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO osm_way (id, refs, tags) VALUES (?, ?, ?)",
-            arguments: [id, Data(OSMMirrorCoding.refs(refs)), tags.map { Data(OSMMirrorCoding.tags($0)) }]
-        )
+        try ways.change(id) { block in
+            let (i, found) = block.slot(of: id)
+            if found {
+                (block.refs[i], block.tags[i]) = (refs, tags)
+            } else {
+                block.ids.insert(id, at: i)
+                block.refs.insert(refs, at: i)
+                block.tags.insert(tags, at: i)
+            }
+        }
     }
 
-    public func deleteWay(_ id: Int64) throws { try db.execute(sql: "DELETE FROM osm_way WHERE id = ?", arguments: [id]) }
+    public func deleteWay(_ id: Int64) throws {
+        try ways.change(id) { block in
+            let (i, found) = block.slot(of: id)
+            guard found else { return }
+            block.ids.remove(at: i)
+            block.refs.remove(at: i)
+            block.tags.remove(at: i)
+        }
+    }
 
     /// Whether the mirror has relation `id`, with its members and tags when it is a multipolygon with output.
     public func relation(_ id: Int64) throws -> (members: [OSMRelation.Member]?, tags: [OSMTag]?)? {
@@ -393,38 +531,74 @@ public enum OSMObjectKey {
     /// (type, id, part) of an output id: nodes, then ways, then relations, each by id, then the part after "#";
     /// nil for an id that is not an OpenStreetMap object's.
     public static func order(of id: String) -> (type: Int, id: Int64, part: Int)? {
-        let utf8 = Array(id.utf8)
-        guard utf8.count > 5, utf8.starts(with: Array("osm-".utf8)) else { return nil }
+        let utf8 = id.utf8
+        // Read from the string's own bytes (no copy): nearly every id is a native string.
+        if let key = utf8.withContiguousStorageIfAvailable({ order(of: $0) }) { return key }
+        return Array(utf8).withUnsafeBufferPointer { order(of: $0) }
+    }
+
+    static func order(of bytes: UnsafeBufferPointer<UInt8>) -> (type: Int, id: Int64, part: Int)? {
+        guard bytes.count > 5, bytes[0] == UInt8(ascii: "o"), bytes[1] == UInt8(ascii: "s"), bytes[2] == UInt8(ascii: "m"),
+            bytes[3] == UInt8(ascii: "-")
+        else { return nil }
         let type: Int
-        switch utf8[4] {
+        switch bytes[4] {
         case UInt8(ascii: "n"): type = 0
         case UInt8(ascii: "w"): type = 1
         case UInt8(ascii: "r"): type = 2
         default: return nil
         }
-        let rest = utf8[5...].split(separator: UInt8(ascii: "#"), maxSplits: 1, omittingEmptySubsequences: false)
-        guard let number = Int64(String(decoding: rest[0], as: UTF8.self)) else { return nil }
-        let part = rest.count > 1 ? Int(String(decoding: rest[1], as: UTF8.self)) ?? 0 : 1
-        return (type, number, part)
+        var i = 5
+        var number: Int64 = 0
+        var digits = 0
+        while i < bytes.count, (0x30...0x39).contains(bytes[i]), digits < 18 {
+            number = number * 10 + Int64(bytes[i] - 0x30)
+            digits += 1
+            i += 1
+        }
+        guard digits > 0 else { return nil }
+        if i == bytes.count { return (type, number, 1) }
+        guard bytes[i] == UInt8(ascii: "#") else { return nil }
+        var part = 0
+        i += 1
+        while i < bytes.count, (0x30...0x39).contains(bytes[i]), part < 1 << 40 {
+            part = part * 10 + Int(bytes[i] - 0x30)
+            i += 1
+        }
+        return i == bytes.count ? (type, number, part) : nil
     }
 
     /// `items` by `order` of their ids (stable; items with other ids first, in their order); as they are when they
     /// already are in that order (an extract's output, read from a sorted file).
     public static func inOrder<T>(_ items: [T], id: (T) -> String) -> [T] {
-        let keys = items.map { order(of: id($0)) }
-        func before(_ a: Int, _ b: Int) -> Bool {
-            switch (keys[a], keys[b]) {
-            case (nil, nil): return a < b
-            case (nil, _): return true
-            case (_, nil): return false
-            case (let x?, let y?):
-                if x.type != y.type { return x.type < y.type }
-                if x.id != y.id { return x.id < y.id }
-                if x.part != y.part { return x.part < y.part }
-                return a < b
+        // Usually in order already: checked pair by pair, each key read once.
+        guard let head = items.first else { return items }
+        var previous = order(of: id(head))
+        var sorted = true
+        for i in items.indices.dropFirst() {
+            let key = order(of: id(items[i]))
+            if precedes(key, i, previous, i - 1) {
+                sorted = false
+                break
             }
+            previous = key
         }
-        if !items.indices.dropFirst().contains(where: { before($0, $0 - 1) }) { return items }
-        return items.indices.sorted(by: before).map { items[$0] }
+        if sorted { return items }
+        let keys = items.map { order(of: id($0)) }
+        return items.indices.sorted { precedes(keys[$0], $0, keys[$1], $1) }.map { items[$0] }
+    }
+
+    /// Whether the item with key `x` at `a` goes before the one with key `y` at `b`.
+    static func precedes(_ x: (type: Int, id: Int64, part: Int)?, _ a: Int, _ y: (type: Int, id: Int64, part: Int)?, _ b: Int) -> Bool {
+        switch (x, y) {
+        case (nil, nil): return a < b
+        case (nil, _): return true
+        case (_, nil): return false
+        case (let x?, let y?):
+            if x.type != y.type { return x.type < y.type }
+            if x.id != y.id { return x.id < y.id }
+            if x.part != y.part { return x.part < y.part }
+            return a < b
+        }
     }
 }

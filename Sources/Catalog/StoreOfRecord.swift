@@ -52,7 +52,7 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     /// Ids of the POIs whose id starts with `prefix` (the `osm-` POIs an OpenStreetMap re-import replaces).
     func poiIDs(prefix: String) throws(CatalogError) -> [String]
 
-    /// Whether the store keeps addresses and street lines (SQLite does; the PostgreSQL store does not yet).
+    /// Whether the store keeps addresses and street lines (SQLite and PostgreSQL do).
     var keepsAddresses: Bool { get }
 
     /// The addresses and street lines of the last OpenStreetMap import.
@@ -68,7 +68,7 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     func addressGeneration() throws(CatalogError) -> String?
 
     /// Keeps an OpenStreetMap import's objects for change files (`OSMMirror`); stores that apply none ignore it.
-    func replaceOSMMirror(_ data: OSMMirrorImport) throws(CatalogError)
+    func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError)
 }
 
 extension StoreOfRecord {
@@ -83,7 +83,7 @@ extension StoreOfRecord {
 
     public func addressGeneration() throws(CatalogError) -> String? { nil }
 
-    public func replaceOSMMirror(_ data: OSMMirrorImport) throws(CatalogError) {}
+    public func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError) {}
 
     /// By reading every POI: for stores without a faster way.
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {

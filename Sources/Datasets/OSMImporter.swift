@@ -141,10 +141,12 @@ public struct OSMImporter: Sendable {
     /// - Returns: the number of POIs removed, and the addresses' new generation (nil: the store keeps none).
     @discardableResult
     public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
+        // The mirror's blocks are encoded on a thread of their own while the POIs and addresses are written.
+        let mirror = result.mirror.map { data in Background { EncodedOSMMirror(data) } }
         let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
-        if let mirror = result.mirror { try store.replaceOSMMirror(mirror) }
+        if let mirror { try store.replaceOSMMirror(try! mirror.value()) }
         return (removed, generation)
     }
 

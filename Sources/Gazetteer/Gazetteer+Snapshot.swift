@@ -28,6 +28,53 @@ extension Gazetteer {
         return parts.joined(separator: "; ")
     }
 
+    /// Where the gazetteer's snapshot of the data files in `directory` is kept for every database of this user:
+    /// `$POI_CACHE_DIR`, else `$XDG_CACHE_HOME/poi`, else `~/.cache/poi`, in a file named by a hash of what it is built
+    /// from (`sourceKey`). The gazetteer depends on the data files alone, so one snapshot serves every database, and
+    /// the first start after an import into a new database maps it instead of building the gazetteer (seconds).
+    /// Nil when no such directory can be made (the caller keeps one beside its database).
+    public static func sharedSnapshotPath(directory: String) -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        let cache: String
+        if let explicit = environment["POI_CACHE_DIR"], !explicit.isEmpty {
+            cache = explicit
+        } else if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            cache = xdg + "/poi"
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            cache = home + "/.cache/poi"
+        } else {
+            return nil
+        }
+        guard (try? FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)) != nil,
+            access(cache, W_OK) == 0
+        else { return nil }
+        // FNV-1a of the key, and of the directory (two data directories are two snapshots).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in (sourceKey(directory: directory) + "\u{0}" + directory).utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return cache + "/gazetteer-" + String(hash, radix: 16) + ".snapshot"
+    }
+
+    /// Removes the shared snapshots other than `path` (of data files since changed, or of another analyzer): a server
+    /// still mapping one keeps its pages.
+    static func removeOtherSharedSnapshots(than path: String) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        guard url.lastPathComponent.hasPrefix("gazetteer-"), let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            return
+        }
+        for name in names where name.hasPrefix("gazetteer-") && name.hasSuffix(".snapshot") && name != url.lastPathComponent {
+            // Only snapshots left alone for a day: another checkout's server may be starting from its own right now.
+            let full = directory + "/" + name
+            if let modified = (try? FileManager.default.attributesOfItem(atPath: full))?[.modificationDate] as? Date,
+                Date().timeIntervalSince(modified) > 86_400
+            {
+                unlink(full)
+            }
+        }
+    }
+
     /// Loads the bundled files, taking the built structures from the snapshot at `snapshotPath` when it was made from
     /// these same files, else building them and writing the snapshot (failures to write are reported, not thrown).
     /// - Returns: the gazetteer, and how its structures were made.
@@ -65,6 +112,7 @@ extension Gazetteer {
         let gazetteer = Gazetteer(places: places, divisions: divisions, countries: countries, admin1: admin1, outlines: outlines)
         do {
             try gazetteer.writeSnapshot(snapshotPath, key: key)
+            removeOtherSharedSnapshots(than: snapshotPath)
             return (gazetteer, "built (\(reason)); snapshot written")
         } catch {
             return (gazetteer, "built (\(reason)); \(error.description)")

@@ -305,6 +305,13 @@ enum PostgresSchema {
         ALTER TABLE pin ADD COLUMN owner text;
         CREATE INDEX pin_owner ON pin (owner);
         """,
+        // 3: houses and street lines of an OpenStreetMap import (PostgresStore+Addresses), and their generation.
+        """
+        CREATE TABLE address_block (seq integer PRIMARY KEY, count integer NOT NULL, data bytea NOT NULL);
+        CREATE TABLE street_block (seq integer PRIMARY KEY, data bytea NOT NULL);
+        CREATE TABLE address_state (id integer PRIMARY KEY CHECK (id = 1), generation text NOT NULL);
+        INSERT INTO address_state (id, generation) VALUES (1, gen_random_uuid()::text);
+        """,
     ]
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {

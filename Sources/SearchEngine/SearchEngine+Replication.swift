@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Gazetteer
 import Synchronization
 
 /// Keeps an engine over a shared store (PostgreSQL) up to date with the writes other servers commit: a thread that
@@ -158,6 +159,9 @@ extension SearchEngine {
                 if changes.sequence != applied || !changes.isEmpty {
                     write { $0.apply(changes) }
                 }
+                // Another server replaced the addresses (an OpenStreetMap import): a write of its own in the sequence,
+                // so looked for only when the sequence moved.
+                if changes.sequence != applied { try followAddresses(store, log: log) }
                 replication.caughtUp(at: changes.sequence.sequence)
             } catch {
                 guard error.requiresReload else { throw error }
@@ -174,6 +178,22 @@ extension SearchEngine {
         }
         snapshotIfDue()
         return nil
+    }
+}
+
+extension SearchEngine {
+    /// Loads the store's addresses again when their generation is not the one the index was built from, and swaps the
+    /// rebuilt index in (reads go on against the old one meanwhile; the writer lock is held, so writes wait).
+    func followAddresses(_ store: any StoreOfRecord, log: (String) -> Void) throws(CatalogError) {
+        guard store.keepsAddresses, let generation = try store.addressGeneration(), generation != addressGenerationSeen.withLock({ $0 }) else {
+            return
+        }
+        let started = ContinuousClock.now
+        var index = AddressIndex(try store.loadAddresses())
+        if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
+        replaceAddressBase(index)
+        addressGenerationSeen.withLock { $0 = generation }
+        log("addresses replaced in the store: \(index.houseCount) houses loaded again in \(ContinuousClock.now - started)")
     }
 }
 

@@ -185,7 +185,9 @@ extension SearchEngine {
                 let generation: String
                 do throws(CatalogError) {
                     generation = try store.replaceAddresses(result.addresses)
-                    if let mirror = result.mirror { try store.replaceOSMMirror(mirror) }
+                    if let mirror = result.mirror { try store.replaceOSMMirror(EncodedOSMMirror(mirror)) }
+                    // This server's own replacement: not to be loaded again when the feed shows it.
+                    addressGenerationSeen.withLock { $0 = generation }
                 } catch {
                     throw SearchError.from(error)
                 }

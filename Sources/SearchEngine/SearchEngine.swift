@@ -54,6 +54,8 @@ public final class SearchEngine: @unchecked Sendable {
     let pinyinTerms = Mutex(PinyinTerms())
     /// The last server timestamp issued (milliseconds since 1970).
     let clock = Mutex<Int64>(0)
+    /// The generation of the store's addresses the address index was built from, on a replica of a shared store.
+    let addressGenerationSeen: Mutex<String?>
     /// Where the OpenStreetMap data stands (`OSMDataStatus`); nil when the store holds no OpenStreetMap import.
     let osmData = Mutex<OSMDataStatus?>(nil)
     /// Runs between a write's commit and its index update: tests widen that window to check that writes stay ordered.
@@ -129,6 +131,8 @@ public final class SearchEngine: @unchecked Sendable {
             let opened = addresses ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (index: .empty, how: "not loaded")
             addressBook = Mutex(AddressBook(base: opened.index))
             addressStartup = opened.how
+            // A replica loads the addresses again when another server replaces them (`catchUpHoldingWriter`).
+            addressGenerationSeen = Mutex(addresses && store.feed != nil ? try store.addressGeneration() : nil)
         } catch {
             throw SearchError.from(error)
         }
@@ -209,6 +213,7 @@ public final class SearchEngine: @unchecked Sendable {
         self.store = nil
         addressBook = Mutex(AddressBook(base: AddressIndex(addresses)))
         addressStartup = "built from the records given"
+        addressGenerationSeen = Mutex(nil)
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil
@@ -221,6 +226,7 @@ public final class SearchEngine: @unchecked Sendable {
         store = nil
         addressBook = Mutex(AddressBook.empty)
         addressStartup = "not loaded"
+        addressGenerationSeen = Mutex(nil)
         self.taxonomy = taxonomy
         snapshotPolicy = nil
         replication = nil

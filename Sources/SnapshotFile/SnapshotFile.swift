@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +75,8 @@ public final class SnapshotWriter {
     /// `direct`: whole buffers written around the page cache when the file system allows it (tests compare both).
     init(path: String, formatVersion: UInt32, direct: Bool) throws(SnapshotError) {
         self.path = path
-        temporaryPath = "\(path).tmp-\(getpid())"
+        // The process and a count: two writers of one path (two processes, or two threads of one) never share a file.
+        temporaryPath = "\(path).tmp-\(getpid())-\(SnapshotWriter.writers.add(1, ordering: .relaxed).newValue)"
         SnapshotWriter.removeLeftovers(of: path)
         // A file system that refuses O_DIRECT says so at open (EINVAL): the page cache, then.
         var direct = direct
@@ -117,12 +119,16 @@ public final class SnapshotWriter {
         let prefix = url.lastPathComponent + ".tmp-"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names where name.hasPrefix(prefix) {
-            let pid = Int32(name.dropFirst(prefix.count)) ?? 0
-            // A writer still running (another process writing the same snapshot) keeps its file.
-            if pid > 0 && pid != getpid() && kill(pid, 0) == 0 { continue }
+            let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }) ?? 0
+            // A writer still running (another process writing the same snapshot, or another thread of this one) keeps
+            // its file.
+            if pid > 0 && (pid == getpid() || kill(pid, 0) == 0) { continue }
             unlink(directory + "/" + name)
         }
     }
+
+    /// Writers made by this process, numbering their temporary files.
+    static let writers = Atomic<Int>(0)
 
     /// Notes that a region (a section of the payload) starts here.
     public func mark() { regions.append(length) }

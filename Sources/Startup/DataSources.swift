@@ -75,9 +75,11 @@ public struct DataSources: Sendable {
     /// Where the address index's snapshot lives: beside the index snapshot (nil: none).
     public var addressSnapshotPath: String? { snapshotPath.map { SearchEngine.SnapshotPolicy(path: $0).addressPath } }
 
-    /// Where the gazetteer's snapshot lives: beside the index snapshot (nil: none).
+    /// Where the gazetteer's snapshot lives (nil: none): the one every database of this user shares
+    /// (`Gazetteer.sharedSnapshotPath`: it depends on the data files alone), else beside the index snapshot.
     public var gazetteerSnapshotPath: String? {
         guard let snapshotPath else { return nil }
+        if let shared = Gazetteer.sharedSnapshotPath(directory: dataDirectory) { return shared }
         return storeURL == nil ? path + ".gazetteer" : snapshotPath + ".gazetteer"
     }
 

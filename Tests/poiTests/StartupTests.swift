@@ -1,4 +1,5 @@
 import Foundation
+import Gazetteer
 import SearchEngine
 import Startup
 import TestSupport
@@ -18,7 +19,10 @@ import Testing
         let imported = try CLI.run(["import", data, "--db", db])
         try #require(imported.status == 0, "\(imported.stderr)")
         let sources = DataSources(db: db)
-        #expect(sources.snapshotPath == db + ".snapshot" && sources.gazetteerSnapshotPath == db + ".gazetteer")
+        #expect(sources.snapshotPath == db + ".snapshot")
+        // The gazetteer's snapshot is shared by every database (it depends on the data files alone).
+        #expect(sources.gazetteerSnapshotPath == Gazetteer.sharedSnapshotPath(directory: sources.dataDirectory))
+        #expect(sources.gazetteerSnapshotPath?.contains("/gazetteer-") == true)
         try? FileManager.default.removeItem(atPath: db + ".snapshot")
         let first = try sources.openEngine(snapshot: .now)
         guard case .rebuilt = first.startup else {

@@ -151,9 +151,9 @@ struct ImportCommand: ParsableCommand {
             let sources = DataSources(db: path)
             // The address index's snapshot was left by the OpenStreetMap import itself: not opened here.
             let engine = keepUntilExit(try startup { () throws(StartupError) in try sources.openEngine(snapshot: .now, addresses: false) })
-            // After a large import, the gazetteer's snapshot too, which the server would otherwise build on its first
-            // start (about 1 s, 5 times a restart from snapshots at 1 M records); a small database's first start may.
-            if engine.counts.pois >= 100_000, sources.gazetteerSnapshotPath != nil {
+            // The gazetteer's snapshot too, when there is none yet (it is shared by every database: see
+            // `Gazetteer.sharedSnapshotPath`), which the first start would otherwise build (1–2 s, several restarts).
+            if let gazetteer = sources.gazetteerSnapshotPath, !FileManager.default.fileExists(atPath: gazetteer) {
                 _ = try startup { () throws(StartupError) in try sources.loadGazetteer() }
             }
             if case .rebuilt = engine.startup {

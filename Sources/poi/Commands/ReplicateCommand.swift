@@ -100,6 +100,19 @@ struct ReplicateCommand: ParsableCommand {
         guard var current = state.sequence ?? from else {
             throw CLIError.usage("the data's sequence is unknown (the extract does not say): give --from N, the sequence it was cut at")
         }
+        if state.sequence == nil {
+            // Kept with the data, so that later runs and `poi serve --replicate` go on from it.
+            do {
+                _ = try store.updateOSM { mirror in
+                    var kept = try mirror.state() ?? OSMMirrorState()
+                    kept.sequence = current
+                    kept.source = kept.source ?? location
+                    try mirror.setState(kept)
+                }
+            } catch {
+                throw CLIError.failure("\(error)")
+            }
+        }
         let replicator = Replicator(source: ReplicationSource(location))
         var files = try ChangeFiles(store: store, sources: DataSources(db: path))
         defer { files.finish() }

@@ -10,9 +10,10 @@ import OSM
 /// of the number of its ways and their ids as zigzag differences from the way before in the block. Neighbouring ids
 /// are usually neighbouring points of one way: a node takes 6–9 bytes, against 16 for an id and two coordinates and
 /// ~20 for a row of a table (see docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
-public struct NodeBlock: Equatable, Sendable {
+public struct NodeBlock: MirrorBlock, Equatable, Sendable {
     public static let size = 256
     static let version: UInt8 = 1
+    static let table = "osm_node_block"
 
     public var ids: [Int64] = []
     /// Latitude and longitude in 1e-7°.
@@ -26,17 +27,6 @@ public struct NodeBlock: Equatable, Sendable {
     public init() {}
 
     public var count: Int { ids.count }
-
-    /// The slot of `id`, or where it would go.
-    public func slot(of id: Int64) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = ids.count
-        while low < high {
-            let mid = (low + high) >> 1
-            if ids[mid] < id { low = mid + 1 } else { high = mid }
-        }
-        return (low, low < ids.count && ids[low] == id)
-    }
 
     public mutating func insert(at index: Int, id: Int64, latitude: Int32, longitude: Int32, number: Int32, ways nodeWays: [Int64]) {
         ids.insert(id, at: index)
@@ -75,20 +65,41 @@ public struct NodeBlock: Equatable, Sendable {
         out.bytes.reserveCapacity(ids.count * 9 + 4)
         out.bytes.append(Self.version)
         out.varint(UInt64(ids.count))
-        var (id, latitude, longitude, way): (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
+        var previous = Previous()
         for i in ids.indices {
-            out.signed(ids[i] - id)
-            out.signed(Int64(latitudes[i]) - latitude)
-            out.signed(Int64(longitudes[i]) - longitude)
-            (id, latitude, longitude) = (ids[i], Int64(latitudes[i]), Int64(longitudes[i]))
-            out.varint(UInt64(Int64(numbers[i]) + 1))
-            out.varint(UInt64(ways[i].count))
-            for w in ways[i] {
-                out.signed(w - way)
-                way = w
-            }
+            Self.append(id: ids[i], latitude: latitudes[i], longitude: longitudes[i], number: numbers[i], ways: ways[i], to: &out, &previous)
         }
         return out.bytes
+    }
+
+    /// The values of the node before, which the next is written against.
+    struct Previous {
+        var id: Int64 = 0
+        var latitude: Int64 = 0
+        var longitude: Int64 = 0
+        var way: Int64 = 0
+    }
+
+    /// One node as `encoded` writes it (an import writes its blocks straight from its arrays with this).
+    static func append(
+        id: Int64,
+        latitude: Int32,
+        longitude: Int32,
+        number: Int32,
+        ways: some Collection<Int64>,
+        to out: inout VarintWriter,
+        _ previous: inout Previous
+    ) {
+        out.signed(id &- previous.id)
+        out.signed(Int64(latitude) - previous.latitude)
+        out.signed(Int64(longitude) - previous.longitude)
+        (previous.id, previous.latitude, previous.longitude) = (id, Int64(latitude), Int64(longitude))
+        out.varint(UInt64(Int64(number) + 1))
+        out.varint(UInt64(ways.count))
+        for w in ways {
+            out.signed(w &- previous.way)
+            previous.way = w
+        }
     }
 
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(AddressBlock.CorruptBlock) -> NodeBlock {
@@ -121,6 +132,124 @@ public struct NodeBlock: Equatable, Sendable {
             block.longitudes.append(Int32(truncatingIfNeeded: longitude))
             block.numbers.append(Int32(truncatingIfNeeded: number))
             block.ways.append(nodeWays)
+        }
+        return block
+    }
+}
+
+/// A run of objects sorted by id, one BLOB of a mirror table keyed by its first id (`OSMMirror.BlockTable`).
+protocol MirrorBlock {
+    init()
+    static var table: String { get }
+    var ids: [Int64] { get }
+    var count: Int { get }
+    func encoded() -> [UInt8]
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(AddressBlock.CorruptBlock) -> Self
+    /// The objects from `start` on, removed from this block.
+    mutating func split(at start: Int) -> Self
+}
+
+extension MirrorBlock {
+    /// The slot of `id`, or where it would go.
+    func slot(of id: Int64) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = ids.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if ids[mid] < id { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < ids.count && ids[low] == id)
+    }
+}
+
+/// Ways as the mirror keeps them (`osm_way_block`): runs of up to 256 ways sorted by id, each with its node ids and,
+/// for the ways with output, its tags.
+///
+/// Format (version 1): the byte 1, a varint of the count, then per way a zigzag varint of its id's difference from the
+/// way before, a varint of its node count and the node ids as zigzag differences (each from the node id before, across
+/// ways: a way's nodes usually follow the previous way's), then 0 (no tags kept) or 1 and the tags (a varint count,
+/// then each key and value as a varint length and UTF-8).
+public struct WayBlock: MirrorBlock, Equatable, Sendable {
+    public static let size = 256
+    static let version: UInt8 = 1
+    static let table = "osm_way_block"
+
+    public var ids: [Int64] = []
+    public var refs: [[Int64]] = []
+    public var tags: [[OSMTag]?] = []
+
+    public init() {}
+
+    public var count: Int { ids.count }
+
+    public mutating func split(at start: Int) -> WayBlock {
+        var tail = WayBlock()
+        tail.ids = Array(ids[start...])
+        tail.refs = Array(refs[start...])
+        tail.tags = Array(tags[start...])
+        ids.removeSubrange(start...)
+        refs.removeSubrange(start...)
+        tags.removeSubrange(start...)
+        return tail
+    }
+
+    public func encoded() -> [UInt8] {
+        var out = VarintWriter()
+        out.bytes.append(Self.version)
+        out.varint(UInt64(ids.count))
+        var (id, ref): (Int64, Int64) = (0, 0)
+        for i in ids.indices {
+            out.signed(ids[i] &- id)
+            id = ids[i]
+            Self.append(refs[i], tags[i], to: &out, previousRef: &ref)
+        }
+        return out.bytes
+    }
+
+    /// One way's node ids and tags, as `encoded` writes them.
+    static func append(_ refs: some Collection<Int64>, _ tags: [OSMTag]?, to out: inout VarintWriter, previousRef: inout Int64) {
+        out.varint(UInt64(refs.count))
+        for r in refs {
+            out.signed(r &- previousRef)
+            previousRef = r
+        }
+        guard let tags else { return out.varint(0) }
+        out.varint(1)
+        out.varint(UInt64(tags.count))
+        for tag in tags {
+            out.text(tag.key)
+            out.text(tag.value)
+        }
+    }
+
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(AddressBlock.CorruptBlock) -> WayBlock {
+        var reader = VarintReader(bytes: bytes)
+        guard try reader.byte() == version else { throw AddressBlock.CorruptBlock(reason: "way block of an unknown version") }
+        let count = Int(try reader.varint())
+        guard count <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "way block of \(count) ways in \(bytes.count) bytes") }
+        var block = WayBlock()
+        var (id, ref): (Int64, Int64) = (0, 0)
+        for _ in 0..<count {
+            id &+= try reader.signed()
+            let refCount = Int(try reader.varint())
+            guard refCount <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "way \(id) of \(refCount) nodes") }
+            var wayRefs: [Int64] = []
+            wayRefs.reserveCapacity(refCount)
+            for _ in 0..<refCount {
+                ref &+= try reader.signed()
+                wayRefs.append(ref)
+            }
+            var wayTags: [OSMTag]?
+            if try reader.varint() != 0 {
+                let tagCount = Int(try reader.varint())
+                guard tagCount <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "way \(id) with \(tagCount) tags") }
+                var list: [OSMTag] = []
+                for _ in 0..<tagCount { list.append(OSMTag(key: try reader.text(), value: try reader.text())) }
+                wayTags = list
+            }
+            block.ids.append(id)
+            block.refs.append(wayRefs)
+            block.tags.append(wayTags)
         }
         return block
     }
@@ -186,33 +315,8 @@ struct VarintReader {
     }
 }
 
-/// How the mirror keeps a way's node ids, a relation's members and an object's tags: varints.
+/// How the mirror keeps a relation's members and tags: varints.
 public enum OSMMirrorCoding {
-    public static func refs(_ refs: [Int64]) -> [UInt8] {
-        var out = VarintWriter()
-        out.varint(UInt64(refs.count))
-        var previous: Int64 = 0
-        for ref in refs {
-            out.signed(ref &- previous)
-            previous = ref
-        }
-        return out.bytes
-    }
-
-    public static func refs(from bytes: UnsafeRawBufferPointer) throws(AddressBlock.CorruptBlock) -> [Int64] {
-        var reader = VarintReader(bytes: bytes)
-        let count = Int(try reader.varint())
-        guard count <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "a way of \(count) nodes in \(bytes.count) bytes") }
-        var refs: [Int64] = []
-        refs.reserveCapacity(count)
-        var previous: Int64 = 0
-        for _ in 0..<count {
-            previous &+= try reader.signed()
-            refs.append(previous)
-        }
-        return refs
-    }
-
     public static func tags(_ tags: [OSMTag]) -> [UInt8] {
         var out = VarintWriter()
         out.varint(UInt64(tags.count))

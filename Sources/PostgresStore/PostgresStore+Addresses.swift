@@ -1,0 +1,89 @@
+import Catalog
+import Foundation
+import GeoCore
+import NIOCore
+import PostgresNIO
+
+/// Houses and street lines in the shared store, so that every replica geocodes houses as a single server does
+/// (docs/ARCHITECTURE.md, "Consistency"): houses in `AddressBlock`s (`address_block`), lines in `StreetBlock`s
+/// (`street_block`), and a generation (`address_state`) that changes with every replacement. A replacement is a write
+/// like any other: it takes the next change sequence and wakes the followers, who find the generation changed and
+/// load the addresses again (`SearchEngine.catchUpHoldingWriter`).
+extension PostgresStore {
+    public var keepsAddresses: Bool { true }
+
+    public func loadAddresses() throws(CatalogError) -> AddressData {
+        try main.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger, within: 600) {
+                var data = AddressData()
+                let houses = try connection.query("SELECT seq, count, data FROM address_block ORDER BY seq", logger: logger)
+                    .answer(on: connection, within: 600)
+                for row in houses {
+                    let (seq, count, buffer) = try row.decode((Int32, Int32, ByteBuffer).self)
+                    do {
+                        try buffer.withUnsafeReadableBytes { bytes in try AddressBlock.decode(bytes, count: Int(count), into: &data.addresses) }
+                    } catch let error as AddressBlock.CorruptBlock {
+                        throw CatalogError.storage("address block \(seq) is corrupt: \(error.reason)")
+                    }
+                }
+                let streets = try connection.query("SELECT seq, data FROM street_block ORDER BY seq", logger: logger)
+                    .answer(on: connection, within: 600)
+                for row in streets {
+                    let (seq, buffer) = try row.decode((Int32, ByteBuffer).self)
+                    do {
+                        try buffer.withUnsafeReadableBytes { bytes in try StreetBlock.decode(bytes, into: &data.streets) }
+                    } catch let error as AddressBlock.CorruptBlock {
+                        throw CatalogError.storage("street block \(seq) is corrupt: \(error.reason)")
+                    }
+                }
+                return data
+            }
+        }
+    }
+
+    @discardableResult
+    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
+        let generation = UUID().uuidString
+        var houseBlocks: [(Int, ByteBuffer)] = []
+        for start in stride(from: 0, to: data.addresses.count, by: AddressBlock.size) {
+            let slice = data.addresses[start..<min(start + AddressBlock.size, data.addresses.count)]
+            houseBlocks.append((slice.count, ByteBuffer(bytes: AddressBlock.encode(slice))))
+        }
+        var streetBlocks: [ByteBuffer] = []
+        for start in stride(from: 0, to: data.streets.count, by: StreetBlock.size) {
+            streetBlocks.append(ByteBuffer(bytes: StreetBlock.encode(data.streets[start..<min(start + StreetBlock.size, data.streets.count)])))
+        }
+        return try main.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN", logger: logger, within: 600) {
+                _ = try connection.query("SET LOCAL idle_in_transaction_session_timeout = '60s'", logger: logger).answer(on: connection)
+                // A write like the others: the next sequence (its row lock orders writers), then a wake-up.
+                let rows = try connection.query("UPDATE store_state SET sequence = sequence + 1 WHERE id = 1 RETURNING sequence", logger: logger)
+                    .answer(on: connection)
+                guard let number = try rows.first?.decode(Int64.self) else { throw CatalogError.storage("store_state has no row") }
+                _ = try connection.query("DELETE FROM address_block", logger: logger).answer(on: connection, within: 600)
+                _ = try connection.query("DELETE FROM street_block", logger: logger).answer(on: connection, within: 600)
+                for (seq, (count, block)) in houseBlocks.enumerated() {
+                    _ = try connection.query(
+                        "INSERT INTO address_block (seq, count, data) VALUES (\(Int32(seq)), \(Int32(count)), \(block))",
+                        logger: logger
+                    ).answer(on: connection, within: 60)
+                }
+                for (seq, block) in streetBlocks.enumerated() {
+                    _ = try connection.query("INSERT INTO street_block (seq, data) VALUES (\(Int32(seq)), \(block))", logger: logger)
+                        .answer(on: connection, within: 60)
+                }
+                _ = try connection.query("UPDATE address_state SET generation = \(generation) WHERE id = 1", logger: logger).answer(on: connection)
+                _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).answer(on: connection)
+                return generation
+            }
+        }
+    }
+
+    public func addressGeneration() throws(CatalogError) -> String? {
+        try main.run { connection in
+            try connection.query("SELECT generation FROM address_state WHERE id = 1", logger: logger).answer(on: connection).first?.decode(
+                String.self
+            )
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Catalog
+import Foundation
+import Gazetteer
+import GeoCore
+import PostgresStore
+import TestSupport
+import Testing
+
+@testable import SearchEngine
+
+/// Houses and street lines in the shared PostgreSQL store: an import puts them there, a replica running at the time
+/// loads them again when the feed shows the replacement, and one started later opens with them — so every replica
+/// geocodes houses as a single server does.
+@Suite(.serialized, .enabled(if: TestPostgres.isAvailable, Comment(rawValue: TestPostgres.unavailable ?? "")))
+struct SharedAddressesTests {
+    let scratch = ScratchDirectory("poi-shared-addresses")
+
+    static func answer(_ engine: SearchEngine, _ text: String) throws -> AddressMatch? {
+        try engine.addresses.search(GeocodeQuery(text: text, limit: 1)) { _, _ in nil }.first
+    }
+
+    @Test func everyReplicaGeocodesTheHousesAnImportPutInTheStore() throws {
+        let url = try TestPostgres.database("addresses")
+        let running = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy)
+        #expect(try Self.answer(running, "Kirkkotie 7") == nil)
+
+        let writer = try PostgresStore(url: url)
+        #expect(writer.keepsAddresses)
+        var data = AddressSnapshotEngineTests.data(["Koivukatu", "Kirkkotie"], town: "Testby")
+        data.streets.append(
+            StreetLine(
+                id: "osm-w77",
+                kind: .even,
+                names: ["Kirkkotie"],
+                points: [Coordinate2(60.203, 24.9), Coordinate2(60.2031234567, 24.9012345678)],
+                numbers: [NumberedVertex(vertex: 0, number: 30), NumberedVertex(vertex: 1, number: 40)],
+                city: "Testby",
+                postcode: "00100"
+            )
+        )
+        let generation = try writer.replaceAddresses(data)
+        #expect(try writer.addressGeneration() == generation)
+        // What the store gives back is what was written, street vertices at OSM's precision (as SQLite keeps them).
+        let stored = try writer.loadAddresses()
+        #expect(stored.addresses == data.addresses)
+        #expect(stored.streets == CatalogStore.asStored(data).streets)
+
+        // The replica that was running: the replacement is a write in the sequence, and its catch-up loads them.
+        running.catchUp()
+        #expect(try Self.answer(running, "Kirkkotie 7")?.id == "osm-w107")
+        // One started now opens with them, with its own snapshot of them.
+        let policy = SearchEngine.SnapshotPolicy(path: scratch.file("replica.snapshot"))
+        let later = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: policy)
+        #expect(try Self.answer(later, "Kirkkotie 7")?.id == "osm-w107")
+        let again = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: policy)
+        #expect(again.addressStartup == "read from the snapshot", "\(again.addressStartup)")
+
+        // Replaced again: the running replica follows, and nothing is loaded when the sequence moves for other writes.
+        try writer.replaceAddresses(AddressSnapshotEngineTests.data(["Rantatie"], town: "Testby"))
+        running.catchUp()
+        #expect(try Self.answer(running, "Kirkkotie 7") == nil)
+        #expect(try Self.answer(running, "Rantatie 3")?.id == "osm-w3")
+    }
+}

@@ -58,9 +58,17 @@ public struct EncodedOSMMirror: Sendable {
     var nodeBlocks: [Block] = []
     var wayBlocks: [Block] = []
     var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
-    var state = OSMMirrorState()
+    /// Nil: no mirror (an import with `--no-updates`), so change files are refused.
+    var state: OSMMirrorState? = OSMMirrorState()
     /// Bytes of the blocks, for reports.
     public var bytes: Int { (nodeBlocks + wayBlocks).reduce(0) { $0 + $1.bytes.count } }
+
+    /// No mirror: what replaces an earlier import's when an extract is imported without one.
+    public static let none: EncodedOSMMirror = {
+        var empty = EncodedOSMMirror(OSMMirrorImport())
+        empty.state = nil
+        return empty
+    }()
 
     public init(_ data: OSMMirrorImport) {
         relations = data.relations
@@ -217,7 +225,7 @@ extension CatalogStore {
                     ])
                     for m in r.members ?? [] where m.type == .way { try member.execute(arguments: [m.ref, r.id]) }
                 }
-                try OSMMirror.writeState(encoded.state, db)
+                if let state = encoded.state { try OSMMirror.writeState(state, db) }
             }
         } catch {
             throw .storage("\(error)")

@@ -56,7 +56,10 @@ extension OSMImporter {
 
         mutating func run(_ sequence: Int?, _ timestamp: String?, _ source: String?) throws -> OSMChangeResult {
             guard var state = try mirror.state() else {
-                throw fail(nil, "the database holds no OpenStreetMap import to apply changes to (import the extract's .osm.pbf into it first)")
+                throw fail(
+                    nil,
+                    "the database holds no OpenStreetMap import to apply changes to (import the extract's .osm.pbf into it first, without --no-updates)"
+                )
             }
             // A file from a feed is placed by its sequence (`Replicator`); a file on its own, by its objects' times.
             if sequence == nil, let newest = change.newestTimestamp, let data = state.timestamp, Self.instant(newest) < Self.instant(data) {

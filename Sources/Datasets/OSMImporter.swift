@@ -25,6 +25,9 @@ import OSM
 public struct OSMImporter: Sendable {
     public let mapping: OSMTagMapping
     public var strict = false
+    /// Whether the import keeps the extract's objects for change files (`OSMImport.mirror`); `poi import --no-updates`
+    /// leaves them out, as Nominatim's `--no-updates` does: a faster import of data that is never updated.
+    public var keepsMirror = true
     /// City and country of a point (the gazetteer's reverse geocoding) for POIs whose tags do not say; asked once
     /// the extract is read (so the gazetteer may still be loading while it is).
     public var locate: (@Sendable (Double, Double) throws -> (city: String?, country: String?))?
@@ -118,9 +121,11 @@ public struct OSMImporter: Sendable {
         state.result.addresses.streets = OSMObjectKey.inOrder(state.result.addresses.streets, id: \.id)
         addressesRead?(state.result.addresses)
         try state.locateUnlocated()
-        state.result.mirror = state.mirror(timestamp: file.header.replicationTimestamp.map(OSMImporter.isoTimestamp))
-        state.result.mirror?.state.sequence = file.header.replicationSequence.map { Int($0) }
-        state.result.mirror?.state.source = file.header.replicationBaseURL
+        if keepsMirror {
+            state.result.mirror = state.mirror(timestamp: file.header.replicationTimestamp.map(OSMImporter.isoTimestamp))
+            state.result.mirror?.state.sequence = file.header.replicationSequence.map { Int($0) }
+            state.result.mirror?.state.source = file.header.replicationBaseURL
+        }
         var result = state.result
         result.report.seconds = Date().timeIntervalSince(started)
         return result
@@ -146,7 +151,8 @@ public struct OSMImporter: Sendable {
         let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
-        if let mirror { try store.replaceOSMMirror(try! mirror.value()) }
+        // Without one (`keepsMirror` off), an earlier import's mirror goes: change files are refused, not misapplied.
+        try store.replaceOSMMirror(try! mirror?.value() ?? .none)
         return (removed, generation)
     }
 
@@ -293,7 +299,7 @@ public struct OSMImporter: Sendable {
             let wantsStreet = highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil
             let interpolation = tags["addr:interpolation"]
             guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
-            outputWays.append((way.id, tags))
+            if importer.keepsMirror { outputWays.append((way.id, tags)) }
             let points = try self.points(of: "way \(way.id)", way.refs)
             guard !points.isEmpty else { return }
             let id = OSMImporter.objectID("osm-w", way.id)

@@ -185,7 +185,7 @@ extension SearchEngine {
                 let generation: String
                 do throws(CatalogError) {
                     generation = try store.replaceAddresses(result.addresses)
-                    if let mirror = result.mirror { try store.replaceOSMMirror(EncodedOSMMirror(mirror)) }
+                    try store.replaceOSMMirror(result.mirror.map(EncodedOSMMirror.init) ?? .none)
                     // This server's own replacement: not to be loaded again when the feed shows it.
                     addressGenerationSeen.withLock { $0 = generation }
                 } catch {

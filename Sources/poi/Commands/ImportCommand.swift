@@ -7,6 +7,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import PostgresStore
+import SnapshotFile
 import Startup
 
 #if canImport(FoundationNetworking)
@@ -27,6 +28,11 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "Coordinate system of the input: wgs84, gcj02, bd09 or EPSG:<code>.") var crs: String = "wgs84"
     @Option(help: "poi or pin.") var kind: String = "poi"
     @Flag(help: "Stop at the first bad row and import nothing from that file.") var strict = false
+    @Flag(
+        help:
+            "OpenStreetMap: do not keep the extract's objects for change files (a faster import; poi replicate and .osc files are then refused)."
+    )
+    var noUpdates = false
     @Option(help: "Database to import into (created if missing; default var/poi.sqlite).") var db: String?
     @Option(
         help:
@@ -161,6 +167,11 @@ struct ImportCommand: ParsableCommand {
             }
         }
         addressSnapshot?.finish()
+        // The snapshots were written around the page cache: read in now, in the background, for the first start.
+        if storeURL == nil && !done.isEmpty {
+            let sources = DataSources(db: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve()))
+            ResidentMemory.prefetch([sources.snapshotPath, sources.addressSnapshotPath].compactMap { $0 })
+        }
         if failed { throw ExitCode(1) }
     }
 
@@ -193,11 +204,12 @@ struct ImportCommand: ParsableCommand {
         addressSnapshot: String?,
         gazetteerSnapshot: String?
     ) throws -> (Int, PendingAddressSnapshot?) {
-        let importer: OSMImporter
+        var importer: OSMImporter
         do {
             // With the database's gazetteer snapshot: written while the extract is read, if it is not there yet, so
             // that the first start after the import maps it instead of building the gazetteer.
             importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), gazetteerSnapshot: gazetteerSnapshot, strict: strict)
+            importer.keepsMirror = !noUpdates
         } catch {
             throw CLIError.failure("\(error)")
         }

@@ -234,7 +234,7 @@ import Testing
 
     @Test(arguments: [
         ("/v1/import", "format is required"),
-        ("/v1/import?format=xml", "format must be jsonl, geojson, csv or osmpbf"),
+        ("/v1/import?format=xml", "format must be jsonl, geojson, csv, osmpbf or osmchange"),
         ("/v1/import?format=jsonl&kind=place", "kind must be poi or pin"),
         ("/v1/import?format=jsonl&crs=EPSG:99999", "crs: unknown coordinate system"),
         ("/v1/import?format=jsonl&strict=yes", "strict must be true or false"),

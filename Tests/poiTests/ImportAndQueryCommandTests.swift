@@ -57,7 +57,7 @@ import Testing
 
     @Test(arguments: [
         (["import", "x.jsonl", "--crs", "mars"], "--crs: unknown coordinate system \"mars\""),
-        (["import", "x.jsonl", "--format", "xml"], "--format must be jsonl, geojson, csv or osmpbf"),
+        (["import", "x.jsonl", "--format", "xml"], "--format must be jsonl, geojson, csv, osmpbf or osmchange"),
         (["nearby", "--lat", "95", "--lon", "0"], "lat must be a number between -90 and 90"),
         (["nearby", "--lat", "60", "--lon", "24", "--radius=-5"], "radius must be a number of metres"),
         (["nearby", "--lat", "60", "--lon", "24", "--limit", "500"], "limit must be an integer between 1 and 100"),

@@ -513,9 +513,14 @@ public final class OSMMirror {
     /// extract is sorted), and gives the addresses a new generation.
     /// - Returns: every house and street line after the change, and the new generation.
     public func replaceAddresses(of objects: Set<String>, with added: AddressData) throws -> (data: AddressData, generation: String) {
-        var houses = try CatalogStore.houses(db).filter { !objects.contains(OSMObjectKey.object(of: $0.id)) }
-        houses.append(contentsOf: added.addresses)
-        houses = OSMObjectKey.inOrder(houses, id: \.id)
+        // By (type, id) keys, not strings: millions of houses are looked at, a few thousand objects changed.
+        var changed = Set<Int64>()
+        for id in objects { if let key = OSMObjectKey.order(of: id) { changed.insert(OSMObjectKey.packed(key)) } }
+        let kept = try CatalogStore.houses(db).filter { house in
+            guard let key = OSMObjectKey.order(of: house.id) else { return !objects.contains(OSMObjectKey.object(of: house.id)) }
+            return !changed.contains(OSMObjectKey.packed(key))
+        }
+        let houses = OSMObjectKey.merged(kept, OSMObjectKey.inOrder(added.addresses, id: \.id), id: \.id)
         try CatalogStore.writeHouses(houses, db)
         for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
         try CatalogStore.insertStreets(added.streets, db)
@@ -594,6 +599,38 @@ public enum OSMObjectKey {
         if sorted { return items }
         let keys = items.map { order(of: id($0)) }
         return items.indices.sorted { precedes(keys[$0], $0, keys[$1], $1) }.map { items[$0] }
+    }
+
+    /// An object's (type, id) as one number (the part left out): type in the top bits, ids below 2⁶⁰.
+    static func packed(_ key: (type: Int, id: Int64, part: Int)) -> Int64 { Int64(key.type) << 60 | (key.id & (1 << 60 - 1)) }
+
+    /// Two runs in `inOrder`'s order merged into one (`first`'s items before `second`'s of equal keys); as `inOrder` of
+    /// their concatenation, in linear time when both are in order.
+    public static func merged<T>(_ first: [T], _ second: [T], id: (T) -> String) -> [T] {
+        guard !second.isEmpty else { return first }
+        guard !first.isEmpty else { return second }
+        let firstKeys = first.map { order(of: id($0)) }
+        let secondKeys = second.map { order(of: id($0)) }
+        // Items without an OpenStreetMap id go first, in their order (as `inOrder` puts them): outside the merge.
+        guard !firstKeys.contains(where: { $0 == nil }) && !secondKeys.contains(where: { $0 == nil }) else {
+            return inOrder(first + second, id: id)
+        }
+        var out: [T] = []
+        out.reserveCapacity(first.count + second.count)
+        var (i, j) = (0, 0)
+        while i < first.count && j < second.count {
+            // `second`'s item goes first only when its key is strictly smaller (positions break ties in the concatenation).
+            if precedes(secondKeys[j], 1, firstKeys[i], 0) {
+                out.append(second[j])
+                j += 1
+            } else {
+                out.append(first[i])
+                i += 1
+            }
+        }
+        out.append(contentsOf: first[i...])
+        out.append(contentsOf: second[j...])
+        return out
     }
 
     /// Whether the item with key `x` at `a` goes before the one with key `y` at `b`.

@@ -152,7 +152,9 @@ public struct OSMImporter: Sendable {
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
         // Without one (`keepsMirror` off), an earlier import's mirror goes: change files are refused, not misapplied.
-        try store.replaceOSMMirror(try! mirror?.value() ?? .none)
+        let encoded: EncodedOSMMirror
+        do { encoded = try mirror?.value() ?? .none } catch { throw .storage("encoding the OpenStreetMap mirror: \(error)") }
+        try store.replaceOSMMirror(encoded)
         return (removed, generation)
     }
 

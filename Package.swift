@@ -97,10 +97,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Mapbox Vector Tiles: the protobuf encoding of a layer of points.
+        .target(name: "VectorTile", swiftSettings: swiftSettings),
         .target(
             name: "API",
             dependencies: [
-                "GeoCore", "Catalog", "SearchEngine", "Gazetteer", "TextIndex", "BundledData",
+                "GeoCore", "Catalog", "SearchEngine", "Gazetteer", "TextIndex", "BundledData", "VectorTile",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.copy("OpenAPI")],
@@ -128,7 +130,7 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access", "OSM",
+                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access", "OSM", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

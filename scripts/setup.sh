@@ -62,8 +62,9 @@ if ! python3 -c "import geopy, sys; sys.exit(0 if geopy.__version__ == '$GEOPY_V
     echo "setup: installing geopy $GEOPY_VERSION (PyPI)" >&2
     python3 -m pip install --quiet --disable-pip-version-check "geopy==$GEOPY_VERSION" >&2
 fi
-# pypinyin: the independent reader the pinyin readings are compared with (scripts/pinyin/readings.py).
-for requirement in amap-python-sdk==0.1.5 amap-cli==0.1.4 pypinyin==0.55.0; do
+# pypinyin: the independent reader the pinyin readings are compared with (scripts/pinyin/readings.py);
+# mapbox-vector-tile: the independent decoder of the vector tiles (scripts/compat/tiles_check.py).
+for requirement in amap-python-sdk==0.1.5 amap-cli==0.1.4 pypinyin==0.55.0 mapbox-vector-tile==2.2.0; do
     name="${requirement%%==*}"
     version="${requirement##*==}"
     if [ "$(python3 -m pip show "$name" 2>/dev/null | sed -n 's/^Version: //p')" != "$version" ]; then

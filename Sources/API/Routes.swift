@@ -39,9 +39,17 @@ public struct Route: Sendable, Hashable, CustomStringConvertible {
     func matches(_ parts: [Substring]) -> Bool {
         let pattern = segments
         if pattern.last == "**" {
-            return parts.count >= pattern.count && zip(pattern.dropLast(), parts).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+            return parts.count >= pattern.count && zip(pattern.dropLast(), parts).allSatisfy(Self.segment(_:matches:))
         }
-        return pattern.count == parts.count && zip(pattern, parts).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+        return pattern.count == parts.count && zip(pattern, parts).allSatisfy(Self.segment(_:matches:))
+    }
+
+    /// A literal segment matches itself; `{name}` any segment; `{name}.ext` any segment ending in `.ext` with
+    /// something before it.
+    static func segment(_ pattern: Substring, matches part: Substring) -> Bool {
+        guard pattern.hasPrefix("{"), let close = pattern.firstIndex(of: "}") else { return pattern == part }
+        let suffix = pattern[pattern.index(after: close)...]
+        return part.count > suffix.count && part.hasSuffix(suffix)
     }
 }
 
@@ -58,6 +66,9 @@ public enum RouteTable {
         Route(.get, "/v1/search", "search"),
         Route(.get, "/v1/within", "within"),
         Route(.get, "/v1/clusters", "clusters"),
+        // Vector tiles for map clients.
+        Route(.get, "/tiles/{layer}/{z}/{x}/{y}.mvt", "tile"),
+        Route(.get, "/tiles/{layer}.json", "tileJSON"),
         // Records.
         Route(.get, "/v1/pois/{id}", "getPOI"),
         Route(.put, "/v1/pois/{id}", "putPOI"),

@@ -202,6 +202,7 @@ func makeRouter(
     let write = WriteAccess(configuration)
     let tokens = configuration.authenticator.tokens
     QueryController(engine: engine).register(on: routes)
+    TileController(engine: engine, tls: configuration.tls != nil).register(on: routes)
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     routes.read("health") { input in

@@ -50,7 +50,7 @@ final class RouteRegistrar {
     /// router and by the fast lane alike.
     func read(_ operationId: String, cost: ReadCost = .light, _ handler: @escaping @Sendable (ReadInput) throws -> ReadAnswer) {
         guard let route = RouteTable.route(operationId), route.method == .get else { preconditionFailure("\(operationId) is not a GET route") }
-        let name = route.segments.last.flatMap { $0.hasPrefix("{") ? String($0.dropFirst().dropLast()) : nil }
+        let name = route.segments.last.flatMap { $0.hasPrefix("{") && $0.hasSuffix("}") ? String($0.dropFirst().dropLast()) : nil }
         on(operationId) { request, context in
             let answer = try handler(ReadInput(query: FormQuery(request.uri.query), pathParameter: name.flatMap { context.parameters.get($0)?[...] }))
             return Response(
@@ -64,9 +64,10 @@ final class RouteRegistrar {
         }
     }
 
-    /// The route's path in Hummingbird's form: `{id}` as `:id`.
+    /// The route's path in Hummingbird's form: `{id}` as `:id`; `{y}.mvt` as it is (Hummingbird captures the part
+    /// before the suffix).
     static func pattern(_ route: Route) -> String {
-        "/" + route.segments.map { $0.hasPrefix("{") ? ":" + $0.dropFirst().dropLast() : $0 }.joined(separator: "/")
+        "/" + route.segments.map { $0.hasPrefix("{") && $0.hasSuffix("}") ? ":" + $0.dropFirst().dropLast() : $0 }.joined(separator: "/")
     }
 
     /// Every operation of the table has a handler.

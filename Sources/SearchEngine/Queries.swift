@@ -234,3 +234,85 @@ extension Page.Position {
         return nil
     }
 }
+
+/// GET /tiles/{layer}/{z}/{x}/{y}.mvt: the records of one kind in a Web Mercator tile, as points in tile units or,
+/// at zooms below `clusterBelow`, counted per cell of a `grid` × `grid` split of the tile.
+public struct TileQuery: Sendable, Equatable {
+    public var tile: WebMercatorTile
+    public var kind: RecordKind
+    public var text: String?
+    /// Records of any of these category paths (or below) only.
+    public var categories: [String]
+    /// The datum the map is drawn in: a GCJ-02 map (AMap) places each record where that map shows it.
+    public var datum: CRS.Geographic
+    /// Tiles at zooms below this one hold clusters; 0: never.
+    public var clusterBelow: Int
+    /// Units per tile side.
+    public var extent: Int
+    /// Units around the tile whose records an unclustered tile also holds (so that a symbol on the edge is drawn
+    /// whole on both sides).
+    public var buffer: Int
+    /// Cells per tile side when clustered.
+    public var grid: Int
+    /// The most points an unclustered tile holds; more is `SearchError.tooLarge`.
+    public var maxPoints: Int
+
+    public static let defaultClusterBelow = 14
+    public static let defaultExtent = 4096
+    public static let defaultBuffer = 64
+    public static let defaultGrid = 32
+    public static let defaultMaxPoints = 100_000
+
+    public init(
+        tile: WebMercatorTile,
+        kind: RecordKind,
+        text: String? = nil,
+        categories: [String] = [],
+        datum: CRS.Geographic = .wgs84,
+        clusterBelow: Int = TileQuery.defaultClusterBelow,
+        extent: Int = TileQuery.defaultExtent,
+        buffer: Int = TileQuery.defaultBuffer,
+        grid: Int = TileQuery.defaultGrid,
+        maxPoints: Int = TileQuery.defaultMaxPoints
+    ) {
+        self.tile = tile
+        self.kind = kind
+        self.text = text
+        self.categories = categories
+        self.datum = datum
+        self.clusterBelow = clusterBelow
+        self.extent = extent
+        self.buffer = buffer
+        self.grid = grid
+        self.maxPoints = maxPoints
+    }
+
+    /// Whether this tile holds clusters rather than points.
+    public var isClustered: Bool { tile.z < clusterBelow }
+}
+
+/// What a tile holds: points, or clusters (never both).
+public struct TileContent: Sendable {
+    public struct Point: Sendable {
+        /// Position in tile units (outside 0...extent in the buffer).
+        public let x: Int
+        public let y: Int
+        public let hit: Hit
+    }
+
+    public struct Cluster: Sendable {
+        /// The mean position of its records, in tile units.
+        public let x: Int
+        public let y: Int
+        public let count: Int
+        /// The record, when the cell holds one.
+        public let only: Hit?
+    }
+
+    /// In record order.
+    public var points: [Point] = []
+    /// By cell, row after row.
+    public var clusters: [Cluster] = []
+
+    public var isEmpty: Bool { points.isEmpty && clusters.isEmpty }
+}

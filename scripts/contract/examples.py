@@ -39,6 +39,10 @@ def requests(state):
     yield "search", "GET", "/v1/search", {"q": " "}, None
     yield "within", "GET", "/v1/within", {"bbox": "24.93,60.16,24.96,60.175", "limit": "2"}, None
     yield "clusters", "GET", "/v1/clusters", {"bbox": "24.8,60.1,25.1,60.3", "precision": "4"}, None
+    yield "tileJSON", "GET", "/tiles/pois.json", {}, None
+    yield "tile", "GET", "/tiles/pois/14/9326/4740.mvt", {}, None
+    yield "tile", "GET", "/tiles/pois/3/9/2.mvt", {}, None
+    yield "tile", "GET", "/tiles/pois/25/0/0.mvt", {}, None
     yield "putPOI", "PUT", "/v1/pois/example-cafe-1", {}, POI
     yield "getPOI", "GET", "/v1/pois/example-cafe-1", {}, None
     yield "getPOI", "GET", "/v1/pois/no-such-poi", {}, None

@@ -1,0 +1,187 @@
+import Catalog
+import Foundation
+import GeoCore
+import SearchEngine
+import VectorTile
+
+/// The layers of `/tiles/{layer}/…` (docs/ARCHITECTURE.md, "Vector tiles").
+public enum TileLayer: String, Sendable, CaseIterable {
+    case pois, pins
+
+    public var kind: RecordKind { self == .pois ? .poi : .pin }
+
+    public init(parameter text: String?) throws(ParameterError) {
+        guard let text, let layer = TileLayer(rawValue: text) else {
+            throw ParameterError("layer", "must be one of \(TileLayer.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(text ?? "")\")")
+        }
+        self = layer
+    }
+
+    /// The properties its features carry, as TileJSON's `fields` describes them.
+    public var fields: [(name: String, description: String)] {
+        var fields: [(String, String)]
+        switch self {
+        case .pois: fields = [("id", "String: the POI's id"), ("name", "String"), ("category", "String: a dot path, e.g. food.cafe")]
+        case .pins:
+            fields = [
+                ("id", "String: the pin's id"), ("name", "String: first and last name"), ("mapString", "String: the place as its author wrote it"),
+                ("mediaURL", "String"),
+            ]
+        }
+        fields.append(("count", "Number: records in the cell, in a clustered tile (the other fields only when it is 1)"))
+        return fields
+    }
+}
+
+/// GET /tiles/{layer}/{z}/{x}/{y}.mvt: the tile's address from the path, its filters from the query string.
+public struct TileRequest: Sendable {
+    public var layer: TileLayer
+    public var query: TileQuery
+
+    /// `z`, `x` and `y` as they came in the path; `y` without its `.mvt`.
+    public init<S>(layer: String?, z: String?, x: String?, y: String?, _ p: RequestParameters<S>) throws(ParameterError) {
+        self.layer = try TileLayer(parameter: layer)
+        let zoom = try Self.integer("z", z, in: 0...WebMercatorTile.maxZoom)
+        let last = (1 << zoom) - 1
+        let column = try Self.integer("x", x, in: 0...last, rule: "at zoom \(zoom)")
+        let row = try Self.integer("y", y, in: 0...last, rule: "at zoom \(zoom)")
+        let filters = try TileFilters(p)
+        query = TileQuery(
+            tile: WebMercatorTile(z: zoom, x: column, y: row)!,
+            kind: self.layer.kind,
+            text: filters.text,
+            categories: filters.category.map { [$0] } ?? [],
+            datum: filters.coordsys,
+            clusterBelow: filters.clusterBelow
+        )
+    }
+
+    private static func integer(_ name: String, _ text: String?, in range: ClosedRange<Int>, rule: String = "") throws(ParameterError) -> Int {
+        let message =
+            "must be an integer between \(range.lowerBound) and \(range.upperBound)\(rule.isEmpty ? "" : " " + rule) (got \"\(text ?? "")\")"
+        guard let text, !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
+            range.contains(value)
+        else { throw ParameterError(name, message) }
+        return value
+    }
+
+    /// The tile as Mapbox Vector Tile bytes (one layer named after the path's); empty when it holds nothing.
+    public func encode(_ content: TileContent) -> [UInt8] {
+        guard !content.isEmpty else { return [] }
+        var out = VectorTileLayer(
+            name: layer.rawValue,
+            extent: query.extent,
+            keys: layer.fields.map { VectorTileLayer.Key($0.name, shared: $0.name == "category") }
+        )
+        let count = layer.fields.count - 1
+        for point in content.points {
+            Self.properties(of: point.hit, into: &out)
+            out.addPoint(x: point.x, y: point.y)
+        }
+        for cluster in content.clusters {
+            if let only = cluster.only { Self.properties(of: only, into: &out) }
+            out.uint(count, UInt64(cluster.count))
+            out.addPoint(x: cluster.x, y: cluster.y)
+        }
+        return out.encoded()
+    }
+
+    /// Keys 0… in the order of `TileLayer.fields`.
+    private static func properties(of hit: Hit, into layer: inout VectorTileLayer) {
+        switch hit.storage {
+        case .packed(let poi):
+            layer.string(0, poi.bytes[poi.idRange])
+            layer.string(1, poi.bytes[poi.nameRange])
+            layer.string(2, poi.bytes[poi.categoryRange])
+        case .record(.poi(let poi)):
+            layer.string(0, poi.id)
+            layer.string(1, poi.name)
+            layer.string(2, poi.category)
+        case .record(.pin(let pin)):
+            layer.string(0, pin.id)
+            layer.string(1, [pin.firstName, pin.lastName].filter { !$0.isEmpty }.joined(separator: " "))
+            if !pin.mapString.isEmpty { layer.string(2, pin.mapString) }
+            if !pin.mediaURL.isEmpty { layer.string(3, pin.mediaURL) }
+        }
+    }
+}
+
+/// The query parameters a tile and its TileJSON share: `q`, `category`, `coordsys` and `cluster`.
+public struct TileFilters: Sendable {
+    public var text: String?
+    public var category: String?
+    public var coordsys: CRS.Geographic
+    public var clusterBelow: Int
+
+    public init<S>(_ p: RequestParameters<S>) throws(ParameterError) {
+        text = try p.text()
+        category = try p.category()
+        coordsys = try p.coordsys()
+        clusterBelow = try p.int("cluster", in: 0...(WebMercatorTile.maxZoom + 1), default: TileQuery.defaultClusterBelow)
+    }
+
+    /// The query string that asks for these filters again (empty for the defaults), for TileJSON's tile URL.
+    public var queryString: String {
+        var items: [String] = []
+        func add(_ name: String, _ value: String) {
+            items.append(name + "=" + (value.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? value))
+        }
+        if let text { add("q", text) }
+        if let category { add("category", category) }
+        if coordsys != .wgs84 { add("coordsys", coordsys.rawValue) }
+        if clusterBelow != TileQuery.defaultClusterBelow { add("cluster", String(clusterBelow)) }
+        return items.isEmpty ? "" : "?" + items.joined(separator: "&")
+    }
+
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}
+
+/// GET /tiles/{layer}.json: TileJSON 3.0.0 for a layer with the request's filters.
+public struct TileJSONRequest: Sendable {
+    public var layer: TileLayer
+    public var filters: TileFilters
+
+    public init<S>(layer: String?, _ p: RequestParameters<S>) throws(ParameterError) {
+        self.layer = try TileLayer(parameter: layer)
+        filters = try TileFilters(p)
+    }
+
+    /// The document; `base` is the service's URL as the client reached it (`http://host:port`), `bounds` the
+    /// records' box (nil: the whole Web Mercator world).
+    public func encode(base: String, bounds: BoundingBox?) -> [UInt8] {
+        let limit = WebMercatorTile.maxLatitude
+        let box = bounds ?? BoundingBox(uncheckedWest: -180, south: -limit, east: 180, north: limit)
+        let west = max(-180, box.west)
+        let east = min(180, box.east)
+        let south = max(-limit, box.south)
+        let north = min(limit, box.north)
+        var fields: [String: String] = [:]
+        for field in layer.fields { fields[field.name] = field.description }
+        let maxZoom = 16
+        let document: [String: Any] = [
+            "tilejson": "3.0.0",
+            "name": "poi \(layer.rawValue)",
+            "description": layer == .pois
+                ? "Points of interest; clustered per grid cell at zooms below \(filters.clusterBelow)"
+                : "User pins; clustered per grid cell at zooms below \(filters.clusterBelow)",
+            "scheme": "xyz",
+            "tiles": ["\(base)/tiles/\(layer.rawValue)/{z}/{x}/{y}.mvt\(filters.queryString)"],
+            "minzoom": 0,
+            "maxzoom": maxZoom,
+            "bounds": [west, south, east, north],
+            "center": [(west + east) / 2, (south + north) / 2, bounds == nil ? 1 : 12],
+            "attribution": layer == .pois ? "© OpenStreetMap contributors (ODbL) and the data's sources" : "",
+            "vector_layers": [
+                [
+                    "id": layer.rawValue,
+                    "description": layer == .pois ? "Points of interest" : "User pins",
+                    "minzoom": 0,
+                    "maxzoom": maxZoom,
+                    "fields": fields,
+                ]
+            ],
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,96 @@
+import API
+import Foundation
+import GeoCore
+import HTTPServer
+import HTTPTypes
+import Hummingbird
+import SearchEngine
+
+/// Vector tiles and their TileJSON (docs/ARCHITECTURE.md, "Vector tiles"): the engine picks the records, the API
+/// layer writes the Mapbox Vector Tile, and this answers it the way map clients and HTTP caches expect — gzip when
+/// accepted, an ETag of the tile's bytes (304 on a match), 204 for an empty tile.
+struct TileController {
+    let engine: SearchEngine
+    /// Whether this server speaks TLS itself: the scheme of the tile URLs TileJSON gives, unless a proxy in front
+    /// says otherwise (`X-Forwarded-Proto`).
+    let tls: Bool
+
+    static let contentType = "application/vnd.mapbox-vector-tile"
+
+    func register(on routes: RouteRegistrar) {
+        routes.on("tile") { [engine] request, context in
+            let y = context.parameters.get("y")
+            let parsed = try TileRequest(
+                layer: context.parameters.get("layer"),
+                z: context.parameters.get("z"),
+                x: context.parameters.get("x"),
+                y: y,
+                RequestParameters(request)
+            )
+            let content = try engine.tile(parsed.query)
+            return Self.answer(parsed.encode(content), layer: parsed.layer, request: request)
+        }
+        routes.on("tileJSON") { [engine, tls] request, context in
+            let parsed = try TileJSONRequest(layer: context.parameters.get("layer"), RequestParameters(request))
+            let scheme =
+                request.headers[HTTPField.Name("X-Forwarded-Proto")!].flatMap { $0 == "https" || $0 == "http" ? $0 : nil } ?? (tls ? "https" : "http")
+            let host = request.head.authority.flatMap { Self.isHost($0) ? $0 : nil } ?? "localhost"
+            let body = parsed.encode(base: "\(scheme)://\(host)", bounds: engine.bounds(of: parsed.layer.kind))
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/json", .cacheControl: "no-cache"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+            )
+        }
+    }
+
+    /// A Host header safe to echo into a URL: a name or address and an optional port, nothing else.
+    static func isHost(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.count <= 255
+            && value.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "-")
+                    || c == UInt8(ascii: ".") || c == UInt8(ascii: ":") || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")
+            }
+    }
+
+    /// The tile's answer: 204 when empty; else its bytes, gzip-compressed if the client accepts it, with an ETag
+    /// naming the bytes and their coding, or 304 when the client already holds them. POI tiles may be cached for a
+    /// minute; pin tiles, which users move all the time, are revalidated on every use.
+    static func answer(_ tile: [UInt8], layer: TileLayer, request: Request) -> Response {
+        var headers: HTTPFields = [
+            .cacheControl: layer == .pins ? "no-cache" : "public, max-age=60",
+            .vary: "Accept-Encoding",
+        ]
+        guard !tile.isEmpty else { return Response(status: .noContent, headers: headers) }
+        let gzip = GzipEncoding.accepted(by: request.headers[.acceptEncoding])
+        let compressed = gzip ? GzipEncoding.compress(tile) : nil
+        let tag = etag(of: tile, gzip: compressed != nil)
+        headers[.eTag] = tag
+        if let condition = request.headers[.ifNoneMatch], matches(condition, tag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = contentType
+        if compressed != nil { headers[.contentEncoding] = "gzip" }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: compressed ?? tile)))
+    }
+
+    /// A strong ETag of the tile's bytes (FNV-1a 64 and length) and its coding: the same tile is the same tag on
+    /// every server and restart, and any change in it is a new one.
+    static func etag(of tile: [UInt8], gzip: Bool) -> String {
+        var hash = FNV1a()
+        hash.combine(tile)
+        let hex = String(hash.value, radix: 16)
+        return "\"\(String(repeating: "0", count: 16 - hex.count))\(hex)-\(String(tile.count, radix: 16))\(gzip ? "-gzip" : "")\""
+    }
+
+    /// If-None-Match (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours by the weak comparison.
+    static func matches(_ condition: String, _ tag: String) -> Bool {
+        for item in condition.split(separator: ",") {
+            var candidate = item.trimmingCharacters(in: .whitespaces)
+            if candidate == "*" { return true }
+            if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
+            if candidate == tag { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,123 @@
+import Catalog
+import GeoCore
+import SpatialIndex
+
+extension SearchEngine {
+    /// The records of one vector tile (GET /tiles/{layer}/{z}/{x}/{y}.mvt; docs/ARCHITECTURE.md, "Vector tiles").
+    ///
+    /// An unclustered tile holds the records in the tile's box grown by the buffer — the records `within` returns for
+    /// that box — each at its position rounded to a tile unit, in record order. A clustered tile holds the records in
+    /// the tile's own box, counted per cell of the grid, each cell at the mean position of its records: the counts
+    /// add up to the records `within` returns for the tile's box.
+    ///
+    /// On a GCJ-02 or BD-09 map the tile's box is in that datum: the records are searched in its WGS-84 image grown by
+    /// a margin larger than the datum's local distortion, then kept by their position in the datum.
+    public func tile(_ query: TileQuery) throws(SearchError) -> TileContent {
+        let clustered = query.isClustered
+        let buffer = clustered ? 0 : query.buffer
+        let tile = query.tile
+        let extent = query.extent
+        let datum = query.datum
+        var box = tile.bounds(buffer: buffer, extent: extent)
+        if datum != .wgs84 {
+            // The datums move a position by at most ~700 m and vary smoothly over it: 0.01° holds the box's image.
+            let image = datum.toWGS84(box)
+            box = BoundingBox(
+                uncheckedWest: max(-180, image.west - 0.01),
+                south: max(-90, image.south - 0.01),
+                east: min(180, image.east + 0.01),
+                north: min(90, image.north + 0.01)
+            )
+        }
+        return try read { s throws(SearchError) in
+            let matcher = query.text.map { self.matcher($0, s) }
+            let test = filter(s, categories: query.categories, matcher: matcher)
+            var points: [(number: UInt32, x: Int, y: Int)] = []
+            var tooMany = false
+            let low = -buffer
+            let high = extent + buffer
+            let body: (UInt32, Double, Double) -> Bool = { number, latitude, longitude in
+                if let test, !test(number) { return true }
+                let p: (x: Int, y: Int)
+                if datum == .wgs84 {
+                    p = tile.position(latitude: latitude, longitude: longitude, extent: extent)
+                } else {
+                    let moved = datum.fromWGS84(latitude: latitude, longitude: longitude)
+                    p = tile.position(latitude: moved.latitude, longitude: moved.longitude, extent: extent)
+                    guard p.x >= low, p.x <= high, p.y >= low, p.y <= high else { return true }
+                }
+                if !clustered && points.count >= query.maxPoints {
+                    tooMany = true
+                    return false
+                }
+                points.append((number, p.x, p.y))
+                return true
+            }
+            if query.kind == .poi { s.poiSpatial.tree.search(box, body) } else { s.pinSpatial.tree.search(box, body) }
+            if tooMany {
+                throw SearchError.invalid(
+                    parameter: "cluster",
+                    rule:
+                        "must be above \(tile.z) for tile \(tile): it holds more than \(query.maxPoints) records unclustered; ask for it clustered or for tiles at a deeper zoom"
+                )
+            }
+            var content = TileContent()
+            if clustered {
+                content.clusters = clusters(s, of: points, extent: extent, grid: query.grid)
+            } else {
+                points.sort { $0.number < $1.number }
+                s.records.prefetch(points.lazy.map(\.number))
+                content.points.reserveCapacity(points.count)
+                for point in points {
+                    if let hit = hit(s, point.number, distance: nil, score: nil) {
+                        content.points.append(TileContent.Point(x: point.x, y: point.y, hit: hit))
+                    }
+                }
+            }
+            return content
+        }
+    }
+
+    /// The points counted per grid cell (a point on the tile's far edge in the last cell), each cell at its points'
+    /// mean position, cells row after row.
+    private func clusters(_ s: EngineState, of points: [(number: UInt32, x: Int, y: Int)], extent: Int, grid: Int) -> [TileContent.Cluster] {
+        var cells: [Int: (count: Int, x: Int, y: Int, first: UInt32)] = [:]
+        for point in points {
+            let column = min(grid - 1, max(0, point.x * grid / extent))
+            let row = min(grid - 1, max(0, point.y * grid / extent))
+            let key = row * grid + column
+            if let cell = cells[key] {
+                cells[key] = (cell.count + 1, cell.x + point.x, cell.y + point.y, min(cell.first, point.number))
+            } else {
+                cells[key] = (1, point.x, point.y, point.number)
+            }
+        }
+        return cells.keys.sorted().map { key in
+            let cell = cells[key]!
+            let x = Int((Double(cell.x) / Double(cell.count)).rounded())
+            let y = Int((Double(cell.y) / Double(cell.count)).rounded())
+            return TileContent.Cluster(x: x, y: y, count: cell.count, only: cell.count == 1 ? hit(s, cell.first, distance: nil, score: nil) : nil)
+        }
+    }
+
+    /// The WGS-84 box around the live records of one kind, nil when there are none (TileJSON's `bounds`).
+    public func bounds(of kind: RecordKind) -> BoundingBox? {
+        read { s in
+            var west = Double.infinity
+            var south = Double.infinity
+            var east = -Double.infinity
+            var north = -Double.infinity
+            let wantPins = kind == .pin
+            for i in 0..<s.meta.count {
+                let meta = s.meta[i]
+                guard meta.live, meta.isPin == wantPins else { continue }
+                west = min(west, meta.longitude)
+                east = max(east, meta.longitude)
+                south = min(south, meta.latitude)
+                north = max(north, meta.latitude)
+            }
+            guard west <= east else { return nil }
+            return BoundingBox(uncheckedWest: west, south: south, east: east, north: north)
+        }
+    }
+}

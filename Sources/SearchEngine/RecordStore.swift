@@ -150,6 +150,15 @@ struct RecordStore: Sendable {
         }
     }
 
+    /// A POI's id and name as the store's own bytes, for a writer that copies them at once (a vector tile): valid
+    /// while the store is alive and not mutated, that is inside the engine's read lock. Nil for a pin or a gap.
+    func poiIDAndName(_ number: Int) -> (id: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>)? {
+        let slot = slots[number]
+        guard slot.kind == .poi, let base = bytes.baseAddress else { return nil }
+        let id = UnsafeBufferPointer(start: base + slot.offset, count: Int(slot.idLength))
+        return (id, UnsafeBufferPointer(start: base + slot.offset + Int(slot.idLength), count: Int(slot.nameLength)))
+    }
+
     /// A POI as a copy of its own bytes, for an answer: encoding writes straight from them, and the full record is
     /// made only if someone asks for it.
     func packed(_ number: Int, at place: Place) -> PackedPOI? {

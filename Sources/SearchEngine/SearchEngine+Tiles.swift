@@ -12,11 +12,12 @@ extension SearchEngine {
     ///
     /// On a GCJ-02 or BD-09 map the tile's box is in that datum: the records are searched in its WGS-84 image grown by
     /// a margin larger than the datum's local distortion, then kept by their position in the datum.
-    public func tile(_ query: TileQuery) throws(SearchError) -> TileContent {
+    public func tile<W: TileWriter>(_ query: TileQuery, into writer: inout W) throws(SearchError) {
         let clustered = query.isClustered
         let buffer = clustered ? 0 : query.buffer
         let tile = query.tile
         let extent = query.extent
+        precondition(extent > 0 && buffer >= 0 && extent + buffer < 0x7000, "tile positions are packed in 16 bits")
         let datum = query.datum
         var box = tile.bounds(buffer: buffer, extent: extent)
         if datum != .wgs84 {
@@ -29,10 +30,11 @@ extension SearchEngine {
                 north: min(90, image.north + 0.01)
             )
         }
-        return try read { s throws(SearchError) in
+        try read { s throws(SearchError) in
             let matcher = query.text.map { self.matcher($0, s) }
             let test = filter(s, categories: query.categories, matcher: matcher)
-            var points: [(number: UInt32, x: Int, y: Int)] = []
+            // Each point as one integer, record number above its position, so that record order is a plain sort.
+            var points: [UInt64] = []
             var tooMany = false
             let low = -buffer
             let high = extent + buffer
@@ -50,7 +52,7 @@ extension SearchEngine {
                     tooMany = true
                     return false
                 }
-                points.append((number, p.x, p.y))
+                points.append(UInt64(number) << 32 | Self.packed(p.x) << 16 | Self.packed(p.y))
                 return true
             }
             if query.kind == .poi { s.poiSpatial.tree.search(box, body) } else { s.pinSpatial.tree.search(box, body) }
@@ -61,42 +63,65 @@ extension SearchEngine {
                         "must be above \(tile.z) for tile \(tile): it holds more than \(query.maxPoints) records unclustered; ask for it clustered or for tiles at a deeper zoom"
                 )
             }
-            var content = TileContent()
+            writer.begin(categories: s.categoryNames)
             if clustered {
-                content.clusters = clusters(s, of: points, extent: extent, grid: query.grid)
+                writeClusters(s, points, extent: extent, grid: query.grid, into: &writer)
             } else {
-                points.sort { $0.number < $1.number }
-                s.records.prefetch(points.lazy.map(\.number))
-                content.points.reserveCapacity(points.count)
+                points.sort()
+                s.records.prefetch(points.lazy.map { UInt32($0 >> 32) })
                 for point in points {
-                    if let hit = hit(s, point.number, distance: nil, score: nil) {
-                        content.points.append(TileContent.Point(x: point.x, y: point.y, hit: hit))
-                    }
+                    write(s, UInt32(point >> 32), x: Self.unpacked(point >> 16), y: Self.unpacked(point), count: nil, into: &writer)
                 }
             }
-            return content
+        }
+    }
+
+    /// The records of a tile as values (`TileContent`).
+    public func tile(_ query: TileQuery) throws(SearchError) -> TileContent {
+        var content = TileContent()
+        try tile(query, into: &content)
+        return content
+    }
+
+    @inline(__always) private static func packed(_ position: Int) -> UInt64 { UInt64(UInt16(truncatingIfNeeded: position + 0x8000)) }
+    @inline(__always) private static func unpacked(_ bits: UInt64) -> Int { Int(UInt16(truncatingIfNeeded: bits)) - 0x8000 }
+
+    /// One record to the writer.
+    private func write<W: TileWriter>(_ s: EngineState, _ number: UInt32, x: Int, y: Int, count: Int?, into writer: inout W) {
+        if let fields = s.records.poiIDAndName(Int(number)) {
+            let code = s.meta[Int(number)].category
+            writer.poi(x: x, y: y, id: fields.id, name: fields.name, category: code == UInt16.max ? nil : Int(code), count: count)
+        } else if case .pin(let pin) = s.record(Int(number)) {
+            writer.pin(x: x, y: y, pin, count: count)
         }
     }
 
     /// The points counted per grid cell (a point on the tile's far edge in the last cell), each cell at its points'
     /// mean position, cells row after row.
-    private func clusters(_ s: EngineState, of points: [(number: UInt32, x: Int, y: Int)], extent: Int, grid: Int) -> [TileContent.Cluster] {
+    private func writeClusters<W: TileWriter>(_ s: EngineState, _ points: [UInt64], extent: Int, grid: Int, into writer: inout W) {
         var cells: [Int: (count: Int, x: Int, y: Int, first: UInt32)] = [:]
         for point in points {
-            let column = min(grid - 1, max(0, point.x * grid / extent))
-            let row = min(grid - 1, max(0, point.y * grid / extent))
+            let x = Self.unpacked(point >> 16)
+            let y = Self.unpacked(point)
+            let number = UInt32(point >> 32)
+            let column = min(grid - 1, max(0, x * grid / extent))
+            let row = min(grid - 1, max(0, y * grid / extent))
             let key = row * grid + column
             if let cell = cells[key] {
-                cells[key] = (cell.count + 1, cell.x + point.x, cell.y + point.y, min(cell.first, point.number))
+                cells[key] = (cell.count + 1, cell.x + x, cell.y + y, min(cell.first, number))
             } else {
-                cells[key] = (1, point.x, point.y, point.number)
+                cells[key] = (1, x, y, number)
             }
         }
-        return cells.keys.sorted().map { key in
+        for key in cells.keys.sorted() {
             let cell = cells[key]!
             let x = Int((Double(cell.x) / Double(cell.count)).rounded())
             let y = Int((Double(cell.y) / Double(cell.count)).rounded())
-            return TileContent.Cluster(x: x, y: y, count: cell.count, only: cell.count == 1 ? hit(s, cell.first, distance: nil, score: nil) : nil)
+            if cell.count == 1 {
+                write(s, cell.first, x: x, y: y, count: 1, into: &writer)
+            } else {
+                writer.cluster(x: x, y: y, count: cell.count)
+            }
         }
     }
 

@@ -5,17 +5,14 @@
 /// (Tile → Layer → Feature, Value), and going through generated message types would make an object per feature and
 /// per value only to serialize them at once (docs/ARCHITECTURE.md, "Vector tiles").
 ///
-/// Keys are declared up front; a feature gives a value for any of them, then its point. String values of a key declared with
-/// `shared: true` (a category, a kind) are written once per layer and referred to by index; others are written for
-/// each feature that has one, as most are unique (ids, names) and a lookup would cost more than it saves.
+/// Keys are declared up front; a feature gives a value for any of them, then its point. A string given with
+/// `string(_:_:)` is written for that feature alone, as most are unique (ids, names) and a lookup would cost more than
+/// it saves; one many features share (a category) is added once with `value(_:)` and referred to by index. Integers
+/// are written once per distinct value.
 public struct VectorTileLayer: Sendable {
     public struct Key: Sendable {
         public let name: String
-        public let shared: Bool
-        public init(_ name: String, shared: Bool = false) {
-            self.name = name
-            self.shared = shared
-        }
+        public init(_ name: String) { self.name = name }
     }
 
     public let name: String
@@ -26,8 +23,6 @@ public struct VectorTileLayer: Sendable {
     /// The values' messages (`Layer.values`), each with its field tag and length.
     private var values: [UInt8] = []
     private var valueCount: UInt32 = 0
-    /// Shared string values by the FNV-1a hash of their bytes: each with its bytes, to tell apart a collision.
-    private var sharedValues: [UInt64: [(bytes: [UInt8], index: UInt32)]] = [:]
     private var uintValues: [UInt64: UInt32] = [:]
     // One feature's parts while it is being written.
     private var tags: [UInt8] = []
@@ -45,11 +40,29 @@ public struct VectorTileLayer: Sendable {
 
     /// A string property of the feature being written: key number `key`, its value as UTF-8 bytes. A feature is
     /// its properties, given first, then `addPoint`.
-    public mutating func string(_ key: Int, _ bytes: some Collection<UInt8>) { addString(key, bytes) }
+    public mutating func string(_ key: Int, _ bytes: UnsafeBufferPointer<UInt8>) { addString(key, bytes) }
+
+    /// A string property from part of a byte array (a record's packed bytes).
+    public mutating func string(_ key: Int, _ bytes: [UInt8], _ range: Range<Int>) {
+        bytes.withUnsafeBufferPointer { addString(key, UnsafeBufferPointer(rebasing: $0[range])) }
+    }
 
     public mutating func string(_ key: Int, _ text: String) {
         var text = text
         text.withUTF8 { addString(key, $0) }
+    }
+
+    /// A string value added to the layer once, for features to refer to with `property(_:value:)` (a value the
+    /// caller interns itself, as a category by its code).
+    public mutating func value(_ text: String) -> UInt32 {
+        var text = text
+        return text.withUTF8 { appendStringValue($0) }
+    }
+
+    /// A property of the feature being written whose value was added with `value(_:)`.
+    public mutating func property(_ key: Int, value index: UInt32) {
+        Self.varint(UInt64(key), into: &tags)
+        Self.varint(UInt64(index), into: &tags)
     }
 
     /// An unsigned integer property of the feature being written (each distinct value written once per layer).
@@ -81,20 +94,10 @@ public struct VectorTileLayer: Sendable {
         tags.removeAll(keepingCapacity: true)
     }
 
-    private mutating func addString(_ key: Int, _ bytes: some Collection<UInt8>) {
-        let index: UInt32
-        if keys[key].shared {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            if let known = sharedValues[hash]?.first(where: { $0.bytes.elementsEqual(bytes) }) {
-                index = known.index
-            } else {
-                index = appendStringValue(bytes)
-                sharedValues[hash, default: []].append((Array(bytes), index))
-            }
-        } else {
-            index = appendStringValue(bytes)
-        }
+    // Bytes as a buffer pointer, not a generic collection: across the module boundary a generic parameter is not
+    // specialized, and every byte went through a protocol witness (3 µs per point on 1 M POIs at zoom 10).
+    private mutating func addString(_ key: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
+        let index = appendStringValue(bytes)
         Self.varint(UInt64(key), into: &tags)
         Self.varint(UInt64(index), into: &tags)
     }
@@ -118,14 +121,14 @@ public struct VectorTileLayer: Sendable {
         Self.varint(UInt64(index), into: &tags)
     }
 
-    private mutating func appendStringValue(_ bytes: some Collection<UInt8>) -> UInt32 {
+    private mutating func appendStringValue(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         // Layer.values entry holding Value.string_value (field 1).
         let length = UInt64(bytes.count)
         values.append(0x22)
         Self.varint(1 + UInt64(Self.varintSize(length)) + length, into: &values)
         values.append(0x0A)
         Self.varint(length, into: &values)
-        values += bytes
+        values.append(contentsOf: bytes)
         defer { valueCount += 1 }
         return valueCount
     }

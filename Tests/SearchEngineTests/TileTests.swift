@@ -44,7 +44,7 @@ import Testing
             let content = try engine.tile(TileQuery(tile: tile, kind: .poi, categories: category.map { [$0] } ?? [], clusterBelow: 0))
             #expect(content.clusters.isEmpty)
             var got: [String: (x: Int, y: Int)] = [:]
-            for point in content.points { got[point.hit.id] = (point.x, point.y) }
+            for point in content.points { got[point.id] = (point.x, point.y) }
             #expect(got.count == content.points.count, "seed \(seed) round \(round): a record twice in tile \(tile)")
             for p in pois where category.map({ p.category.isCategory(under: $0) }) ?? true {
                 let (x, y) = Self.project(p.lat, p.lon, tile)
@@ -66,7 +66,7 @@ import Testing
                 }
             }
             // Record order.
-            let order = content.points.map(\.hit.id)
+            let order = content.points.map(\.id)
             let expectedOrder = inRecordOrder(pois).map(\.id).filter { got[$0] != nil }
             #expect(order == expectedOrder, "seed \(seed) round \(round)")
         }
@@ -105,7 +105,7 @@ import Testing
                 let column = min(grid - 1, cluster.x / cellSize)
                 let row = min(grid - 1, cluster.y / cellSize)
                 #expect(cells[row * grid + column] == cluster.count, "seed \(seed) round \(round): cell (\(column), \(row)) of \(tile)")
-                #expect((cluster.only != nil) == (cluster.count == 1))
+                #expect((cluster.id != nil) == (cluster.count == 1))
             }
         }
     }
@@ -123,7 +123,7 @@ import Testing
             let tile = Self.randomTile(pois, &random)
             let content = try engine.tile(TileQuery(tile: tile, kind: .poi, datum: .gcj02, clusterBelow: 0))
             var got: [String: (x: Int, y: Int)] = [:]
-            for point in content.points { got[point.hit.id] = (point.x, point.y) }
+            for point in content.points { got[point.id] = (point.x, point.y) }
             for p in pois {
                 let moved = ChinaDatum.wgs84ToGCJ02(latitude: p.lat, longitude: p.lon)
                 let (x, y) = Self.project(moved.latitude, moved.longitude, tile)
@@ -157,9 +157,9 @@ import Testing
             y: Int((1 - log(tan(Double.pi / 4 + 60.17 * Double.pi / 360)) / Double.pi) / 2 * 32768)
         )!
         let pins = try engine.tile(TileQuery(tile: tile, kind: .pin))
-        #expect(pins.points.map(\.hit.id) == [pin.id])
+        #expect(pins.points.map(\.id) == [pin.id])
         let poiTile = try engine.tile(TileQuery(tile: tile, kind: .poi))
-        #expect(!poiTile.points.contains { $0.hit.id == pin.id })
+        #expect(!poiTile.points.contains { $0.id == pin.id })
     }
 
     /// More points than a tile may hold is a clear refusal naming the parameter that helps.

@@ -132,6 +132,7 @@ let package = Package(
             dependencies: [
                 "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access", "OSM", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

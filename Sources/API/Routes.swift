@@ -78,6 +78,12 @@ public enum RouteTable {
         Route(.get, "/v1/pins/{id}", "getPin"),
         Route(.put, "/v1/pins/{id}", "updatePin"),
         Route(.delete, "/v1/pins/{id}", "deletePin"),
+        // Live areas.
+        Route(.post, "/v1/fences", "createFence"),
+        Route(.get, "/v1/fences", "listFences"),
+        Route(.get, "/v1/fences/{id}", "getFence"),
+        Route(.delete, "/v1/fences/{id}", "deleteFence"),
+        Route(.get, "/v1/fences/{id}/events", "fenceEvents"),
         // Geocoding and conversion.
         Route(.get, "/v1/geocode", "geocode"),
         Route(.get, "/v1/suggest", "suggest"),

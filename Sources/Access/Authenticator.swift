@@ -74,6 +74,10 @@ public enum WritePolicy {
         try require(.writePOIs, principal, "POI writes")
     }
 
+    public static func manageFences(_ principal: Principal) throws(AccessError) {
+        try require(.manageFences, principal, "fences and their events")
+    }
+
     /// Who may create a pin; answers the pin's owner.
     public static func createPin(_ principal: Principal) throws(AccessError) -> String? {
         switch principal {

@@ -8,6 +8,8 @@ public enum Scope: String, CaseIterable, Sendable, Codable, Comparable {
     case writePOIs = "pois:write"
     /// Any pin, whoever placed it: a moderation service.
     case writePins = "pins:write"
+    /// Live areas: making and removing fences and reading their events (which carry users' pins).
+    case manageFences = "fences"
 
     public static func < (lhs: Scope, rhs: Scope) -> Bool { lhs.rawValue < rhs.rawValue }
 }

@@ -203,6 +203,13 @@ func makeRouter(
     let tokens = configuration.authenticator.tokens
     QueryController(engine: engine).register(on: routes)
     TileController(engine: engine, tls: configuration.tls != nil).register(on: routes)
+    // Live areas: the engine's fences (poi serve keeps them beside the database), else fences in memory.
+    if engine.fences == nil { engine.fences = try? FenceBook(store: FenceStore(path: nil)) }
+    if let book = engine.fences {
+        let webhooks = FenceWebhooks(book: book, policy: configuration.webhookPolicy)
+        webhooks.start()
+        FenceController(book: book, write: write, webhooks: webhooks, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    }
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     routes.read("health") { input in

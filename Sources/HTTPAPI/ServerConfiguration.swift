@@ -73,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     /// Largest accepted request body.
     public var maximumBodySize: Int { limits.maximumBodySize }
 
+    /// How fences' webhooks retry.
+    public var webhookPolicy = WebhookPolicy()
+
     public init(
         host: String = "127.0.0.1",
         port: Int = 8080,

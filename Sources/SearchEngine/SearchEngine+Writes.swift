@@ -111,18 +111,41 @@ extension SearchEngine {
         }
         afterCommit?()
         let followed = store?.feed != nil
+        let watching = fences.map { !$0.isEmpty } ?? false
+        var transitions: [RecordTransition] = []
         write { state in
             for change in changes {
+                var before: Hit.Record?
+                if watching {
+                    switch change {
+                    case .put(.poi(let poi)): before = state.poiNumber(poi.id).flatMap { state.record(Int($0)) }
+                    case .put(.pin(let pin)): before = state.pinNumbers[pin.id].flatMap { state.record(Int($0)) }
+                    case .delete(.poi, let id): before = state.poiNumber(id).flatMap { state.record(Int($0)) }
+                    case .delete(.pin, let id): before = state.pinNumbers[id].flatMap { state.record(Int($0)) }
+                    }
+                }
                 switch change {
                 case .put(.poi(let poi)): _ = state.put(.poi(poi))
                 case .put(.pin(let pin)): _ = state.put(.pin(pin))
                 case .delete(let kind, let id): _ = state.delete(kind, id: id)
+                }
+                if watching {
+                    switch change {
+                    case .put(.poi(let poi)): transitions.append(RecordTransition(before: before, after: .poi(poi)))
+                    case .put(.pin(let pin)): transitions.append(RecordTransition(before: before, after: .pin(pin)))
+                    case .delete: transitions.append(RecordTransition(before: before, after: nil))
+                    }
                 }
             }
             if let sequences, !followed {
                 let ours = state.sequence == sequences.before && sequences.after.sequence == sequences.before.sequence + 1
                 state.sequence = ours ? sequences.after : nil
             }
+        }
+        // The write is durable and visible; its fence events follow, in write order (the writer lock is held). An
+        // event store that fails loses those events, not the write: it is logged and counted.
+        if watching, let fences {
+            do { try fences.record(transitions, at: nextTimestamp()) } catch { fenceFailures.add(1, ordering: .relaxed) }
         }
         snapshotIfDue()
     }

@@ -62,6 +62,10 @@ public final class SearchEngine: @unchecked Sendable {
     var afterCommit: (@Sendable () -> Void)?
     /// Forces a planner route in tests (nil: choose by cost).
     public var forcedRoute: Route?
+    /// The live areas whose events writes make (`poi serve` sets it before serving); nil: none.
+    public var fences: FenceBook?
+    /// Writes whose fence events could not be stored (`/metrics`).
+    public let fenceFailures = Atomic<Int>(0)
 
     public enum Route: Sendable { case spatialFirst, textFirst }
 

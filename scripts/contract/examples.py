@@ -29,6 +29,9 @@ POI = {"name": "Kahvila Esimerkki", "category": "food.cafe", "address": "Esplana
 PIN = {"uniqueKey": "u-1001", "firstName": "Aino", "lastName": "Virtanen", "mapString": "Helsinki, Finland",
        "mediaURL": "https://example.org/aino", "lat": 60.1699, "lon": 24.9384}
 
+FENCE = {"id": "example-zone", "area": {"type": "circle", "lat": 60.1699, "lon": 24.9384, "radius": 500},
+         "detect": ["enter", "exit"], "webhook": "https://example.org/hooks/zone"}
+
 
 def requests(state):
     """(operationId, method, path, query, body): one example request per answer to document, in an order in which
@@ -52,6 +55,10 @@ def requests(state):
     yield "getPin", "GET", "/v1/pins/{pin}", {}, None
     yield "updatePin", "PUT", "/v1/pins/{pin}", {}, dict(PIN, mapString="Kamppi, Helsinki", lat=60.1686, lon=24.9316)
     yield "deletePin", "DELETE", "/v1/pins/{pin}", {}, None
+    yield "createFence", "POST", "/v1/fences", {}, FENCE
+    yield "listFences", "GET", "/v1/fences", {}, None
+    yield "getFence", "GET", "/v1/fences/example-zone", {}, None
+    yield "deleteFence", "DELETE", "/v1/fences/example-zone", {}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "Helsinki", "limit": "1"}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "1600 Amphitheatre Parkway, Mountain View", "limit": "1"}, None
     yield "geocode", "GET", "/v1/geocode", {"q": "Mannerheimintie 13 a, Helsinki", "limit": "1"}, None

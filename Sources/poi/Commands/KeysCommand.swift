@@ -16,7 +16,7 @@ struct KeysCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a new random key, and its keys-file entry on standard error.")
 
         @Option(help: "The key's name in logs and messages.") var name: String
-        @Option(parsing: .upToNextOption, help: "Its scopes: admin, import, pois:write, pins:write.") var scope: [String] = []
+        @Option(parsing: .upToNextOption, help: "Its scopes: admin, import, pois:write, pins:write, fences.") var scope: [String] = []
 
         func run() throws {
             let scopes = try KeysCommand.scopes(scope)
@@ -37,7 +37,7 @@ struct KeysCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the keys-file entry of a key read from standard input.")
 
         @Option(help: "The key's name in logs and messages.") var name: String
-        @Option(parsing: .upToNextOption, help: "Its scopes: admin, import, pois:write, pins:write.") var scope: [String] = []
+        @Option(parsing: .upToNextOption, help: "Its scopes: admin, import, pois:write, pins:write, fences.") var scope: [String] = []
 
         func run() throws {
             let scopes = try KeysCommand.scopes(scope)
@@ -49,10 +49,10 @@ struct KeysCommand: ParsableCommand {
     }
 
     static func scopes(_ names: [String]) throws -> [Scope] {
-        guard !names.isEmpty else { throw CLIError.usage("--scope must name at least one of admin, import, pois:write, pins:write") }
+        guard !names.isEmpty else { throw CLIError.usage("--scope must name at least one of admin, import, pois:write, pins:write, fences") }
         return try names.map { name in
             guard let scope = Scope(rawValue: name) else {
-                throw CLIError.usage("--scope: unknown scope \"\(name)\" (admin, import, pois:write, pins:write)")
+                throw CLIError.usage("--scope: unknown scope \"\(name)\" (admin, import, pois:write, pins:write, fences)")
             }
             return scope
         }

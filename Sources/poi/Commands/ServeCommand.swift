@@ -1,6 +1,7 @@
 import Access
 import ArgumentParser
 import BundledData
+import Catalog
 import Datasets
 import Foundation
 import Gazetteer
@@ -12,6 +13,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import Prometheus
+import SearchEngine
 import SnapshotFile
 import Startup
 
@@ -79,6 +81,10 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var accessLog: String?
     @Option(help: "Where POST /v1/backups writes its backups (default: DB.backups beside the database).") var backupDir: String?
+    @Option(
+        help:
+            "Where live areas (fences) and their events are kept (default: DB.fences beside the database; with --store, in memory unless given)."
+    ) var fencesFile: String?
     @Flag(
         help:
             "Read every page of the mapped snapshots at start and again every 10 s, so that the first queries after an idle spell do not wait for the disk (RSS counts the whole mapping; the kernel may still reclaim under pressure)."
@@ -165,6 +171,12 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         logger.info("\(report)")
+        let fencesPath = fencesFile ?? (database.storeURL == nil ? database.path + ".fences" : nil)
+        do {
+            engine.fences = try FenceBook(store: FenceStore(path: fencesPath))
+        } catch {
+            throw CLIError.failure("fences \(fencesPath ?? "in memory"): \(error)")
+        }
         engine.loadOSMStatus()
         var follower: OSMFollower?
         if let replicate {

@@ -1,0 +1,152 @@
+import AsyncHTTPClient
+import Catalog
+import Foundation
+import Metrics
+import NIOCore
+import SearchEngine
+import Synchronization
+
+/// Each fence with a webhook gets its events POSTed there, one at a time and in order (docs/ARCHITECTURE.md,
+/// "Live areas"): an event is retried with exponential backoff until the receiver answers 2xx, and after
+/// `maximumAttempts` it is given up (a dead letter, counted in `/metrics` and in the fence's `webhookDeadLetters`)
+/// so that the events after it still arrive. Where a webhook stands is stored with each delivery: a restart resumes
+/// after the last event delivered or given up.
+final class FenceWebhooks: Sendable {
+    typealias Policy = WebhookPolicy
+
+    let book: FenceBook
+    let policy: Policy
+    private let loops = Mutex<[String: (task: Task<Void, Never>, wake: AsyncStream<Void>.Continuation)]>([:])
+    private let token = Mutex<UInt64?>(nil)
+    private let deliveries = Counter(label: "poi_fence_webhook_deliveries_total")
+    private let retries = Counter(label: "poi_fence_webhook_retries_total")
+    private let deadLetters = Counter(label: "poi_fence_webhook_dead_letters_total")
+    private let events = Counter(label: "poi_fence_events_total")
+
+    init(book: FenceBook, policy: Policy = WebhookPolicy()) {
+        self.book = book
+        self.policy = policy
+    }
+
+    /// Starts a loop for every fence with a webhook and wakes it when its fence has new events.
+    func start() {
+        let subscription = book.subscribe { [weak self] stored in
+            guard let self else { return }
+            self.events.increment(by: stored.count)
+            let fences = Set(stored.map(\.fence))
+            self.loops.withLock { loops in
+                for fence in fences { loops[fence]?.wake.yield() }
+            }
+        }
+        token.withLock { $0 = subscription }
+        for fence in book.fences { update(fence) }
+    }
+
+    func stop() {
+        if let subscription = token.withLock({ $0 }) { book.unsubscribe(subscription) }
+        loops.withLock { loops in
+            for loop in loops.values { loop.task.cancel() }
+            loops.removeAll()
+        }
+    }
+
+    /// A fence made or replaced: its loop (re)started when it has a webhook.
+    func update(_ fence: Fence) {
+        remove(fence.id)
+        guard let url = fence.webhook else { return }
+        let (wake, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task { [book, policy, deliveries, retries, deadLetters] in
+            await Self.run(
+                fence: fence.id,
+                url: url,
+                store: book.store,
+                wake: wake,
+                policy: policy,
+                counters: (deliveries, retries, deadLetters)
+            )
+        }
+        loops.withLock { $0[fence.id] = (task, continuation) }
+    }
+
+    func remove(_ id: String) {
+        loops.withLock { loops in
+            loops.removeValue(forKey: id).map {
+                $0.task.cancel()
+                $0.wake.finish()
+            }
+        }
+    }
+
+    private static func run(
+        fence: String,
+        url: String,
+        store: FenceStore,
+        wake: AsyncStream<Void>,
+        policy: Policy,
+        counters: (deliveries: Counter, retries: Counter, deadLetters: Counter)
+    ) async {
+        var delivered = (try? store.delivery(fence: fence).delivered) ?? 0
+        var iterator = wake.makeAsyncIterator()
+        while !Task.isCancelled {
+            let pending = (try? store.events(fence: fence, after: delivered, limit: 100)) ?? []
+            if pending.isEmpty {
+                // Wait for the next event (or a minute, in case a wake-up was missed).
+                guard await iterator.next() != nil else { return }
+                continue
+            }
+            for event in pending {
+                var attempt = 0
+                var ok = false
+                while !Task.isCancelled {
+                    attempt += 1
+                    ok = await post(event, to: url, timeout: policy.timeout)
+                    if ok || attempt >= policy.maximumAttempts { break }
+                    counters.retries.increment()
+                    let wait = min(policy.longestRetry, policy.firstRetry * (1 << min(attempt - 1, 20)))
+                    try? await Task.sleep(for: wait)
+                }
+                if Task.isCancelled { return }
+                try? store.setDelivered(fence: fence, through: event.sequence, dead: !ok)
+                delivered = event.sequence
+                if ok { counters.deliveries.increment() } else { counters.deadLetters.increment() }
+            }
+        }
+    }
+
+    /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id`; delivered when the receiver answers 2xx.
+    private static func post(_ event: FenceStore.StoredEvent, to url: String, timeout: Duration) async -> Bool {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "X-Poi-Event-Id", value: String(event.sequence))
+        request.body = .bytes(ByteBuffer(string: event.json))
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout.components.seconds * 1000)))
+            _ = try? await response.body.collect(upTo: 1 << 16)
+            return (200..<300).contains(response.status.code)
+        } catch {
+            return false
+        }
+    }
+}
+
+/// How a fence's webhook retries: attempts per event before it is given up, and the backoff between them (doubling
+/// from `firstRetry` up to `longestRetry`). With the defaults an event is retried for about ten minutes.
+public struct WebhookPolicy: Sendable {
+    public var maximumAttempts = 20
+    public var firstRetry: Duration = .milliseconds(100)
+    public var longestRetry: Duration = .seconds(60)
+    public var timeout: Duration = .seconds(10)
+
+    public init(
+        maximumAttempts: Int = 20,
+        firstRetry: Duration = .milliseconds(100),
+        longestRetry: Duration = .seconds(60),
+        timeout: Duration = .seconds(10)
+    ) {
+        self.maximumAttempts = maximumAttempts
+        self.firstRetry = firstRetry
+        self.longestRetry = longestRetry
+        self.timeout = timeout
+    }
+}

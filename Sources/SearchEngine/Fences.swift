@@ -1,0 +1,379 @@
+import Catalog
+import Foundation
+import GeoCore
+import Synchronization
+
+/// A live area (docs/ARCHITECTURE.md, "Live areas"): a circle, box or polygon, the transitions it reports (enter,
+/// exit, inside) and which records it watches.
+public struct Fence: Sendable, Equatable {
+    public enum Area: Sendable, Equatable {
+        /// Within `radius` metres (great circle) of `center`.
+        case circle(center: Coordinate, radius: Double)
+        case box(BoundingBox)
+        case polygon(Polygon)
+    }
+
+    /// What a write of a watched record reports: `enter` when it moves in (or is created inside), `exit` when it
+    /// moves out (or is deleted inside), `inside` on every write that leaves it inside (moved or edited there).
+    public enum Detect: String, Sendable, CaseIterable, Comparable {
+        case enter, exit, inside
+        public static func < (a: Detect, b: Detect) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    public var id: String
+    public var area: Area
+    public var detect: [Detect]
+    public var kind: KindFilter
+    /// Records of any of these category paths (or below) only (POIs; pins have none).
+    public var categories: [String]
+    /// Where each event is POSTed as well, in order, with retries.
+    public var webhook: String?
+
+    public init(
+        id: String,
+        area: Area,
+        detect: [Detect] = [.enter, .exit],
+        kind: KindFilter = .pin,
+        categories: [String] = [],
+        webhook: String? = nil
+    ) {
+        self.id = id
+        self.area = area
+        self.detect = Array(Set(detect)).sorted()
+        self.kind = kind
+        self.categories = categories
+        self.webhook = webhook
+    }
+
+    public func contains(latitude: Double, longitude: Double) -> Bool {
+        switch area {
+        case .circle(let center, let radius):
+            return GreatCircle.distance(latitude1: center.latitude, longitude1: center.longitude, latitude2: latitude, longitude2: longitude)
+                <= radius
+        case .box(let box): return box.contains(latitude: latitude, longitude: longitude)
+        case .polygon(let polygon): return polygon.contains(latitude: latitude, longitude: longitude)
+        }
+    }
+
+    /// A box holding the area (a circle's by its radius).
+    public var bounds: BoundingBox {
+        switch area {
+        case .circle(let center, let radius): return BoundingBox.around(center, radius: radius * 1.001 + 1)
+        case .box(let box): return box
+        case .polygon(let polygon): return polygon.boundingBox
+        }
+    }
+
+    /// Whether it watches this record.
+    func watches(_ record: Hit.Record) -> Bool {
+        switch record {
+        case .pin: return kind.includes(.pin) && categories.isEmpty
+        case .poi(let poi): return kind.includes(.poi) && (categories.isEmpty || categories.admits(poi.category))
+        }
+    }
+}
+
+/// One transition a write made: the record before and after (nil: it did not exist / was deleted).
+struct RecordTransition {
+    let before: Hit.Record?
+    let after: Hit.Record?
+}
+
+/// The fences of an engine, found by position through a grid of 0.01° cells (a fence covering more than 10 000
+/// cells is tested on every write), their events kept in a `FenceStore` and handed to subscribers (SSE, webhooks)
+/// as they are stored.
+public final class FenceBook: Sendable {
+    public let store: FenceStore
+    private struct Index: Sendable {
+        var fences: [String: Fence] = [:]
+        var grid: [Int64: [String]] = [:]
+        var large: Set<String> = []
+    }
+
+    private let index = Mutex(Index())
+    private let subscribers = Mutex<[UInt64: @Sendable ([FenceStore.StoredEvent]) -> Void]>([:])
+    private let nextSubscriber = Atomic<UInt64>(0)
+    static let cellDegrees = 0.01
+    static let largeCells = 10_000
+
+    /// The fences kept in `store`; a definition that no longer parses is a storage error.
+    public init(store: FenceStore) throws(SearchError) {
+        self.store = store
+        let kept: [(id: String, definition: String)]
+        do { kept = try store.fences() } catch { throw .storage("fences: \(error)") }
+        for (id, definition) in kept {
+            let fence = try Fence(json: definition, id: id)
+            index.withLock { Self.add(fence, to: &$0) }
+        }
+    }
+
+    public var fences: [Fence] { index.withLock { $0.fences.values.sorted { $0.id < $1.id } } }
+
+    public var isEmpty: Bool { index.withLock { $0.fences.isEmpty } }
+
+    public func fence(id: String) -> Fence? { index.withLock { $0.fences[id] } }
+
+    /// Adds or replaces a fence, durable first.
+    public func put(_ fence: Fence) throws(SearchError) {
+        do { try store.put(id: fence.id, definition: fence.json) } catch { throw .storage("fences: \(error)") }
+        index.withLock { index in
+            Self.remove(fence.id, from: &index)
+            Self.add(fence, to: &index)
+        }
+    }
+
+    /// Removes a fence and its events. - Throws: `.notFound` when there is none.
+    public func delete(id: String) throws(SearchError) {
+        guard fence(id: id) != nil else { throw .notFound(kind: "fence", id: id) }
+        do { try store.delete(id: id) } catch { throw .storage("fences: \(error)") }
+        index.withLock { Self.remove(id, from: &$0) }
+    }
+
+    /// Calls `body` with every batch of events as it is stored, until the returned token is passed to `unsubscribe`.
+    public func subscribe(_ body: @escaping @Sendable ([FenceStore.StoredEvent]) -> Void) -> UInt64 {
+        let token = nextSubscriber.add(1, ordering: .relaxed).newValue
+        subscribers.withLock { $0[token] = body }
+        return token
+    }
+
+    public func unsubscribe(_ token: UInt64) { _ = subscribers.withLock { $0.removeValue(forKey: token) } }
+
+    private static func cells(of box: BoundingBox) -> [Int64]? {
+        var out: [Int64] = []
+        for part in box.antimeridianParts {
+            let south = Int64((part.south / cellDegrees).rounded(.down))
+            let north = Int64((part.north / cellDegrees).rounded(.down))
+            let west = Int64((part.west / cellDegrees).rounded(.down))
+            let east = Int64((part.east / cellDegrees).rounded(.down))
+            guard (north - south + 1) * (east - west + 1) + Int64(out.count) <= Int64(largeCells) else { return nil }
+            for row in south...north {
+                for column in west...east { out.append(row * 100_000 + column) }
+            }
+        }
+        return out
+    }
+
+    private static func cell(latitude: Double, longitude: Double) -> Int64 {
+        Int64((latitude / cellDegrees).rounded(.down)) * 100_000 + Int64((longitude / cellDegrees).rounded(.down))
+    }
+
+    private static func add(_ fence: Fence, to index: inout Index) {
+        index.fences[fence.id] = fence
+        if let cells = cells(of: fence.bounds) {
+            for cell in cells { index.grid[cell, default: []].append(fence.id) }
+        } else {
+            index.large.insert(fence.id)
+        }
+    }
+
+    private static func remove(_ id: String, from index: inout Index) {
+        guard let fence = index.fences.removeValue(forKey: id) else { return }
+        if index.large.remove(id) == nil, let cells = cells(of: fence.bounds) {
+            for cell in cells {
+                index.grid[cell]?.removeAll { $0 == id }
+                if index.grid[cell]?.isEmpty == true { index.grid[cell] = nil }
+            }
+        }
+    }
+
+    /// The fences that may hold a position.
+    private func candidates(_ index: Index, latitude: Double, longitude: Double) -> [Fence] {
+        var ids = index.grid[Self.cell(latitude: latitude, longitude: longitude)] ?? []
+        ids += index.large
+        return ids.compactMap { index.fences[$0] }
+    }
+
+    /// The events of the writes' transitions, in the order of the writes and, within one, of the fences' ids;
+    /// stored, then handed to the subscribers. Called in write order (under the engine's writer lock).
+    func record(_ transitions: [RecordTransition], at time: String) throws(SearchError) {
+        var events: [(fence: String, make: (Int64) -> String)] = []
+        index.withLock { index in
+            guard !index.fences.isEmpty else { return }
+            for transition in transitions {
+                var found: [(fence: String, detect: Fence.Detect, record: Hit.Record)] = []
+                var considered: Set<String> = []
+                for record in [transition.before, transition.after] {
+                    guard let record else { continue }
+                    let p = record.position
+                    for fence in candidates(index, latitude: p.latitude, longitude: p.longitude) where considered.insert(fence.id).inserted {
+                        guard let detect = Self.detect(fence, transition) else { continue }
+                        found.append((fence.id, detect, transition.after ?? record))
+                    }
+                }
+                found.sort { $0.fence < $1.fence }
+                for event in found {
+                    let detect = event.detect
+                    let record = event.record
+                    events.append(
+                        (event.fence, { sequence in Self.json(sequence: sequence, fence: event.fence, detect: detect, record: record, time: time) })
+                    )
+                }
+            }
+        }
+        guard !events.isEmpty else { return }
+        let stored: [FenceStore.StoredEvent]
+        do { stored = try store.append(events) } catch { throw .storage("fence events: \(error)") }
+        for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(stored) }
+    }
+
+    /// What a transition reports to one fence, if anything.
+    private static func detect(_ fence: Fence, _ transition: RecordTransition) -> Fence.Detect? {
+        let wasInside =
+            transition.before.map { fence.watches($0) && fence.contains(latitude: $0.position.latitude, longitude: $0.position.longitude) } ?? false
+        let isInside =
+            transition.after.map { fence.watches($0) && fence.contains(latitude: $0.position.latitude, longitude: $0.position.longitude) } ?? false
+        let detect: Fence.Detect
+        switch (wasInside, isInside) {
+        case (false, true): detect = .enter
+        case (true, false): detect = .exit
+        case (true, true): detect = .inside
+        case (false, false): return nil
+        }
+        return fence.detect.contains(detect) ? detect : nil
+    }
+
+    /// An event as clients receive it: `{"id", "fence", "detect", "time", "object": {"kind", "id", "lat", "lon", …}}`.
+    static func json(sequence: Int64, fence: String, detect: Fence.Detect, record: Hit.Record, time: String) -> String {
+        var object: [String: Any]
+        switch record {
+        case .pin(let pin):
+            object = [
+                "kind": "pin", "id": pin.id, "lat": pin.lat, "lon": pin.lon, "firstName": pin.firstName, "lastName": pin.lastName,
+                "mapString": pin.mapString, "mediaURL": pin.mediaURL, "uniqueKey": pin.uniqueKey, "updatedAt": pin.updatedAt,
+            ]
+        case .poi(let poi):
+            object = ["kind": "poi", "id": poi.id, "lat": poi.lat, "lon": poi.lon, "name": poi.name, "category": poi.category]
+        }
+        let event: [String: Any] = ["id": sequence, "fence": fence, "detect": detect.rawValue, "time": time, "object": object]
+        let data = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension Fence {
+    /// The definition as kept and answered: `{"id", "area": {…}, "detect": [...], "kind", "categories", "webhook"}`.
+    public var json: String {
+        var area: [String: Any]
+        switch self.area {
+        case .circle(let center, let radius): area = ["type": "circle", "lat": center.latitude, "lon": center.longitude, "radius": radius]
+        case .box(let box): area = ["type": "bbox", "bbox": [box.west, box.south, box.east, box.north]]
+        case .polygon(let polygon): area = ["type": "polygon", "coordinates": polygon.vertices.map { [$0.longitude, $0.latitude] }]
+        }
+        var object: [String: Any] = ["id": id, "area": area, "detect": detect.map(\.rawValue), "kind": kind.rawValue, "categories": categories]
+        if let webhook { object["webhook"] = webhook }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A definition from its JSON (a request body, or what the store kept), each field checked: the error names the
+    /// field and its rule. `id`, when given, wins over the body's.
+    public init(json text: String, id given: String? = nil) throws(SearchError) {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            throw .invalid(parameter: "body", rule: "must be a JSON object")
+        }
+        func invalid(_ field: String, _ rule: String) -> SearchError { .invalid(parameter: field, rule: rule) }
+        let known: Set<String> = ["id", "area", "detect", "kind", "categories", "category", "webhook"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw invalid(unknown, "is not a field of a fence (id, area, detect, kind, categories, webhook)")
+        }
+        let id: String
+        if let given {
+            id = given
+        } else if let value = object["id"] {
+            guard let text = value as? String, Self.isValidID(text) else { throw invalid("id", Self.idRule) }
+            id = text
+        } else {
+            id = "f_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        }
+        guard let area = object["area"] as? [String: Any] else { throw invalid("area", "is required: an object with type circle, bbox or polygon") }
+        func number(_ value: Any?) -> Double? {
+            guard let value, !(value is Bool) || type(of: value) != Bool.self else { return nil }
+            let d: Double?
+            switch value {
+            case let v as Double: d = v
+            case let v as Int: d = Double(v)
+            case let v as NSNumber: d = v.doubleValue
+            default: d = nil
+            }
+            return d.flatMap { $0.isFinite ? $0 : nil }
+        }
+        let parsedArea: Area
+        switch area["type"] as? String {
+        case "circle":
+            guard let lat = number(area["lat"]), (-90...90).contains(lat) else { throw invalid("area.lat", "must be a number between -90 and 90") }
+            guard let lon = number(area["lon"]), (-180...180).contains(lon) else {
+                throw invalid("area.lon", "must be a number between -180 and 180")
+            }
+            guard let radius = number(area["radius"]), radius > 0, radius <= 1_000_000 else {
+                throw invalid("area.radius", "must be a number of metres above 0 and at most 1000000")
+            }
+            parsedArea = .circle(center: Coordinate(uncheckedLatitude: lat, longitude: lon), radius: radius)
+        case "bbox":
+            guard let values = area["bbox"] as? [Any], values.count == 4, case let numbers = values.compactMap(number), numbers.count == 4 else {
+                throw invalid("area.bbox", "must be [west, south, east, north] in degrees")
+            }
+            do {
+                parsedArea = .box(try BoundingBox(west: numbers[0], south: numbers[1], east: numbers[2], north: numbers[3]))
+            } catch {
+                throw invalid("area.bbox", error.rule)
+            }
+        case "polygon":
+            guard let rings = area["coordinates"] as? [Any], (3...1000).contains(rings.count) else {
+                throw invalid("area.coordinates", "must be 3 to 1000 [lon, lat] vertices")
+            }
+            var vertices: [Coordinate] = []
+            for (i, vertex) in rings.enumerated() {
+                guard let pair = vertex as? [Any], pair.count == 2, let lon = number(pair[0]), let lat = number(pair[1]),
+                    let c = try? Coordinate(latitude: lat, longitude: lon)
+                else { throw invalid("area.coordinates", "vertex \(i + 1) must be [lon, lat] with lon in -180…180 and lat in -90…90") }
+                vertices.append(c)
+            }
+            do { parsedArea = .polygon(try Polygon(vertices: vertices)) } catch { throw invalid("area.coordinates", error.rule) }
+        default:
+            throw invalid("area.type", "must be circle, bbox or polygon")
+        }
+        var detect: [Detect] = [.enter, .exit]
+        if let value = object["detect"] {
+            guard let names = value as? [Any], !names.isEmpty,
+                case let parsed = names.compactMap({ ($0 as? String).flatMap(Detect.init(rawValue:)) }),
+                parsed.count == names.count
+            else { throw invalid("detect", "must be a non-empty list of enter, exit and inside") }
+            detect = parsed
+        }
+        var kind = KindFilter.pin
+        if let value = object["kind"] {
+            guard let text = value as? String, let parsed = KindFilter(rawValue: text) else { throw invalid("kind", "must be poi, pin or all") }
+            kind = parsed
+        }
+        var categories: [String] = []
+        for key in ["category", "categories"] {
+            guard let value = object[key] else { continue }
+            let list = (value as? [Any]) ?? [value]
+            for item in list {
+                guard let text = item as? String, !text.isEmpty, text.count <= 100 else {
+                    throw invalid(key, "must be category paths such as food.cafe")
+                }
+                categories.append(text)
+            }
+        }
+        var webhook: String?
+        if let value = object["webhook"] {
+            guard let text = value as? String, let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                url.host != nil,
+                text.utf8.count <= 2000
+            else { throw invalid("webhook", "must be an absolute http(s) URL") }
+            webhook = text
+        }
+        self.init(id: id, area: parsedArea, detect: detect, kind: kind, categories: categories, webhook: webhook)
+    }
+
+    static let idRule = "must be 1 to 200 characters of letters, digits, '-', '_' and '.'"
+
+    public static func isValidID(_ id: String) -> Bool {
+        (1...200).contains(id.utf8.count)
+            && id.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == UInt8(ascii: "-") || c == UInt8(ascii: "_")
+                    || c == UInt8(ascii: ".")
+            }
+    }
+}

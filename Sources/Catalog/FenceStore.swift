@@ -21,6 +21,9 @@ public final class FenceStore: @unchecked Sendable {
     public init(path: String?) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(5)
+        // WAL with synchronous = NORMAL: a commit survives the process (a crash, a restart) without an fsync of its
+        // own; only a power loss may take the last events. The records' store keeps FULL: a write is acknowledged.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         if let path {
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
@@ -71,10 +74,11 @@ public final class FenceStore: @unchecked Sendable {
             var stored: [StoredEvent] = []
             stored.reserveCapacity(events.count)
             let next = (try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'fence_event'") ?? 0) + 1
+            let insert = try db.cachedStatement(sql: "INSERT INTO fence_event (sequence, fence, json) VALUES (?, ?, ?)")
             for (offset, event) in events.enumerated() {
                 let sequence = next + Int64(offset)
                 let json = event.make(sequence)
-                try db.execute(sql: "INSERT INTO fence_event (sequence, fence, json) VALUES (?, ?, ?)", arguments: [sequence, event.fence, json])
+                try insert.execute(arguments: [sequence, event.fence, json])
                 stored.append(StoredEvent(sequence: sequence, fence: event.fence, json: json))
             }
             return stored

@@ -1,3 +1,4 @@
+import BundledData
 import Catalog
 import Foundation
 import GeoCore
@@ -232,21 +233,41 @@ public final class FenceBook: Sendable {
         return fence.detect.contains(detect) ? detect : nil
     }
 
-    /// An event as clients receive it: `{"id", "fence", "detect", "time", "object": {"kind", "id", "lat", "lon", …}}`.
+    /// An event as clients receive it: `{"id", "fence", "detect", "time", "object": {"kind", "id", "lat", "lon", …}}`
+    /// (keys in that order; written with `JSONWriter`, as every answer is).
     static func json(sequence: Int64, fence: String, detect: Fence.Detect, record: Hit.Record, time: String) -> String {
-        var object: [String: Any]
+        var json = JSONWriter(capacity: 384)
+        json.beginObject()
+        json.key("id")
+        json.number(Int(sequence))
+        json.field("fence", fence)
+        json.field("detect", detect.rawValue)
+        json.field("time", time)
+        json.key("object")
+        json.beginObject()
         switch record {
         case .pin(let pin):
-            object = [
-                "kind": "pin", "id": pin.id, "lat": pin.lat, "lon": pin.lon, "firstName": pin.firstName, "lastName": pin.lastName,
-                "mapString": pin.mapString, "mediaURL": pin.mediaURL, "uniqueKey": pin.uniqueKey, "updatedAt": pin.updatedAt,
-            ]
+            json.field("kind", "pin")
+            json.field("id", pin.id)
+            json.field("lat", pin.lat)
+            json.field("lon", pin.lon)
+            json.field("firstName", pin.firstName)
+            json.field("lastName", pin.lastName)
+            json.field("mapString", pin.mapString)
+            json.field("mediaURL", pin.mediaURL)
+            json.field("uniqueKey", pin.uniqueKey)
+            json.field("updatedAt", pin.updatedAt)
         case .poi(let poi):
-            object = ["kind": "poi", "id": poi.id, "lat": poi.lat, "lon": poi.lon, "name": poi.name, "category": poi.category]
+            json.field("kind", "poi")
+            json.field("id", poi.id)
+            json.field("lat", poi.lat)
+            json.field("lon", poi.lon)
+            json.field("name", poi.name)
+            json.field("category", poi.category)
         }
-        let event: [String: Any] = ["id": sequence, "fence": fence, "detect": detect.rawValue, "time": time, "object": object]
-        let data = (try? JSONSerialization.data(withJSONObject: event, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        json.endObject()
+        json.endObject()
+        return json.withBytes { String(decoding: $0, as: UTF8.self) }
     }
 }
 

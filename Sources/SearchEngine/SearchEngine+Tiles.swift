@@ -99,28 +99,29 @@ extension SearchEngine {
     /// The points counted per grid cell (a point on the tile's far edge in the last cell), each cell at its points'
     /// mean position, cells row after row.
     private func writeClusters<W: TileWriter>(_ s: EngineState, _ points: [UInt64], extent: Int, grid: Int, into writer: inout W) {
-        var cells: [Int: (count: Int, x: Int, y: Int, first: UInt32)] = [:]
+        // One slot per cell (32 × 32 by default): the sums of positions, the count and the lowest record number.
+        var count = [Int](repeating: 0, count: grid * grid)
+        var sumX = [Int](repeating: 0, count: grid * grid)
+        var sumY = [Int](repeating: 0, count: grid * grid)
+        var first = [UInt32](repeating: .max, count: grid * grid)
         for point in points {
             let x = Self.unpacked(point >> 16)
             let y = Self.unpacked(point)
-            let number = UInt32(point >> 32)
             let column = min(grid - 1, max(0, x * grid / extent))
             let row = min(grid - 1, max(0, y * grid / extent))
             let key = row * grid + column
-            if let cell = cells[key] {
-                cells[key] = (cell.count + 1, cell.x + x, cell.y + y, min(cell.first, number))
-            } else {
-                cells[key] = (1, x, y, number)
-            }
+            count[key] += 1
+            sumX[key] += x
+            sumY[key] += y
+            first[key] = min(first[key], UInt32(point >> 32))
         }
-        for key in cells.keys.sorted() {
-            let cell = cells[key]!
-            let x = Int((Double(cell.x) / Double(cell.count)).rounded())
-            let y = Int((Double(cell.y) / Double(cell.count)).rounded())
-            if cell.count == 1 {
-                write(s, cell.first, x: x, y: y, count: 1, into: &writer)
+        for key in 0..<grid * grid where count[key] > 0 {
+            let x = Int((Double(sumX[key]) / Double(count[key])).rounded())
+            let y = Int((Double(sumY[key]) / Double(count[key])).rounded())
+            if count[key] == 1 {
+                write(s, first[key], x: x, y: y, count: 1, into: &writer)
             } else {
-                writer.cluster(x: x, y: y, count: cell.count)
+                writer.cluster(x: x, y: y, count: count[key])
             }
         }
     }

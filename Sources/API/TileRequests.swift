@@ -7,6 +7,8 @@ import VectorTile
 /// The layers of `/tiles/{layer}/…` (docs/ARCHITECTURE.md, "Vector tiles").
 public enum TileLayer: String, Sendable, CaseIterable {
     case pois, pins
+    /// The imported streets (lines with their names), the map's base.
+    case base
 
     public var kind: RecordKind { self == .pois ? .poi : .pin }
 
@@ -27,6 +29,7 @@ public enum TileLayer: String, Sendable, CaseIterable {
                 ("id", "String: the pin's id"), ("name", "String: first and last name"), ("mapString", "String: the place as its author wrote it"),
                 ("mediaURL", "String"),
             ]
+        case .base: return [("id", "String: the OSM way (osm-w…)"), ("name", "String: the street's name")]
         }
         fields.append(("count", "Number: records in the cell, in a clustered tile (the other fields only when it is 1)"))
         return fields
@@ -46,6 +49,10 @@ public struct TileRequest: Sendable {
         let column = try Self.integer("x", x, in: 0...last, rule: "at zoom \(zoom)")
         let row = try Self.integer("y", y, in: 0...last, rule: "at zoom \(zoom)")
         let filters = try TileFilters(p)
+        if self.layer == .base {
+            if filters.text != nil { throw ParameterError("q", "does not apply to the base layer (streets): leave it out") }
+            if filters.category != nil { throw ParameterError("category", "does not apply to the base layer (streets): leave it out") }
+        }
         query = TileQuery(
             tile: WebMercatorTile(z: zoom, x: column, y: row)!,
             kind: self.layer.kind,
@@ -63,6 +70,47 @@ public struct TileRequest: Sendable {
             range.contains(value)
         else { throw ParameterError(name, message) }
         return value
+    }
+
+    /// The box whose street lines the base tile holds (in WGS-84; on a GCJ-02 or BD-09 map, the tile's image grown
+    /// by 0.01°, as `SearchEngine.tile` does).
+    public var baseBox: BoundingBox {
+        let box = query.tile.bounds(buffer: query.buffer, extent: query.extent)
+        guard query.datum != .wgs84 else { return box }
+        let image = query.datum.toWGS84(box)
+        return BoundingBox(
+            uncheckedWest: max(-180, image.west - 0.01),
+            south: max(-90, image.south - 0.01),
+            east: min(180, image.east + 0.01),
+            north: min(90, image.north + 0.01)
+        )
+    }
+
+    /// The base layer's tile: each street line (as `/v1/streets` returns them for `baseBox`) with its id and primary
+    /// name, every vertex in tile units; vertices that round to the one before are dropped (the generalisation at
+    /// low zooms), and a line left with one vertex is left out. Empty when nothing is left.
+    public func encodeBase(_ lines: [StreetLine]) -> [UInt8] {
+        var out = VectorTileLayer(name: layer.rawValue, extent: query.extent, keys: layer.fields.map { VectorTileLayer.Key($0.name) })
+        var xs: [Int] = []
+        var ys: [Int] = []
+        for line in lines where line.kind == .street {
+            xs.removeAll(keepingCapacity: true)
+            ys.removeAll(keepingCapacity: true)
+            for point in line.points {
+                var latitude = point.latitude
+                var longitude = point.longitude
+                if query.datum != .wgs84 { (latitude, longitude) = query.datum.fromWGS84(latitude: latitude, longitude: longitude) }
+                let p = query.tile.position(latitude: latitude, longitude: longitude, extent: query.extent)
+                if let x = xs.last, let y = ys.last, x == p.x, y == p.y { continue }
+                xs.append(p.x)
+                ys.append(p.y)
+            }
+            guard xs.count >= 2 else { continue }
+            out.string(0, line.id)
+            if let name = line.names.first { out.string(1, name) }
+            out.addLine(xs: xs, ys: ys)
+        }
+        return out.isEmpty ? [] : out.encoded()
     }
 
     /// A writer of the tile's Mapbox Vector Tile, for `SearchEngine.tile(_:into:)`.
@@ -172,20 +220,20 @@ public struct TileJSONRequest: Sendable {
         let document: [String: Any] = [
             "tilejson": "3.0.0",
             "name": "poi \(layer.rawValue)",
-            "description": layer == .pois
-                ? "Points of interest; clustered per grid cell at zooms below \(filters.clusterBelow)"
-                : "User pins; clustered per grid cell at zooms below \(filters.clusterBelow)",
+            "description": layer == .base
+                ? "The imported streets, with their names"
+                : "\(layer == .pois ? "Points of interest" : "User pins"); clustered per grid cell at zooms below \(filters.clusterBelow)",
             "scheme": "xyz",
             "tiles": ["\(base)/tiles/\(layer.rawValue)/{z}/{x}/{y}.mvt\(filters.queryString)"],
             "minzoom": 0,
             "maxzoom": maxZoom,
             "bounds": [west, south, east, north],
             "center": [(west + east) / 2, (south + north) / 2, bounds == nil ? 1 : 12],
-            "attribution": layer == .pois ? "© OpenStreetMap contributors (ODbL) and the data's sources" : "",
+            "attribution": layer == .pins ? "" : "© OpenStreetMap contributors (ODbL) and the data's sources",
             "vector_layers": [
                 [
                     "id": layer.rawValue,
-                    "description": layer == .pois ? "Points of interest" : "User pins",
+                    "description": layer == .pois ? "Points of interest" : layer == .pins ? "User pins" : "Streets",
                     "minzoom": 0,
                     "maxzoom": maxZoom,
                     "fields": fields,

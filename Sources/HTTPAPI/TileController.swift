@@ -17,6 +17,8 @@ struct TileController {
     let tls: Bool
 
     static let contentType = "application/vnd.mapbox-vector-tile"
+    /// The most street lines a base tile holds.
+    static let baseLineLimit = 50_000
 
     func register(on routes: RouteRegistrar) {
         routes.on("tile") { [engine] request, context in
@@ -28,6 +30,13 @@ struct TileController {
                 y: y,
                 RequestParameters(request)
             )
+            if parsed.layer == .base {
+                let lines = engine.addresses.lines(in: parsed.baseBox, limit: Self.baseLineLimit)
+                guard !lines.truncated else {
+                    throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it crosses more than \(Self.baseLineLimit) streets")
+                }
+                return Self.answer(parsed.encodeBase(lines.lines), layer: parsed.layer, request: request)
+            }
             var writer = parsed.writer()
             try engine.tile(parsed.query, into: &writer)
             return Self.answer(writer.encoded(), layer: parsed.layer, request: request)
@@ -37,7 +46,8 @@ struct TileController {
             let scheme =
                 request.headers[HTTPField.Name("X-Forwarded-Proto")!].flatMap { $0 == "https" || $0 == "http" ? $0 : nil } ?? (tls ? "https" : "http")
             let host = request.head.authority.flatMap { Self.isHost($0) ? $0 : nil } ?? "localhost"
-            let body = parsed.encode(base: "\(scheme)://\(host)", bounds: engine.bounds(of: parsed.layer.kind))
+            let bounds = parsed.layer == .base ? nil : engine.bounds(of: parsed.layer.kind)
+            let body = parsed.encode(base: "\(scheme)://\(host)", bounds: bounds)
             return Response(
                 status: .ok,
                 headers: [.contentType: "application/json", .cacheControl: "no-cache"],
@@ -60,7 +70,7 @@ struct TileController {
     /// minute; pin tiles, which users move all the time, are revalidated on every use.
     static func answer(_ tile: [UInt8], layer: TileLayer, request: Request) -> Response {
         var headers: HTTPFields = [
-            .cacheControl: layer == .pins ? "no-cache" : "public, max-age=60",
+            .cacheControl: layer == .pins ? "no-cache" : "public, max-age=60",  // the base changes with imports and change files
             .vary: "Accept-Encoding",
         ]
         guard !tile.isEmpty else { return Response(status: .noContent, headers: headers) }

@@ -1,4 +1,4 @@
-/// One layer of a Mapbox Vector Tile (spec 2.1, `vector_tile.proto`) holding points, written straight into protobuf
+/// One layer of a Mapbox Vector Tile (spec 2.1, `vector_tile.proto`) holding points and lines, written straight into protobuf
 /// bytes: no message objects are made, so a tile of ten thousand points costs the bytes it holds.
 ///
 /// The protobuf encoding is written here by hand, not with swift-protobuf: a tile is four messages of a few fields
@@ -68,6 +68,22 @@ public struct VectorTileLayer: Sendable {
     /// An unsigned integer property of the feature being written (each distinct value written once per layer).
     public mutating func uint(_ key: Int, _ value: UInt64) { addUInt(key, value) }
 
+    /// Ends the feature being written as a line through `xs`/`ys` (tile units, at least two vertices): a MoveTo, then
+    /// one LineTo with every further vertex as a zigzag delta from the one before.
+    public mutating func addLine(xs: [Int], ys: [Int]) {
+        precondition(xs.count == ys.count && xs.count >= 2, "a line has two vertices or more")
+        geometry.removeAll(keepingCapacity: true)
+        geometry.append(9)  // MoveTo, one point
+        Self.varint(UInt64(Self.zigzag(xs[0])), into: &geometry)
+        Self.varint(UInt64(Self.zigzag(ys[0])), into: &geometry)
+        Self.varint(UInt64(2 | ((xs.count - 1) << 3)), into: &geometry)  // LineTo, count - 1 points
+        for i in 1..<xs.count {
+            Self.varint(UInt64(Self.zigzag(xs[i] - xs[i - 1])), into: &geometry)
+            Self.varint(UInt64(Self.zigzag(ys[i] - ys[i - 1])), into: &geometry)
+        }
+        finishFeature(type: 2)  // LINESTRING
+    }
+
     /// Ends the feature being written: a point at (`x`, `y`) in tile units with the properties given since the last.
     public mutating func addPoint(x: Int, y: Int) {
         // MoveTo, one point: command integer (1 & 0x7) | (1 << 3) = 9, then the zigzag-encoded position.
@@ -75,7 +91,11 @@ public struct VectorTileLayer: Sendable {
         geometry.append(9)
         Self.varint(UInt64(Self.zigzag(x)), into: &geometry)
         Self.varint(UInt64(Self.zigzag(y)), into: &geometry)
+        finishFeature(type: 1)  // POINT
+    }
 
+    /// Writes the feature of the tags and geometry gathered, with its geometry type.
+    private mutating func finishFeature(type: UInt8) {
         scratch.removeAll(keepingCapacity: true)
         if !tags.isEmpty {
             scratch.append(0x12)  // Feature.tags, packed
@@ -83,7 +103,7 @@ public struct VectorTileLayer: Sendable {
             scratch += tags
         }
         scratch.append(0x18)  // Feature.type
-        scratch.append(1)  // POINT
+        scratch.append(type)
         scratch.append(0x22)  // Feature.geometry, packed
         Self.varint(UInt64(geometry.count), into: &scratch)
         scratch += geometry

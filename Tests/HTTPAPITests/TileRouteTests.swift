@@ -85,7 +85,7 @@ import Testing
                 ("/tiles/pois/25/0/0.mvt", "z"), ("/tiles/pois/3/8/0.mvt", "x"), ("/tiles/pois/3/0/-1.mvt", "y"), ("/tiles/pois/3/0/1e2.mvt", "y"),
                 ("/tiles/roads/3/0/0.mvt", "layer"), ("/tiles/pois/3/0/0.mvt?cluster=26", "cluster"),
                 ("/tiles/pois/3/0/0.mvt?coordsys=utm", "coordsys"),
-                ("/tiles/stations.json", "layer"),
+                ("/tiles/stations.json", "layer"), ("/tiles/base/14/0/0.mvt?q=cafe", "q"), ("/tiles/base/14/0/0.mvt?category=food", "category"),
             ] {
                 let response = try await client.execute(uri: uri, method: .get)
                 #expect(response.status == .badRequest, "\(uri)")
@@ -93,6 +93,8 @@ import Testing
                 let detail = try json(response)["detail"] as? String ?? ""
                 #expect(detail.hasPrefix(parameter + " "), "\(uri): \(detail)")
             }
+            // An engine without imported streets: every base tile is empty.
+            #expect(try await client.execute(uri: "/tiles/base/\(Self.tile(14, 60.17, 24.94)).mvt", method: .get).status == .noContent)
             let png = try await client.execute(uri: "/tiles/pois/3/0/0.png", method: .get)
             #expect(png.status == .notFound)
         }

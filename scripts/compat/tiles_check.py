@@ -9,6 +9,8 @@ For tiles drawn at random (seeded; the seed is printed) around the server's reco
   category (POIs) or name, mapString and mediaURL (pins);
 - a clustered tile's counts add up to /v1/within over the tile's own box, per 32 x 32 grid cell;
 - with q or category, the same against /v1/within with the same filter;
+- a base tile holds the street lines /v1/streets returns for its buffered box, each vertex a vertex of the street
+  in tile units, with its id and name;
 - gzip is a gzip member equal to the plain tile; If-None-Match answers 304; an empty tile is 204; a tile outside the
   pyramid a problem+json naming z, x or y; TileJSON has what the TileJSON 3.0.0 specification requires, and its
   tile URL answers.
@@ -178,6 +180,63 @@ def check_clusters(base, layer, z, x, y, filters, failures):
     return sum(got.values())
 
 
+def check_base(base, z, x, y, failures):
+    """A base tile holds the street lines /v1/streets returns for its buffered box, every vertex in tile units with
+    consecutive repeats dropped, lines of one vertex left out."""
+    status, _, body = get(base, "/tiles/base/%d/%d/%d.mvt" % (z, x, y))
+    box = bounds(z, x, y, BUFFER)
+    s_status, _, s_body = get(base, "/v1/streets", {"bbox": ",".join(repr(v) for v in box), "limit": "5000"})
+    where = "base %d/%d/%d" % (z, x, y)
+    if s_status != 200:
+        failures.append("%s: /v1/streets answered %d" % (where, s_status))
+        return 0
+    expected = {}
+    unjudged = set()
+    for feature in json.loads(s_body)["features"]:
+        coords = feature["geometry"]["coordinates"]
+        vertices = []
+        for lon, lat in coords:
+            px, py = tile_units(lat, lon, z, x, y)
+            vertices.append((px, py))
+        # /v1/streets rounds to 1e-7 degrees (0.15 units at zoom 17): a line spanning less than 2 units may round to
+        # one vertex on one side and two on the other, and is not judged; one under 0.4 units must be left out.
+        span = max(max(abs(px - vertices[0][0]), abs(py - vertices[0][1])) for px, py in vertices)
+        if span >= 2:
+            expected[feature["id"]] = (vertices, feature["properties"].get("name"))
+        elif span >= 0.4:
+            unjudged.add(feature["id"])
+    if not expected:
+        if not unjudged and status != 204:
+            failures.append("%s: no street but the tile answered %d" % (where, status))
+        return 0
+    if status != 200:
+        failures.append("%s: answered %d" % (where, status))
+        return 0
+    layer = decode(body)["base"]
+    got = {f["properties"]["id"]: f for f in layer["features"] if f["properties"]["id"] not in unjudged}
+    if set(got) != set(expected):
+        failures.append("%s: lines %d, /v1/streets %d; missing %s extra %s" % (where, len(got), len(expected),
+                        sorted(set(expected) - set(got))[:3], sorted(set(got) - set(expected))[:3]))
+    for lid in set(got) & set(expected):
+        feature = got[lid]
+        vertices, name = expected[lid]
+        if feature["geometry"]["type"] != "LineString":
+            failures.append("%s: %s is a %s" % (where, lid, feature["geometry"]["type"]))
+            continue
+        coords = feature["geometry"]["coordinates"]
+        # Every vertex drawn is a vertex of the street, within half a unit, in order.
+        j = 0
+        for gx, gy in coords:
+            while j < len(vertices) and (abs(vertices[j][0] - gx) > 0.7 or abs(vertices[j][1] - gy) > 0.7):
+                j += 1
+            if j == len(vertices):
+                failures.append("%s: %s has a vertex (%d, %d) not on the street in order" % (where, lid, gx, gy))
+                break
+        if feature["properties"].get("name") != name:
+            failures.append("%s: %s is named %r, /v1/streets %r" % (where, lid, feature["properties"].get("name"), name))
+    return len(got)
+
+
 def tile_of(lat, lon, z):
     wx, wy = world(lat, lon)
     n = 2 ** z
@@ -265,6 +324,12 @@ def main():
                 checked += check_points(base, layer, z, x, y, filters, failures)
             checked += check_clusters(base, layer, z, x, y, filters, failures)
     check_http(base, (15,) + busiest, failures)
+    # The base layer around the POIs (streets at street and city scale).
+    for i in range(args.tiles // 2):
+        record = rng.choice(pois)
+        z = rng.randint(12, 17)
+        x, y = tile_of(record["lat"], record["lon"], z)
+        checked += check_base(base, z, x, y, failures)
     if failures:
         print("tiles: %d problems" % len(failures))
         for failure in failures[:40]:
@@ -273,7 +338,8 @@ def main():
     if checked < 200:
         print("tiles: only %d features checked; the drawn tiles were nearly empty" % checked)
         sys.exit(1)
-    print("tiles: %d features in %d tiles matched /v1/within, gzip, ETag, 204, problems and TileJSON as specified" % (checked, 4 * args.tiles))
+    print("tiles: %d features in %d tiles matched /v1/within and /v1/streets, gzip, ETag, 204, problems and TileJSON as specified"
+          % (checked, 4 * args.tiles + args.tiles // 2))
 
 
 if __name__ == "__main__":

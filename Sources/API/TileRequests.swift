@@ -72,19 +72,9 @@ public struct TileRequest: Sendable {
         return value
     }
 
-    /// The box whose street lines the base tile holds (in WGS-84; on a GCJ-02 or BD-09 map, the tile's image grown
-    /// by 0.01°, as `SearchEngine.tile` does).
-    public var baseBox: BoundingBox {
-        let box = query.tile.bounds(buffer: query.buffer, extent: query.extent)
-        guard query.datum != .wgs84 else { return box }
-        let image = query.datum.toWGS84(box)
-        return BoundingBox(
-            uncheckedWest: max(-180, image.west - 0.01),
-            south: max(-90, image.south - 0.01),
-            east: min(180, image.east + 0.01),
-            north: min(90, image.north + 0.01)
-        )
-    }
+    /// The WGS-84 box whose street lines the base tile holds (on a GCJ-02 or BD-09 map, the tile's image grown as
+    /// `SearchEngine.tile` grows it).
+    public var baseBox: BoundingBox { query.datum.wgs84SearchBox(query.tile.bounds(buffer: query.buffer, extent: query.extent)) }
 
     /// The base layer's tile: each street line (as `/v1/streets` returns them for `baseBox`) with its id and primary
     /// name, every vertex in tile units; vertices that round to the one before are dropped (the generalisation at

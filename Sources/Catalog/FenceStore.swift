@@ -14,6 +14,8 @@ public final class FenceStore: @unchecked Sendable {
     public struct StoredEvent: Sendable, Equatable {
         public let sequence: Int64
         public let fence: String
+        /// What it reports (enter, exit, inside): the SSE event's name.
+        public let detect: String
         public let json: String
     }
 
@@ -35,7 +37,8 @@ public final class FenceStore: @unchecked Sendable {
             try db.execute(
                 sql: """
                     CREATE TABLE fence (id TEXT PRIMARY KEY NOT NULL, definition TEXT NOT NULL);
-                    CREATE TABLE fence_event (sequence INTEGER PRIMARY KEY AUTOINCREMENT, fence TEXT NOT NULL, json TEXT NOT NULL);
+                    CREATE TABLE fence_event (sequence INTEGER PRIMARY KEY AUTOINCREMENT, fence TEXT NOT NULL, detect TEXT NOT NULL,
+                        json TEXT NOT NULL);
                     CREATE INDEX fence_event_by_fence ON fence_event (fence, sequence);
                     CREATE TABLE fence_delivery (fence TEXT PRIMARY KEY NOT NULL, delivered INTEGER NOT NULL DEFAULT 0,
                         dead INTEGER NOT NULL DEFAULT 0);
@@ -68,18 +71,18 @@ public final class FenceStore: @unchecked Sendable {
     }
 
     /// Appends events in one transaction; each `json` is made by `make` from its new sequence number.
-    public func append(_ events: [(fence: String, make: (Int64) -> String)]) throws -> [StoredEvent] {
+    public func append(_ events: [(fence: String, detect: String, make: (Int64) -> String)]) throws -> [StoredEvent] {
         guard !events.isEmpty else { return [] }
         return try queue.write { db in
             var stored: [StoredEvent] = []
             stored.reserveCapacity(events.count)
             let next = (try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'fence_event'") ?? 0) + 1
-            let insert = try db.cachedStatement(sql: "INSERT INTO fence_event (sequence, fence, json) VALUES (?, ?, ?)")
+            let insert = try db.cachedStatement(sql: "INSERT INTO fence_event (sequence, fence, detect, json) VALUES (?, ?, ?, ?)")
             for (offset, event) in events.enumerated() {
                 let sequence = next + Int64(offset)
                 let json = event.make(sequence)
-                try insert.execute(arguments: [sequence, event.fence, json])
-                stored.append(StoredEvent(sequence: sequence, fence: event.fence, json: json))
+                try insert.execute(arguments: [sequence, event.fence, event.detect, json])
+                stored.append(StoredEvent(sequence: sequence, fence: event.fence, detect: event.detect, json: json))
             }
             return stored
         }
@@ -90,9 +93,9 @@ public final class FenceStore: @unchecked Sendable {
         try queue.read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT sequence, json FROM fence_event WHERE fence = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+                sql: "SELECT sequence, detect, json FROM fence_event WHERE fence = ? AND sequence > ? ORDER BY sequence LIMIT ?",
                 arguments: [fence, sequence, limit]
-            ).map { StoredEvent(sequence: $0["sequence"], fence: fence, json: $0["json"]) }
+            ).map { StoredEvent(sequence: $0["sequence"], fence: fence, detect: $0["detect"], json: $0["json"]) }
         }
     }
 

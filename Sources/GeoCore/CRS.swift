@@ -130,6 +130,20 @@ extension CRS {
             )
         }
 
+        /// A WGS-84 box holding every position that lies in `box` when drawn in this system: the corners' image grown
+        /// by 0.01°, more than the datums move positions relative to one another across any box (they shift a position
+        /// by at most ~700 m, smoothly). Search it, then keep what falls in `box` once converted (vector tiles).
+        public func wgs84SearchBox(_ box: BoundingBox) -> BoundingBox {
+            guard self != .wgs84 else { return box }
+            let image = toWGS84(box)
+            return BoundingBox(
+                uncheckedWest: max(-180, image.west - 0.01),
+                south: max(-90, image.south - 0.01),
+                east: min(180, image.east + 0.01),
+                north: min(90, image.north + 0.01)
+            )
+        }
+
         public func toWGS84(_ polygon: Polygon) -> Polygon {
             guard self != .wgs84 else { return polygon }
             return (try? Polygon(vertices: polygon.vertices.map { toWGS84($0) })) ?? polygon

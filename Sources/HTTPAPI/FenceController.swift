@@ -115,8 +115,7 @@ struct FenceController {
             func send(_ events: [FenceStore.StoredEvent], _ writer: inout any ResponseBodyWriter) async throws -> Bool {
                 var buffer = ByteBuffer()
                 for event in events where event.sequence > last {
-                    let detect = event.json.range(of: "\"detect\":\"").map { event.json[$0.upperBound...].prefix { $0 != "\"" } } ?? "event"
-                    buffer.writeString("id: \(event.sequence)\nevent: \(detect)\ndata: \(event.json)\n\n")
+                    buffer.writeString("id: \(event.sequence)\nevent: \(event.detect)\ndata: \(event.json)\n\n")
                     last = event.sequence
                     sent += 1
                     if let limit, sent >= limit { break }

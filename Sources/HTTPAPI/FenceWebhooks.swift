@@ -17,7 +17,6 @@ final class FenceWebhooks: Sendable {
     let book: FenceBook
     let policy: Policy
     private let loops = Mutex<[String: (task: Task<Void, Never>, wake: AsyncStream<Void>.Continuation)]>([:])
-    private let token = Mutex<UInt64?>(nil)
     private let deliveries = Counter(label: "poi_fence_webhook_deliveries_total")
     private let retries = Counter(label: "poi_fence_webhook_retries_total")
     private let deadLetters = Counter(label: "poi_fence_webhook_dead_letters_total")
@@ -28,9 +27,9 @@ final class FenceWebhooks: Sendable {
         self.policy = policy
     }
 
-    /// Starts a loop for every fence with a webhook and wakes it when its fence has new events.
+    /// Starts a loop for every fence with a webhook and wakes it when its fence has new events, for the server's life.
     func start() {
-        let subscription = book.subscribe { [weak self] stored in
+        _ = book.subscribe { [weak self] stored in
             guard let self else { return }
             self.events.increment(by: stored.count)
             let fences = Set(stored.map(\.fence))
@@ -38,16 +37,7 @@ final class FenceWebhooks: Sendable {
                 for fence in fences { loops[fence]?.wake.yield() }
             }
         }
-        token.withLock { $0 = subscription }
         for fence in book.fences { update(fence) }
-    }
-
-    func stop() {
-        if let subscription = token.withLock({ $0 }) { book.unsubscribe(subscription) }
-        loops.withLock { loops in
-            for loop in loops.values { loop.task.cancel() }
-            loops.removeAll()
-        }
     }
 
     /// A fence made or replaced: its loop (re)started when it has a webhook.

@@ -187,7 +187,7 @@ public final class FenceBook: Sendable {
     /// The events of the writes' transitions, in the order of the writes and, within one, of the fences' ids;
     /// stored, then handed to the subscribers. Called in write order (under the engine's writer lock).
     func record(_ transitions: [RecordTransition], at time: String) throws(SearchError) {
-        var events: [(fence: String, make: (Int64) -> String)] = []
+        var events: [(fence: String, detect: String, make: (Int64) -> String)] = []
         index.withLock { index in
             guard !index.fences.isEmpty else { return }
             for transition in transitions {
@@ -206,7 +206,10 @@ public final class FenceBook: Sendable {
                     let detect = event.detect
                     let record = event.record
                     events.append(
-                        (event.fence, { sequence in Self.json(sequence: sequence, fence: event.fence, detect: detect, record: record, time: time) })
+                        (
+                            event.fence, detect.rawValue,
+                            { sequence in Self.json(sequence: sequence, fence: event.fence, detect: detect, record: record, time: time) }
+                        )
                     )
                 }
             }

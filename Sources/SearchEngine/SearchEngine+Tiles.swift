@@ -19,17 +19,7 @@ extension SearchEngine {
         let extent = query.extent
         precondition(extent > 0 && buffer >= 0 && extent + buffer < 0x7000, "tile positions are packed in 16 bits")
         let datum = query.datum
-        var box = tile.bounds(buffer: buffer, extent: extent)
-        if datum != .wgs84 {
-            // The datums move a position by at most ~700 m and vary smoothly over it: 0.01° holds the box's image.
-            let image = datum.toWGS84(box)
-            box = BoundingBox(
-                uncheckedWest: max(-180, image.west - 0.01),
-                south: max(-90, image.south - 0.01),
-                east: min(180, image.east + 0.01),
-                north: min(90, image.north + 0.01)
-            )
-        }
+        let box = datum.wgs84SearchBox(tile.bounds(buffer: buffer, extent: extent))
         try read { s throws(SearchError) in
             let matcher = query.text.map { self.matcher($0, s) }
             let test = filter(s, categories: query.categories, matcher: matcher)

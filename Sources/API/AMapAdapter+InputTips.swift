@@ -16,7 +16,7 @@ extension AMapAdapter {
     /// (GCJ-02), `address` and `typecode`; a value the tip lacks is an empty array, as AMap writes it.
     func inputTips(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
         guard let keywords = Self.keywords(p) else { throw AMapError.missing("keywords") }
-        guard let gazetteer else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "20003", detail: "the gazetteer is not loaded") }
+        guard let geocoder else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "20003", detail: "the gazetteer is not loaded") }
         var categories: [String] = []
         if let text = p.string("type") ?? p.string("types"), !text.isEmpty {
             for item in text.split(separator: "|").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
@@ -59,7 +59,7 @@ extension AMapAdapter {
             sources: sources,
             language: "zh"
         )
-        let found = try Geocoder(engine: engine, gazetteer: gazetteer).suggest(query).filter { candidate in
+        let found = try geocoder.suggest(query).filter { candidate in
             guard let box else { return true }
             return box.contains(latitude: candidate.latitude, longitude: candidate.longitude)
         }

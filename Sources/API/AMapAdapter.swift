@@ -15,12 +15,14 @@ import TextIndex
 /// `data/categories.json` (`amap_typecode`, `amap_type`); pname/cityname/adname from the Chinese divisions.
 public struct AMapAdapter: Sendable {
     let engine: SearchEngine
-    let gazetteer: Gazetteer?
+    /// The process's one geocoder (nil: no gazetteer is loaded).
+    let geocoder: Geocoder?
+    var gazetteer: Gazetteer? { geocoder?.gazetteer }
     let types: AMapTypes
 
-    public init(engine: SearchEngine, gazetteer: Gazetteer?, types: AMapTypes) {
+    public init(engine: SearchEngine, geocoder: Geocoder?, types: AMapTypes) {
         self.engine = engine
-        self.gazetteer = gazetteer
+        self.geocoder = geocoder
         self.types = types
     }
 
@@ -231,6 +233,7 @@ public struct AMapAdapter: Sendable {
         if text.count == 6, let code = Int(text), let division = gazetteer.division(adcode: code) {
             return Coordinate(uncheckedLatitude: division.latitude, longitude: division.longitude)
         }
+        // A city parameter names a division or a place, never a street or a house: the gazetteer's places alone.
         guard let query = try? GeocodeQuery(text: text, limit: 1) else { return nil }
         guard let place = gazetteer.geocode(query).first else { return nil }
         return Coordinate(uncheckedLatitude: place.latitude, longitude: place.longitude)
@@ -438,7 +441,8 @@ public struct AMapAdapter: Sendable {
 
     func geocode(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
         guard let address = p.string("address").map({ TextNormalizer.trimmed($0) }), !address.isEmpty else { throw AMapError.missing("address") }
-        guard let gazetteer else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
+        guard let geocoder else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
+        let gazetteer = geocoder.gazetteer
         let batch = (p.string("batch") ?? "false").lowercased() == "true"
         let addresses = batch ? address.split(separator: "|").map(String.init) : [address]
         guard addresses.count <= 10 else { throw AMapError.invalid("batch takes at most 10 addresses") }
@@ -448,7 +452,7 @@ public struct AMapAdapter: Sendable {
         for text in addresses {
             let full = city.map { !$0.isEmpty && !text.contains($0) ? $0 + text : text } ?? text
             // One ranking of houses, streets, places and POIs (the Geocoder's), its best answer at AMap's level.
-            switch try Geocoder(engine: engine, gazetteer: gazetteer).search(full, limit: 1, language: "zh", near: nil, countries: nil, box: nil)
+            switch try geocoder.search(full, limit: 1, language: "zh", near: nil, countries: nil, box: nil)
                 .first
             {
             case .place(let place)?:
@@ -534,14 +538,14 @@ public struct AMapAdapter: Sendable {
 
     func regeocode(_ p: QueryParameters) throws -> (inout JSONWriter) -> Void {
         guard let text = p.string("location") else { throw AMapError.missing("location") }
-        guard let gazetteer else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
+        guard let geocoder else { throw AMapError(info: "SERVICE_NOT_AVAILABLE", infocode: "10002", detail: "the gazetteer is not loaded") }
         let batch = (p.string("batch") ?? "false").lowercased() == "true"
         let points = try (batch ? text.split(separator: "|").map(String.init) : [text]).map { try Self.location($0, name: "location") }
         guard points.count <= 20 else { throw AMapError.invalid("location takes at most 20 points") }
         let radius = try Self.integer(p, "radius", default: 1_000, range: 0...3_000)
         let all = (p.string("extensions") ?? "base").lowercased() == "all"
         let answers = points.map { point -> (ReverseResult, Divisions, [Hit], Coordinate) in
-            let reverse = gazetteer.reverse(point, addresses: engine.addresses)
+            let reverse = geocoder.areas(around: point)
             let d = divisions(latitude: point.latitude, longitude: point.longitude, city: reverse.city ?? reverse.place?.name)
             let nearby = all && radius > 0 ? engine.nearby(NearbyQuery(origin: point, radius: Double(max(radius, 1)), limit: 20)).results : []
             return (reverse, d, nearby, point)

@@ -14,13 +14,15 @@ import TextIndex
 /// `{"message"}`), not problem+json.
 public struct GeocoderAdapters: Sendable {
     let engine: SearchEngine
-    let gazetteer: Gazetteer?
+    /// The process's one geocoder (nil: no gazetteer is loaded, and every operation but `status` answers 503).
+    let geocoder: Geocoder?
+    var gazetteer: Gazetteer? { geocoder?.gazetteer }
 
     static let licence = "Data © OpenStreetMap contributors, ODbL 1.0 (POIs); GeoNames, CC BY 4.0 (places)"
 
-    public init(engine: SearchEngine, gazetteer: Gazetteer?) {
+    public init(engine: SearchEngine, geocoder: Geocoder?) {
         self.engine = engine
-        self.gazetteer = gazetteer
+        self.geocoder = geocoder
     }
 
     /// The operations, by operationId of the route table: each a function of the query string.
@@ -83,9 +85,9 @@ public struct GeocoderAdapters: Sendable {
         return AdapterAnswer.json(encode(message, status.code), status: status)
     }
 
-    private func geocoder() throws -> Geocoder {
-        guard let gazetteer else { throw AdapterError(status: .serviceUnavailable, message: "the gazetteer is not loaded on this server") }
-        return Geocoder(engine: engine, gazetteer: gazetteer)
+    private func requireGeocoder() throws -> Geocoder {
+        guard let geocoder else { throw AdapterError(status: .serviceUnavailable, message: "the gazetteer is not loaded on this server") }
+        return geocoder
     }
 
     typealias Candidate = GeocodeCandidate
@@ -215,7 +217,7 @@ public struct GeocoderAdapters: Sendable {
         let viewbox = try p.string("viewbox").map { try Self.box($0, name: "viewbox") }
         let bounded = Self.flag(p, "bounded")
         let near = viewbox.map { Coordinate(uncheckedLatitude: ($0.south + $0.north) / 2, longitude: ($0.west + $0.east) / 2) }
-        let found = try geocoder().search(
+        let found = try requireGeocoder().search(
             text,
             limit: limit,
             language: Self.language(p.string("accept-language")),
@@ -254,7 +256,7 @@ public struct GeocoderAdapters: Sendable {
             address: p.string("addressdetails").map { $0 != "0" } ?? true, extratags: Self.flag(p, "extratags"),
             namedetails: Self.flag(p, "namedetails")
         )
-        guard let candidate = try geocoder().reverse(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
+        guard let candidate = try requireGeocoder().reverse(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
             return AdapterAnswer.json(Array(#"{"error":"Unable to geocode"}"#.utf8))
         }
         var json = JSONWriter()
@@ -467,7 +469,7 @@ public struct GeocoderAdapters: Sendable {
         let near = lat.map { Coordinate(uncheckedLatitude: $0, longitude: lon!) }
         let box = try p.string("bbox").map { try Self.box($0, name: "bbox") }
         let tags = p.source.filter { $0.key == "osm_tag" }.map { String($0.value) }
-        let found = try geocoder().search(
+        let found = try requireGeocoder().search(
             text,
             limit: tags.isEmpty ? limit : 100,
             language: Self.language(p.string("lang")),
@@ -492,7 +494,7 @@ public struct GeocoderAdapters: Sendable {
                 guard radius > 0, radius <= 100 else { throw AdapterError(status: .badRequest, message: "radius must be between 0 and 100 km") }
                 return radius
             } ?? 1
-        let found = try geocoder().around(Coordinate(uncheckedLatitude: lat, longitude: lon), radius: radius * 1_000, limit: limit)
+        let found = try requireGeocoder().around(Coordinate(uncheckedLatitude: lat, longitude: lon), radius: radius * 1_000, limit: limit)
         var json = JSONWriter()
         photonCollection(found, to: &json)
         return AdapterAnswer.json(json.buffer)

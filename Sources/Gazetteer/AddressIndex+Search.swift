@@ -183,7 +183,7 @@ extension AddressIndex {
     ) -> [AddressMatch] {
         guard !isEmpty else { return [] }
         var best: [String: AddressMatch] = [:]
-        for reading in ParsedAddress.parse(query.text) {
+        for reading in query.readings {
             for (street, quality) in streetCandidates(reading) {
                 guard var match = self.match(reading, in: Int(street), quality: quality, hidden: hidden) else { continue }
                 match.score += qualifierScore(

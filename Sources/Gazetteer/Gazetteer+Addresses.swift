@@ -15,7 +15,7 @@ extension Gazetteer {
         // A query a house or street answers, or one with a house number, is an address: places are looked up as typed
         // (and by prefix), not among the spelling neighbours of every place name, which would cost more than the rest
         // of the query and find only unrelated places.
-        let isAddress = !results.isEmpty || ParsedAddress.parse(query.text).contains { $0.number != nil }
+        let isAddress = !results.isEmpty || query.readings.contains { $0.number != nil }
         let places = geocode(query, placeTypos: !isAddress)
         // A place answer that only stands for the street address found here ("Helsinki [+Mannerheimintie 13]") is
         // dropped when a house or street answers it.

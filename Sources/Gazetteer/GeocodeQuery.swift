@@ -51,6 +51,9 @@ public struct GeocodeQuery: Sendable {
     public let language: Language
     /// Favour places near this point.
     public let near: Coordinate?
+    /// The text read as addresses (street, number, unit, postcode, qualifiers; a Chinese address several ways),
+    /// parsed here once and asked of every address index (`AddressIndex.search`).
+    let readings: [ParsedAddress]
 
     public init(text: String, limit: Int = 10, country: String? = nil, language: String? = nil, near: Coordinate? = nil) throws(GazetteerError) {
         // Lengths count Unicode scalars, as JSON Schema's maxLength does, before trimming.
@@ -74,5 +77,6 @@ public struct GeocodeQuery: Sendable {
         self.country = country?.uppercased()
         self.language = lang
         self.near = near
+        readings = ParsedAddress.parse(trimmed)
     }
 }

@@ -211,7 +211,9 @@ func makeRouter(
         FenceController(book: book, write: write, webhooks: webhooks, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     }
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
-    GeoController(gazetteer: gazetteer, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    // The one geocoder every surface asks (v1, Nominatim, Photon, AMap): built here, once.
+    let geocoder = gazetteer.map { Geocoder(engine: engine, gazetteer: $0) }
+    GeoController(geocoder: geocoder, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     routes.read("health") { input in
         let maximumLag = try input.parameters.double("max_lag", rule: "must be a number of seconds above 0 and at most 86400")
         if let maximumLag, !(maximumLag > 0 && maximumLag <= 86_400) {
@@ -292,8 +294,8 @@ func makeRouter(
     // The compatible services' operations: functions of the query string, answered on the byte lane like v1's reads.
     let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"
     let adapters =
-        GeocoderAdapters(engine: engine, gazetteer: gazetteer).operations
-        + AMapAdapter(engine: engine, gazetteer: gazetteer, types: AMapTypes.load(path: categories)).operations
+        GeocoderAdapters(engine: engine, geocoder: geocoder).operations
+        + AMapAdapter(engine: engine, geocoder: geocoder, types: AMapTypes.load(path: categories)).operations
     for (operationId, answer) in adapters {
         let cost: ReadCost = operationId == "amapConvert" || operationId == "nominatimStatus" ? .light : .heavy
         routes.read(operationId, cost: cost) { input in

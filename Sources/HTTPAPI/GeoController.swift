@@ -9,8 +9,9 @@ import SearchEngine
 
 /// geocode, suggest, reverse, convert.
 struct GeoController {
-    let gazetteer: Gazetteer?
-    /// Its address index answers houses and streets.
+    /// The process's one geocoder (nil: no gazetteer is loaded, and geocode, suggest and reverse answer 503).
+    let geocoder: Geocoder?
+    /// Its address book answers streets.
     let engine: SearchEngine
     let maximumBodySize: Int
 
@@ -23,24 +24,24 @@ struct GeoController {
         routes.on("convertBatch") { request, _ in try await convertBatch(request) }
     }
 
-    private func requireGazetteer() throws(Problem) -> Gazetteer {
-        guard let gazetteer else { throw Problem(.serviceUnavailable, "the gazetteer is not loaded on this server") }
-        return gazetteer
+    private func requireGeocoder() throws(Problem) -> Geocoder {
+        guard let geocoder else { throw Problem(.serviceUnavailable, "the gazetteer is not loaded on this server") }
+        return geocoder
     }
 
     func geocode(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try GeocodeRequest(input.parameters)
-        return .json(parsed.encode(try requireGazetteer().geocode(parsed.query, addresses: engine.addresses)))
+        return .json(parsed.encode(try requireGeocoder().places(parsed.query)))
     }
 
     func suggest(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try SuggestRequest(input.parameters)
-        return .json(parsed.encode(try Geocoder(engine: engine, gazetteer: try requireGazetteer()).suggest(parsed.query)))
+        return .json(parsed.encode(try requireGeocoder().suggest(parsed.query)))
     }
 
     func reverse(_ input: ReadInput) throws -> ReadAnswer {
         let parsed = try ReverseRequest(input.parameters)
-        return .json(parsed.encode(try requireGazetteer().reverse(parsed.point, addresses: engine.addresses)))
+        return .json(parsed.encode(try requireGeocoder().areas(around: parsed.point)))
     }
 
     func streets(_ input: ReadInput) throws -> ReadAnswer {

@@ -102,6 +102,8 @@ final class ImportTasks: Sendable {
                 importer.progress = { [self] _, read, _ in update(id) { $0.bytesRead = read } }
                 result = Result { () throws(ImportError) in try importer.importFile(path, name: name) }
             }
+            // The task is done when its houses are geocoded too: its thread indexes them, once for all its batches.
+            engine.settleAddresses()
             let finished = Timestamp.now()
             switch result {
             case .success(let report):

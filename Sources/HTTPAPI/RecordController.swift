@@ -80,6 +80,8 @@ struct RecordController {
             coordsys: try RequestParameters(request).coordsys()
         ).record
         let saved = try await BlockingWrites.run { [engine] in try engine.upsertPOI(poi) }
+        // A client geocodes the house it wrote in its next request: the answer waits for the address step.
+        await engine.addressesSettled()
         let encoder = try encoder(request)
         return answer(encoder, encoder.record(.poi(saved.record)), status: saved.created ? .created : .ok)
     }
@@ -88,6 +90,7 @@ struct RecordController {
         try WritePolicy.writePOI(try await write.principal(request, context))
         let poiID = try id(context)
         try await BlockingWrites.run { [engine] in try engine.deletePOI(id: poiID) }
+        await engine.addressesSettled()
         return Response(status: .noContent)
     }
 

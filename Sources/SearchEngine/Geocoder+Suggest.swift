@@ -70,7 +70,7 @@ extension Geocoder {
         }
         var addresses: [GeocodeResult] = []
         if query.sources.contains(.address) {
-            addresses = gazetteer.complete(geocodeQuery, addresses: engine.addresses)
+            addresses = gazetteer.complete(geocodeQuery, addresses: self.addresses)
                 .filter { query.bbox?.contains(latitude: $0.latitude, longitude: $0.longitude) ?? true }
         }
         var places: [GeocodeResult] = []
@@ -78,7 +78,7 @@ extension Geocoder {
             places = gazetteer.geocode(geocodeQuery, placeTypos: false)
         }
         var pois: [GeocodeCandidate] = []
-        if query.sources.contains(.poi) {
+        if query.sources.contains(.poi), let engine {
             let page = try engine.search(
                 SearchQuery(text: query.text, origin: query.origin, bbox: query.bbox, categories: query.categories, limit: query.limit)
             )

@@ -30,16 +30,44 @@ public enum GeocodeCandidate: Sendable {
     }
 }
 
-/// Geocoding over both sources at once, with one ranking, for every geocoder the server speaks (Nominatim, Photon,
-/// AMap): places and addresses from the gazetteer, POIs from the engine.
-public struct Geocoder: Sendable {
-    public let engine: SearchEngine
+/// The one geocoder of a process, built once at start-up (`poi serve`: `buildApp`; the CLI: per command) and asked by
+/// every surface — v1 `/v1/geocode`, `/v1/reverse` and `/v1/suggest`, Nominatim, Photon, AMap `geo`, `regeo` and
+/// input tips, and `poi geocode`/`reverse`/`suggest`: places from the gazetteer, houses and streets from the address
+/// book, POIs from the engine, in one ranking (docs/ARCHITECTURE.md, "Geocoding on every surface").
+///
+/// The text is parsed once, into the query (`GeocodeQuery`'s address readings), and the readings are what every
+/// address index is asked with. The address book is the engine's as the last background step indexed it
+/// (`SearchEngine.addresses`): a read never builds one.
+public final class Geocoder: Sendable {
     public let gazetteer: Gazetteer
+    /// The POIs, and the address book they keep current (nil: a CLI reading places and addresses only).
+    let engine: SearchEngine?
+    /// The address book when there is no engine.
+    let fixedAddresses: AddressBook
 
     public init(engine: SearchEngine, gazetteer: Gazetteer) {
         self.engine = engine
         self.gazetteer = gazetteer
+        fixedAddresses = .empty
     }
+
+    /// A geocoder of places, houses and streets only (no POIs): `poi geocode` and `poi reverse` over a database.
+    public init(gazetteer: Gazetteer, addresses: AddressBook) {
+        engine = nil
+        self.gazetteer = gazetteer
+        fixedAddresses = addresses
+    }
+
+    /// The houses and streets answers come from now.
+    public var addresses: AddressBook { engine?.addresses ?? fixedAddresses }
+
+    /// Places, houses and streets matching an address or place name, best first (no POIs): v1 `/v1/geocode` and
+    /// `poi geocode`, and the first part of `search`.
+    public func places(_ query: GeocodeQuery) -> [GeocodeResult] { gazetteer.geocode(query, addresses: addresses) }
+
+    /// The place a point is in, its areas, and the nearest house or street (no POIs): v1 `/v1/reverse`, `poi
+    /// reverse`, AMap `regeo`, and the first part of `reverse`.
+    public func areas(around point: Coordinate) -> ReverseResult { gazetteer.reverse(point, addresses: addresses) }
 
     /// Places named by `text` as typed, then POIs matching its words, then weaker place matches. `asTyped`: the text is
     /// a search box's as it is typed (Photon's), so a house number begun is completed too — "Mannerheimintie 1"
@@ -55,9 +83,10 @@ public struct Geocoder: Sendable {
     ) throws(GazetteerError) -> [GeocodeCandidate] {
         let wide = min(100, max(limit * 4, 20))
         let query = try GeocodeQuery(text: text, limit: wide, country: countries?.count == 1 ? countries!.first : nil, language: language, near: near)
-        var places = gazetteer.geocode(query, addresses: engine.addresses)
+        let addresses = addresses  // one book for the whole question
+        var places = gazetteer.geocode(query, addresses: addresses)
         if asTyped {
-            let completed = gazetteer.complete(query, addresses: engine.addresses).filter { $0.type == "house" }
+            let completed = gazetteer.complete(query, addresses: addresses).filter { $0.type == "house" }
             if !completed.isEmpty {
                 let leading = places.prefix { $0.type == "house" }
                 let known = Set(leading.map(\.id))
@@ -72,7 +101,7 @@ public struct Geocoder: Sendable {
         // POIs whose words match come after a place named as typed, and before a weak match (a prefix or a typo of
         // some place's name).
         // (A text without letters or digits finds no POI: then only places answer.)
-        if let found = try? engine.search(SearchQuery(text: text, origin: near, bbox: box, limit: min(100, limit * 2))) {
+        if let engine, let found = try? engine.search(SearchQuery(text: text, origin: near, bbox: box, limit: min(100, limit * 2))) {
             let pois: [GeocodeCandidate] = found.results.compactMap { hit in
                 guard case .poi(let poi) = hit.record, countries?.contains(poi.country ?? "") ?? true else { return nil }
                 return .poi(poi, distance: hit.distance)
@@ -90,9 +119,9 @@ public struct Geocoder: Sendable {
     /// `AddressIndex.houseRadius`, as Nominatim answers the nearest object; else the nearest street; else the place
     /// the point is in; nil at sea.
     public func reverse(_ point: Coordinate, poiRadius: Double?) -> GeocodeCandidate? {
-        let answer = gazetteer.reverse(point, addresses: engine.addresses)
+        let answer = areas(around: point)
         if let poiRadius {
-            let poi = engine.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
+            let poi = engine?.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
             if let house = answer.address, house.type == "house" {
                 if let poi, case .poi(var record) = poi.record, poi.distance ?? .infinity <= house.distance ?? 0 {
                     // A POI without a house number of its own takes the house's when that house is near (it is
@@ -123,11 +152,12 @@ public struct Geocoder: Sendable {
     /// What is around `point` within `radius` metres, nearest first: POIs, with the nearest house or street among
     /// them by distance, then the place the point is in.
     public func around(_ point: Coordinate, radius: Double, limit: Int) -> [GeocodeCandidate] {
-        var found: [GeocodeCandidate] = engine.nearby(NearbyQuery(origin: point, radius: radius, limit: min(limit, 100))).results.compactMap { hit in
+        let hits = engine?.nearby(NearbyQuery(origin: point, radius: radius, limit: min(limit, 100))).results ?? []
+        var found: [GeocodeCandidate] = hits.compactMap { hit in
             guard case .poi(let poi) = hit.record else { return nil }
             return .poi(poi, distance: hit.distance)
         }
-        let reverse = gazetteer.reverse(point, addresses: engine.addresses)
+        let reverse = areas(around: point)
         if let address = reverse.address, let d = address.distance, d <= radius {
             let at = found.firstIndex { if case .poi(_, let pd) = $0 { return (pd ?? 0) > d } else { return true } } ?? found.count
             found.insert(.place(address), at: at)

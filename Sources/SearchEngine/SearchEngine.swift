@@ -32,8 +32,9 @@ public final class SearchEngine: @unchecked Sendable {
     let taxonomy: CategoryTaxonomy
     /// Houses and streets of the last OpenStreetMap import, for address geocoding: read from its snapshot or built
     /// from the store at start-up (`openAddresses`), and replaced whole by an import (`applyOSMImport`); with the
-    /// POIs' own houses laid over them, brought up to the state's when asked for (`addresses`).
-    let addressBook: Mutex<AddressBook>
+    /// POIs' own houses laid over them, brought up to the state's by a background step after each write
+    /// (`AddressShelf`).
+    let addressShelf: AddressShelf
     /// Held while a snapshot file is written (`writeSnapshot`).
     let snapshotFileWriter = NSLock()
     /// Reusable per-query visit marks for keyword search.
@@ -133,7 +134,7 @@ public final class SearchEngine: @unchecked Sendable {
         replication = store.feed.map { Replication(feed: $0) }
         do throws(CatalogError) {
             let opened = addresses ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (index: .empty, how: "not loaded")
-            addressBook = Mutex(AddressBook(base: opened.index))
+            addressShelf = AddressShelf(AddressBook(base: opened.index))
             addressStartup = opened.how
             // A replica loads the addresses again when another server replaces them (`catchUpHoldingWriter`).
             addressGenerationSeen = Mutex(addresses && store.feed != nil ? try store.addressGeneration() : nil)
@@ -160,6 +161,7 @@ public final class SearchEngine: @unchecked Sendable {
                 state = restored
                 snapshotStatus.withLock { $0.written = snapshotSequence }
                 replication?.caughtUp(at: restored.sequence!.sequence)
+                markAddresses()
                 return
             } catch let error as SnapshotError {
                 reason = error.description
@@ -177,6 +179,7 @@ public final class SearchEngine: @unchecked Sendable {
         replication?.caughtUp(at: state.sequence!.sequence)
         startup = .rebuilt(reason: reason)
         SearchEngine.returnFreedMemory()
+        markAddresses()
     }
 
     /// Why applying the changes after a snapshot would be slower than building from the store (nil: it would not):
@@ -215,7 +218,7 @@ public final class SearchEngine: @unchecked Sendable {
     /// An engine over records in memory only (no persistence): for tests and benchmarks.
     public init(pois: [POIRecord], pins: [PinRecord] = [], addresses: AddressData = AddressData(), taxonomy: CategoryTaxonomy) {
         self.store = nil
-        addressBook = Mutex(AddressBook(base: AddressIndex(addresses)))
+        addressShelf = AddressShelf(AddressBook(base: AddressIndex(addresses)))
         addressStartup = "built from the records given"
         addressGenerationSeen = Mutex(nil)
         self.taxonomy = taxonomy
@@ -223,12 +226,13 @@ public final class SearchEngine: @unchecked Sendable {
         replication = nil
         startup = .rebuilt(reason: nil)
         state = EngineState(pois: pois, pins: pins)
+        settleAddresses()
     }
 
     /// An engine over a given state, without a store (tests of the snapshot).
     init(state: EngineState, taxonomy: CategoryTaxonomy) {
         store = nil
-        addressBook = Mutex(AddressBook.empty)
+        addressShelf = AddressShelf(AddressBook.empty)
         addressStartup = "not loaded"
         addressGenerationSeen = Mutex(nil)
         self.taxonomy = taxonomy
@@ -248,35 +252,45 @@ public final class SearchEngine: @unchecked Sendable {
         return try body(&state)
     }
 
+    /// Runs `body` on the state under the write lock; when it changed the POIs' houses, the address step is asked to
+    /// index them once the lock is let go (`markAddresses`).
     func write<T, E: Error>(_ body: (inout EngineState) throws(E) -> T) throws(E) -> T {
         lock.lockWrite()
         // Words compiled against the state hold its posting lists: let go of them first, so that the write changes
         // lists only it holds instead of copying them.
         wordCursors.removeAll()
+        let houses = AddressShelf.Mark(state.recordHouses)
+        var moved = false
         defer {
             state.generation = EngineState.newGeneration()
+            moved = AddressShelf.Mark(state.recordHouses) != houses
             lock.unlock()
+            if moved { markAddresses() }
         }
         return try body(&state)
     }
 
-    /// The addresses now, the POIs' houses as the state has them (an immutable value: a query keeps the one it
-    /// started with). A layer of those houses that changed since the last call is indexed again here, not by the
-    /// write that changed it: an import of many batches costs one build, at the first geocoding after it.
-    public var addresses: AddressBook {
-        addressBook.withLock { book in
-            let records = read { $0.recordHouses }
-            if records.settledVersion != book.records.settledVersion || records.recentVersion != book.records.recentVersion {
-                book = AddressBook(base: book.base, records: records, reusing: book)
-            }
-            return book
-        }
+    /// The addresses reads answer from: the imported ones with the POIs' houses laid over them, as the last
+    /// background step indexed them (an immutable value: a query keeps the one it started with). Never built here: a
+    /// write marks the houses it changed and `AddressShelf` indexes them after it, so until that step ends a read
+    /// sees the houses as they were before the write (`addressesSettled()` waits for it).
+    public var addresses: AddressBook { addressShelf.book }
+
+    /// Returns once `addresses` holds every house written before the call (the HTTP POI writes wait for this before
+    /// they answer, so a client reads its own write).
+    public func addressesSettled() async { await addressShelf.settled(through: AddressShelf.Mark(read { $0.recordHouses })) }
+
+    /// Indexes the POIs' houses now, on the caller's thread, if a write changed them: for a process that opens the
+    /// engine to answer once (the CLI), and for tests.
+    public func settleAddresses() { addressShelf.settleNow(read { $0.recordHouses }) }
+
+    /// Asks the background step to index the houses the last write changed.
+    func markAddresses() {
+        addressShelf.mark { [weak self] in self?.read { $0.recordHouses } ?? RecordHouses() }
     }
 
     /// Replaces the imported addresses under the POIs' houses.
-    func replaceAddressBase(_ base: AddressIndex) {
-        addressBook.withLock { book in book = AddressBook(base: base, records: read { $0.recordHouses }, reusing: book) }
-    }
+    func replaceAddressBase(_ base: AddressIndex) { addressShelf.replaceBase(base, records: read { $0.recordHouses }) }
 
     /// Record counts by kind.
     public var counts: (pois: Int, pins: Int) { read { ($0.poiIDs.count, $0.pinNumbers.count) } }

@@ -188,6 +188,7 @@ public struct DataSources: Sendable {
         }
         let started = ContinuousClock.now
         let engine = try openEngine(snapshot: .background(every: snapshotEvery))
+        engine.settleAddresses()  // the POIs' own houses, indexed before the first request
         let engineTime = ContinuousClock.now - started
         let (gazetteer, source, gazetteerTime): (Gazetteer, String, Duration)
         do { (gazetteer, source, gazetteerTime) = try await gazetteerLoad.value } catch let error as StartupError { throw error } catch {

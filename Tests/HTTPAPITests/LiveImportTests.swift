@@ -76,6 +76,7 @@ import Testing
         }
         // And the store has them: a new engine over the same file.
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
+        await reopened.addressesSettled()  // indexed by the step a new engine starts
         #expect(reopened.counts.pois == 2)
         #expect(reopened.poi(id: "i1")?.address == "Kaarlenkatu 15")
     }
@@ -140,6 +141,7 @@ import Testing
         }
         // The store has the addresses: a new engine over the same file answers houses too.
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
+        await reopened.addressesSettled()  // indexed by the step a new engine starts
         #expect(reopened.addresses.houseCount > 1_400)
     }
 
@@ -180,6 +182,7 @@ import Testing
         }
         // A restart from the store answers the same.
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
+        await reopened.addressesSettled()  // indexed by the step a new engine starts
         let again = try reopened.addresses.search(GeocodeQuery(text: "Testikatu 9", limit: 1)) { _, _ in nil }.first
         #expect(again?.id == "h1" && again?.housenumber == "9")
         let restarted = buildApplication(configuration: ServerConfiguration(), engine: reopened, gazetteer: gazetteer, metrics: testRegistry)

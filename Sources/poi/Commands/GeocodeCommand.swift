@@ -5,6 +5,7 @@ import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import SearchEngine
 import Startup
 
 /// Output format of query commands.
@@ -39,7 +40,7 @@ struct GeocodeCommand: ParsableCommand {
             bytes = try ServerClient.get(server, "/v1/geocode", parameters)
         } else {
             let request = try validated(options: options) { () throws(ParameterError) in try GeocodeRequest(RequestParameters(parameters)) }
-            bytes = request.encode(try sources.gazetteer().geocode(request.query, addresses: try sources.addresses()))
+            bytes = request.encode(try sources.geocoder().places(request.query))
         }
         guard sources.format == .table else { return print(String(decoding: bytes, as: UTF8.self)) }
         let results = try Answers.decode(Answers.Places.self, bytes).results
@@ -74,7 +75,7 @@ struct ReverseCommand: ParsableCommand {
             return print(String(decoding: bytes, as: UTF8.self))
         }
         let request = try validated { () throws(ParameterError) in try ReverseRequest(RequestParameters(parameters)) }
-        let result = try sources.gazetteer().reverse(request.point, addresses: try sources.addresses())
+        let result = try sources.geocoder().areas(around: request.point)
         switch sources.format {
         case .json:
             print(String(decoding: request.encode(result), as: UTF8.self))
@@ -124,6 +125,9 @@ struct GazetteerOptions: ParsableArguments {
     }
 
     func addresses() throws -> AddressBook { keepUntilExit(try startup { () throws(StartupError) in try sources.loadAddresses() }) }
+
+    /// The geocoder `poi serve` asks, without POIs: the gazetteer's places and the database's houses and streets.
+    func geocoder() throws -> Geocoder { Geocoder(gazetteer: try gazetteer(), addresses: try addresses()) }
 }
 
 /// Keeps a large structure a command loaded until the process exits: freeing ~800 000 strings one by one would

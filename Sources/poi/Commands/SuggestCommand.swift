@@ -35,6 +35,7 @@ struct SuggestCommand: ParsableCommand {
             let options = ["q": "the text", "lat": "--near", "lon": "--near", "sources": "--only"]
             let request = try validated(options: options) { () throws(ParameterError) in try SuggestRequest(RequestParameters(parameters)) }
             let engine = keepUntilExit(try startup { () throws(StartupError) in try data.sources.openEngine() })
+            engine.settleAddresses()  // the POIs' own houses, indexed here: this process answers once
             let geocoder = Geocoder(engine: engine, gazetteer: try data.gazetteer())
             bytes = request.encode(try runQuery { try geocoder.suggest(request.query) })
         }

@@ -256,7 +256,8 @@ public struct GeocoderAdapters: Sendable {
             address: p.string("addressdetails").map { $0 != "0" } ?? true, extratags: Self.flag(p, "extratags"),
             namedetails: Self.flag(p, "namedetails")
         )
-        guard let candidate = try requireGeocoder().reverse(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil) else {
+        guard let candidate = try requireGeocoder().reverse(Coordinate(uncheckedLatitude: lat, longitude: lon), poiRadius: zoom >= 17 ? 100 : nil)
+        else {
             return AdapterAnswer.json(Array(#"{"error":"Unable to geocode"}"#.utf8))
         }
         var json = JSONWriter()

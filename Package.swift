@@ -44,16 +44,21 @@ let package = Package(
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
+        // The records (POIs, pins, addresses, fences' events), their formats, and the protocol of a store of record
+        // (`StoreOfRecord`, `FenceLog`): no storage engine. SQLite is `Catalog`'s, PostgreSQL `PostgresStore`'s.
+        .target(name: "Records", dependencies: ["GeoCore", "BundledData", "OSM"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
         .target(
             name: "Gazetteer",
-            dependencies: ["GeoCore", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"],
+            dependencies: ["GeoCore", "Records", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"],
             swiftSettings: swiftSettings
         ),
+        // The store of record in one SQLite file (GRDB): records, addresses, the OpenStreetMap mirror, fences, backups.
         .target(
             name: "Catalog",
             dependencies: [
-                "GeoCore", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                "GeoCore", "Records", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -61,7 +66,7 @@ let package = Package(
         // database, synthetic POIs drawn from the gazetteer's places.
         .target(
             name: "Datasets",
-            dependencies: ["Catalog", "Gazetteer", "GeoCore", "BundledData", "OSM"],
+            dependencies: ["Catalog", "Records", "Gazetteer", "GeoCore", "BundledData", "OSM"],
             swiftSettings: swiftSettings
         ),
         // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. Serves no HTTP; fetches the
@@ -80,7 +85,7 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: [
-                "Catalog",
+                "Records", "GeoCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -92,7 +97,7 @@ let package = Package(
         .target(
             name: "SearchEngine",
             dependencies: [
-                "GeoCore", "SpatialIndex", "TextIndex", "Catalog", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch",
+                "GeoCore", "SpatialIndex", "TextIndex", "Records", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch",
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
@@ -102,7 +107,7 @@ let package = Package(
         .target(
             name: "API",
             dependencies: [
-                "GeoCore", "Catalog", "SearchEngine", "Gazetteer", "TextIndex", "BundledData", "VectorTile",
+                "GeoCore", "Records", "SearchEngine", "Gazetteer", "TextIndex", "BundledData", "VectorTile",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             resources: [.copy("OpenAPI")],
@@ -130,7 +135,8 @@ let package = Package(
         .target(
             name: "HTTPAPI",
             dependencies: [
-                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Datasets", "BundledData", "Access", "OSM", "CZlib",
+                "API", "HTTPServer", "GeoCore", "SearchEngine", "Gazetteer", "Catalog", "Records", "Datasets", "BundledData", "Access", "OSM",
+                "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -147,7 +153,7 @@ let package = Package(
         // The start-up assembly: which store, snapshot and data a process opens, and opening them.
         .target(
             name: "Startup",
-            dependencies: ["SearchEngine", "Catalog", "Datasets", "Gazetteer", "BundledData", "PostgresStore", "OSM"],
+            dependencies: ["SearchEngine", "Catalog", "Records", "Datasets", "Gazetteer", "BundledData", "PostgresStore", "OSM"],
             swiftSettings: swiftSettings
         ),
         // What `poi bench` measures in-process (the byte lane without sockets).
@@ -167,6 +173,7 @@ let package = Package(
                 "SpatialIndex",
                 "Gazetteer",
                 "Catalog",
+                "Records",
                 "Datasets",
                 "SearchEngine",
                 "API",
@@ -200,13 +207,14 @@ let package = Package(
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "SnapshotFile", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "GazetteerTests",
-            dependencies: ["Gazetteer", "GeoCore", "BundledData", "SnapshotFile", "TestSupport"],
+            dependencies: ["Gazetteer", "GeoCore", "Records", "BundledData", "SnapshotFile", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CatalogTests",
             dependencies: [
-                "Catalog", "Datasets", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Catalog", "Records", "Datasets", "Gazetteer", "BundledData", "GeoCore", "OSM", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -214,7 +222,8 @@ let package = Package(
         .testTarget(
             name: "SearchEngineTests",
             dependencies: [
-                "SearchEngine", "API", "Catalog", "Datasets", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex", "SnapshotFile",
+                "SearchEngine", "API", "Catalog", "Records", "Datasets", "GeoCore", "SpatialIndex", "BundledData", "Gazetteer", "TextIndex",
+                "SnapshotFile",
                 "PostgresStore",
                 "TestSupport",
             ],
@@ -222,13 +231,14 @@ let package = Package(
         ),
         .testTarget(
             name: "APITests",
-            dependencies: ["API", "SearchEngine", "Catalog", "GeoCore", "SpatialIndex", "Gazetteer", "TestSupport"],
+            dependencies: ["API", "SearchEngine", "Records", "GeoCore", "SpatialIndex", "Gazetteer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "Datasets", "GeoCore", "Gazetteer", "BundledData", "TestSupport", "Access",
+                "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "Records", "Datasets", "GeoCore", "Gazetteer", "BundledData",
+                "TestSupport", "Access",
                 "OSM", "Startup",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -246,7 +256,7 @@ let package = Package(
         ),
         .testTarget(
             name: "poiTests",
-            dependencies: ["poi", "Access", "GeoCore", "Startup", "SearchEngine", "Gazetteer", "TestSupport"],
+            dependencies: ["poi", "Access", "GeoCore", "Records", "Startup", "SearchEngine", "Gazetteer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,8 +1,8 @@
 import BundledData
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import SearchEngine
 
 extension AMapAdapter {

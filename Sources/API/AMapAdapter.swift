@@ -1,9 +1,9 @@
 import BundledData
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
 import HTTPTypes
+import Records
 import SearchEngine
 import TextIndex
 

@@ -1,6 +1,6 @@
 import BundledData
-import Catalog
 import GeoCore
+import Records
 import SearchEngine
 
 /// Response bodies of the v1 API (also printed by the CLI's `--format json`): JSON or GeoJSON, in the request's

@@ -1,6 +1,6 @@
 import BundledData
-import Catalog
 import GeoCore
+import Records
 import SearchEngine
 
 // The JSON bodies of the write operations as typed values, read once here against the contract — strict JSON

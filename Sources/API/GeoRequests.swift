@@ -1,6 +1,7 @@
 import BundledData
 import Gazetteer
 import GeoCore
+import Records
 
 // geocode, reverse and convert as typed requests, parsed once for the HTTP server and the CLI (`poi geocode` and
 // `poi reverse` send the same parameters with --server as they parse locally), each with the encoder of its answer.

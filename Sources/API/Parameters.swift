@@ -1,5 +1,5 @@
-import Catalog
 import GeoCore
+import Records
 import SearchEngine
 
 /// A request parameter that does not satisfy its rule. The HTTP server answers it as a 400 problem+json, the CLI

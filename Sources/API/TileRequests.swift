@@ -1,6 +1,6 @@
-import Catalog
 import Foundation
 import GeoCore
+import Records
 import SearchEngine
 import VectorTile
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import Records
 
 /// Online backups of the embedded store (`poi backup DB OUT`, `poi restore OUT DB`).
 ///

@@ -1,12 +1,17 @@
 import Foundation
 import GRDB
 import GeoCore
+import Records
 
 /// Addresses and street lines of the last OpenStreetMap import, beside the POIs: houses in blocks (`address_block`,
 /// see `AddressBlock`), street lines one a row (`street_line`). They are not counted in the change sequence; every
 /// replacement gives them a new generation (`address_state`), which the address index's snapshot is keyed by.
 extension CatalogStore {
     public var keepsAddresses: Bool { true }
+
+    public var appliesOSMChanges: Bool { true }
+
+    public var databaseFile: String? { path }
 
     /// The address tables (migration v3).
     static let addressTablesSQL = """
@@ -182,22 +187,6 @@ extension CatalogStore {
         try read { db in try String.fetchOne(db, sql: "SELECT generation FROM address_state WHERE id = 1") }
     }
 
-    /// The addresses as `loadAddresses` will read them back once stored: street vertices at OSM's precision of
-    /// 1e-7° (`encodePoints`), the rest as given. An index built from these at import equals one built from the store.
-    public static func asStored(_ data: AddressData) -> AddressData {
-        var stored = data
-        for i in stored.streets.indices {
-            stored.streets[i].points = stored.streets[i].points.map { Coordinate2(storedDegrees($0.latitude), storedDegrees($0.longitude)) }
-        }
-        return stored
-    }
-
-    /// A coordinate as `encodePoints` keeps it, in units of 1e-7°.
-    @inline(__always) static func storedUnits(_ degrees: Double) -> Int32 { Int32((degrees * 1e7).rounded()) }
-
-    /// A coordinate as `decodePoints` gives it back.
-    @inline(__always) static func storedDegrees(_ degrees: Double) -> Double { Double(storedUnits(degrees)) / 1e7 }
-
     /// Vertices as little-endian Int32 pairs in units of 1e-7° (OSM's own precision): 8 bytes a vertex.
     static func encodePoints(_ points: [Coordinate2]) -> Data {
         var bytes = [UInt8]()
@@ -210,8 +199,8 @@ extension CatalogStore {
             bytes.append(UInt8(truncatingIfNeeded: bits >> 24))
         }
         for p in points {
-            append(storedUnits(p.latitude))
-            append(storedUnits(p.longitude))
+            append(AddressData.storedUnits(p.latitude))
+            append(AddressData.storedUnits(p.longitude))
         }
         return Data(bytes)
     }

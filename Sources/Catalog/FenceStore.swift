@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Records
 
 /// Where live areas (fences) and their events are kept (docs/ARCHITECTURE.md, "Live areas"): a SQLite file of its
 /// own beside the database (`DB.fences`), or memory for an engine without a store.
@@ -8,16 +9,9 @@ import GRDB
 /// clients receive, numbered by one sequence over all fences (the SSE `id`, and `Last-Event-ID` to resume). A
 /// webhook's progress — the last event it delivered and the events it gave up on — is kept per fence, so that a
 /// restart neither repeats nor loses one.
-public final class FenceStore: @unchecked Sendable {
+public final class FenceStore: FenceLog, @unchecked Sendable {
+    // SAFETY: @unchecked Sendable because its one stored property, a GRDB DatabaseQueue, serializes every access.
     private let queue: DatabaseQueue
-
-    public struct StoredEvent: Sendable, Equatable {
-        public let sequence: Int64
-        public let fence: String
-        /// What it reports (enter, exit, inside): the SSE event's name.
-        public let detect: String
-        public let json: String
-    }
 
     /// A store in a file (created when missing), or in memory (`path` nil).
     public init(path: String?) throws {
@@ -71,10 +65,10 @@ public final class FenceStore: @unchecked Sendable {
     }
 
     /// Appends events in one transaction; each `json` is made by `make` from its new sequence number.
-    public func append(_ events: [(fence: String, detect: String, make: (Int64) -> String)]) throws -> [StoredEvent] {
+    public func append(_ events: [(fence: String, detect: String, make: (Int64) -> String)]) throws -> [FenceEvent] {
         guard !events.isEmpty else { return [] }
         return try queue.write { db in
-            var stored: [StoredEvent] = []
+            var stored: [FenceEvent] = []
             stored.reserveCapacity(events.count)
             let next = (try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'fence_event'") ?? 0) + 1
             let insert = try db.cachedStatement(sql: "INSERT INTO fence_event (sequence, fence, detect, json) VALUES (?, ?, ?, ?)")
@@ -82,20 +76,20 @@ public final class FenceStore: @unchecked Sendable {
                 let sequence = next + Int64(offset)
                 let json = event.make(sequence)
                 try insert.execute(arguments: [sequence, event.fence, event.detect, json])
-                stored.append(StoredEvent(sequence: sequence, fence: event.fence, detect: event.detect, json: json))
+                stored.append(FenceEvent(sequence: sequence, fence: event.fence, detect: event.detect, json: json))
             }
             return stored
         }
     }
 
     /// A fence's events after `sequence`, oldest first, at most `limit`.
-    public func events(fence: String, after sequence: Int64, limit: Int = 1000) throws -> [StoredEvent] {
+    public func events(fence: String, after sequence: Int64, limit: Int) throws -> [FenceEvent] {
         try queue.read { db in
             try Row.fetchAll(
                 db,
                 sql: "SELECT sequence, detect, json FROM fence_event WHERE fence = ? AND sequence > ? ORDER BY sequence LIMIT ?",
                 arguments: [fence, sequence, limit]
-            ).map { StoredEvent(sequence: $0["sequence"], fence: fence, detect: $0["detect"], json: $0["json"]) }
+            ).map { FenceEvent(sequence: $0["sequence"], fence: fence, detect: $0["detect"], json: $0["json"]) }
         }
     }
 

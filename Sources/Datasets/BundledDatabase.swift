@@ -2,6 +2,7 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import Records
 
 /// Creates the default database from the bundled data on first use.
 public enum BundledDatabase {

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GeoCore
 import OSM
+import Records
 
 extension OSMImporter {
     /// Applies an osmChange file to a database an `.osm.pbf` import made, in one transaction: the mirror of the
@@ -21,11 +22,15 @@ extension OSMImporter {
     public func apply(
         _ change: OSMChange,
         name: String,
-        to store: CatalogStore,
+        to store: any StoreOfRecord,
         sequence: Int? = nil,
         timestamp: String? = nil,
         source: String? = nil
     ) throws -> OSMChangeResult {
+        // Only a SQLite database keeps the mirror a change file is applied to.
+        guard let store = store as? CatalogStore else {
+            throw CatalogError.storage("\(store.location) keeps no OpenStreetMap import to apply change files to (only a SQLite database does)")
+        }
         let started = Date()
         let (value, before, after) = try store.updateOSM { mirror in
             var run = ChangeRun(importer: self, change: change, name: name, mirror: mirror)

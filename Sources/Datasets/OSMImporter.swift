@@ -3,6 +3,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import OSM
+import Records
 
 /// Reads an `.osm.pbf` extract into POIs, addresses and streets.
 ///

@@ -1,6 +1,6 @@
-import Catalog
 import Foundation
 import GeoCore
+import Records
 
 /// OpenStreetMap tag → category, from the `osm` lists of data/categories.json (`amenity=cafe`, `shop=*`).
 public struct OSMTagMapping: Sendable {

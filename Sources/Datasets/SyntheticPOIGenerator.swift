@@ -1,8 +1,8 @@
 import BundledData
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 
 /// Deterministic synthetic POIs for scale tests and benchmarks.
 ///

@@ -1,5 +1,5 @@
-import Catalog
 import GeoCore
+import Records
 
 /// Word lists behind `SyntheticPOIGenerator`: a category mix weighted roughly like OpenStreetMap's urban POIs, and
 /// brand, area and street names of the kind found on real maps.

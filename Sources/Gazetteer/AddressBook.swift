@@ -1,4 +1,5 @@
 import GeoCore
+import Records
 import Synchronization
 import TextIndex
 

@@ -1,4 +1,5 @@
 import GeoCore
+import Records
 
 extension AddressIndex {
     /// The nearest house within `houseRadius` of a point, else the nearest street within `streetRadius` by

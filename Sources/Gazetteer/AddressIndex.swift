@@ -1,4 +1,5 @@
 import GeoCore
+import Records
 import SnapshotFile
 import Synchronization
 import TextIndex

@@ -1,4 +1,5 @@
 import GeoCore
+import Records
 import SnapshotFile
 
 /// The houses of an address index as columns: ids in one blob; what a house shares with its neighbours — street,

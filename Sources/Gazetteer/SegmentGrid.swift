@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Records
 import SnapshotFile
 
 /// Street segments in a uniform grid of cells (0.002° of latitude × 0.004° of longitude, about 220 m square in

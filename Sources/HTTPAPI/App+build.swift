@@ -10,6 +10,7 @@ import HummingbirdCore
 import Logging
 import NIOSSL
 import Prometheus
+import Records
 import SearchEngine
 
 /// The one place that builds the HTTP application: `poi serve` and the tests both call it.

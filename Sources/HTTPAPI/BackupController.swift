@@ -4,6 +4,7 @@ import Catalog
 import Foundation
 import HTTPServer
 import Hummingbird
+import Records
 import SearchEngine
 
 /// Backups over HTTP: `POST /v1/backups` (the import scope) queues a copy of the embedded store (`Backup.take`,

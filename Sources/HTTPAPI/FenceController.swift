@@ -1,11 +1,11 @@
 import API
 import Access
-import Catalog
 import Foundation
 import HTTPServer
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Records
 import SearchEngine
 
 /// Live areas (docs/ARCHITECTURE.md, "Live areas"): fences made, listed and removed, and their events as
@@ -94,7 +94,7 @@ struct FenceController {
         return ResponseBody { writer in
             // Subscribed before the stored events are read, so that none falls between the two; an event both read
             // and handed over is written once (by its sequence).
-            let (live, continuation) = AsyncStream<[FenceStore.StoredEvent]>.makeStream()
+            let (live, continuation) = AsyncStream<[FenceEvent]>.makeStream()
             let token = book.subscribe { events in
                 let mine = events.filter { $0.fence == fence }
                 if !mine.isEmpty { continuation.yield(mine) }
@@ -112,7 +112,7 @@ struct FenceController {
             }
             var last = after
             var sent = 0
-            func send(_ events: [FenceStore.StoredEvent], _ writer: inout any ResponseBodyWriter) async throws -> Bool {
+            func send(_ events: [FenceEvent], _ writer: inout any ResponseBodyWriter) async throws -> Bool {
                 var buffer = ByteBuffer()
                 for event in events where event.sequence > last {
                     buffer.writeString("id: \(event.sequence)\nevent: \(event.detect)\ndata: \(event.json)\n\n")

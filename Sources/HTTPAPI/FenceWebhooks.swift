@@ -1,8 +1,8 @@
 import AsyncHTTPClient
-import Catalog
 import Foundation
 import Metrics
 import NIOCore
+import Records
 import SearchEngine
 import Synchronization
 
@@ -70,7 +70,7 @@ final class FenceWebhooks: Sendable {
     private static func run(
         fence: String,
         url: String,
-        store: FenceStore,
+        store: any FenceLog,
         wake: AsyncStream<Void>,
         policy: Policy,
         counters: (deliveries: Counter, retries: Counter, deadLetters: Counter)
@@ -104,7 +104,7 @@ final class FenceWebhooks: Sendable {
     }
 
     /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id`; delivered when the receiver answers 2xx.
-    private static func post(_ event: FenceStore.StoredEvent, to url: String, timeout: Duration) async -> Bool {
+    private static func post(_ event: FenceEvent, to url: String, timeout: Duration) async -> Bool {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")

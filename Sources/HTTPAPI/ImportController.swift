@@ -1,13 +1,13 @@
 import API
 import Access
 import BundledData
-import Catalog
 import Datasets
 import Foundation
 import GeoCore
 import HTTPServer
 import Hummingbird
 import OSM
+import Records
 import SearchEngine
 
 /// Live bulk import (Meilisearch-style): `POST /v1/import` takes a JSONL, GeoJSON or CSV body (gzip too), spools it

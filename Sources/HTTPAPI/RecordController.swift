@@ -1,11 +1,11 @@
 import API
 import Access
 import BundledData
-import Catalog
 import Foundation
 import GeoCore
 import HTTPServer
 import Hummingbird
+import Records
 import SearchEngine
 
 /// POIs and pins: reads, and writes that are durable before the 2xx is sent.

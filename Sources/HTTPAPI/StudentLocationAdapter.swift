@@ -1,12 +1,12 @@
 import API
 import Access
 import BundledData
-import Catalog
 import Foundation
 import GeoCore
 import HTTPServer
 import HTTPTypes
 import Hummingbird
+import Records
 import SearchEngine
 
 /// "On the Map" clients: the Parse-style `StudentLocation` class at `/parse/classes/StudentLocation` and Udacity's

@@ -1,8 +1,8 @@
-import Catalog
 import Foundation
 import GeoCore
 import NIOCore
 import PostgresNIO
+import Records
 
 /// Houses and street lines in the shared store, so that every replica geocodes houses as a single server does
 /// (docs/ARCHITECTURE.md, "Consistency"): houses in `AddressBlock`s (`address_block`), lines in `StreetBlock`s

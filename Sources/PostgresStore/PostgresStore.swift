@@ -1,9 +1,9 @@
-import Catalog
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Records
 import Synchronization
 
 /// The store of record in PostgreSQL, shared by several `poi serve` replicas (docs/ARCHITECTURE.md, "Consistency").

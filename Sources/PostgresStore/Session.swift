@@ -1,10 +1,10 @@
-import Catalog
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import Records
 import Synchronization
 
 /// The hosts of a store URL and the one both sessions of a store use now: the first to try on the next connect,

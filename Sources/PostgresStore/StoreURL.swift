@@ -1,8 +1,8 @@
-import Catalog
 import Foundation
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import Records
 
 /// A store URL in libpq's convention, read without connecting:
 ///

@@ -1,6 +1,6 @@
-import Catalog
 import Gazetteer
 import GeoCore
+import Records
 import SnapshotFile
 import SpatialIndex
 import TextIndex

@@ -1,8 +1,8 @@
-import Catalog
 import Dispatch
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import SnapshotFile
 import SpatialIndex
 import Synchronization

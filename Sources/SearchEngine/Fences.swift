@@ -1,7 +1,7 @@
 import BundledData
-import Catalog
 import Foundation
 import GeoCore
+import Records
 import Synchronization
 
 /// A live area (docs/ARCHITECTURE.md, "Live areas"): a circle, box or polygon, the transitions it reports (enter,
@@ -81,10 +81,10 @@ struct RecordTransition {
 }
 
 /// The fences of an engine, found by position through a grid of 0.01° cells (a fence covering more than 10 000
-/// cells is tested on every write), their events kept in a `FenceStore` and handed to subscribers (SSE, webhooks)
+/// cells is tested on every write), their events kept in a `FenceLog` (SQLite's `FenceStore`) and handed to subscribers (SSE, webhooks)
 /// as they are stored.
 public final class FenceBook: Sendable {
-    public let store: FenceStore
+    public let store: any FenceLog
     private struct Index: Sendable {
         var fences: [String: Fence] = [:]
         var grid: [Int64: [String]] = [:]
@@ -92,13 +92,13 @@ public final class FenceBook: Sendable {
     }
 
     private let index = Mutex(Index())
-    private let subscribers = Mutex<[UInt64: @Sendable ([FenceStore.StoredEvent]) -> Void]>([:])
+    private let subscribers = Mutex<[UInt64: @Sendable ([FenceEvent]) -> Void]>([:])
     private let nextSubscriber = Atomic<UInt64>(0)
     static let cellDegrees = 0.01
     static let largeCells = 10_000
 
     /// The fences kept in `store`; a definition that no longer parses is a storage error.
-    public init(store: FenceStore) throws(SearchError) {
+    public init(store: any FenceLog) throws(SearchError) {
         self.store = store
         let kept: [(id: String, definition: String)]
         do { kept = try store.fences() } catch { throw .storage("fences: \(error)") }
@@ -131,7 +131,7 @@ public final class FenceBook: Sendable {
     }
 
     /// Calls `body` with every batch of events as it is stored, until the returned token is passed to `unsubscribe`.
-    public func subscribe(_ body: @escaping @Sendable ([FenceStore.StoredEvent]) -> Void) -> UInt64 {
+    public func subscribe(_ body: @escaping @Sendable ([FenceEvent]) -> Void) -> UInt64 {
         let token = nextSubscriber.add(1, ordering: .relaxed).newValue
         subscribers.withLock { $0[token] = body }
         return token
@@ -215,7 +215,7 @@ public final class FenceBook: Sendable {
             }
         }
         guard !events.isEmpty else { return }
-        let stored: [FenceStore.StoredEvent]
+        let stored: [FenceEvent]
         do { stored = try store.append(events) } catch { throw .storage("fence events: \(error)") }
         for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(stored) }
     }

@@ -1,7 +1,7 @@
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import TextIndex
 
 /// What a search box asks on every keystroke: the text as typed so far, and where the user is.

@@ -1,7 +1,7 @@
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 
 /// One answer of a geocoder: a gazetteer place (a house, a street, a city…) or a POI.
 public enum GeocodeCandidate: Sendable {

@@ -1,4 +1,4 @@
-import Catalog
+import Records
 
 /// One POI of an answer in the store's packed form: id, name, address, tags (a JSON object, keys sorted), category,
 /// city and country as consecutive UTF-8 bytes in one array.

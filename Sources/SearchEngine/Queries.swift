@@ -1,5 +1,5 @@
-import Catalog
 import GeoCore
+import Records
 import SpatialIndex
 
 /// Which records a query looks at.

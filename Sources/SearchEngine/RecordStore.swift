@@ -1,6 +1,6 @@
 import BundledData
 import CPrefetch
-import Catalog
+import Records
 import SnapshotFile
 
 /// The records by number, packed: every POI's strings (id, name, address, tags as JSON) live in one shared byte

@@ -1,5 +1,5 @@
-import Catalog
 import Foundation
+import Records
 
 /// Where the OpenStreetMap data of a store stands, for `/health` and `/metrics`: the replication sequence and the
 /// OSM time of the data, and, when the server follows a feed (`poi serve --replicate`), how that goes.
@@ -39,7 +39,7 @@ extension SearchEngine {
 
     /// Reads where the store's OpenStreetMap import stands (at start, and after an import replaced it).
     public func loadOSMStatus() {
-        guard let catalog = store as? CatalogStore, let state = try? catalog.osmMirrorState() else { return }
+        guard let store, let state = try? store.osmMirrorState() else { return }
         osmData.withLock { status in
             var next = status ?? OSMDataStatus()
             (next.sequence, next.timestamp) = (state.sequence, state.timestamp)

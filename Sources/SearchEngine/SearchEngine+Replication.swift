@@ -1,6 +1,6 @@
-import Catalog
 import Foundation
 import Gazetteer
+import Records
 import Synchronization
 
 /// Keeps an engine over a shared store (PostgreSQL) up to date with the writes other servers commit: a thread that
@@ -57,7 +57,7 @@ extension SearchEngine {
     public var followsStore: Bool { replication != nil }
 
     /// The embedded SQLite database this engine writes to (what `poi backup` copies); nil for PostgreSQL or none.
-    public var databasePath: String? { (store as? CatalogStore)?.path }
+    public var databasePath: String? { store?.databaseFile }
 
     /// Where the follower stands (nil: the store is not shared).
     public var replicationStatus: Replication.Status? { replication?.current }

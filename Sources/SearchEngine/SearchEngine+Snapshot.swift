@@ -1,5 +1,5 @@
-import Catalog
 import Foundation
+import Records
 import SnapshotFile
 
 extension SearchEngine {

@@ -1,5 +1,5 @@
-import Catalog
 import GeoCore
+import Records
 import SpatialIndex
 
 extension SearchEngine {

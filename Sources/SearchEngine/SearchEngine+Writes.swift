@@ -1,7 +1,7 @@
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import Synchronization
 
 /// A pin as a client submits it (create or update).
@@ -203,7 +203,7 @@ extension SearchEngine {
         try ordered { () throws(SearchError) in
             let (changes, removed) = result.changes(replacing: read { $0.records.poiIDs(prefix: OSMImport.idPrefix) })
             try commit(changes)
-            var index = AddressIndex(CatalogStore.asStored(result.addresses))
+            var index = AddressIndex(result.addresses.asStored)
             if let store, store.keepsAddresses {
                 let generation: String
                 do throws(CatalogError) {
@@ -228,9 +228,9 @@ extension SearchEngine {
     /// addresses it answers and swapped in whole — a read sees the data before the change or after it, never half.
     /// - Throws: `.invalid(parameter: "store")` when the store keeps no OpenStreetMap import (PostgreSQL); what `apply`
     ///   throws, as a storage error.
-    public func applyOSMChange(_ apply: (CatalogStore) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
+    public func applyOSMChange(_ apply: (any StoreOfRecord) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
         try ordered { () throws(SearchError) in
-            guard let store = store as? CatalogStore else {
+            guard let store, store.appliesOSMChanges else {
                 throw .invalid(parameter: "store", rule: "keeps no OpenStreetMap import to apply change files to (only a SQLite database does)")
             }
             let result: OSMChangeResult
@@ -248,7 +248,7 @@ extension SearchEngine {
                     state.sequence = state.sequence == before && after.sequence == before.sequence + 1 ? after : nil
                 }
             }
-            var index = AddressIndex(CatalogStore.asStored(result.addresses))
+            var index = AddressIndex(result.addresses.asStored)
             if let policy = snapshotPolicy {
                 index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: result.addressGeneration).index
             }

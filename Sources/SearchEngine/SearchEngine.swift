@@ -1,7 +1,7 @@
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import SnapshotFile
 import SpatialIndex
 import Synchronization

@@ -1,5 +1,5 @@
-import Catalog
 import GeoCore
+import Records
 
 /// Bad queries and failed writes, each naming the parameter and the rule (the HTTP layer turns these into
 /// problem+json, the CLI into exit status 2).

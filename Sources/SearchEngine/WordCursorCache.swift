@@ -1,7 +1,7 @@
 import CPrefetch
-import Catalog
 import GeoCore
 import HeapModule
+import Records
 import SnapshotFile
 import Synchronization
 import TextIndex

@@ -4,6 +4,7 @@ import Datasets
 import Foundation
 import Gazetteer
 import PostgresStore
+import Records
 import SearchEngine
 
 /// Why a start-up failed: a usage error (a bad option or URL: exit 2 in the CLI) or a failure (a missing database,

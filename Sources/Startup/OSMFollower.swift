@@ -1,7 +1,7 @@
-import Catalog
 import Datasets
 import Foundation
 import OSM
+import Records
 import SearchEngine
 import Synchronization
 

@@ -1,7 +1,7 @@
 import API
-import Catalog
 import Foundation
 import GeoCore
+import Records
 import SearchEngine
 import SpatialIndex
 import Testing

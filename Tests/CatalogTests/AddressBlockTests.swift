@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import Catalog
+@testable import Records
 
 @Suite struct AddressBlockTests {
     let scratch = ScratchDirectory("poi-address-block")
@@ -121,7 +122,7 @@ import Testing
         let store = try CatalogStore(path: scratch.file("lines.sqlite"))
         try store.replaceAddresses(AddressData(streets: lines))
         let loaded = try store.loadAddresses().streets
-        let stored = CatalogStore.asStored(AddressData(streets: lines)).streets
+        let stored = AddressData(streets: lines).asStored.streets
         #expect(loaded.count == lines.count)
         for (a, b) in zip(loaded, stored) { #expect(a.points == b.points, "\(a.id)") }
     }

@@ -2,6 +2,7 @@ import Catalog
 import Dispatch
 import Foundation
 import GRDB
+import Records
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GeoCore
+import Records
 import TestSupport
 import Testing
 

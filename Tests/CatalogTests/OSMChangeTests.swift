@@ -4,6 +4,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import OSM
+import Records
 import TestSupport
 import Testing
 

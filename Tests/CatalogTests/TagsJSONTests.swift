@@ -3,7 +3,7 @@ import GeoCore
 import TestSupport
 import Testing
 
-@testable import Catalog
+@testable import Records
 
 /// The tags column's fast reader against Foundation's parser (the oracle) on what the store writes and on
 /// hand-written edge cases.

@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import Records
 import TestSupport
 import Testing
 

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Metrics
 import Prometheus
+import Records
 import SearchEngine
 import Testing
 

@@ -4,6 +4,7 @@ import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Records
 import SearchEngine
 import Synchronization
 import Testing

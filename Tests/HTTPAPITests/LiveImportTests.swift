@@ -5,6 +5,7 @@ import Gazetteer
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Records
 import SearchEngine
 import TestSupport
 import Testing

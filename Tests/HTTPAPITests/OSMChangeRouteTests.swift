@@ -6,6 +6,7 @@ import Gazetteer
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Records
 import SearchEngine
 import Startup
 import TestSupport

@@ -7,6 +7,7 @@ import GeoCore
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Records
 import SearchEngine
 import TestSupport
 import Testing

@@ -4,6 +4,7 @@ import Foundation
 import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
+import Records
 import SearchEngine
 import Testing
 

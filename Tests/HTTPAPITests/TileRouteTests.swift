@@ -6,6 +6,7 @@ import HTTPAPI
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Records
 import SearchEngine
 import Testing
 

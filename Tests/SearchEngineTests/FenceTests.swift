@@ -1,6 +1,7 @@
 import Catalog
 import Foundation
 import GeoCore
+import Records
 import TestSupport
 import Testing
 
@@ -158,7 +159,7 @@ import Testing
                 live[id] = ("poi", category, lat, lon)
             }
         }
-        var stored: [FenceStore.StoredEvent] = []
+        var stored: [FenceEvent] = []
         for oracle in oracles { stored += try book.store.events(fence: oracle.id, after: 0, limit: 100_000) }
         stored.sort { $0.sequence < $1.sequence }
         let got = stored.map { event -> (fence: String, detect: String, id: String) in

@@ -4,6 +4,7 @@ import Datasets
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Catalog
 import GeoCore
+import Records
 import SpatialIndex
 import TestSupport
 import Testing

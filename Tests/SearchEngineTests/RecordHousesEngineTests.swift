@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import BundledData
 import Catalog
 import Foundation
 import GeoCore
+import Records
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Catalog
 import GeoCore
+import Records
 import Testing
 
 @testable import SearchEngine

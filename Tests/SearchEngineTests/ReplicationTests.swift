@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GeoCore
 import PostgresStore
+import Records
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import PostgresStore
+import Records
 import TestSupport
 import Testing
 
@@ -43,7 +44,7 @@ struct SharedAddressesTests {
         // What the store gives back is what was written, street vertices at OSM's precision (as SQLite keeps them).
         let stored = try writer.loadAddresses()
         #expect(stored.addresses == data.addresses)
-        #expect(stored.streets == CatalogStore.asStored(data).streets)
+        #expect(stored.streets == data.asStored.streets)
 
         // The replica that was running: the replacement is a write in the sequence, and its catch-up loads them.
         running.catchUp()

@@ -2,6 +2,7 @@ import API
 import Catalog
 import Foundation
 import GeoCore
+import Records
 import SnapshotFile
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Catalog
 import Foundation
 import GeoCore
 import PostgresNIO
+import Records
 import TestSupport
 import Testing
 

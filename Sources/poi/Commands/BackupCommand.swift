@@ -1,6 +1,7 @@
 import ArgumentParser
 import Catalog
 import Foundation
+import Records
 
 /// `poi backup DB OUT`: a consistent copy of the embedded store taken while a server uses it (docs/ARCHITECTURE.md,
 /// "Operations"); against PostgreSQL, use its own tools (pg_basebackup, pg_dump).

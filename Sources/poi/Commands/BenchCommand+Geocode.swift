@@ -1,13 +1,13 @@
 import ArgumentParser
 import Bench
 import BundledData
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
 import HTTPAPI
 import Metrics
 import Prometheus
+import Records
 import SearchEngine
 import SpatialIndex
 import Startup

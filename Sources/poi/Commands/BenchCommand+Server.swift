@@ -8,6 +8,7 @@ import GeoCore
 import HTTPAPI
 import Metrics
 import Prometheus
+import Records
 import SearchEngine
 import SpatialIndex
 import Startup
@@ -46,7 +47,7 @@ struct AddressIndexBench: ParsableCommand {
 
     func run() throws {
         let data: AddressData
-        do { data = CatalogStore.asStored(try CatalogStore(path: db).loadAddresses()) } catch { throw CLIError.failure("\(error)") }
+        do { data = try CatalogStore(path: db).loadAddresses().asStored } catch { throw CLIError.failure("\(error)") }
         guard !data.addresses.isEmpty || !data.streets.isEmpty else { throw CLIError.usage("--db: \(db) has no addresses") }
         let clock = ContinuousClock()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("poi-address-bench-\(getpid())").path

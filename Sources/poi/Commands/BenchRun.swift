@@ -8,6 +8,7 @@ import GeoCore
 import HTTPAPI
 import Metrics
 import Prometheus
+import Records
 import SearchEngine
 import SpatialIndex
 import Startup

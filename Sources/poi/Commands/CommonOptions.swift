@@ -1,10 +1,10 @@
 import API
 import ArgumentParser
 import BundledData
-import Catalog
 import Foundation
 import GeoCore
 import PostgresStore
+import Records
 import SearchEngine
 import Startup
 import Synchronization

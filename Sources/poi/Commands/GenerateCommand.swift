@@ -1,9 +1,9 @@
 import ArgumentParser
 import BundledData
-import Catalog
 import Datasets
 import Foundation
 import Gazetteer
+import Records
 
 struct GenerateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

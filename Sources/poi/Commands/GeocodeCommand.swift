@@ -1,10 +1,10 @@
 import API
 import ArgumentParser
 import BundledData
-import Catalog
 import Foundation
 import Gazetteer
 import GeoCore
+import Records
 import SearchEngine
 import Startup
 

@@ -7,6 +7,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import PostgresStore
+import Records
 import SnapshotFile
 import Startup
 
@@ -224,7 +225,7 @@ struct ImportCommand: ParsableCommand {
                 file,
                 progress: { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) },
                 addressesRead: { data in
-                    if addressSnapshot != nil { addresses = Background { AddressIndex(CatalogStore.asStored(data)) } }
+                    if addressSnapshot != nil { addresses = Background { AddressIndex(data.asStored) } }
                 }
             )
         } catch {

@@ -5,6 +5,7 @@ import Datasets
 import Foundation
 import Gazetteer
 import OSM
+import Records
 import Startup
 
 /// Change files applied to a SQLite database by the CLI (`poi import x.osc.gz`, `poi replicate`): one importer (the
@@ -42,7 +43,7 @@ struct ChangeFiles {
     func finish() {
         guard let last, let addressSnapshot else { return }
         do {
-            try AddressIndex(CatalogStore.asStored(last.addresses)).writeSnapshot(to: addressSnapshot, generation: last.addressGeneration)
+            try AddressIndex(last.addresses.asStored).writeSnapshot(to: addressSnapshot, generation: last.addressGeneration)
         } catch {
             FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
         }

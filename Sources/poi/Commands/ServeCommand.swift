@@ -13,6 +13,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import Prometheus
+import Records
 import SearchEngine
 import SnapshotFile
 import Startup

@@ -2,7 +2,7 @@ import GeoCore
 
 /// Street and interpolation lines as a store keeps them in blocks (the PostgreSQL store's `street_block`): per line,
 /// varints of its id, kind, names, city and postcode (texts with their length), its vertices as zigzag differences in
-/// 1e-7° (OSM's precision: what SQLite's `street_line` keeps too, `CatalogStore.asStored`), and its numbered vertices.
+/// 1e-7° (OSM's precision: what SQLite's `street_line` keeps too, `AddressData.asStored`), and its numbered vertices.
 /// Format version 1: the byte 1 first.
 public enum StreetBlock {
     public static let size = 20_000
@@ -22,7 +22,7 @@ public enum StreetBlock {
             out.varint(UInt64(line.points.count))
             var (latitude, longitude): (Int64, Int64) = (0, 0)
             for point in line.points {
-                let (y, x) = (Int64(CatalogStore.storedUnits(point.latitude)), Int64(CatalogStore.storedUnits(point.longitude)))
+                let (y, x) = (Int64(AddressData.storedUnits(point.latitude)), Int64(AddressData.storedUnits(point.longitude)))
                 out.signed(y - latitude)
                 out.signed(x - longitude)
                 (latitude, longitude) = (y, x)

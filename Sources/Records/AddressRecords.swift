@@ -1,4 +1,5 @@
 import Foundation
+import GeoCore
 
 /// A house address: an object with `addr:housenumber` and `addr:street` (or `addr:place`), at a point (a node's
 /// location, or a point inside a building's outline).
@@ -133,14 +134,6 @@ public struct StreetLine: Sendable, Equatable {
     }
 }
 
-/// A plain (latitude, longitude) pair, cheap to store in bulk.
-public struct Coordinate2: Sendable, Equatable {
-    public var latitude: Double
-    public var longitude: Double
-
-    public init(_ latitude: Double, _ longitude: Double) { (self.latitude, self.longitude) = (latitude, longitude) }
-}
-
 /// A vertex of an interpolation line that carries a house number.
 public struct NumberedVertex: Sendable, Equatable {
     public var vertex: Int
@@ -157,4 +150,23 @@ public struct AddressData: Sendable, Equatable {
     public init(addresses: [AddressPoint] = [], streets: [StreetLine] = []) { (self.addresses, self.streets) = (addresses, streets) }
 
     public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty }
+}
+
+extension AddressData {
+    /// The addresses as a store reads them back (SQLite's `street_line`, PostgreSQL's street blocks): street vertices
+    /// at OSM's precision of 1e-7°, the rest as given. An index built from these at import equals one built from the
+    /// store.
+    public var asStored: AddressData {
+        var stored = self
+        for i in stored.streets.indices {
+            stored.streets[i].points = stored.streets[i].points.map { Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude)) }
+        }
+        return stored
+    }
+
+    /// A coordinate as the stores keep it, in units of 1e-7°.
+    @inline(__always) public static func storedUnits(_ degrees: Double) -> Int32 { Int32((degrees * 1e7).rounded()) }
+
+    /// A coordinate as the stores give it back.
+    @inline(__always) public static func storedDegrees(_ degrees: Double) -> Double { Double(storedUnits(degrees)) / 1e7 }
 }

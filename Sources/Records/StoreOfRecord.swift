@@ -69,6 +69,15 @@ public protocol StoreOfRecord: AnyObject, Sendable {
 
     /// Keeps an OpenStreetMap import's objects for change files (`OSMMirror`); stores that apply none ignore it.
     func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError)
+
+    /// Whether change files can be applied to this store's OpenStreetMap import (it keeps the mirror they need).
+    var appliesOSMChanges: Bool { get }
+
+    /// Where the store's OpenStreetMap import stands in OSM's history (nil: it holds none, or keeps no mirror).
+    func osmMirrorState() throws(CatalogError) -> OSMMirrorState?
+
+    /// The embedded database file the store is (what `poi backup` copies); nil for a server's store.
+    var databaseFile: String? { get }
 }
 
 extension StoreOfRecord {
@@ -84,6 +93,12 @@ extension StoreOfRecord {
     public func addressGeneration() throws(CatalogError) -> String? { nil }
 
     public func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError) {}
+
+    public var appliesOSMChanges: Bool { false }
+
+    public func osmMirrorState() throws(CatalogError) -> OSMMirrorState? { nil }
+
+    public var databaseFile: String? { nil }
 
     /// By reading every POI: for stores without a faster way.
     public func poiIDs(prefix: String) throws(CatalogError) -> [String] {

@@ -12,8 +12,8 @@ import OSM
 /// ~20 for a row of a table (see docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
 public struct NodeBlock: MirrorBlock, Equatable, Sendable {
     public static let size = 256
-    static let version: UInt8 = 1
-    static let table = "osm_node_block"
+    package static let version: UInt8 = 1
+    package static let table = "osm_node_block"
 
     public var ids: [Int64] = []
     /// Latitude and longitude in 1e-7°.
@@ -73,7 +73,7 @@ public struct NodeBlock: MirrorBlock, Equatable, Sendable {
     }
 
     /// The values of the node before, which the next is written against.
-    struct Previous {
+    package struct Previous {
         var id: Int64 = 0
         var latitude: Int64 = 0
         var longitude: Int64 = 0
@@ -81,7 +81,7 @@ public struct NodeBlock: MirrorBlock, Equatable, Sendable {
     }
 
     /// One node as `encoded` writes it (an import writes its blocks straight from its arrays with this).
-    static func append(
+    package static func append(
         id: Int64,
         latitude: Int32,
         longitude: Int32,
@@ -138,7 +138,7 @@ public struct NodeBlock: MirrorBlock, Equatable, Sendable {
 }
 
 /// A run of objects sorted by id, one BLOB of a mirror table keyed by its first id (`OSMMirror.BlockTable`).
-protocol MirrorBlock {
+package protocol MirrorBlock {
     init()
     static var table: String { get }
     var ids: [Int64] { get }
@@ -151,7 +151,7 @@ protocol MirrorBlock {
 
 extension MirrorBlock {
     /// The slot of `id`, or where it would go.
-    func slot(of id: Int64) -> (index: Int, found: Bool) {
+    package func slot(of id: Int64) -> (index: Int, found: Bool) {
         var low = 0
         var high = ids.count
         while low < high {
@@ -171,8 +171,8 @@ extension MirrorBlock {
 /// then each key and value as a varint length and UTF-8).
 public struct WayBlock: MirrorBlock, Equatable, Sendable {
     public static let size = 256
-    static let version: UInt8 = 1
-    static let table = "osm_way_block"
+    package static let version: UInt8 = 1
+    package static let table = "osm_way_block"
 
     public var ids: [Int64] = []
     public var refs: [[Int64]] = []
@@ -207,7 +207,7 @@ public struct WayBlock: MirrorBlock, Equatable, Sendable {
     }
 
     /// One way's node ids and tags, as `encoded` writes them.
-    static func append(_ refs: some Collection<Int64>, _ tags: [OSMTag]?, to out: inout VarintWriter, previousRef: inout Int64) {
+    package static func append(_ refs: some Collection<Int64>, _ tags: [OSMTag]?, to out: inout VarintWriter, previousRef: inout Int64) {
         out.varint(UInt64(refs.count))
         for r in refs {
             out.signed(r &- previousRef)
@@ -256,10 +256,10 @@ public struct WayBlock: MirrorBlock, Equatable, Sendable {
 }
 
 /// LEB128 varints and zigzag-coded signed ones, for the OSM mirror's blobs.
-struct VarintWriter {
-    var bytes: [UInt8] = []
+package struct VarintWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func varint(_ value: UInt64) {
+    package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -268,29 +268,29 @@ struct VarintWriter {
         bytes.append(UInt8(v))
     }
 
-    mutating func signed(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+    package mutating func signed(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
 
-    mutating func text(_ value: String) {
+    package mutating func text(_ value: String) {
         varint(UInt64(value.utf8.count))
         bytes.append(contentsOf: value.utf8)
     }
 }
 
-struct VarintReader {
-    let bytes: UnsafeRawBufferPointer
-    var at = 0
+package struct VarintReader {
+    package let bytes: UnsafeRawBufferPointer
+    package var at = 0
 
-    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    package init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    var atEnd: Bool { at >= bytes.count }
+    package var atEnd: Bool { at >= bytes.count }
 
-    mutating func byte() throws(AddressBlock.CorruptBlock) -> UInt8 {
+    package mutating func byte() throws(AddressBlock.CorruptBlock) -> UInt8 {
         guard at < bytes.count else { throw AddressBlock.CorruptBlock(reason: "ends early") }
         defer { at += 1 }
         return bytes[at]
     }
 
-    mutating func varint() throws(AddressBlock.CorruptBlock) -> UInt64 {
+    package mutating func varint() throws(AddressBlock.CorruptBlock) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -302,12 +302,12 @@ struct VarintReader {
         }
     }
 
-    mutating func signed() throws(AddressBlock.CorruptBlock) -> Int64 {
+    package mutating func signed() throws(AddressBlock.CorruptBlock) -> Int64 {
         let v = try varint()
         return Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1)
     }
 
-    mutating func text() throws(AddressBlock.CorruptBlock) -> String {
+    package mutating func text() throws(AddressBlock.CorruptBlock) -> String {
         let length = Int(try varint())
         guard length <= bytes.count - at else { throw AddressBlock.CorruptBlock(reason: "a text longer than its block") }
         defer { at += length }

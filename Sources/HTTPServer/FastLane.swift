@@ -225,3 +225,65 @@ enum HTTPDate {
         }
     }
 }
+
+extension FastLane {
+    public enum Outcome {
+        /// The request at the start of the input was answered (and read from it); `close`: it asked for
+        /// `Connection: close`.
+        case answered(close: Bool)
+        /// The request at the start of the input was read from it and is heavy: its answer is for the read workers.
+        case heavy(TakenRead)
+        /// The input starts a request the lane could take, not yet whole.
+        case incomplete
+        /// For the HTTP parser behind: another method, route or form (the input is left as it was).
+        case other
+    }
+
+    /// Answers the request at the start of `input` into `buffer` when the lane takes it: the byte lane's work for
+    /// one request, from its bytes to the response's bytes.
+    /// `client` is the peer's address, for the request log.
+    public func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, client: String? = nil, into buffer: inout ByteBuffer) -> Outcome {
+        switch input.withUnsafeReadableBytes({ FastRequest.parse($0, maximumHeadSize: maximumHeadSize) }) {
+        case .request(let request, let length):
+            let (path, query) = ReadRequest.split(target: request.target[...])
+            guard let route = reads.match(path) else { return .other }
+            input.moveReaderIndex(forwardBy: length)
+            let read = TakenRead(route: route, request: request, path: path, query: query, client: client)
+            if route.entry.cost.isHeavy(target: request.target) { return .heavy(read) }
+            respond(read, into: &buffer)
+            return .answered(close: request.close)
+        case .incomplete:
+            return .incomplete
+        case .other:
+            return .other
+        }
+    }
+}
+
+extension FastLane {
+    /// A read request the byte lane took, with the route its path matched: all that its answer needs, made on the
+    /// event loop or, for a heavy read, on a worker.
+    public struct TakenRead: Sendable {
+        let route: (entry: ReadRoutes.Entry, parameter: Substring?)
+        let request: FastRequest
+        /// The request target's path and query, split once.
+        let path: Substring
+        let query: Substring?
+        /// The peer's address, for the request log.
+        let client: String?
+
+        var close: Bool { request.close }
+    }
+
+    /// Writes the whole response to `read` into `buffer`.
+    public func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
+        let answer = respond(
+            read.route,
+            path: read.path,
+            query: read.query,
+            requestID: read.request.requestID,
+            log: (read.request.isHead, read.client)
+        )
+        answer.write(to: &buffer, includeBody: !read.request.isHead, close: read.request.close)
+    }
+}

@@ -26,6 +26,8 @@ lint:
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
+# The test tools' Python is the project's virtualenv (scripts/setup.sh makes it): first on PATH for every step.
+test: export PATH := $(CURDIR)/.venv/bin:$(PATH)
 test: setup lint
 	$(SWIFT) build --build-tests
 	scripts/postgres/with-server $(SWIFT) test
@@ -37,7 +39,8 @@ test: setup lint
 run: release
 	scripts/run.sh $(RELEASE_BIN)
 
-bench: release
+bench: export PATH := $(CURDIR)/.venv/bin:$(PATH)
+bench: setup release
 	benchmarks/run
 
 clean-var:

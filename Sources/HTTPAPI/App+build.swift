@@ -12,6 +12,7 @@ import NIOSSL
 import Prometheus
 import Records
 import SearchEngine
+import ServiceLifecycle
 
 /// The one place that builds the HTTP application: `poi serve` and the tests both call it.
 ///
@@ -24,15 +25,18 @@ public func buildApplication(
     metrics: PrometheusCollectorRegistry? = nil,
     logger: Logger = Logger(label: "poi"),
     tls: NIOSSLContext? = nil,
+    services: [any Service] = [],
     onServerRunning: @escaping @Sendable (_ address: String) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let endpointMetrics = metrics.map { _ in EndpointMetrics() }
+    let work = ServerWork()
     let (router, reads) = makeRouter(
         configuration: configuration,
         engine: engine,
         gazetteer: gazetteer,
         metrics: metrics,
-        endpointMetrics: endpointMetrics
+        endpointMetrics: endpointMetrics,
+        work: work
     )
     let limits = configuration.limits
     let connections = ConnectionCounter(maximum: limits.maximumConnections)
@@ -60,6 +64,8 @@ public func buildApplication(
             )
         },
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "poi"),
+        // Stopped in reverse order after the HTTP server: the caller's (followers), then imports, backups, webhooks.
+        services: work.services(logger: logger) + services,
         onServerRunning: { channel in
             let address = channel.localAddress.map { address in
                 address.protocol == .inet6
@@ -106,7 +112,8 @@ func makeRouter(
     engine: SearchEngine,
     gazetteer: Gazetteer?,
     metrics: PrometheusCollectorRegistry?,
-    endpointMetrics: EndpointMetrics?
+    endpointMetrics: EndpointMetrics?,
+    work: ServerWork = ServerWork()
 ) -> (router: Router<AppRequestContext>, reads: ReadRoutes) {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteRegistrar(router: router)
@@ -209,6 +216,7 @@ func makeRouter(
     if let book = engine.fences {
         let webhooks = FenceWebhooks(book: book, policy: configuration.webhookPolicy)
         webhooks.start()
+        work.webhooks.withLock { $0 = webhooks }
         FenceController(book: book, write: write, webhooks: webhooks, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     }
     RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
@@ -289,9 +297,9 @@ func makeRouter(
     }
     let dataDirectory = configuration.dataDirectory ?? DataDirectory.resolve()
     let osm = try? OSMImporter.bundled(dataDirectory: dataDirectory, gazetteer: gazetteer)
-    ImportController(engine: engine, osm: osm, write: write, tasks: ImportTasks(), maximumImportSize: configuration.limits.maximumImportSize)
+    ImportController(engine: engine, osm: osm, write: write, tasks: work.imports, maximumImportSize: configuration.limits.maximumImportSize)
         .register(on: routes)
-    BackupController(engine: engine, write: write, tasks: BackupTasks(), directory: configuration.backupDirectory).register(on: routes)
+    BackupController(engine: engine, write: write, tasks: work.backups, directory: configuration.backupDirectory).register(on: routes)
     // The compatible services' operations: functions of the query string, answered on the byte lane like v1's reads.
     let categories = (configuration.dataDirectory ?? DataDirectory.resolve()) + "/categories.json"
     let adapters =

@@ -37,6 +37,9 @@ final class BackupTasks: Sendable {
 
     private func update(_ id: String, _ body: (inout Task) -> Void) { tasks.update(id, body) }
 
+    /// Returns once no backup runs or waits (a shutdown lets a running `VACUUM INTO` finish: it is one statement).
+    func drain() async { await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } } }
+
     /// Queues a backup of `database` into a new directory under `directory`, named by the time and the task.
     func enqueue(database: String, directory: String) -> Task {
         let (id, number) = tasks.nextID()

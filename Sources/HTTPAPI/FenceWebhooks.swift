@@ -40,6 +40,21 @@ final class FenceWebhooks: Sendable {
         for fence in book.fences { update(fence) }
     }
 
+    /// Stops every delivery loop and returns once they have ended (a shutdown). A delivery cut short is sent again
+    /// after a restart: a webhook's progress is stored only once the receiver answered (at least once).
+    func stop() async {
+        let stopped = loops.withLock { loops in
+            let all = Array(loops.values)
+            loops.removeAll()
+            return all
+        }
+        for loop in stopped {
+            loop.task.cancel()
+            loop.wake.finish()
+        }
+        for loop in stopped { await loop.task.value }
+    }
+
     /// A fence made or replaced: its loop (re)started when it has a webhook.
     func update(_ fence: Fence) {
         remove(fence.id)

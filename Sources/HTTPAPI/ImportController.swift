@@ -9,6 +9,7 @@ import Hummingbird
 import OSM
 import Records
 import SearchEngine
+import Synchronization
 
 /// Live bulk import (Meilisearch-style): `POST /v1/import` takes a JSONL, GeoJSON or CSV body (gzip too), spools it
 /// to a temporary file and answers 202 with a task; one import runs at a time, in order, on a thread of its own;
@@ -45,6 +46,30 @@ final class ImportTasks: Sendable {
 
     private let tasks = TaskList<Task>(letter: "t", kept: ImportTasks.kept)
     private let queue = DispatchQueue(label: "poi.import", qos: .utility)
+    /// Set when the server shuts down (`drain`): the running import stops before its next batch, queued ones do not
+    /// start.
+    private let stopping = Atomic<Bool>(false)
+
+    /// Stops the imports for a shutdown and returns once none runs: the running one after the batch it is committing
+    /// (its task `failed`, saying how many rows are in: import the file again to finish, rows replace by id), queued
+    /// ones without starting. - Returns: the tasks stopped.
+    func drain() async -> [Task] {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+        return tasks.recent(Self.kept).filter { $0.error?.hasPrefix(Self.interruptedPrefix) == true }
+    }
+
+    static let interruptedPrefix = "interrupted: the server shut down"
+
+    /// Throws when the server is shutting down: between two batches of an import.
+    private func checkRunning(_ written: Int) throws(ImportError) {
+        guard stopping.load(ordering: .sequentiallyConsistent) else { return }
+        throw .interrupted(
+            written == 0
+                ? "\(Self.interruptedPrefix) before the import started: nothing of it was imported"
+                : "\(Self.interruptedPrefix) after \(written) rows, in whole batches of \(Self.batchSize); import the file again to finish (rows replace by id)"
+        )
+    }
 
     subscript(id: String) -> Task? { tasks[id] }
 
@@ -82,7 +107,12 @@ final class ImportTasks: Sendable {
             var options = options
             options.batchSize = Self.batchSize
             let result: Result<ImportReport, ImportError>
-            if options.format == .osmchange, let osm {
+            if stopping.load(ordering: .sequentiallyConsistent) {
+                result = Result { () throws(ImportError) in
+                    try checkRunning(0)
+                    return ImportReport()
+                }
+            } else if options.format == .osmchange, let osm {
                 result = Result { () throws(ImportError) in
                     guard options.kind == .poi, options.crs == .wgs84 else {
                         throw .cannotRead("\(name): an OpenStreetMap change file is of POIs in WGS-84 (kind poi, crs wgs84)")
@@ -98,7 +128,12 @@ final class ImportTasks: Sendable {
                     return try Self.importOSM(path, name: name, osm, engine) { [self] read in update(id) { $0.bytesRead = read } }
                 }
             } else {
-                let importer = RecordImporter(options: options) { rows in try engine.applyImported(rows) }
+                let written = Atomic<Int>(0)
+                let importer = RecordImporter(options: options) { [self] rows in
+                    try checkRunning(written.load(ordering: .relaxed))
+                    try engine.applyImported(rows)
+                    written.add(rows.count, ordering: .relaxed)
+                }
                 importer.progress = { [self] _, read, _ in update(id) { $0.bytesRead = read } }
                 result = Result { () throws(ImportError) in try importer.importFile(path, name: name) }
             }

@@ -80,12 +80,15 @@ public enum ImportError: Error, CustomStringConvertible {
     case cannotRead(String)
     case rejected(ImportProblem)
     case storage(CatalogError)
+    /// Stopped between two batches (the server shut down): the batches before it are in, the rest is not.
+    case interrupted(String)
 
     public var description: String {
         switch self {
         case .cannotRead(let path): return "cannot read \(path)"
         case .rejected(let problem): return "\(problem.description) (strict import: nothing from \(problem.file) was imported)"
         case .storage(let error): return error.description
+        case .interrupted(let reason): return reason
         }
     }
 }

@@ -73,6 +73,8 @@ public final class RecordImporter {
                 if let commit { try commit(rows) } else if let store { try RecordImporter.write(rows, to: store) }
             } catch let error as CatalogError {
                 throw .storage(error)
+            } catch let error as ImportError {
+                throw error
             } catch {
                 throw .cannotRead("\(error)")
             }

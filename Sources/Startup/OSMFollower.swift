@@ -18,6 +18,9 @@ public final class OSMFollower: Sendable {
     let log: @Sendable (String) -> Void
     private let stopped = Atomic<Bool>(false)
     private let wake = NSCondition()
+    /// Signalled by the thread as it ends; `running` says whether it was started.
+    private let ended = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
 
     /// - Throws: `OSMChangeError` when the store holds no OpenStreetMap import or its sequence is unknown.
     public init(engine: SearchEngine, importer: OSMImporter, source: String, interval: Double, log: @escaping @Sendable (String) -> Void) throws {
@@ -43,6 +46,7 @@ public final class OSMFollower: Sendable {
 
     public func start() {
         engine.updateOSMStatus { $0.following = true }
+        running.store(true, ordering: .releasing)
         let thread = Thread { [self] in
             while !stopped.load(ordering: .acquiring) {
                 step()
@@ -50,16 +54,20 @@ public final class OSMFollower: Sendable {
                 if !stopped.load(ordering: .acquiring) { _ = wake.wait(until: Date().addingTimeInterval(interval)) }
                 wake.unlock()
             }
+            ended.signal()
         }
         thread.name = "osm-replication"
         thread.start()
     }
 
+    /// Stops following and returns once the thread has ended: a change file being applied is finished first (it is
+    /// one transaction).
     public func stop() {
         stopped.store(true, ordering: .releasing)
         wake.lock()
         wake.broadcast()
         wake.unlock()
+        if running.exchange(false, ordering: .acquiringAndReleasing) { ended.wait() }
         engine.updateOSMStatus { $0.following = false }
     }
 

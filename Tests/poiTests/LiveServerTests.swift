@@ -114,6 +114,65 @@ extension LiveTests {
             #expect(statuses.allSatisfy { $0 == "200" || $0 == "000" }, "\(statuses)")
         }
 
+        /// SIGTERM during an import and a write: the server stops accepting and answers the write it took, the import
+        /// stops between two batches (its task says how many rows are in), the process exits 0, and a restart has the
+        /// write if it was acknowledged and whole batches of the import only.
+        @Test func sigtermDuringAnImportAndAWriteDrainsBoth() throws {
+            let db = try emptyDatabase()
+            let server = try startServer(db: db)
+            let rows = 300_000
+            let file = scratch.file("many.jsonl")
+            var text = ""
+            text.reserveCapacity(rows * 100)
+            for i in 0..<rows {
+                text += "{\"id\":\"m\(i)\",\"name\":\"Kioski \(i)\",\"category\":\"shop.kiosk\",\"lat\":60.\(i % 1000),\"lon\":24.\(i / 1000)}\n"
+            }
+            try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+            let posted = try curl(["-s", "-X", "POST", "--data-binary", "@\(file)", "\(server.base)/v1/import?format=jsonl&name=many.jsonl"])
+            let task = try #require(
+                (try? JSONSerialization.jsonObject(with: Data(posted.stdout.utf8)) as? [String: Any])?["id"] as? String,
+                "\(posted.stdout)\nserver:\n\(server.stderr)"
+            )
+            // Waits on the event — the first batches committed (the server's POI count) — not on a clock; the bound
+            // only turns a hung import into a failure that says what was awaited.
+            func pois(_ base: String) -> Int {
+                let health = (try? curl(["-s", "\(base)/health"]).stdout) ?? ""
+                return (try? JSONSerialization.jsonObject(with: Data(health.utf8)) as? [String: Any])?["pois"] as? Int ?? -1
+            }
+            let deadline = Date().addingTimeInterval(300)
+            while pois(server.base) < 2_000 {
+                try #require(Date() < deadline, "awaited: 2 000 POIs of task \(task) committed\nserver:\n\(server.stderr)")
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            // A write on its way as the signal comes: acknowledged (and then durable) or refused, never lost after a 2xx.
+            let write = DispatchGroup()
+            nonisolated(unsafe) var written = ""
+            write.enter()
+            DispatchQueue.global().async {
+                written =
+                    (try? curl([
+                        "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "\(server.base)/v1/pois/w1",
+                        "-d", "{\"name\":\"Written\",\"category\":\"shop.kiosk\",\"lat\":60.5,\"lon\":24.5}",
+                    ]).stdout) ?? ""
+                write.leave()
+            }
+            server.send(SIGTERM)
+            server.process.waitUntilExit()
+            write.wait()
+            #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0, "stderr:\n\(server.stderr)")
+            #expect(["200", "201", "000"].contains(written), "the write: \(written)")
+            #expect(server.stderr.contains("shutdown: imports stopped"), "\(server.stderr)")
+            let interrupted = server.stderr.contains("\(task): interrupted: the server shut down after")
+            #expect(interrupted, "the import was still running at the signal, and stopped between two batches:\n\(server.stderr)")
+
+            let again = try startServer(db: db)
+            defer { again.stop() }
+            let hasWrite = try curl(["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(again.base)/v1/pois/w1"]).stdout == "200"
+            #expect(hasWrite == (written == "200" || written == "201"), "acknowledged \(written), after the restart: \(hasWrite)")
+            let imported = pois(again.base) - (hasWrite ? 1 : 0)
+            #expect(imported > 0 && imported % 1_000 == 0 && imported < rows, "whole batches of 1 000 only: \(imported)")
+        }
+
         /// Clients read while pins are written; every answer is well-formed and the final count is exact.
         @Test func concurrentReadersWhileWriting() async throws {
             let db = try emptyDatabase()

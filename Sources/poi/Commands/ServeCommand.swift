@@ -15,6 +15,7 @@ import NIOSSL
 import Prometheus
 import Records
 import SearchEngine
+import ServiceLifecycle
 import SnapshotFile
 import Startup
 
@@ -234,8 +235,27 @@ struct ServeCommand: AsyncParsableCommand {
         let dataDirectory = configuration.dataDirectory
         let noPinyin = self.noPinyin
         if noPinyin { engine.disablePinyin() }
-        let app = buildApplication(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry, logger: logger, tls: tls) {
-            [logger] address in
+        // The followers stop right after the HTTP server on SIGTERM/SIGINT (a change file or a catch-up in progress is
+        // finished), before the imports drain: see ServerWork.
+        let followers: [any Service] = [
+            Drain(name: "OpenStreetMap follower", logger: logger) { [follower] in
+                follower?.stop()
+                return nil
+            },
+            Drain(name: "store follower", logger: logger) {
+                engine.stopFollowing()
+                return nil
+            },
+        ]
+        let app = buildApplication(
+            configuration: configuration,
+            engine: engine,
+            gazetteer: gazetteer,
+            metrics: registry,
+            logger: logger,
+            tls: tls,
+            services: followers
+        ) { [logger] address in
             // The readiness line: printed once the socket is bound (scripts and tests wait for it).
             logger.info("serving \(counts.pois) POIs and \(counts.pins) pins on \(scheme)://\(address)")
             // The pinyin table and the index's Han terms by reading, on another thread, so that the first keyword
@@ -251,9 +271,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await app.runService()
             configuration.accessLog?.close()
-            // Graceful shutdown: the next start reads the indexes instead of building them.
-            follower?.stop()
-            engine.stopFollowing()
+            // Graceful shutdown (every service has stopped): the next start reads the indexes instead of building them.
             engine.waitForSnapshot()
             do {
                 if try engine.writeSnapshot() { logger.info("wrote the index snapshot for the next start") }

@@ -49,6 +49,7 @@ public func buildApplication(
             serverName: "poi",
             logger: logger,
             accessLog: configuration.accessLog,
+            workers: work.reads,
             problem: Problem.of
         ) : nil
     return Application(
@@ -219,7 +220,7 @@ func makeRouter(
         work.webhooks.withLock { $0 = webhooks }
         FenceController(book: book, write: write, webhooks: webhooks, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     }
-    RecordController(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    RecordController(engine: engine, write: write, writes: work.writes, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     // The one geocoder every surface asks (v1, Nominatim, Photon, AMap): built here, once.
     let geocoder = gazetteer.map { Geocoder(engine: engine, gazetteer: $0) }
     GeoController(geocoder: geocoder, engine: engine, maximumBodySize: configuration.maximumBodySize).register(on: routes)
@@ -312,7 +313,7 @@ func makeRouter(
             return ReadAnswer(status: answer.status, contentType: answer.contentType, body: answer.body)
         }
     }
-    StudentLocationAdapter(engine: engine, write: write, maximumBodySize: configuration.maximumBodySize).register(on: routes)
+    StudentLocationAdapter(engine: engine, write: write, writes: work.writes, maximumBodySize: configuration.maximumBodySize).register(on: routes)
     MapPageController(configuration: configuration.mapPage).register(on: routes)
     routes.on("openapi") { _, _ -> Response in JSONResponse.body(OpenAPIDocument.json) }
     routes.finish()

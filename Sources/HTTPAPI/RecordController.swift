@@ -12,6 +12,8 @@ import SearchEngine
 struct RecordController {
     let engine: SearchEngine
     let write: WriteAccess
+    /// The threads writes block on (`ServerWork`).
+    let writes: BlockingWrites
     let maximumBodySize: Int
 
     func register(on routes: RouteRegistrar) {
@@ -79,7 +81,7 @@ struct RecordController {
             id: id,
             coordsys: try RequestParameters(request).coordsys()
         ).record
-        let saved = try await BlockingWrites.run { [engine] in try engine.upsertPOI(poi) }
+        let saved = try await writes.run { [engine] in try engine.upsertPOI(poi) }
         // A client geocodes the house it wrote in its next request: the answer waits for the address step.
         await engine.addressesSettled()
         let encoder = try encoder(request)
@@ -89,7 +91,7 @@ struct RecordController {
     func deletePOI(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         try WritePolicy.writePOI(try await write.principal(request, context))
         let poiID = try id(context)
-        try await BlockingWrites.run { [engine] in try engine.deletePOI(id: poiID) }
+        try await writes.run { [engine] in try engine.deletePOI(id: poiID) }
         await engine.addressesSettled()
         return Response(status: .noContent)
     }
@@ -121,7 +123,7 @@ struct RecordController {
         let input = try await pinInput(request)
         let encoder = try encoder(request, owner: owner)
         let maximum = write.maximumPinsPerUser
-        let pin = try await BlockingWrites.run { [engine] in try engine.createPin(input, owner: owner, maximumPerOwner: maximum) }
+        let pin = try await writes.run { [engine] in try engine.createPin(input, owner: owner, maximumPerOwner: maximum) }
         return answer(encoder, encoder.record(.pin(pin)), status: .created)
     }
 
@@ -145,7 +147,7 @@ struct RecordController {
         try WritePolicy.changePin(principal, owner: old.owner)
         let encoder = try encoder(request, owner: principal.owner)
         let input = try await pinInput(request)
-        let updated = try await BlockingWrites.run { [engine] in try engine.updatePin(id: id, input) }
+        let updated = try await writes.run { [engine] in try engine.updatePin(id: id, input) }
         return answer(encoder, encoder.record(.pin(updated)))
     }
 
@@ -154,7 +156,7 @@ struct RecordController {
         let id = try id(context)
         guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
         try WritePolicy.changePin(principal, owner: old.owner)
-        try await BlockingWrites.run { [engine] in try engine.deletePin(id: id) }
+        try await writes.run { [engine] in try engine.deletePin(id: id) }
         return Response(status: .noContent)
     }
 

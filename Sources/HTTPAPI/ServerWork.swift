@@ -1,3 +1,4 @@
+import HTTPServer
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -6,10 +7,14 @@ import Synchronization
 /// stops on shutdown (docs/ARCHITECTURE.md, "Operations"). `buildApplication` runs these as services of the
 /// application's `ServiceGroup`, after the HTTP server in shutdown order: on SIGTERM or SIGINT the server stops
 /// accepting and answers what it has, then the running import stops between two batches, a running backup finishes,
-/// and the webhook loops end; `poi serve` then stops its followers and writes the snapshot.
+/// the webhook loops end, and the read and write threads stop; `poi serve` then writes the snapshot.
 public final class ServerWork: Sendable {
     let imports = ImportTasks()
     let backups = BackupTasks()
+    /// The threads writes block on, and those that answer the byte lane's heavy reads: started at first use, stopped
+    /// last.
+    let writes = BlockingWrites()
+    let reads = ReadWorkers()
     /// The fences' webhook deliveries (nil until the router made them).
     let webhooks = Mutex<FenceWebhooks?>(nil)
 
@@ -19,6 +24,11 @@ public final class ServerWork: Sendable {
     /// shutdown, logged.
     func services(logger: Logger) -> [any Service] {
         [
+            Drain(name: "worker threads", logger: logger) { [self] in
+                await reads.shutdown()
+                await writes.shutdown()
+                return nil
+            },
             Drain(name: "webhooks", logger: logger) { [self] in
                 await webhooks.withLock { $0 }?.stop()
                 return nil

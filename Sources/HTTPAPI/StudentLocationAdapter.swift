@@ -17,6 +17,8 @@ import SearchEngine
 struct StudentLocationAdapter {
     let engine: SearchEngine
     let write: WriteAccess
+    /// The threads writes block on (`ServerWork`).
+    let writes: BlockingWrites
     let maximumBodySize: Int
 
     static let bases = ["/parse/classes/StudentLocation", "/v1/StudentLocation"]
@@ -241,7 +243,7 @@ struct StudentLocationAdapter {
         let owner = try WritePolicy.createPin(try await principal(request, context))
         let pinInput = try input(try await body(request), over: nil)
         let maximum = write.maximumPinsPerUser
-        let pin = try await BlockingWrites.run { [engine] in try engine.createPin(pinInput, owner: owner, maximumPerOwner: maximum) }
+        let pin = try await writes.run { [engine] in try engine.createPin(pinInput, owner: owner, maximumPerOwner: maximum) }
         var json = JSONWriter()
         json.beginObject()
         json.field("createdAt", pin.createdAt)
@@ -258,7 +260,7 @@ struct StudentLocationAdapter {
         guard let old = engine.pin(id: id) else { throw ParseError.notFound }
         try WritePolicy.changePin(principal, owner: old.owner)
         let pinInput = try input(try await body(request), over: old)
-        let pin = try await BlockingWrites.run { [engine] in try engine.updatePin(id: id, pinInput) }
+        let pin = try await writes.run { [engine] in try engine.updatePin(id: id, pinInput) }
         var json = JSONWriter()
         json.beginObject()
         json.field("updatedAt", pin.updatedAt)
@@ -271,7 +273,7 @@ struct StudentLocationAdapter {
         let id = try objectID(context)
         guard let old = engine.pin(id: id) else { throw ParseError.notFound }
         try WritePolicy.changePin(principal, owner: old.owner)
-        try await BlockingWrites.run { [engine] in try engine.deletePin(id: id) }
+        try await writes.run { [engine] in try engine.deletePin(id: id) }
         return JSONResponse.body(Array("{}".utf8))
     }
 }

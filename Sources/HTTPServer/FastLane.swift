@@ -22,6 +22,8 @@ public struct FastLane: Sendable {
     let problem: @Sendable (any Error) -> Problem?
     /// The request log, when the server keeps one.
     let accessLog: AccessLog?
+    /// The threads that answer heavy reads.
+    public let workers: ReadWorkers
 
     public init(
         reads: ReadRoutes,
@@ -29,10 +31,11 @@ public struct FastLane: Sendable {
         serverName: String,
         logger: Logger,
         accessLog: AccessLog? = nil,
+        workers: ReadWorkers = ReadWorkers(),
         problem: @escaping @Sendable (any Error) -> Problem?
     ) {
         (self.reads, self.metrics, self.serverName, self.logger, self.problem) = (reads, metrics, serverName, logger, problem)
-        self.accessLog = accessLog
+        (self.accessLog, self.workers) = (accessLog, workers)
     }
 }
 

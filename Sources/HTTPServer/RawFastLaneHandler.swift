@@ -63,7 +63,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         tickFlush = TickFlush.of(context.eventLoop)
         if lane.accessLog != nil { client = context.channel.remoteAddress?.ipAddress }
-        ReadWorkers.yieldToWorkers(context.eventLoop, logger: lane.logger)
+        lane.workers.yieldToWorkers(context.eventLoop, logger: lane.logger)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -133,7 +133,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func answerOnWorker(_ read: FastLane.TakenRead, context: ChannelHandlerContext) {
         awaitingWorker = true
         let lane = self.lane
-        ReadWorkers.pool.runIfActive(eventLoop: context.eventLoop) {
+        lane.workers.run(on: context.eventLoop) {
             var buffer = ByteBuffer()
             lane.respond(read, into: &buffer)
             return buffer

@@ -11,6 +11,7 @@ exception on the page fails the run. Exit status 0 when every check passes.
 import argparse
 import base64
 import json
+import math
 import os
 import re
 import shutil
@@ -277,6 +278,36 @@ def check_streets_and_addresses(browser, base, shots):
     print(f"ok: {len(drawn)} streets drawn as /v1/streets answers; a click shows {wanted}")
 
 
+def tile_of(z, lat, lon):
+    n = 2 ** z
+    y = (1 - math.log(math.tan(math.radians(lat)) + 1 / math.cos(math.radians(lat))) / math.pi) / 2 * n
+    return z, int((lon + 180) / 360 * n), int(y)
+
+
+def check_base_tiles(browser, base, shots):
+    """The map's base is the service's own vector tiles (/tiles/base) at every zoom from 11: each tile is decoded by
+    the page's own reader and drawn on a canvas. The tile at the centre, as the page decoded it, has the features and
+    the names PyPI's mapbox-vector-tile reads from the same bytes. Screenshots at zooms 11, 13, 15 and 17."""
+    import mapbox_vector_tile
+    lat, lon = 60.1699, 24.9384
+    for zoom in [11, 13, 15, 17]:
+        browser.open(f"{base}/?lat={lat}&lon={lon}&z={zoom}")
+        key = "/".join(map(str, tile_of(zoom, lat, lon)))
+        browser.wait_for(f"the base tiles in view at zoom {zoom}", f"poi.baseLoaded === {zoom} && poi.baseTiles.has('{key}')")
+        drawn = browser.evaluate(f"poi.baseTiles.get('{key}')")
+        with urllib.request.urlopen(f"{base}/tiles/base/{key}.mvt") as response:
+            data = response.read() if response.status == 200 else b""
+        layers = mapbox_vector_tile.decode(data) if data else {}
+        features = layers.get("base", {}).get("features", [])
+        named = sum(1 for feature in features if feature["properties"].get("name"))
+        expect(drawn == {"features": len(features), "named": named},
+               f"tile {key}: the page drew {drawn}; mapbox-vector-tile reads {len(features)} features, {named} named")
+        if zoom >= 13:
+            expect(len(features) > 0, f"tile {key} at the centre of Helsinki has streets")
+        browser.screenshot(os.path.join(shots, f"base-z{zoom}.png"))
+        print(f"ok: base tiles at zoom {zoom}: the centre tile {key} drawn with {len(features)} streets, {named} named")
+
+
 def check_clusters(browser, base, shots, pois):
     browser.open(f"{base}/?lat=45&lon=70&z=2")  # the whole world but the Americas: Helsinki and Beijing
     browser.wait_for("clusters", "document.querySelectorAll('.cluster').length > 0")
@@ -344,7 +375,7 @@ def main():
     pois = api(args.base, "/health")["pois"]
     browser = Browser(args.chromium)
     try:
-        for check in [check_search_from_url, check_autocomplete, check_pinyin_and_address_suggestions, check_nearby_click, check_streets_and_addresses, check_pins, check_coordsys, check_docs]:
+        for check in [check_search_from_url, check_autocomplete, check_pinyin_and_address_suggestions, check_nearby_click, check_streets_and_addresses, check_base_tiles, check_pins, check_coordsys, check_docs]:
             check(browser, args.base, args.screenshots)
         check_clusters(browser, args.base, args.screenshots, pois)
         expect(not browser.exceptions, f"the page threw: {browser.exceptions}")

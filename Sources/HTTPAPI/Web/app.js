@@ -80,6 +80,10 @@
   // ---- the map -----------------------------------------------------------------------------------------------------
   const map = L.map("map", { worldCopyJump: true, minZoom: 1, maxZoom: 19 });
   map.createPane("base").style.zIndex = 250;
+  // The vector base tiles, above the country outlines; clicks go through to the streets' targets below.
+  const streetsPane = map.createPane("streets");
+  streetsPane.style.zIndex = 260;
+  streetsPane.style.pointerEvents = "none";
   map.createPane("results").style.zIndex = 650; // numbered results above clusters and dots
   if (config.tiles) {
     L.tileLayer(config.tiles, { attribution: config.attribution || "", maxZoom: 19 }).addTo(map);
@@ -98,7 +102,204 @@
   }
   map.attributionControl.addAttribution("Data: © OpenStreetMap contributors, GeoNames");
 
-  // ---- offline base layer below city scale: the imported streets (GET /v1/streets), an address on click ----------
+  // ---- offline base map: the imported streets as vector tiles (GET /tiles/base/{z}/{x}/{y}.mvt) at every zoom ------
+  // Each tile is decoded here (Mapbox Vector Tile 2.1: protobuf, written by hand: no library is bundled) and drawn on
+  // a canvas: lines thin at city scale and wider below, the streets' names along them from zoom 16. A tile the
+  // server answers 204 (nothing there) or 400 (too many lines at that zoom) stays empty.
+  function decodeTile(buffer) {
+    const bytes = new Uint8Array(buffer);
+    let at = 0;
+    const varint = () => {
+      let value = 0;
+      let scale = 1;
+      for (;;) {
+        const byte = bytes[at++];
+        value += (byte & 0x7f) * scale;
+        if (byte < 0x80) return value;
+        scale *= 128;
+      }
+    };
+    const skip = (wire) => {
+      if (wire === 0) varint();
+      else if (wire === 1) at += 8;
+      else if (wire === 2) at += varint();
+      else if (wire === 5) at += 4;
+      else throw new Error(`tile: wire type ${wire}`);
+    };
+    // The fields of the message from `at` to `end`, each handed to `field(number, wire)`, which reads or skips it.
+    const message = (end, field) => {
+      while (at < end) {
+        const key = varint();
+        if (!field(Math.floor(key / 8), key & 7)) skip(key & 7);
+      }
+    };
+    const packed = () => {
+      const end = varint() + at;
+      const out = [];
+      while (at < end) out.push(varint());
+      return out;
+    };
+    const text = (length) => new TextDecoder().decode(bytes.subarray(at, (at += length)));
+    const layers = [];
+    message(bytes.length, (number, wire) => {
+      if (number !== 3 || wire !== 2) return false;
+      const layer = { name: "", extent: 4096, keys: [], values: [], features: [] };
+      message(varint() + at, (field, type) => {
+        if (field === 1) layer.name = text(varint());
+        else if (field === 5) layer.extent = varint();
+        else if (field === 3) layer.keys.push(text(varint()));
+        else if (field === 4) {
+          let value = null;
+          message(varint() + at, (kind, w) => {
+            if (kind === 1) value = text(varint());
+            else if (kind === 4 || kind === 5) value = varint();
+            else if (kind === 7) value = varint() !== 0;
+            else return false;
+            return true;
+          });
+          layer.values.push(value);
+        } else if (field === 2 && type === 2) {
+          const feature = { id: null, type: 0, tags: [], geometry: [] };
+          message(varint() + at, (f) => {
+            if (f === 1) feature.id = varint();
+            else if (f === 2) feature.tags = packed();
+            else if (f === 3) feature.type = varint();
+            else if (f === 4) feature.geometry = packed();
+            else return false;
+            return true;
+          });
+          layer.features.push(feature);
+        } else return false;
+        return true;
+      });
+      layers.push(layer);
+      return true;
+    });
+    return layers;
+  }
+
+  // A feature's lines in tile units: MoveTo (1) starts one, LineTo (2) extends it, ClosePath (7) closes it.
+  function featureLines(geometry) {
+    const lines = [];
+    let x = 0;
+    let y = 0;
+    let line = null;
+    for (let i = 0; i < geometry.length; ) {
+      const command = geometry[i] & 7;
+      const count = geometry[i++] >>> 3;
+      if (command === 7) {
+        if (line && line.length) line.push(line[0]);
+        continue;
+      }
+      for (let k = 0; k < count; k++) {
+        const dx = geometry[i++];
+        const dy = geometry[i++];
+        x += (dx >>> 1) ^ -(dx & 1);
+        y += (dy >>> 1) ^ -(dy & 1);
+        if (command === 1) lines.push((line = [[x, y]]));
+        else if (line) line.push([x, y]);
+      }
+    }
+    return lines;
+  }
+
+  const baseTiles = new Map(); // "z/x/y" → { features, named }: what each drawn tile held, for the browser test
+  const BaseLayer = L.GridLayer.extend({
+    createTile(coords, done) {
+      const tile = document.createElement("canvas");
+      const size = this.getTileSize();
+      const ratio = window.devicePixelRatio || 1;
+      tile.width = size.x * ratio;
+      tile.height = size.y * ratio;
+      const key = `${coords.z}/${coords.x}/${coords.y}`;
+      const query = state.coordsys === "wgs84" ? "" : `?coordsys=${state.coordsys}`;
+      fetch(`/tiles/base/${key}.mvt${query}`)
+        .then((response) => (response.status === 200 ? response.arrayBuffer() : null))
+        .then((buffer) => {
+          const layers = buffer ? decodeTile(buffer) : [];
+          const drawn = { features: 0, named: 0 };
+          const context = tile.getContext("2d");
+          context.scale(ratio, ratio);
+          const zoom = coords.z;
+          for (const layer of layers) {
+            const scale = size.x / layer.extent;
+            const nameKey = layer.keys.indexOf("name");
+            const labels = [];
+            context.strokeStyle = "#a3adb8";
+            context.lineCap = "round";
+            context.lineJoin = "round";
+            context.lineWidth = zoom >= 17 ? 7 : zoom >= 16 ? 5 : zoom >= 15 ? 3 : zoom >= 13 ? 1.5 : 0.8;
+            for (const feature of layer.features) {
+              drawn.features++;
+              const lines = featureLines(feature.geometry);
+              context.beginPath();
+              for (const line of lines) {
+                line.forEach(([x, y], i) => (i ? context.lineTo(x * scale, y * scale) : context.moveTo(x * scale, y * scale)));
+              }
+              context.stroke();
+              let name = null;
+              for (let i = 0; i + 1 < feature.tags.length; i += 2) if (feature.tags[i] === nameKey) name = layer.values[feature.tags[i + 1]];
+              if (name) {
+                drawn.named++;
+                labels.push({ name: String(name), lines });
+              }
+            }
+            // Names along their street from zoom 16: at the middle of the line's longest segment inside the tile.
+            if (zoom >= 16) {
+              context.font = `${zoom >= 17 ? 12 : 11}px sans-serif`;
+              context.textAlign = "center";
+              context.textBaseline = "middle";
+              const placed = new Set();
+              for (const label of labels) {
+                if (placed.has(label.name)) continue;
+                let best = null;
+                for (const line of label.lines) {
+                  for (let i = 0; i + 1 < line.length; i++) {
+                    const [x0, y0] = line[i].map((v) => v * scale);
+                    const [x1, y1] = line[i + 1].map((v) => v * scale);
+                    const length = Math.hypot(x1 - x0, y1 - y0);
+                    const inside = (x0 + x1) / 2 > 0 && (x0 + x1) / 2 < size.x && (y0 + y1) / 2 > 0 && (y0 + y1) / 2 < size.y;
+                    if (inside && (!best || length > best.length)) best = { x0, y0, x1, y1, length };
+                  }
+                }
+                const width = context.measureText(label.name).width;
+                if (!best || best.length < width) continue;
+                // Whole inside the tile, or it would be cut at the tile's edge.
+                const [cx, cy] = [(best.x0 + best.x1) / 2, (best.y0 + best.y1) / 2];
+                const [hx, hy] = [((best.x1 - best.x0) / best.length) * (width / 2 + 2), ((best.y1 - best.y0) / best.length) * (width / 2 + 2)];
+                const within = (x, y) => x > 6 && x < size.x - 6 && y > 6 && y < size.y - 6;
+                if (!within(cx - hx, cy - hy) || !within(cx + hx, cy + hy)) continue;
+                placed.add(label.name);
+                let angle = Math.atan2(best.y1 - best.y0, best.x1 - best.x0);
+                if (angle > Math.PI / 2) angle -= Math.PI;
+                if (angle < -Math.PI / 2) angle += Math.PI;
+                context.save();
+                context.translate((best.x0 + best.x1) / 2, (best.y0 + best.y1) / 2);
+                context.rotate(angle);
+                context.lineWidth = 3;
+                context.strokeStyle = "rgba(255,255,255,0.9)";
+                context.strokeText(label.name, 0, 0);
+                context.fillStyle = "#3d4752";
+                context.fillText(label.name, 0, 0);
+                context.restore();
+              }
+            }
+          }
+          baseTiles.set(key, drawn);
+          done(null, tile);
+        })
+        .catch((error) => done(error, tile));
+      return tile;
+    },
+  });
+  // From zoom 11: below it a tile's streets are more than the server draws in one tile.
+  const baseLayer = new BaseLayer({ pane: "streets", minZoom: 11, maxZoom: 19, keepBuffer: 1 });
+  // Whether every tile in view is drawn, and at which zoom (for the browser test's screenshots).
+  baseLayer.on("loading", () => (window.poi.baseLoaded = null));
+  baseLayer.on("load", () => (window.poi.baseLoaded = map.getZoom()));
+  if (!config.tiles) baseLayer.addTo(map);
+
+  // ---- below city scale, the streets as GeoJSON too (GET /v1/streets), invisible: what a click on a street hits ----
   const streetsLayer = L.layerGroup().addTo(map);
   let streetsSequence = 0;
   async function refreshStreets() {
@@ -117,7 +318,8 @@
       streetsLayer.ids = body.features.map((feature) => feature.id);
       L.geoJSON(body, {
         pane: "base",
-        style: () => ({ color: "#9aa5b1", weight: map.getZoom() >= 16 ? 5 : 3, opacity: 0.9, lineCap: "round" }),
+        // Drawn by the tiles; here only a wide, transparent target for clicks.
+        style: () => ({ color: "#000", weight: map.getZoom() >= 16 ? 9 : 7, opacity: 0, lineCap: "round" }),
         onEachFeature: (feature, layer) => {
           layer.on("click", (event) => {
             L.DomEvent.stopPropagation(event);
@@ -460,7 +662,10 @@
   coordsysSelect.value = state.coordsys;
   coordsysSelect.addEventListener("change", () => {
     state.coordsys = coordsysSelect.value === "gcj02" ? "gcj02" : "wgs84";
-    // Answers now come in the chosen datum (GCJ-02 matches AMap's tiles); ask again.
+    // Answers now come in the chosen datum (GCJ-02 matches AMap's tiles); ask again, the base map's tiles too.
+    baseTiles.clear();
+    baseLayer.redraw();
+    refreshStreets();
     if (state.near) nearby(state.near);
     else search({});
     if (state.tab === "pins") loadPins();
@@ -569,6 +774,6 @@
     document.body.setAttribute("data-ready", "true");
   }
   // For the browser test and the curious: the map, the page's state and the results' markers.
-  window.poi = { map, state, resultsLayer, pinsLayer, streetsLayer };
+  window.poi = { map, state, resultsLayer, pinsLayer, streetsLayer, baseTiles, decodeTile };
   start();
 })();

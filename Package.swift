@@ -158,12 +158,15 @@ let package = Package(
             dependencies: ["SearchEngine", "Catalog", "Records", "Datasets", "Gazetteer", "BundledData", "PostgresStore", "OSM"],
             swiftSettings: swiftSettings
         ),
-        // What `poi bench` measures in-process (the byte lane without sockets).
+        // What `poi bench` measures in-process, and its harness: the indexes, keyword search, geocoding, the byte lane
+        // without sockets; one JSON line a run.
         .target(
             name: "Bench",
             dependencies: [
-                "HTTPAPI", "HTTPServer", "SearchEngine", "Gazetteer",
+                "HTTPAPI", "HTTPServer", "SearchEngine", "Gazetteer", "Startup", "Datasets", "Catalog", "Records", "SpatialIndex", "GeoCore",
+                "BundledData",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings

@@ -30,12 +30,12 @@ struct GeocodeBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "geocode", abstract: "Forward geocoding, 10 results.")
     @OptionGroup var options: GeocodeBenchOptions
 
-    func run() throws { try options.runner(.geocode).run() }
+    func run() throws { try options.runner(.geocode).runCommand() }
 }
 
 struct AutocompleteBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "autocomplete", abstract: "Place-name prefixes, 5 results.")
     @OptionGroup var options: GeocodeBenchOptions
 
-    func run() throws { try options.runner(.autocomplete).run() }
+    func run() throws { try options.runner(.autocomplete).runCommand() }
 }

@@ -49,7 +49,7 @@ struct KeywordBench: ParsableCommand {
         var run = options.runner(.keyword)
         run.classes = classes
         run.repeats = `repeat`
-        try run.run()
+        try run.runCommand()
     }
 }
 
@@ -57,5 +57,5 @@ struct KeywordNearbyBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "keyword-nearby", abstract: "The 10 nearest matches within 5 km.")
     @OptionGroup var options: KeywordBenchOptions
 
-    func run() throws { try options.runner(.keywordNearby).run() }
+    func run() throws { try options.runner(.keywordNearby).runCommand() }
 }

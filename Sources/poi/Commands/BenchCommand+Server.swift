@@ -26,7 +26,7 @@ struct WireBenchCommand: ParsableCommand {
     func run() throws {
         var run = BenchRun(op: .wire, data: data, load: load)
         (run.db, run.paths) = (db, paths)
-        try run.run()
+        try run.runCommand()
     }
 }
 

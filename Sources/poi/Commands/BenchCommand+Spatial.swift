@@ -35,7 +35,7 @@ struct KNNBench: ParsableCommand {
         guard (1...10_000).contains(k) else { throw CLIError.usage("--k must be between 1 and 10000") }
         var run = options.runner(.knn)
         run.k = k
-        try run.run()
+        try run.runCommand()
     }
 }
 
@@ -48,7 +48,7 @@ struct RadiusBench: ParsableCommand {
         guard radius > 0, radius.isFinite else { throw CLIError.usage("--radius must be a positive number of metres") }
         var run = options.runner(.radius)
         run.radius = radius
-        try run.run()
+        try run.runCommand()
     }
 }
 
@@ -61,6 +61,6 @@ struct BoxBench: ParsableCommand {
         guard boxSize > 0, boxSize.isFinite else { throw CLIError.usage("--box-size must be a positive number of metres") }
         var run = options.runner(.bbox)
         run.boxSize = boxSize
-        try run.run()
+        try run.runCommand()
     }
 }

@@ -48,3 +48,23 @@ struct BenchQueryOptions: ParsableArguments {
         guard queries >= 1 else { throw ValidationError("--queries must be at least 1") }
     }
 }
+
+extension BenchRun {
+    /// The run a subcommand's option groups describe.
+    init(op: Operation, data: BenchDataOptions, load: BenchQueryOptions) {
+        self.init(
+            op: op,
+            n: data.n,
+            seed: data.source.seed,
+            dataDir: data.source.dataDir,
+            chinaShare: data.source.chinaShare,
+            queries: load.queries,
+            queryFile: load.queryFile
+        )
+    }
+
+    /// Runs it, its errors as the CLI's (a usage error exits 2).
+    func runCommand() throws {
+        do { try run() } catch let error as StartupError { throw CLIError(error) }
+    }
+}

@@ -1,7 +1,6 @@
-import ArgumentParser
-import Bench
 import BundledData
 import Catalog
+import Datasets
 import Foundation
 import Gazetteer
 import GeoCore
@@ -13,40 +12,50 @@ import SearchEngine
 import SpatialIndex
 import Startup
 
-/// One benchmark's settings, whichever subcommand gave them, and the code that runs it.
-struct BenchRun {
-    enum Operation: String {
+/// One benchmark's settings, whichever `poi bench` subcommand gave them, and the harness that runs it and prints its
+/// JSON line. Errors are `StartupError`s: `.usage` for what the caller asked wrongly, `.failure` for the rest.
+public struct BenchRun {
+    public enum Operation: String, Sendable {
         case knn, radius, bbox, keyword, geocode, autocomplete, wire
         case keywordNearby = "keyword-nearby"
     }
 
-    let op: Operation
-    var n: Int
-    var source: GeneratorOptions
-    var queries: Int
-    var queryFile: String?
-    var input: String?
-    var k = 10
-    var radius: Double = 1_000
-    var boxSize: Double = 600
-    var db: String?
-    var keywordFile: String?
-    var classes: String?
+    public let op: Operation
+    public var n: Int
+    /// The generated records' seed, data directory and share placed in China (`poi generate`).
+    public var seed: UInt64
+    public var dataDir: String?
+    public var chinaShare: Double?
+    public var queries: Int
+    public var queryFile: String?
+    public var input: String?
+    public var k = 10
+    public var radius: Double = 1_000
+    public var boxSize: Double = 600
+    public var db: String?
+    public var keywordFile: String?
+    public var classes: String?
     /// With `classes`: timed passes over the queries, each query's least time kept.
-    var repeats = 1
-    var dumpQueries: String?
-    var slowest = 0
-    var paths: String?
+    public var repeats = 1
+    public var dumpQueries: String?
+    public var slowest = 0
+    public var paths: String?
 
-    init(op: Operation, data: BenchDataOptions, load: BenchQueryOptions) {
-        self.op = op
-        n = data.n
-        source = data.source
-        queries = load.queries
-        queryFile = load.queryFile
+    public init(op: Operation, n: Int, seed: UInt64, dataDir: String?, chinaShare: Double?, queries: Int, queryFile: String?) {
+        (self.op, self.n, self.seed, self.dataDir, self.chinaShare) = (op, n, seed, dataDir, chinaShare)
+        (self.queries, self.queryFile) = (queries, queryFile)
     }
 
-    func run() throws {
+    /// The records of `poi generate` with these settings.
+    private func generator() throws -> SyntheticPOIGenerator {
+        let places: [Place]
+        do { places = try PlaceFile.loadPlaces(directory: DataDirectory.resolve(dataDir)) } catch let error as DataFileError {
+            throw StartupError.failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")
+        }
+        return SyntheticPOIGenerator(places: places, seed: seed, chinaShare: chinaShare)
+    }
+
+    public func run() throws {
         if op == .keyword || op == .keywordNearby {
             try runKeyword()
             return
@@ -120,37 +129,38 @@ struct BenchRun {
         var gazetteer: Gazetteer?
         var addresses = AddressBook.empty
         let load = try clock.measure {
-            gazetteer = try? keepUntilExit(DataSources(dataDir: source.dataDir).loadGazetteer(useSnapshot: false).gazetteer)
+            gazetteer = try? keptUntilExit(DataSources(dataDir: dataDir).loadGazetteer(useSnapshot: false).gazetteer)
             // With --db, the database's imported addresses and streets are searched too (house-level geocoding).
-            if let db { addresses = try startup { () throws(StartupError) in try DataSources(db: db, dataDir: source.dataDir).loadAddresses() } }
+            if let db { addresses = try DataSources(db: db, dataDir: dataDir).loadAddresses() }
         }
-        guard let gazetteer else { throw CLIError.failure("cannot load the gazetteer from \(DataDirectory.resolve(source.dataDir))") }
+        guard let gazetteer else { throw StartupError.failure("cannot load the gazetteer from \(DataDirectory.resolve(dataDir))") }
         var texts: [String]
         if let queryFile {
-            guard let content = try? String(contentsOfFile: queryFile, encoding: .utf8) else { throw CLIError.usage("cannot read \(queryFile)") }
+            guard let content = try? String(contentsOfFile: queryFile, encoding: .utf8) else { throw StartupError.usage("cannot read \(queryFile)") }
             texts = content.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
         } else {
             // Prefixes (3 to 6 letters) of populous places' names, as an autocomplete box sees them.
-            var random = SplitMix64(seed: source.seed)
+            var random = SplitMix64(seed: seed)
             let big = gazetteer.places.filter { $0.population >= 50_000 }
             texts = (0..<min(queries, 10_000)).map { _ in
                 let name = big[Int(random.next() % UInt64(big.count))].name
                 return String(name.prefix(3 + Int(random.next() % 4)))
             }
         }
-        guard !texts.isEmpty else { throw CLIError.usage("no queries") }
+        guard !texts.isEmpty else { throw StartupError.usage("no queries") }
         let parsed = try texts.map { text -> GeocodeQuery in
             do { return try GeocodeQuery(text: text, limit: op == .autocomplete ? 5 : 10) } catch let error as GazetteerError {
-                throw CLIError.usage("\(text): \(error.description)")
+                throw StartupError.usage("\(text): \(error.description)")
             }
         }
+        let geocoder = Geocoder(gazetteer: gazetteer, addresses: addresses)
         var samples: [Double] = []
         var results = 0
         let rounds = max(1, min(20, 2_000 / parsed.count))
         for _ in 0..<rounds {
             for query in parsed {
                 let start = clock.now
-                results &+= gazetteer.geocode(query, addresses: addresses).count
+                results &+= geocoder.places(query).count
                 samples.append(Double((clock.now - start).components.attoseconds) * 1e-12 + Double((clock.now - start).components.seconds) * 1e6)
             }
         }
@@ -168,31 +178,33 @@ struct BenchRun {
             do {
                 engine = try SearchEngine(
                     store: try CatalogStore(path: db),
-                    taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(source.dataDir))
+                    taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir))
                 )
-            } catch { throw CLIError.failure("\(error)") }
+            } catch { throw StartupError.failure("\(error)") }
         } else {
-            var generator = try source.generator()
+            var generator = try generator()
             records = (0..<n).map { _ in generator.next() }
-            engine = SearchEngine(pois: records, taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(source.dataDir)))
+            engine = SearchEngine(pois: records, taxonomy: try CategoryTaxonomy.load(directory: DataDirectory.resolve(dataDir)))
         }
         let load = clock.now - start
         guard let engine else { return }
-        keepUntilExit(engine)
+        keptUntilExit(engine)
         if let classes {
             try runKeywordClasses(engine, file: classes, load: seconds(load))
             return
         }
-        let origins = try loadOrigins(near: engine.samplePositions(count: 50_000, seed: source.seed))
-        var random = SplitMix64(seed: source.seed &+ 2)
+        let origins = try loadOrigins(near: engine.samplePositions(count: 50_000, seed: seed))
+        var random = SplitMix64(seed: seed &+ 2)
         let keywords: [String]
         if let keywordFile {
-            guard let content = try? String(contentsOfFile: keywordFile, encoding: .utf8) else { throw CLIError.usage("cannot read \(keywordFile)") }
+            guard let content = try? String(contentsOfFile: keywordFile, encoding: .utf8) else {
+                throw StartupError.usage("cannot read \(keywordFile)")
+            }
             keywords = content.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
         } else {
-            keywords = engine.sampleNameWords(count: 1_000, seed: source.seed)
+            keywords = engine.sampleNameWords(count: 1_000, seed: seed)
         }
-        guard !keywords.isEmpty else { throw CLIError.usage("no keywords") }
+        guard !keywords.isEmpty else { throw StartupError.usage("no keywords") }
         let count = min(queries, 20_000)
         var samples: [Double] = []
         var results = 0
@@ -212,7 +224,7 @@ struct BenchRun {
                 } else {
                     results &+= engine.nearby(NearbyQuery(origin: origin, radius: 5_000, text: keyword, limit: 10)).results.count
                 }
-            } catch { throw CLIError.failure("\(keyword): \(error)") }
+            } catch { throw StartupError.failure("\(keyword): \(error)") }
             samples.append(seconds(clock.now - t0) * 1e6)
             if slowest > 0 { slow.append((samples[samples.count - 1], keyword)) }
         }
@@ -220,7 +232,7 @@ struct BenchRun {
             FileHandle.standardError.write(Data("slow: \((micros * 10).rounded() / 10) us  \(keyword)\n".utf8))
         }
         if let dumpQueries, !FileManager.default.createFile(atPath: dumpQueries, contents: Data(dump)) {
-            throw CLIError.failure("cannot write \(dumpQueries)")
+            throw StartupError.failure("cannot write \(dumpQueries)")
         }
         printLatencies(samples, n: engine.counts.pois, k: op == .keyword ? 20 : 10, load: seconds(load), results: results)
     }
@@ -240,10 +252,10 @@ struct BenchRun {
     /// JSON line per class and origin, in the file's order, with `class` and `origin` added — and, for a class whose
     /// queries name the record they were drawn from, `top3`: the share of them with that record among the first three.
     private func runKeywordClasses(_ engine: SearchEngine, file: String, load: Double) throws {
-        guard let content = FileManager.default.contents(atPath: file) else { throw CLIError.usage("cannot read \(file)") }
+        guard let content = FileManager.default.contents(atPath: file) else { throw StartupError.usage("cannot read \(file)") }
         let decoder = JSONDecoder()
         let queries = try content.split(separator: 0x0A).filter { !$0.isEmpty }.map { line in
-            do { return try decoder.decode(ClassQuery.self, from: Data(line)) } catch { throw CLIError.usage("\(file): \(error)") }
+            do { return try decoder.decode(ClassQuery.self, from: Data(line)) } catch { throw StartupError.usage("\(file): \(error)") }
         }
         func query(_ q: ClassQuery) -> SearchQuery {
             SearchQuery(text: q.q, origin: q.origin ? Coordinate(uncheckedLatitude: q.lat, longitude: q.lon) : nil, limit: 20)
@@ -296,27 +308,23 @@ struct BenchRun {
     /// (request parsing, parameters, the engine, encoding, response bytes, request metrics), on one thread, over the
     /// database's indexes as `poi serve` opens them. `mean_results` is the mean response size in bytes.
     private func runWire() throws {
-        guard let db, let paths else { throw CLIError.usage("bench wire needs --db and --paths") }
-        guard let content = try? String(contentsOfFile: paths, encoding: .utf8) else { throw CLIError.usage("cannot read \(paths)") }
+        guard let db, let paths else { throw StartupError.usage("bench wire needs --db and --paths") }
+        guard let content = try? String(contentsOfFile: paths, encoding: .utf8) else { throw StartupError.usage("cannot read \(paths)") }
         let targets = content.utf8.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
-        guard !targets.isEmpty else { throw CLIError.usage("\(paths) holds no request targets") }
+        guard !targets.isEmpty else { throw StartupError.usage("\(paths) holds no request targets") }
         let clock = ContinuousClock()
         let start = clock.now
-        var arguments = ["--db", db]
-        if let dataDir = source.dataDir { arguments += ["--data-dir", dataDir] }
-        let database = try DatabaseOptions.parse(arguments)
-        let engine = try database.openEngine(snapshot: .now)
-        keepUntilExit(engine)
-        let gazetteer = try startup { () throws(StartupError) in try database.sources.loadGazetteer().gazetteer }
-        keepUntilExit(gazetteer)
+        let sources = DataSources(db: db, dataDir: dataDir)
+        let engine = keptUntilExit(try sources.openEngine(snapshot: .now))
+        let gazetteer = keptUntilExit(try sources.loadGazetteer().gazetteer)
         let load = clock.now - start
         // Metrics as poi serve keeps them: every request is counted and timed.
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: DataDirectory.resolve(source.dataDir))
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, dataDirectory: DataDirectory.resolve(dataDir))
         let wire = WireBench(configuration: configuration, engine: engine, gazetteer: gazetteer, metrics: registry)
         for target in targets.prefix(1_000) {
-            guard wire.respond(to: target) != nil else { throw CLIError.usage("the fast lane does not take GET \(target)") }
+            guard wire.respond(to: target) != nil else { throw StartupError.usage("the fast lane does not take GET \(target)") }
         }
         var samples: [Double] = []
         samples.reserveCapacity(queries)
@@ -361,13 +369,13 @@ struct BenchRun {
             try readJSONLines(input) { object, line in
                 guard let lat = object["lat"] as? Double, let lon = object["lon"] as? Double,
                     (-90.0...90.0).contains(lat), (-180.0...180.0).contains(lon)
-                else { throw CLIError.usage("\(input):\(line): a record needs lat and lon in range") }
+                else { throw StartupError.usage("\(input):\(line): a record needs lat and lon in range") }
                 points.append(IndexedPoint(id: UInt32(points.count), latitude: lat, longitude: lon))
             }
-            guard !points.isEmpty else { throw CLIError.usage("\(input): no records") }
+            guard !points.isEmpty else { throw StartupError.usage("\(input): no records") }
             return points
         }
-        var generator = try source.generator()
+        var generator = try generator()
         return (0..<n).map { i in
             let record = generator.next()
             return IndexedPoint(id: UInt32(i), latitude: record.lat, longitude: record.lon)
@@ -381,13 +389,13 @@ struct BenchRun {
             try readJSONLines(queryFile) { object, line in
                 guard let lat = object["lat"] as? Double, let lon = object["lon"] as? Double,
                     (-90.0...90.0).contains(lat), (-180.0...180.0).contains(lon)
-                else { throw CLIError.usage("\(queryFile):\(line): a query needs lat and lon in range") }
+                else { throw StartupError.usage("\(queryFile):\(line): a query needs lat and lon in range") }
                 origins.append((lat, lon))
             }
-            guard !origins.isEmpty else { throw CLIError.usage("\(queryFile): no queries") }
+            guard !origins.isEmpty else { throw StartupError.usage("\(queryFile): no queries") }
             return origins
         }
-        var random = SplitMix64(seed: source.seed &+ 1)
+        var random = SplitMix64(seed: seed &+ 1)
         return (0..<queries).map { _ in
             let p = points[Int(random.next() % UInt64(points.count))]
             let jitter = GreatCircle.destination(
@@ -400,14 +408,14 @@ struct BenchRun {
     }
 
     private func readJSONLines(_ path: String, _ body: ([String: Any], Int) throws -> Void) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw CLIError.usage("cannot open \(path)") }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw StartupError.usage("cannot open \(path)") }
         let data = handle.readDataToEndOfFile()
         var lineNumber = 0
         for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { continue }
             guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-                throw CLIError.usage("\(path):\(lineNumber): not a JSON object")
+                throw StartupError.usage("\(path):\(lineNumber): not a JSON object")
             }
             try body(object, lineNumber)
         }
@@ -445,5 +453,12 @@ struct DumpedQuery: Encodable {
 }
 
 /// A duration in seconds.
-/// A duration in seconds.
-func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+public func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+
+/// Keeps a large structure the benchmark loaded until the process exits: freeing it piece by piece would take longer
+/// than the benchmark (the process ends right after). A deliberate leak of one reference.
+@discardableResult
+private func keptUntilExit<T: AnyObject>(_ object: T) -> T {
+    _ = Unmanaged.passRetained(object)
+    return object
+}

@@ -67,11 +67,7 @@ final class BackupTasks: Sendable {
         return task
     }
 
-    static func json(_ task: Task) -> [UInt8] {
-        var json = JSONWriter()
-        write(task, to: &json)
-        return json.buffer
-    }
+    static func json(_ task: Task) -> [UInt8] { TaskAnswers.json(task) { write($0, to: &$1) } }
 
     static func write(_ task: Task, to json: inout JSONWriter) {
         json.beginObject()
@@ -85,13 +81,10 @@ final class BackupTasks: Sendable {
             json.key(name)
             if let value { json.number(value) } else { json.null() }
         }
-        for (name, value): (StaticString, String?) in [
+        json.optionalFields([
             ("sha256", task.manifest?.files.first(where: { $0.name == Backup.databaseName })?.sha256), ("error", task.error),
             ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt),
-        ] {
-            json.key(name)
-            if let value { json.string(value) } else { json.null() }
-        }
+        ])
         json.endObject()
     }
 }
@@ -119,25 +112,12 @@ struct BackupController {
         }
         routes.on("listBackups") { request, context -> Response in
             try WritePolicy.importRecords(try await write.principal(request, context))
-            var json = JSONWriter()
-            json.beginObject()
-            json.key("results")
-            json.beginArray()
-            for task in tasks.recent { BackupTasks.write(task, to: &json) }
-            json.endArray()
-            json.endObject()
-            return JSONResponse.body(json.buffer)
+            return TaskAnswers.list(tasks.recent) { BackupTasks.write($0, to: &$1) }
         }
         routes.on("getBackup") { request, context -> Response in
             try WritePolicy.importRecords(try await write.principal(request, context))
             let id = context.parameters.get("id") ?? ""
-            guard let task = tasks[id] else {
-                throw Problem(
-                    .notFound,
-                    "no backup task \(id.prefix(80)) (tasks are kept in memory, the last \(BackupTasks.kept), until the server restarts)"
-                )
-            }
-            return JSONResponse.body(BackupTasks.json(task))
+            return try TaskAnswers.one(tasks[id], id: id, kind: "backup", kept: BackupTasks.kept) { BackupTasks.write($0, to: &$1) }
         }
     }
 }

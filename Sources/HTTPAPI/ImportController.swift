@@ -204,11 +204,7 @@ final class ImportTasks: Sendable {
         return report
     }
 
-    static func json(_ task: Task) -> [UInt8] {
-        var json = JSONWriter()
-        write(task, to: &json)
-        return json.buffer
-    }
+    static func json(_ task: Task) -> [UInt8] { TaskAnswers.json(task) { write($0, to: &$1) } }
 
     static func write(_ task: Task, to json: inout JSONWriter) {
         json.beginObject()
@@ -236,12 +232,7 @@ final class ImportTasks: Sendable {
             json.endObject()
         }
         json.endArray()
-        for (name, value): (StaticString, String?) in [
-            ("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt),
-        ] {
-            json.key(name)
-            if let value { json.string(value) } else { json.null() }
-        }
+        json.optionalFields([("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)])
         json.endObject()
     }
 }
@@ -258,27 +249,15 @@ struct ImportController {
 
     func register(on routes: RouteRegistrar) {
         routes.on("importRecords") { request, context in try await start(request, context) }
+        // Reading a task's progress is not a write: it is not rate-limited (a client polls while its import runs).
         routes.on("importTasks") { request, _ -> Response in
             try WritePolicy.importRecords(try await write.authenticator.principal(authorization: request.headers[.authorization]))
-            var json = JSONWriter()
-            json.beginObject()
-            json.key("results")
-            json.beginArray()
-            for task in tasks.recent { ImportTasks.write(task, to: &json) }
-            json.endArray()
-            json.endObject()
-            return JSONResponse.body(json.buffer)
+            return TaskAnswers.list(tasks.recent) { ImportTasks.write($0, to: &$1) }
         }
         routes.on("importTask") { request, context -> Response in
             try WritePolicy.importRecords(try await write.authenticator.principal(authorization: request.headers[.authorization]))
             let id = context.parameters.get("id") ?? ""
-            guard let task = tasks[id] else {
-                throw Problem(
-                    .notFound,
-                    "no import task \(id.prefix(80)) (tasks are kept in memory, the last \(ImportTasks.kept), until the server restarts)"
-                )
-            }
-            return JSONResponse.body(ImportTasks.json(task))
+            return try TaskAnswers.one(tasks[id], id: id, kind: "import", kept: ImportTasks.kept) { ImportTasks.write($0, to: &$1) }
         }
     }
 

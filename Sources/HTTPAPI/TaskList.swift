@@ -1,3 +1,6 @@
+import BundledData
+import HTTPServer
+import Hummingbird
 import Synchronization
 
 /// The tasks of one kind of background work (imports, backups), kept in memory by id in the order they came; past
@@ -43,6 +46,46 @@ final class TaskList<Task: Sendable>: Sendable {
                 body(&task)
                 state.byID[id] = task
             }
+        }
+    }
+}
+
+/// The answers of the task routes (`/v1/tasks`, `/v1/backups`), for any kind of task: its JSON writer given.
+enum TaskAnswers {
+    /// `{"results":[…]}`, newest first.
+    static func list<T>(_ tasks: [T], _ write: (T, inout JSONWriter) -> Void) -> Response {
+        var json = JSONWriter()
+        json.beginObject()
+        json.key("results")
+        json.beginArray()
+        for task in tasks { write(task, &json) }
+        json.endArray()
+        json.endObject()
+        return JSONResponse.body(json.buffer)
+    }
+
+    /// One task, or a 404 that says how long tasks are kept.
+    static func one<T>(_ task: T?, id: String, kind: String, kept: Int, _ write: (T, inout JSONWriter) -> Void) throws(Problem) -> Response {
+        guard let task else {
+            throw Problem(.notFound, "no \(kind) task \(id.prefix(80)) (tasks are kept in memory, the last \(kept), until the server restarts)")
+        }
+        return JSONResponse.body(json(task, write))
+    }
+
+    /// A task's JSON.
+    static func json<T>(_ task: T, _ write: (T, inout JSONWriter) -> Void) -> [UInt8] {
+        var json = JSONWriter()
+        write(task, &json)
+        return json.buffer
+    }
+}
+
+extension JSONWriter {
+    /// Fields whose value may be missing (JSON null).
+    mutating func optionalFields(_ fields: [(StaticString, String?)]) {
+        for (name, value) in fields {
+            key(name)
+            if let value { string(value) } else { null() }
         }
     }
 }

@@ -24,18 +24,6 @@ import Testing
         buildApplication(configuration: ServerConfiguration(apiKey: apiKey), engine: engine, gazetteer: nil, metrics: testRegistry)
     }
 
-    /// Follows a task to its end: the import runs on its own thread, so this waits on its status (never on a clock
-    /// alone; the bound is only there to turn a hang into a failure that says what was awaited).
-    func finished(_ client: some TestClientProtocol, _ id: String) async throws -> Answers.ImportTask? {
-        for _ in 0..<6_000 {
-            let task = try decode(Answers.ImportTask.self, try await client.execute(uri: "/v1/tasks/\(id)", method: .get))
-            if task.status == "succeeded" || task.status == "failed" { return task }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("import task \(id) did not finish within 60 s")
-        return nil
-    }
-
     static let rows = """
         {"id":"i1","name":"Sauna Arla","category":"leisure.sauna","lat":60.1850,"lon":24.9530}
         {"id":"i2","name":"Kotiharjun Sauna","category":"leisure.sauna","lat":60.1826,"lon":24.9560}
@@ -56,7 +44,7 @@ import Testing
             let id = task.id
             #expect(accepted.headers[.location] == "/v1/tasks/\(id)")
             #expect(task.status == "queued" || task.status == "running")
-            let done = try await finished(client, id)
+            let done = try await finishedImport(client, id)
             #expect(done?.status == "succeeded", "\(done)")
             #expect(done?.imported == 2)
             #expect(done?.skipped == 1)
@@ -102,7 +90,7 @@ import Testing
                         body: ByteBuffer(bytes: bytes)
                     )
                 )
-                let done = try await finished(client, accepted.id)
+                let done = try await finishedImport(client, accepted.id)
                 #expect(done?.status == "succeeded", "round \(round): \(done)")
                 imported.append(done?.imported ?? 0)
                 #expect(
@@ -137,7 +125,7 @@ import Testing
                     body: ByteBuffer(bytes: bytes)
                 )
             )
-            let failed = try await finished(client, wrongKind.id)
+            let failed = try await finishedImport(client, wrongKind.id)
             #expect(failed?.status == "failed" && (failed?.error ?? "").contains("kind must be poi"), "\(failed)")
         }
         // The store has the addresses: a new engine over the same file answers houses too.
@@ -168,7 +156,7 @@ import Testing
                 Answers.ImportTask.self,
                 try await client.execute(uri: "/v1/import?format=jsonl&name=h.jsonl", method: .post, body: ByteBuffer(string: rows))
             )
-            #expect(try await finished(client, accepted.id)?.status == "succeeded")
+            #expect(try await finishedImport(client, accepted.id)?.status == "succeeded")
             let imported = try await Self.geocode(client, "Testikatu 7, Helsinki")
             #expect(imported?.type == "house" && imported?.address?.housenumber == "7" && imported?.address?.postcode == "00100", "\(imported)")
             let reverse = try decode(Answers.Reverse.self, try await client.execute(uri: "/v1/reverse?lat=60.16991&lon=24.93841", method: .get))
@@ -202,7 +190,7 @@ import Testing
                 Answers.ImportTask.self,
                 try await client.execute(uri: "/v1/import?format=jsonl&strict=true&name=s.jsonl", method: .post, body: ByteBuffer(string: Self.rows))
             )
-            let done = try await finished(client, accepted.id)
+            let done = try await finishedImport(client, accepted.id)
             #expect(done?.status == "failed")
             #expect((done?.error ?? "").contains("s.jsonl:3:"), "\(done)")
             #expect(done?.problems?.first?.line == 3)
@@ -230,7 +218,7 @@ import Testing
                 )
             )
             #expect(accepted.format == "csv")
-            let done = try await finished(client, accepted.id)
+            let done = try await finishedImport(client, accepted.id)
             #expect(done?.status == "succeeded" && done?.imported == 1, "\(done)")
             #expect(engine.poi(id: "c1")?.name == "Cafe Regatta")
         }

@@ -18,16 +18,6 @@ import Testing
 @Suite struct OSMChangeRouteTests {
     let scratch = ScratchDirectory("poi-osm-route")
 
-    func finished(_ client: some TestClientProtocol, _ id: String) async throws -> Answers.ImportTask? {
-        for _ in 0..<6_000 {
-            let task = try decode(Answers.ImportTask.self, try await client.execute(uri: "/v1/tasks/\(id)", method: .get))
-            if task.status == "succeeded" || task.status == "failed" { return task }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        Issue.record("import task \(id) did not finish within 60 s")
-        return nil
-    }
-
     /// Waits until `/health` says what `done` looks for (the follower works on its own thread), or 60 s.
     func health(_ client: some TestClientProtocol, awaiting what: String, _ done: ([String: Any]) -> Bool) async throws -> [String: Any] {
         var last: [String: Any] = [:]
@@ -64,7 +54,7 @@ import Testing
                     body: ByteBuffer(bytes: extract)
                 )
             )
-            #expect(try await finished(client, imported.id)?.status == "succeeded")
+            #expect(try await finishedImport(client, imported.id)?.status == "succeeded")
             // A cafe and a house, created by a change file sent to the server.
             let created = Self.change(
                 """
@@ -85,7 +75,7 @@ import Testing
                     body: ByteBuffer(string: created)
                 )
             )
-            let task = try await finished(client, accepted.id)
+            let task = try await finishedImport(client, accepted.id)
             #expect(task?.status == "succeeded" && task?.imported == 1, "\(String(describing: task))")
             #expect(try await names(client, "Muutos") == ["Kahvila Muutos"])
             let house = try decode(
@@ -101,7 +91,7 @@ import Testing
                 Answers.ImportTask.self,
                 try await client.execute(uri: "/v1/import?format=osmchange&name=bad.osc", method: .post, body: ByteBuffer(string: unknown))
             )
-            let failed = try await finished(client, refused.id)
+            let failed = try await finishedImport(client, refused.id)
             #expect(failed?.status == "failed" && failed?.error?.contains("delete of node 9999999999") == true, "\(String(describing: failed))")
 
             // A feed in a directory, at sequence 8, with the data at 7: followed live.

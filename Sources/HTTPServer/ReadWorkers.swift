@@ -14,47 +14,17 @@ import Darwin
 /// made them (`FastLane.workers`), started with its first connection and stopped by its shutdown (`shutdown()`, a
 /// service of the application that runs after the HTTP server has stopped).
 public final class ReadWorkers: Sendable {
-    private enum State {
-        case idle
-        case running(NIOThreadPool)
-        case stopped
-    }
+    private let pool: OwnedThreadPool
 
-    private let state = Mutex<State>(.idle)
-    private let threads: Int
-
-    public init(threads: Int = System.coreCount) { self.threads = threads }
-
-    /// The pool, started on first use; nil once stopped.
-    private func pool() -> NIOThreadPool? {
-        state.withLock { state in
-            switch state {
-            case .running(let pool): return pool
-            case .stopped: return nil
-            case .idle:
-                let pool = NIOThreadPool(numberOfThreads: threads)
-                pool.start()
-                state = .running(pool)
-                return pool
-            }
-        }
-    }
+    public init(threads: Int = System.coreCount) { pool = OwnedThreadPool(threads: threads) }
 
     /// Runs `body` on a worker; its result on `eventLoop`. Fails once the workers are stopped.
     func run<T: Sendable>(on eventLoop: any EventLoop, _ body: @escaping @Sendable () throws -> T) -> EventLoopFuture<T> {
-        guard let pool = pool() else { return eventLoop.makeFailedFuture(NIOThreadPoolError.ThreadPoolInactive()) }
-        return pool.runIfActive(eventLoop: eventLoop, body)
+        pool.run(on: eventLoop, body)
     }
 
     /// Stops the threads once the work they were given is done; later work fails (its connection is closed).
-    public func shutdown() async {
-        let running = state.withLock { state -> NIOThreadPool? in
-            defer { state = .stopped }
-            if case .running(let pool) = state { return pool }
-            return nil
-        }
-        try? await running?.shutdownGracefully()
-    }
+    public func shutdown() async { await pool.shutdown() }
 
     /// The event loops already under the batch policy.
     private static let yielding = Mutex<Set<ObjectIdentifier>>([])
@@ -72,7 +42,7 @@ public final class ReadWorkers: Sendable {
     /// policy (a worker under the batch policy would not preempt the loop either, and the loop would wait for it).
     func yieldToWorkers(_ loop: any EventLoop, logger: Logger) {
         guard loop.inEventLoop, Self.yielding.withLock({ $0.insert(ObjectIdentifier(loop)).inserted }) else { return }
-        _ = pool()
+        pool.started()
         let error = poi_schedule_calling_thread_as_batch()
         if error != 0 {
             logger.warning("the event loop keeps the normal scheduling policy (sched_setscheduler: \(String(cString: strerror(error))))")

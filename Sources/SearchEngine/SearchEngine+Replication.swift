@@ -157,7 +157,16 @@ extension SearchEngine {
             do {
                 let changes = try replication.feed.changes(after: applied.sequence)
                 if changes.sequence != applied || !changes.isEmpty {
-                    write { $0.apply(changes) }
+                    // Writes other servers made reach this server's fences too (docs/ARCHITECTURE.md, "Live areas").
+                    let watching = fences.map { !$0.isEmpty } ?? false
+                    var transitions: [RecordTransition] = []
+                    write { state in
+                        if watching { transitions = Self.transitions(of: changes, in: state) }
+                        state.apply(changes)
+                    }
+                    if !transitions.isEmpty, let fences {
+                        do { try fences.record(transitions, at: nextTimestamp()) } catch { fenceFailures.add(1, ordering: .relaxed) }
+                    }
                 }
                 // Another server replaced the addresses (an OpenStreetMap import): a write of its own in the sequence,
                 // so looked for only when the sequence moved.
@@ -182,6 +191,30 @@ extension SearchEngine {
 }
 
 extension SearchEngine {
+    /// What the changes from the feed do to each record, as the state has it before them: a record the state already
+    /// has as the change leaves it (this server's own write, applied when it was made and read back from the feed) is
+    /// no transition, so its fence events are not made twice.
+    static func transitions(of changes: ChangeSet, in state: EngineState) -> [RecordTransition] {
+        var transitions: [RecordTransition] = []
+        for record in changes.records {
+            switch record {
+            case .poi(let poi):
+                let before = state.poiNumber(poi.id).flatMap { state.record(Int($0)) }
+                if case .poi(let old) = before, old == poi { continue }
+                transitions.append(RecordTransition(before: before, after: .poi(poi)))
+            case .pin(let pin):
+                let before = state.pinNumbers[pin.id].flatMap { state.record(Int($0)) }
+                if case .pin(let old) = before, old == pin { continue }
+                transitions.append(RecordTransition(before: before, after: .pin(pin)))
+            }
+        }
+        for (kind, id) in changes.deleted {
+            let before = kind == .poi ? state.poiNumber(id).flatMap { state.record(Int($0)) } : state.pinNumbers[id].flatMap { state.record(Int($0)) }
+            if let before { transitions.append(RecordTransition(before: before, after: nil)) }
+        }
+        return transitions
+    }
+
     /// Loads the store's addresses again when their generation is not the one the index was built from, and swaps the
     /// rebuilt index in (reads go on against the old one meanwhile; the writer lock is held, so writes wait).
     func followAddresses(_ store: any StoreOfRecord, log: (String) -> Void) throws(CatalogError) {

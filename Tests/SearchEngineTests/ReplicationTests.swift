@@ -106,6 +106,37 @@ enum TestPostgres {
         try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: snapshot.map { .init(path: $0, every: 0) })
     }
 
+    /// A fence on one replica reports the writes another server makes (they reach it through the store's change feed),
+    /// in order; this replica's own writes, read back from the feed after it made them, report once, not twice.
+    @Test func fencesOnAReplicaFollowOtherServersWrites() throws {
+        let url = try TestPostgres.database("fences")
+        let writer = try Self.engine(url)
+        let replica = try Self.engine(url)
+        replica.fences = try FenceBook(store: FenceStore(path: nil))
+        let zone = Fence(id: "zone", area: .box(BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2)), detect: [.enter, .exit, .inside])
+        try replica.fences!.put(zone)
+        func pin(_ key: String, _ lat: Double) -> PinInput {
+            PinInput(uniqueKey: key, firstName: "A", lastName: "B", mapString: "", mediaURL: "", latitude: lat, longitude: 24.95)
+        }
+        let outside = try writer.createPin(pin("w", 59.0))
+        _ = try writer.updatePin(id: outside.id, pin("w", 60.15))  // enters
+        replica.catchUp()
+        _ = try writer.updatePin(id: outside.id, pin("w", 60.16))  // moves inside: no event
+        _ = try writer.updatePin(id: outside.id, pin("w", 61.0))  // exits
+        replica.catchUp()
+        let own = try replica.createPin(pin("r", 60.15))  // enters, made here
+        replica.catchUp()  // reads its own write back from the feed
+        try writer.deletePin(id: outside.id)  // already outside: nothing
+        replica.catchUp()
+        let events = try replica.fences!.store.events(fence: "zone", after: 0)
+        let said = events.map { event -> String in
+            let object = (try? JSONSerialization.jsonObject(with: Data(event.json.utf8))) as? [String: Any]
+            let record = object?["object"] as? [String: Any]
+            return "\(event.detect) \(record?["id"] as? String ?? "?")"
+        }
+        #expect(said == ["enter \(outside.id)", "exit \(outside.id)", "enter \(own.id)"], "\(events.map(\.json))")
+    }
+
     /// Every POI and pin id of the store, as the store has them.
     static func storeContents(_ url: String) throws -> (pois: [String: POIRecord], pins: [String: PinRecord]) {
         var pois: [String: POIRecord] = [:]

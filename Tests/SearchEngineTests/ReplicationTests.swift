@@ -113,7 +113,11 @@ enum TestPostgres {
         let writer = try Self.engine(url)
         let replica = try Self.engine(url)
         replica.fences = try FenceBook(store: FenceStore(path: nil))
-        let zone = Fence(id: "zone", area: .box(BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2)), detect: [.enter, .exit, .inside])
+        let zone = Fence(
+            id: "zone",
+            area: .box(BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2)),
+            detect: [.enter, .exit, .inside]
+        )
         try replica.fences!.put(zone)
         func pin(_ key: String, _ lat: Double) -> PinInput {
             PinInput(uniqueKey: key, firstName: "A", lastName: "B", mapString: "", mediaURL: "", latitude: lat, longitude: 24.95)

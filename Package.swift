@@ -256,6 +256,11 @@ let package = Package(
         ),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: ["PostgresStore", "Records", "GeoCore", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AccessTests",
             dependencies: ["Access", "TestSupport", .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: swiftSettings

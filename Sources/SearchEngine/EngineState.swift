@@ -282,6 +282,12 @@ struct EngineState {
     /// old record first).
     func record(_ number: Int) -> Hit.Record? { records.record(number, at: place(number)) }
 
+    /// The record of this kind and id as the state has it (nil: none), what a write's fence transition starts from.
+    func record(_ kind: RecordKind, id: String) -> Hit.Record? {
+        let number = kind == .poi ? poiNumber(id) : pinNumbers[id]
+        return number.flatMap { record(Int($0)) }
+    }
+
     /// A POI as its packed bytes, for an answer.
     func packed(_ number: Int) -> PackedPOI? { records.packed(number, at: place(number)) }
 

@@ -199,18 +199,17 @@ extension SearchEngine {
         for record in changes.records {
             switch record {
             case .poi(let poi):
-                let before = state.poiNumber(poi.id).flatMap { state.record(Int($0)) }
+                let before = state.record(.poi, id: poi.id)
                 if case .poi(let old) = before, old == poi { continue }
                 transitions.append(RecordTransition(before: before, after: .poi(poi)))
             case .pin(let pin):
-                let before = state.pinNumbers[pin.id].flatMap { state.record(Int($0)) }
+                let before = state.record(.pin, id: pin.id)
                 if case .pin(let old) = before, old == pin { continue }
                 transitions.append(RecordTransition(before: before, after: .pin(pin)))
             }
         }
         for (kind, id) in changes.deleted {
-            let before = kind == .poi ? state.poiNumber(id).flatMap { state.record(Int($0)) } : state.pinNumbers[id].flatMap { state.record(Int($0)) }
-            if let before { transitions.append(RecordTransition(before: before, after: nil)) }
+            if let before = state.record(kind, id: id) { transitions.append(RecordTransition(before: before, after: nil)) }
         }
         return transitions
     }

@@ -118,10 +118,9 @@ extension SearchEngine {
                 var before: Hit.Record?
                 if watching {
                     switch change {
-                    case .put(.poi(let poi)): before = state.poiNumber(poi.id).flatMap { state.record(Int($0)) }
-                    case .put(.pin(let pin)): before = state.pinNumbers[pin.id].flatMap { state.record(Int($0)) }
-                    case .delete(.poi, let id): before = state.poiNumber(id).flatMap { state.record(Int($0)) }
-                    case .delete(.pin, let id): before = state.pinNumbers[id].flatMap { state.record(Int($0)) }
+                    case .put(.poi(let poi)): before = state.record(.poi, id: poi.id)
+                    case .put(.pin(let pin)): before = state.record(.pin, id: pin.id)
+                    case .delete(let kind, let id): before = state.record(kind, id: id)
                     }
                 }
                 switch change {

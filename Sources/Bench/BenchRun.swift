@@ -129,7 +129,7 @@ public struct BenchRun {
         var gazetteer: Gazetteer?
         var addresses = AddressBook.empty
         let load = try clock.measure {
-            gazetteer = try? keptUntilExit(DataSources(dataDir: dataDir).loadGazetteer(useSnapshot: false).gazetteer)
+            gazetteer = try? keepUntilExit(DataSources(dataDir: dataDir).loadGazetteer(useSnapshot: false).gazetteer)
             // With --db, the database's imported addresses and streets are searched too (house-level geocoding).
             if let db { addresses = try DataSources(db: db, dataDir: dataDir).loadAddresses() }
         }
@@ -188,7 +188,7 @@ public struct BenchRun {
         }
         let load = clock.now - start
         guard let engine else { return }
-        keptUntilExit(engine)
+        keepUntilExit(engine)
         if let classes {
             try runKeywordClasses(engine, file: classes, load: seconds(load))
             return
@@ -315,8 +315,8 @@ public struct BenchRun {
         let clock = ContinuousClock()
         let start = clock.now
         let sources = DataSources(db: db, dataDir: dataDir)
-        let engine = keptUntilExit(try sources.openEngine(snapshot: .now))
-        let gazetteer = keptUntilExit(try sources.loadGazetteer().gazetteer)
+        let engine = keepUntilExit(try sources.openEngine(snapshot: .now))
+        let gazetteer = keepUntilExit(try sources.loadGazetteer().gazetteer)
         let load = clock.now - start
         // Metrics as poi serve keeps them: every request is counted and timed.
         let registry = PrometheusCollectorRegistry()
@@ -454,11 +454,3 @@ struct DumpedQuery: Encodable {
 
 /// A duration in seconds.
 public func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
-
-/// Keeps a large structure the benchmark loaded until the process exits: freeing it piece by piece would take longer
-/// than the benchmark (the process ends right after). A deliberate leak of one reference.
-@discardableResult
-private func keptUntilExit<T: AnyObject>(_ object: T) -> T {
-    _ = Unmanaged.passRetained(object)
-    return object
-}

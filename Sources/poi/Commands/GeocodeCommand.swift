@@ -130,14 +130,6 @@ struct GazetteerOptions: ParsableArguments {
     func geocoder() throws -> Geocoder { Geocoder(gazetteer: try gazetteer(), addresses: try addresses()) }
 }
 
-/// Keeps a large structure a command loaded until the process exits: freeing ~800 000 strings one by one would
-/// take longer than the query (the process ends right after). A deliberate leak of one reference, not a global.
-@discardableResult
-func keepUntilExit<T: AnyObject>(_ object: T) -> T {
-    _ = Unmanaged.passRetained(object)
-    return object
-}
-
 /// Parses "LAT,LON" for an option, as a usage error naming the option when malformed.
 func parseLatLon(_ text: String, option: String) throws -> Coordinate {
     let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -12,24 +12,47 @@ public final class Authenticator: Sendable {
     /// No keys and no token verifier: writes are open (the server then listens on loopback only).
     public var isOpen: Bool { keys.isEmpty && tokens == nil }
 
-    /// The principal of an `Authorization` header value (nil: the header is absent).
-    public func principal(authorization header: String?) async throws(AccessError) -> Principal {
+    /// What an `Authorization` header proves without waiting.
+    public enum Proof: Sendable {
+        case principal(Principal)
+        case refused(AccessError)
+        /// A token not verified yet (not in the verified-token cache): `principal(authorization:)` verifies it.
+        case unverifiedToken(String)
+    }
+
+    /// What the `Authorization` header value `header` proves (nil: the header is absent), decided without waiting:
+    /// the byte lane's write screen asks this, and `principal(authorization:)` is this plus a token's verification.
+    public func proof(authorization header: Substring?) -> Proof {
         guard let header else {
-            if isOpen { return .anonymous }
-            throw .noCredentials("writes need the header Authorization: Bearer <token or API key>")
+            if isOpen { return .principal(.anonymous) }
+            return .refused(.noCredentials("writes need the header Authorization: Bearer <token or API key>"))
         }
         // The scheme is case-insensitive (RFC 9110 §11.1); one or more spaces before the credentials.
         guard header.count > 7, header.prefix(6).lowercased() == "bearer", header.dropFirst(6).first == " " else {
-            if isOpen { return .anonymous }
-            throw .unauthenticated("writes need the header Authorization: Bearer <token or API key>")
+            if isOpen { return .principal(.anonymous) }
+            return .refused(.unauthenticated("writes need the header Authorization: Bearer <token or API key>"))
         }
         let credentials = header.dropFirst(6).drop(while: { $0 == " " })
-        if let entry = keys.entry(forKey: String(credentials)) { return .key(name: entry.name, scopes: entry.scopes) }
+        if !keys.isEmpty, let entry = keys.entry(forKey: String(credentials)) { return .principal(.key(name: entry.name, scopes: entry.scopes)) }
         if let tokens, TokenVerifier.looksLikeToken(credentials) {
-            return .user(try await tokens.verify(String(credentials)))
+            let token = String(credentials)
+            switch tokens.cached(token) {
+            case .success(let subject)?: return .principal(.user(subject))
+            case .failure(let error)?: return .refused(error)
+            case nil: return .unverifiedToken(token)
+            }
         }
-        if isOpen { return .anonymous }
-        throw .noCredentials(tokens == nil ? "the API key is not valid" : "the credentials are neither a valid API key nor a token")
+        if isOpen { return .principal(.anonymous) }
+        return .refused(.noCredentials(tokens == nil ? "the API key is not valid" : "the credentials are neither a valid API key nor a token"))
+    }
+
+    /// The principal of an `Authorization` header value (nil: the header is absent).
+    public func principal(authorization header: String?) async throws(AccessError) -> Principal {
+        switch proof(authorization: header?[...]) {
+        case .principal(let principal): return principal
+        case .refused(let error): throw error
+        case .unverifiedToken(let token): return .user(try await tokens!.verify(token))
+        }
     }
 
     /// The user a read comes from, for the answers that say whether a pin is theirs (`owned`): the `sub` of a valid

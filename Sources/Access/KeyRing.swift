@@ -60,7 +60,14 @@ public final class KeyRing: Sendable {
 
     /// The lowercase hexadecimal SHA-256 of a key, as the keys file holds it.
     public static func hash(_ key: String) -> String {
-        SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: Array(key.utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     private static func read(file: String?, legacyKey: String?) throws(AccessConfigurationError) -> [String: Entry] {

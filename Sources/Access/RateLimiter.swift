@@ -27,6 +27,15 @@ public final class RateLimiter: Sendable {
 
     /// Takes a token from each named bucket when all have one (all or none); else answers the whole seconds to wait.
     public func take(_ names: [String], now: ContinuousClock.Instant = .now) -> Int? {
+        charge(names, now: now, taking: true)
+    }
+
+    /// What `take` would answer, taking nothing: whether a write now would be refused, and the wait it would be told.
+    public func wait(_ names: [String], now: ContinuousClock.Instant = .now) -> Int? {
+        charge(names, now: now, taking: false)
+    }
+
+    private func charge(_ names: [String], now: ContinuousClock.Instant, taking: Bool) -> Int? {
         buckets.withLock { table -> Int? in
             if table.count > maximumEntries { prune(&table, now: now) }
             var wait = 0.0
@@ -45,7 +54,7 @@ public final class RateLimiter: Sendable {
                 return max(1, Int(wait.rounded(.up)))
             }
             for (name, var bucket) in refilled {
-                bucket.tokens -= 1
+                if taking { bucket.tokens -= 1 }
                 table[name] = bucket
             }
             return nil

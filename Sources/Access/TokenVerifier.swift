@@ -203,12 +203,17 @@ public final class TokenVerifier: Sendable {
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
+    /// The answer for a token verified before (its user, or that it has expired since); nil for a token not verified
+    /// yet. Never waits.
+    public func cached(_ token: String, now: Date = Date()) -> Result<String, AccessError>? {
+        guard let hit = verified.withLock({ $0[token] }) else { return nil }
+        guard hit.expires.addingTimeInterval(TimeInterval(settings.leeway)) > now else { return .failure(.unauthenticated("the token has expired")) }
+        return .success(hit.subject)
+    }
+
     /// The user a valid token names (its `sub`), or why the token proves nothing.
     public func verify(_ token: String, now: Date = Date()) async throws(AccessError) -> String {
-        if let hit = verified.withLock({ $0[token] }) {
-            guard hit.expires.addingTimeInterval(TimeInterval(settings.leeway)) > now else { throw .unauthenticated("the token has expired") }
-            return hit.subject
-        }
+        if let hit = cached(token, now: now) { return try hit.get() }
         let header = try Self.header(token)
         guard let algorithm = header.alg else { throw .unauthenticated("the token's header names no algorithm (alg)") }
         guard algorithm.lowercased() != "none" else { throw .unauthenticated("unsigned tokens (alg: none) are refused") }

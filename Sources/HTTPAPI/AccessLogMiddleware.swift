@@ -61,10 +61,18 @@ public final class CallerRecord: Sendable {
     public var value: AccessLog.Caller? { caller.withLock { $0 } }
 
     func set(_ principal: Principal) {
-        switch principal {
-        case .user(let subject): caller.withLock { $0 = .user(subject) }
-        case .key(let name, _): caller.withLock { $0 = .key(name) }
-        case .anonymous: break
+        guard let named = principal.caller else { return }
+        caller.withLock { $0 = named }
+    }
+}
+
+extension Principal {
+    /// Whom the request log names: a user or a key; nil for an anonymous writer.
+    var caller: AccessLog.Caller? {
+        switch self {
+        case .user(let subject): .user(subject)
+        case .key(let name, _): .key(name)
+        case .anonymous: nil
         }
     }
 }

@@ -30,7 +30,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let endpointMetrics = metrics.map { _ in EndpointMetrics() }
     let work = ServerWork()
-    let (router, reads) = makeRouter(
+    let (router, reads, screen) = makeRouter(
         configuration: configuration,
         engine: engine,
         gazetteer: gazetteer,
@@ -50,6 +50,7 @@ public func buildApplication(
             logger: logger,
             accessLog: configuration.accessLog,
             workers: work.reads,
+            screen: screen,
             problem: Problem.of
         ) : nil
     return Application(
@@ -107,7 +108,7 @@ public func buildRouter(
     ).router
 }
 
-/// The router, and its read operations for the fast lane.
+/// The router, and its read operations and write screen for the fast lane.
 func makeRouter(
     configuration: ServerConfiguration,
     engine: SearchEngine,
@@ -115,7 +116,7 @@ func makeRouter(
     metrics: PrometheusCollectorRegistry?,
     endpointMetrics: EndpointMetrics?,
     work: ServerWork = ServerWork()
-) -> (router: Router<AppRequestContext>, reads: ReadRoutes) {
+) -> (router: Router<AppRequestContext>, reads: ReadRoutes, screen: WriteScreen) {
     let router = Router(context: AppRequestContext.self)
     let routes = RouteRegistrar(router: router)
     if let log = configuration.accessLog { router.add(middleware: AccessLogMiddleware(log: log)) }
@@ -317,7 +318,10 @@ func makeRouter(
     MapPageController(configuration: configuration.mapPage).register(on: routes)
     routes.on("openapi") { _, _ -> Response in JSONResponse.body(OpenAPIDocument.json) }
     routes.finish()
-    return (router, routes.reads)
+    let screen = WriteScreen(routes: routes.writes) { [write] request in
+        write.refusal(authorization: request.authorization, client: request.client)
+    }
+    return (router, routes.reads, screen)
 }
 
 /// Building JSON responses.

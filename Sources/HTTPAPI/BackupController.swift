@@ -97,7 +97,7 @@ struct BackupController {
     let directory: String?
 
     func register(on routes: RouteRegistrar) {
-        routes.on("createBackup") { request, context in
+        routes.write("createBackup") { request, context in
             try WritePolicy.importRecords(try await write.principal(request, context))
             guard let database = engine.databasePath else {
                 throw Problem(

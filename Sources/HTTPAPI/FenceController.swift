@@ -20,7 +20,7 @@ struct FenceController {
     var heartbeat: Duration = .seconds(15)
 
     func register(on routes: RouteRegistrar) {
-        routes.on("createFence") { request, context in
+        routes.write("createFence") { request, context in
             try WritePolicy.manageFences(try await write.principal(request, context))
             let body = try await request.body.collect(upTo: maximumBodySize)
             let fence = try Fence(json: String(buffer: body))
@@ -45,7 +45,7 @@ struct FenceController {
             }
             return Self.json(text)
         }
-        routes.on("deleteFence") { request, context in
+        routes.write("deleteFence") { request, context in
             try WritePolicy.manageFences(try await write.principal(request, context))
             let fence = try fence(context)
             try book.delete(id: fence.id)

@@ -18,14 +18,14 @@ struct RecordController {
 
     func register(on routes: RouteRegistrar) {
         routes.read("getPOI") { input in try getPOI(input) }
-        routes.on("putPOI") { request, context in try await putPOI(request, context) }
-        routes.on("deletePOI") { request, context in try await deletePOI(request, context) }
+        routes.write("putPOI") { request, context in try await putPOI(request, context) }
+        routes.write("deletePOI") { request, context in try await deletePOI(request, context) }
         routes.on("listPins") { request, _ in try await listPins(request) }
-        routes.on("createPin") { request, context in try await createPin(request, context) }
+        routes.write("createPin") { request, context in try await createPin(request, context) }
         // Not a fast-lane read: the answer says whether the pin is the caller's, so it reads the credentials.
         routes.on("getPin") { request, context in try await getPin(request, context) }
-        routes.on("updatePin") { request, context in try await updatePin(request, context) }
-        routes.on("deletePin") { request, context in try await deletePin(request, context) }
+        routes.write("updatePin") { request, context in try await updatePin(request, context) }
+        routes.write("deletePin") { request, context in try await deletePin(request, context) }
     }
 
     private func encoder(_ request: Request) throws -> APIEncoder {

@@ -29,6 +29,8 @@ final class RouteRegistrar {
     private var registered: Set<String> = []
     /// The read operations registered with `read`, for the fast lane.
     private(set) var reads = ReadRoutes()
+    /// The write operations registered with `write`, for the fast lane's write screen.
+    private(set) var writes = WriteRoutes()
 
     init(router: Router<AppRequestContext>) { self.router = router }
 
@@ -44,6 +46,22 @@ final class RouteRegistrar {
         case .delete: method = .delete
         }
         router.on(path, method: method, use: handler)
+    }
+
+    /// Registers a write operation whose handler asks `WriteAccess.principal` before anything else — before it reads
+    /// the body or a parameter — and answers its errors as problem+json: the byte lane may then refuse the write's
+    /// missing credentials and rate limit itself, as the handler would (`WriteScreen`).
+    func write(_ operationId: String, _ handler: @escaping Handler) {
+        on(operationId, handler)
+        guard let route = RouteTable.route(operationId) else { return }
+        let method: HTTPRequest.Method
+        switch route.method {
+        case .get: preconditionFailure("\(operationId) is a GET route")
+        case .post: method = .post
+        case .put: method = .put
+        case .delete: method = .delete
+        }
+        writes.add(method: method, path: route.path, pattern: Self.pattern(route))
     }
 
     /// Registers a read operation: a synchronous function of the query string and path parameter, served by the

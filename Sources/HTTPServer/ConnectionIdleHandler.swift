@@ -68,6 +68,12 @@ final class ConnectionIdleHandler: ChannelDuplexHandler, RemovableChannelHandler
                 }
                 timers.touch()
                 schedule(context, at: timers.lastActivity + idleTimeout)
+                if let answered = timers.pipelineAnswered {
+                    timers.pipelineAnswered = nil
+                    context.write(data, promise: promise)
+                    answered()
+                    return
+                }
             }
         }
         context.write(data, promise: promise)

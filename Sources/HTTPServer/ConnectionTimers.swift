@@ -12,6 +12,10 @@ final class ConnectionTimers {
     /// so that the peer reads the answer instead of a connection reset (a "lingering close", as nginx does).
     var lingering = false
 
+    /// Set by the byte lane when it hands one write to the pipeline behind: called once that write's answer has been
+    /// written (the last request in progress ended), then cleared.
+    var pipelineAnswered: (() -> Void)?
+
     init(limits: ConnectionLimits) { self.limits = limits }
 
     /// After an error answer written with `write`: flush, close our side, drop further input, close fully soon.

@@ -11,10 +11,12 @@ import Glibc
 import Darwin
 #endif
 
-/// What the byte lane needs: the read operations, how an error they throw is answered, the request metrics and the
-/// `Server` header.
+/// What the byte lane needs: the read operations, the write screen, how an error they throw is answered, the request
+/// metrics and the `Server` header.
 public struct FastLane: Sendable {
     let reads: ReadRoutes
+    /// Writes refused before the router; nil: every write goes to the router.
+    let screen: WriteScreen?
     let metrics: EndpointMetrics?
     let serverName: String
     let logger: Logger
@@ -32,10 +34,12 @@ public struct FastLane: Sendable {
         logger: Logger,
         accessLog: AccessLog? = nil,
         workers: ReadWorkers = ReadWorkers(),
+        screen: WriteScreen? = nil,
         problem: @escaping @Sendable (any Error) -> Problem?
     ) {
         (self.reads, self.metrics, self.serverName, self.logger, self.problem) = (reads, metrics, serverName, logger, problem)
         (self.accessLog, self.workers) = (accessLog, workers)
+        self.screen = screen.flatMap { $0.routes.isEmpty ? nil : $0 }
     }
 }
 
@@ -236,6 +240,9 @@ extension FastLane {
         case answered(close: Bool)
         /// The request at the start of the input was read from it and is heavy: its answer is for the read workers.
         case heavy(TakenRead)
+        /// The request at the start of the input is a screened write let through: its first `length` bytes are the
+        /// router's, alone; the lane goes on after its answer.
+        case forward(length: Int)
         /// The input starts a request the lane could take, not yet whole.
         case incomplete
         /// For the HTTP parser behind: another method, route or form (the input is left as it was).
@@ -245,8 +252,45 @@ extension FastLane {
     /// Answers the request at the start of `input` into `buffer` when the lane takes it: the byte lane's work for
     /// one request, from its bytes to the response's bytes.
     /// `client` is the peer's address, for the request log.
-    public func answer(_ input: inout ByteBuffer, maximumHeadSize: Int, client: String? = nil, into buffer: inout ByteBuffer) -> Outcome {
-        switch input.withUnsafeReadableBytes({ FastRequest.parse($0, maximumHeadSize: maximumHeadSize) }) {
+    /// `maximumBodySize` bounds the bodies of screened writes (a larger one is the parser's, which answers 413).
+    public func answer(
+        _ input: inout ByteBuffer,
+        maximumHeadSize: Int,
+        maximumBodySize: Int = 0,
+        client: String? = nil,
+        into buffer: inout ByteBuffer
+    ) -> Outcome {
+        let parsed = input.withUnsafeReadableBytes {
+            FastRequest.parse($0, maximumHeadSize: maximumHeadSize, writes: screen != nil, maximumBodySize: maximumBodySize)
+        }
+        switch parsed {
+        case .request(let request, let length) where request.method.isWrite:
+            let path = ReadRequest.split(target: request.target[...]).path
+            guard let screen, let pattern = screen.routes.match(request.method.http, path) else { return .other }
+            let start = DispatchTime.now().uptimeNanoseconds
+            let wallClock = accessLog == nil ? 0 : AccessLog.now()
+            let write = WriteScreen.Request(method: request.method.http, pattern: pattern, authorization: request.authorization, client: client)
+            guard let refusal = screen.refusal(write) else { return .forward(length: length) }
+            input.moveReaderIndex(forwardBy: length)
+            let requestID = RequestID.of(request.requestID)
+            let problem = refusal.problem
+            let answer = ResponseHead(problem: problem, body: problem.json(requestID: requestID), requestID: requestID, server: serverName)
+            answer.write(to: &buffer, includeBody: true, close: request.close)
+            metrics?.record(route: pattern, method: write.method, status: problem.status, since: start)
+            accessLog?.record(
+                AccessLog.Entry(
+                    time: wallClock,
+                    requestID: requestID,
+                    method: write.method,
+                    route: pattern,
+                    status: problem.status.code,
+                    bytes: answer.body.count,
+                    durationNanoseconds: DispatchTime.now().uptimeNanoseconds - start,
+                    caller: refusal.caller,
+                    client: client
+                )
+            )
+            return .answered(close: request.close)
         case .request(let request, let length):
             let (path, query) = ReadRequest.split(target: request.target[...])
             guard let route = reads.match(path) else { return .other }

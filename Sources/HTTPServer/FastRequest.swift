@@ -1,14 +1,40 @@
-/// A request the byte lane takes: `GET`/`HEAD`, origin-form target, HTTP/1.1, no body.
+import HTTPTypes
+
+/// A request the byte lane takes: origin-form target, HTTP/1.1; a `GET` or `HEAD` without a body, or a write
+/// (`POST`, `PUT`, `DELETE`) with a `Content-Length` body (none for a `DELETE` without one) for the write screen.
 public struct FastRequest: Equatable, Sendable {
-    var isHead: Bool
+    enum Method: Equatable, Sendable {
+        case get, head, post, put, delete
+
+        var isWrite: Bool { self != .get && self != .head }
+
+        var http: HTTPRequest.Method {
+            switch self {
+            case .get: .get
+            case .head: .head
+            case .post: .post
+            case .put: .put
+            case .delete: .delete
+            }
+        }
+    }
+
+    var method: Method
     /// The request target, path and query as they came.
     var target: String
     var requestID: String?
     /// `Connection: close`.
     var close: Bool
+    /// A write's `Authorization` header (nil for reads, which never need it in the lane).
+    var authorization: Substring? = nil
+
+    var isHead: Bool { method == .head }
+
+    /// The largest write body the lane waits for: a write whose body is larger goes to the parser behind.
+    static let largestWriteBody = 16_384
 
     enum Parsed: Equatable {
-        /// A whole request of `length` bytes.
+        /// A whole request of `length` bytes, its body included.
         case request(FastRequest, length: Int)
         /// The bytes so far start a request the lane could take.
         case incomplete
@@ -16,23 +42,30 @@ public struct FastRequest: Equatable, Sendable {
         case other
     }
 
-    /// Parses the request at the start of `bytes`. Anything short of the plain form above is `.other`, as is a
+    /// Parses the request at the start of `bytes`. Anything short of the plain forms above is `.other`, as is a
     /// head longer than half of `maximumHeadSize` or with more than 64 fields (the parser behind applies the
-    /// limits); so is an incomplete head already that long.
-    static func parse(_ bytes: UnsafeRawBufferPointer, maximumHeadSize: Int) -> Parsed {
+    /// limits); so is an incomplete head already that long. `writes`: whether writes are parsed at all (the lane
+    /// screens some); a write body over `maximumBodySize` or `largestWriteBody` is `.other` (the parser behind
+    /// answers 413 for the first).
+    static func parse(_ bytes: UnsafeRawBufferPointer, maximumHeadSize: Int, writes: Bool = false, maximumBodySize: Int = 0) -> Parsed {
         let limit = maximumHeadSize / 2
         let count = bytes.count
         // Method.
-        let isHead: Bool
+        let method: Method
         var i: Int
         if startsWith(bytes, "GET ") {
-            isHead = false
-            i = 4
+            (method, i) = (.get, 4)
         } else if startsWith(bytes, "HEAD ") {
-            isHead = true
-            i = 5
+            (method, i) = (.head, 5)
+        } else if writes, startsWith(bytes, "POST ") {
+            (method, i) = (.post, 5)
+        } else if writes, startsWith(bytes, "PUT ") {
+            (method, i) = (.put, 4)
+        } else if writes, startsWith(bytes, "DELETE ") {
+            (method, i) = (.delete, 7)
         } else {
-            return couldStart(bytes, "GET ") || couldStart(bytes, "HEAD ") ? .incomplete : .other
+            let couldBeWrite = writes && (couldStart(bytes, "POST ") || couldStart(bytes, "PUT ") || couldStart(bytes, "DELETE "))
+            return couldStart(bytes, "GET ") || couldStart(bytes, "HEAD ") || couldBeWrite ? .incomplete : .other
         }
         // Target: origin form, characters a URI may hold (RFC 3986), no fragment.
         let targetStart = i
@@ -57,6 +90,8 @@ public struct FastRequest: Equatable, Sendable {
         var close = false
         var sawConnection = false
         var fields = 0
+        var authorization: Substring?
+        var bodyLength: Int?
         while true {
             guard i < count else { return i > limit ? .other : .incomplete }
             if bytes[i] == UInt8(ascii: "\r") {
@@ -96,6 +131,15 @@ public struct FastRequest: Equatable, Sendable {
                 guard !sawConnection else { return .other }
                 sawConnection = true
                 if equalsLowercased(value, "close") { close = true } else if !equalsLowercased(value, "keep-alive") { return .other }
+            } else if method.isWrite && equalsLowercased(name, "content-length") {
+                // One length of decimal digits (a list or a sign is the parser's to judge), within the bounds.
+                guard bodyLength == nil, !value.isEmpty, value.count <= 9, value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return .other }
+                let length = value.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                guard length <= maximumBodySize, length <= largestWriteBody else { return .other }
+                bodyLength = length
+            } else if method.isWrite && equalsLowercased(name, "authorization") {
+                guard authorization == nil else { return .other }
+                authorization = String(decoding: value, as: UTF8.self)[...]
             } else if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding")
                 || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade")
             {
@@ -103,8 +147,11 @@ public struct FastRequest: Equatable, Sendable {
             }
         }
         guard i <= limit else { return .other }
+        // A write is taken whole, its body included.
+        let length = i + (bodyLength ?? 0)
+        guard length <= count else { return .incomplete }
         let target = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[targetStart..<targetEnd]), as: UTF8.self)
-        return .request(FastRequest(isHead: isHead, target: target, requestID: requestID, close: close), length: i)
+        return .request(FastRequest(method: method, target: target, requestID: requestID, close: close, authorization: authorization), length: length)
     }
 
     private static func startsWith(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {

@@ -26,6 +26,12 @@ import Synchronization
 /// A heavy read (`ReadCost`) is answered on the read workers instead: what the connection sends meanwhile waits (in
 /// memory up to a bound, then in the socket) until its answer is written on the loop, then is answered in turn, so
 /// pipelined answers keep their order.
+///
+/// A write of the screened routes (`WriteScreen`) is read whole here: refused, it is answered like a read; let
+/// through, its bytes alone go to the pipeline behind, what follows waits as behind a heavy read, and the lane takes
+/// the connection back once the router's answer has been written (`ConnectionTimers.pipelineAnswered`, called by
+/// `ConnectionIdleHandler`) — so a client that sends writes and reads on one connection keeps the lane for its reads,
+/// and a flooding writer whose writes are refused never reaches the router.
 final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -43,6 +49,8 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var forwarded = false
     /// A heavy read of this connection is being answered on the read workers; later requests wait for it.
     private var awaitingWorker = false
+    /// A write let through by the screen is being answered by the pipeline behind; later requests wait for it.
+    private var awaitingPipeline = false
     /// Reading stopped (`autoRead` off) because more than `waitingLimit` bytes arrived while a heavy read was answered:
     /// what a client pipelines behind it is held in memory only up to that, the rest waits in the socket.
     private var readsPaused = false
@@ -62,7 +70,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         tickFlush = TickFlush.of(context.eventLoop)
-        if lane.accessLog != nil { client = context.channel.remoteAddress?.ipAddress }
+        if lane.accessLog != nil || lane.screen != nil { client = context.channel.remoteAddress?.ipAddress }
         lane.workers.yieldToWorkers(context.eventLoop, logger: lane.logger)
     }
 
@@ -80,8 +88,8 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             input = earlier
         }
         timers.touch()
-        if awaitingWorker {
-            // Answered in order once the heavy read's answer is written.
+        if awaitingWorker || awaitingPipeline {
+            // Answered in order once the heavy read's or the write's answer is written.
             partial = input
             if input.readableBytes > waitingLimit && !readsPaused {
                 readsPaused = true
@@ -102,7 +110,14 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         defer { if wrote { tickFlush!.add(context) } }
         while input.readableBytes > 0 {
             var buffer = context.channel.allocator.buffer(capacity: 0)
-            switch lane.answer(&input, maximumHeadSize: timers.limits.maximumHeadSize, client: client, into: &buffer) {
+            let limits = timers.limits
+            switch lane.answer(
+                &input,
+                maximumHeadSize: limits.maximumHeadSize,
+                maximumBodySize: limits.maximumBodySize,
+                client: client,
+                into: &buffer
+            ) {
             case .answered(close: true):
                 closing = true
                 timers.requestRead()
@@ -115,6 +130,9 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
                 timers.requestRead()
                 if input.readableBytes > 0 { partial = input }
                 answerOnWorker(read, context: context)
+                return
+            case .forward(let length):
+                forwardOne(&input, length: length, context: context)
                 return
             case .incomplete:
                 partial = input
@@ -165,10 +183,6 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.fireChannelReadComplete()
             }
             guard !awaitingWorker else { return }
-            if readsPaused {
-                readsPaused = false
-                try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
-            }
             if !heldEvents.isEmpty {
                 // Written out before the handlers behind hear of the events: at shutdown they close the connection at
                 // once, which would drop answers still waiting for the tick's flush.
@@ -177,8 +191,56 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
                 heldEvents = []
                 for event in events { userInboundEventTriggered(context: context, event: event) }
             }
+            guard !awaitingPipeline else { return }
+            if readsPaused {
+                readsPaused = false
+                try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+            }
             if !passingOn && !closing { context.read() }
         }
+    }
+
+    /// Hands the request of the first `length` bytes of `input` to the pipeline behind, alone; the rest waits for its
+    /// answer (`pipelineAnswered`). The request's deadline, if its bytes came in pieces, is handed on with it: the
+    /// parser behind has it whole and ends it at once.
+    private func forwardOne(_ input: inout ByteBuffer, length: Int, context: ChannelHandlerContext) {
+        let request = input.readSlice(length: length)!
+        awaitingPipeline = true
+        timers.requestRead()
+        timers.pipelineAnswered = { [weak self] in
+            // After the answer's last part was written: on the loop, once that write has returned.
+            context.eventLoop.assumeIsolatedUnsafeUnchecked().execute { self?.pipelineAnswered(context: context) }
+        }
+        if input.readableBytes > 0 { partial = input }
+        forwarded = true
+        context.fireChannelRead(wrapInboundOut(request))
+    }
+
+    /// The router has answered the write handed on: what waited is answered here again.
+    private func pipelineAnswered(context: ChannelHandlerContext) {
+        guard awaitingPipeline else { return }
+        awaitingPipeline = false
+        guard context.channel.isActive, !passingOn, !closing else { return }
+        if var waiting = partial {
+            partial = nil
+            answer(&waiting, context: context)
+        }
+        if forwarded {
+            forwarded = false
+            context.fireChannelReadComplete()
+        }
+        guard !awaitingWorker && !awaitingPipeline else { return }
+        if readsPaused {
+            readsPaused = false
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+        }
+        if !passingOn && !closing { context.read() }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The closure holds this handler and its context: kept, it would keep the closed connection alive.
+        timers.pipelineAnswered = nil
+        context.fireChannelInactive()
     }
 
     /// Hands `input` and the rest of the connection to the pipeline behind. A deadline already running for a
@@ -200,7 +262,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         // none): the event stops here instead of crossing the eight handlers behind — 3 % of a nearby request's
         // CPU (perf, issue 17). The next read is asked for on their behalf — unless a heavy read is being answered,
         // whose completion asks for it.
-        if !closing && !awaitingWorker { context.read() }
+        if !closing && !awaitingWorker && !awaitingPipeline { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

@@ -80,7 +80,7 @@ public enum ReadCost: Sendable {
     }
 }
 
-/// The read operations of the route table by path: literal paths by dictionary, `prefix/{id}` paths by prefix.
+/// The read operations of the route table by path.
 public struct ReadRoutes: Sendable {
     public struct Entry: Sendable {
         public let operationId: String
@@ -90,16 +90,40 @@ public struct ReadRoutes: Sendable {
         public let handler: ReadHandler
     }
 
-    private var literal: [Substring: Entry] = [:]
-    private var parameterized: [(prefix: String, entry: Entry)] = []
+    private var table = PathTable<Entry>()
 
     public init() {}
 
     /// Adds the read operation of `path` (`/v1/pois/{id}`: a parameter only as the last segment).
     public mutating func add(operationId: String, path: String, pattern: String, cost: ReadCost, handler: @escaping ReadHandler) {
-        let entry = Entry(operationId: operationId, pattern: pattern, cost: cost, handler: handler)
+        table.add(path: path, Entry(operationId: operationId, pattern: pattern, cost: cost, handler: handler))
+    }
+
+    public var isEmpty: Bool { table.isEmpty }
+
+    /// The read operation answering GET `path` (without its query), with its path parameter.
+    public func match(_ path: Substring) -> (entry: Entry, parameter: Substring?)? { table.match(path) }
+}
+
+/// Routes by path, as the router matches them: literal paths by dictionary, `prefix/{id}` paths by prefix, where the
+/// parameter is one whole segment.
+public struct PathTable<Entry: Sendable>: Sendable {
+    private var literal: [Substring: Entry] = [:]
+    private var parameterized: [(prefix: String, entry: Entry)] = []
+
+    public init() {}
+
+    /// Whether the table can hold `path`: literal, or with one parameter as its last segment.
+    public static func accepts(_ path: String) -> Bool {
+        guard let brace = path.firstIndex(of: "{") else { return true }
+        return path.last == "}" && path[brace...].dropFirst().allSatisfy { $0 != "{" && $0 != "/" }
+            && path[path.index(before: brace)] == "/"
+    }
+
+    /// Adds the route of `path` (`/v1/pois/{id}`: a parameter only as the last segment).
+    public mutating func add(path: String, _ entry: Entry) {
+        precondition(Self.accepts(path), "a lane route's parameter is its last segment: \(path)")
         if let brace = path.firstIndex(of: "{") {
-            precondition(path.last == "}", "a read route's parameter is its last segment: \(path)")
             parameterized.append((String(path[..<brace]), entry))
         } else {
             literal[Substring(path)] = entry
@@ -108,7 +132,7 @@ public struct ReadRoutes: Sendable {
 
     public var isEmpty: Bool { literal.isEmpty && parameterized.isEmpty }
 
-    /// The read operation answering GET `path` (without its query), with its path parameter.
+    /// The route of `path` (without its query), with its path parameter.
     public func match(_ path: Substring) -> (entry: Entry, parameter: Substring?)? {
         if let entry = literal[path] { return (entry, nil) }
         for (prefix, entry) in parameterized where path.hasPrefix(prefix) {

@@ -114,12 +114,12 @@ import Testing
         #expect(
             Self.parse(request)
                 == .request(
-                    FastRequest(isHead: false, target: "/v1/nearby?lat=60.17&lon=24.94", requestID: "abc", close: false),
+                    FastRequest(method: .get, target: "/v1/nearby?lat=60.17&lon=24.94", requestID: "abc", close: false),
                     length: request.utf8.count
                 )
         )
         let head = "HEAD /health HTTP/1.1\r\nConnection: close\r\n\r\nGET /next"
-        #expect(Self.parse(head) == .request(FastRequest(isHead: true, target: "/health", requestID: nil, close: true), length: head.utf8.count - 9))
+        #expect(Self.parse(head) == .request(FastRequest(method: .head, target: "/health", requestID: nil, close: true), length: head.utf8.count - 9))
     }
 
     @Test func byteLaneLeavesEverythingElseToTheParser() {
@@ -142,6 +142,38 @@ import Testing
         // An incomplete head already past the byte lane's share of the head limit goes to the parser (which answers 431).
         #expect(Self.parse("GET /health?pad=\(String(repeating: "x", count: 40_000))") == .other)
         #expect(Self.parse("GET /health HTTP/1.1\r\nA: \(String(repeating: "x", count: 40_000))") == .other)
+    }
+
+    /// Writes are parsed only for the write screen: whole, body included, with their Authorization; a body without a
+    /// plain length, or larger than the lane waits for, is the parser's.
+    @Test func byteLaneReadsScreenedWritesWhole() {
+        func parse(_ text: String) -> FastRequest.Parsed {
+            Array(text.utf8).withUnsafeBytes { FastRequest.parse($0, maximumHeadSize: 64 * 1_024, writes: true, maximumBodySize: 1 << 20) }
+        }
+        let post = "POST /v1/pins HTTP/1.1\r\nAuthorization:  Bearer abc \r\nContent-Length: 5\r\n\r\nhello"
+        #expect(
+            parse(post + "GET /next")
+                == .request(
+                    FastRequest(method: .post, target: "/v1/pins", requestID: nil, close: false, authorization: "Bearer abc"),
+                    length: post.utf8.count
+                )
+        )
+        #expect(Self.parse(post) == .other, "without a screen, writes are the parser's")
+        for cut in 1..<post.utf8.count {
+            #expect(parse(String(post.utf8.prefix(cut))!) == .incomplete, "cut at \(cut)")
+        }
+        let delete = "DELETE /v1/pins/x HTTP/1.1\r\nConnection: close\r\n\r\n"
+        #expect(parse(delete) == .request(FastRequest(method: .delete, target: "/v1/pins/x", requestID: nil, close: true), length: delete.utf8.count))
+        for text in [
+            "POST /v1/pins HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            "POST /v1/pins HTTP/1.1\r\nContent-Length: +5\r\n\r\nhello",
+            "POST /v1/pins HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\nhello", "POST /v1/pins HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST /v1/pins HTTP/1.1\r\nContent-Length: 16385\r\n\r\n", "POST /v1/pins HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n",
+            "POST /v1/pins HTTP/1.1\r\nAuthorization: a\r\nAuthorization: b\r\n\r\n", "PATCH /v1/pins/x HTTP/1.1\r\n\r\n",
+            "POST /v1/pins HTTP/1.0\r\nContent-Length: 0\r\n\r\n",
+        ] {
+            #expect(parse(text) == .other, "\(text.debugDescription)")
+        }
     }
 
     /// Every proper prefix of a request the lane takes is incomplete; the whole is the request; what follows is not read.
@@ -171,7 +203,7 @@ import Testing
             request += "\r\n"
             let bytes = Array(request.utf8)
             let expected = FastRequest.Parsed.request(
-                FastRequest(isHead: method == "HEAD", target: target, requestID: id, close: close),
+                FastRequest(method: method == "HEAD" ? .head : .get, target: target, requestID: id, close: close),
                 length: bytes.count
             )
             for cut in 1..<bytes.count {

@@ -15,6 +15,9 @@ extension PinyinDictionary {
 }
 
 extension SearchEngine {
+    /// Reads the bundled pinyin table now, if it has not been read (the text index derives names' readings from it).
+    public static func readBundledPinyin() { _ = PinyinDictionary.bundled }
+
     /// A keyword query compiled against a state: its words as typed and, with the pinyin table, its readings as pinyin.
     /// `deferTypos`: for ranked search, which asks for a word's typo neighbours later when it needs them.
     func matcher(_ text: String, _ s: EngineState, deferTypos: Bool = false) -> TextMatcher {
@@ -46,7 +49,8 @@ extension SearchEngine {
     @discardableResult
     public func preparePinyin(directory: String? = nil) -> Int {
         if let directory {
-            let table = try? PinyinDictionary.load(directory: directory)
+            // The default directory's table is the one the index reads names with: one copy, read once.
+            let table = directory == DataDirectory.resolve() ? PinyinDictionary.bundled : try? PinyinDictionary.load(directory: directory)
             pinyinTable.withLock { $0 = table }
         }
         return read { pinyinContext($0)?.terms.count ?? 0 }

@@ -109,6 +109,9 @@ struct ServeCommand: AsyncParsableCommand {
     static func defaultEventLoops(cores: Int) -> Int { max(1, cores / 2) }
 
     func run() async throws {
+        // The pinyin table the text index derives its Han readings from, read while the indexes are opened: read on
+        // the first write instead, it held that write (and the reads waiting on the state) for ~0.3 s.
+        Thread.detachNewThread { SearchEngine.readBundledPinyin() }
         if let eventLoops {
             guard (1...256).contains(eventLoops) else { throw CLIError.usage("--event-loops must be an integer between 1 and 256") }
             // Read when the singleton group is first used, which is below.

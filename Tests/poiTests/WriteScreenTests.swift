@@ -57,7 +57,7 @@ extension LiveTests {
         /// keep-alive connection to the router.
         static func corpus(_ random: inout SplitMix64, tokens: [String], count: Int, handOver: Bool) -> [String] {
             func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
-            let pin = #"{"uniqueKey":"u","firstName":"Ada","lastName":"L","mapString":"x","mediaURL":"","lat":60.17,"lon":24.94}"#
+            let pin = Self.pin
             let poi = #"{"name":"Kahvila","lat":60.17,"lon":24.94,"category":"food.cafe"}"#
             let fence = #"{"circle":{"lat":60.17,"lon":24.94,"radius":100}}"#
             var requests: [String] = []
@@ -76,16 +76,24 @@ extension LiveTests {
                     ("POST", "/v1/convert", #"{"from":"wgs84","to":"gcj02","points":[[116.4,39.9]]}"#), ("POST", "/v1/pins/", pin),
                 ]
                 let (method, target, body) = pick(handOver ? screened + others : screened)
-                var request = "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: w-\(index)\r\n"
-                if let authorization { request += "Authorization: \(authorization)\r\n" }
-                if let body {
-                    request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-                } else {
-                    request += "\r\n"
-                }
+                let request = Self.request(id: "w-\(index)", method, target, authorization: authorization, body: body)
                 requests.append(request)
             }
             return requests
+        }
+
+        static let pin = #"{"uniqueKey":"u","firstName":"Ada","lastName":"L","mapString":"x","mediaURL":"","lat":60.17,"lon":24.94}"#
+
+        /// A whole HTTP/1.1 request.
+        static func request(id: String, _ method: String, _ target: String, authorization: String?, body: String?) -> String {
+            var request = "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n"
+            if let authorization { request += "Authorization: \(authorization)\r\n" }
+            if let body {
+                request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            } else {
+                request += "\r\n"
+            }
+            return request
         }
 
         /// Splits a stream of answers, each with a Content-Length, into the answers.
@@ -118,8 +126,16 @@ extension LiveTests {
                 fast.stop()
                 routed.stop()
             }
-            // One connection per request (Connection: close).
-            let single = Self.corpus(&random, tokens: tokens, count: 120, handOver: true)
+            // One connection per request (Connection: close): first one of each kind of answer, then drawn ones.
+            let cy = "Bearer " + (try await provider.token("cy", signer: .hmac))
+            let kinds = [
+                ("POST", "/v1/pins", "Bearer operator-key-123"), ("GET", "/health", nil), ("POST", "/v1/pins", nil), ("POST", "/v1/pins", cy),
+                ("POST", "/v1/pins", cy), ("POST", "/v1/pins", cy),
+            ]
+            let first = kinds.enumerated().map { index, kind in
+                Self.request(id: "k-\(index)", kind.0, kind.1, authorization: kind.2, body: kind.0 == "POST" ? Self.pin : nil)
+            }
+            let single = first + Self.corpus(&random, tokens: tokens, count: 120, handOver: true)
             var statuses: [Int: Int] = [:]
             for request in single {
                 let closing = request.replacingOccurrences(of: "Host: x\r\n", with: "Host: x\r\nConnection: close\r\n")
@@ -130,7 +146,7 @@ extension LiveTests {
                 statuses[Self.status(a.text) ?? 0, default: 0] += 1
                 try compare(a.text, b.text, "SEED=\(seed) \(line)", fast)
             }
-            // The corpus reaches every kind of answer: refusals of both kinds, writes let through, reads.
+            // Every kind of answer came: refusals of both kinds, writes let through, reads.
             for status in [200, 201, 401, 429] { #expect(statuses[status, default: 0] > 0, "SEED=\(seed) no \(status) among \(statuses)") }
             // The same kind of sequence on one keep-alive connection each, sent one request at a time and then
             // pipelined: writes the screen lets through go to the router, and the lane takes the connection back.

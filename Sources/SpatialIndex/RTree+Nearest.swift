@@ -20,13 +20,17 @@ public struct Neighbor: Sendable, Equatable {
 extension RTree {
     /// The `k` nearest records, nearest first, ties by record number.
     ///
-    /// Best-first branch-and-bound (Hjaltason & Samet, "Distance browsing in spatial databases", TODS 1999;
-    /// Roussopoulos, Kelley & Vincent, SIGMOD 1995): nodes leave a min-heap in order of their boxes' lower bound (the
-    /// squared chord to the box, exact in floating point); the k best (key, id) pairs seen so far are kept sorted,
-    /// and the walk stops once the next node's bound exceeds the k-th best key. Nodes whose bound equals it are
-    /// still opened, since they may hold a record with an equal key and a smaller id — so the order is exactly
+    /// Depth-first branch-and-bound (Roussopoulos, Kelley & Vincent, "Nearest neighbor queries", SIGMOD 1995): at
+    /// each level the node's children's lower bounds (the squared chord to their boxes, exact in floating point) are
+    /// computed once, and the children are opened nearest bound first, each while its bound is at most the k-th best
+    /// key found so far; the k best (key, id) pairs are kept sorted. Children whose bound equals that key are still
+    /// opened, since they may hold a record with an equal key and a smaller id — so the order is exactly
     /// (distance, id), identical to brute force. The filter runs on records as they are reached, so "the 10 nearest
     /// cafés" never collects 10 000 nearest records first; `after` resumes a previous walk (cursors).
+    ///
+    /// Measured against the best-first walk with a heap (Hjaltason & Samet, TODS 1999) that it replaced: the packed
+    /// tree's first descent already finds near records, so the few extra nodes a depth-first walk opens cost less than
+    /// a heap push for every child within the bound (RESULTS.md, issue 59).
     /// - Complexity: O(k log n) expected for spread-out data.
     public func nearest(
         k: Int,
@@ -43,43 +47,78 @@ extension RTree {
         var best: [Neighbor] = []
         best.reserveCapacity(min(k, 4_096) + 1)
         var bound = maxKey
-        var heap = MinHeap(capacity: 128)
-        heap.push(.init(key: 0, tag: UInt64(rootLevel) << 32 | UInt64(UInt32(root))))
-        leafVectors.withUnsafeBufferPointer { vectors in
-            leafIDs.withUnsafeBufferPointer { ids in
-                leafCounts.withUnsafeBufferPointer { leafCounts in
-                    branchBoxes.withUnsafeBufferPointer { boxes in
-                        branchChildren.withUnsafeBufferPointer { children in
-                            branchCounts.withUnsafeBufferPointer { branchCounts in
-                                while let top = heap.pop() {
-                                    if top.key > bound { break }
-                                    let node = Int(UInt32(truncatingIfNeeded: top.tag))
-                                    let level = Int(top.tag >> 32)
-                                    let base = node * m
-                                    if level == 0 {
-                                        for i in base..<(base + Int(leafCounts[node])) {
-                                            let key = query.distanceSquared(to: vectors[i])
-                                            if key > bound { continue }
-                                            let id = ids[i]
-                                            if best.count == k, let worst = best.last, key == worst.key && id > worst.id { continue }
-                                            if let after, key < after.key || (key == after.key && id <= after.id) { continue }
-                                            if let filter, !filter(id) { continue }
-                                            // Insert into the sorted best list.
-                                            var j = best.count
-                                            best.append(Neighbor(id: id, key: key))
-                                            while j > 0 && (best[j - 1].key > key || (best[j - 1].key == key && best[j - 1].id > id)) {
-                                                best[j] = best[j - 1]
-                                                j -= 1
+        let depth = rootLevel + 1
+        // Per level: the bounds of the children of the node open there (NaN once a child is opened), that node, and
+        // how many children it has.
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: depth * m) { keys in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * depth) { open in
+                leafVectors.withUnsafeBufferPointer { vectors in
+                    leafIDs.withUnsafeBufferPointer { ids in
+                        leafCounts.withUnsafeBufferPointer { leafCounts in
+                            branchBoxes.withUnsafeBufferPointer { boxes in
+                                branchChildren.withUnsafeBufferPointer { children in
+                                    branchCounts.withUnsafeBufferPointer { branchCounts in
+                                        var level = rootLevel
+                                        // The leaf to read next; -1: none.
+                                        var leaf: Int32 = -1
+                                        var expand: Int32 = -1
+                                        if rootLevel == 0 { leaf = root } else { expand = root }
+                                        while true {
+                                            if expand >= 0 {
+                                                // Open a branch: its children's bounds, once.
+                                                let base = Int(expand) * m
+                                                let count = Int(branchCounts[Int(expand)])
+                                                let row = level * m
+                                                for i in 0..<count { keys[row + i] = boxes[base + i].distanceSquared(to: query) }
+                                                open[2 * level] = expand
+                                                open[2 * level + 1] = Int32(count)
+                                                expand = -1
                                             }
-                                            best[j] = Neighbor(id: id, key: key)
-                                            if best.count > k { best.removeLast() }
-                                            if best.count == k { bound = min(maxKey, best[k - 1].key) }
-                                        }
-                                    } else {
-                                        for i in base..<(base + Int(branchCounts[node])) {
-                                            let key = boxes[i].distanceSquared(to: query)
-                                            if key > bound { continue }
-                                            heap.push(.init(key: key, tag: UInt64(level - 1) << 32 | UInt64(UInt32(children[i]))))
+                                            if leaf >= 0 {
+                                                let base = Int(leaf) * m
+                                                for i in base..<(base + Int(leafCounts[Int(leaf)])) {
+                                                    let key = query.distanceSquared(to: vectors[i])
+                                                    if key > bound { continue }
+                                                    let id = ids[i]
+                                                    if best.count == k, let worst = best.last, key == worst.key && id > worst.id { continue }
+                                                    if let after, key < after.key || (key == after.key && id <= after.id) { continue }
+                                                    if let filter, !filter(id) { continue }
+                                                    // Insert into the sorted best list.
+                                                    var j = best.count
+                                                    best.append(Neighbor(id: id, key: key))
+                                                    while j > 0 && (best[j - 1].key > key || (best[j - 1].key == key && best[j - 1].id > id)) {
+                                                        best[j] = best[j - 1]
+                                                        j -= 1
+                                                    }
+                                                    best[j] = Neighbor(id: id, key: key)
+                                                    if best.count > k { best.removeLast() }
+                                                    if best.count == k { bound = min(maxKey, best[k - 1].key) }
+                                                }
+                                                leaf = -1
+                                                if rootLevel == 0 { break }
+                                            }
+                                            // The nearest child not yet opened at this level, if its bound can still
+                                            // reach the k best; else back up a level.
+                                            let row = level * m
+                                            var pick = -1
+                                            var low = Double.infinity
+                                            for i in 0..<Int(open[2 * level + 1]) where keys[row + i] < low {
+                                                low = keys[row + i]
+                                                pick = i
+                                            }
+                                            if pick < 0 || low > bound {
+                                                if level == rootLevel { break }
+                                                level += 1
+                                                continue
+                                            }
+                                            keys[row + pick] = .nan
+                                            let child = children[Int(open[2 * level]) * m + pick]
+                                            if level == 1 {
+                                                leaf = child
+                                            } else {
+                                                level -= 1
+                                                expand = child
+                                            }
                                         }
                                     }
                                 }

@@ -37,8 +37,7 @@ public struct APIEncoder: Sendable {
         json.key("next")
         if let next { json.string(next) } else { json.null() }
         if let total = page.total {
-            json.key("total")
-            json.number(total)
+            json.field("total", total)
         }
         json.endObject()
         return json.buffer
@@ -60,12 +59,9 @@ public struct APIEncoder: Sendable {
             beginItem(at: p, to: &json)
             json.key("geohash")
             json.string(cluster.geohash.string)
-            json.key("count")
-            json.number(cluster.count)
-            json.key("lat")
-            json.number(p.latitude)
-            json.key("lon")
-            json.number(p.longitude)
+            json.field("count", cluster.count)
+            json.field("lat", p.latitude)
+            json.field("lon", p.longitude)
             json.endObject()
             if format == .geojson { json.endObject() }
         }
@@ -82,8 +78,7 @@ public struct APIEncoder: Sendable {
         json.endArray()
         json.key("next")
         if let next { json.string(next) } else { json.null() }
-        json.key("total")
-        json.number(total)
+        json.field("total", total)
         json.endObject()
         return json.buffer
     }
@@ -185,12 +180,10 @@ public struct APIEncoder: Sendable {
     /// Distances are written to 0.1 m and scores to 0.001: finer digits are noise to a client.
     private func writeTail(distance: Double?, score: Double?, to json: inout JSONWriter) {
         if let distance {
-            json.key("distance")
-            json.number((distance * 10).rounded() / 10)
+            json.field("distance", (distance * 10).rounded() / 10)
         }
         if let score {
-            json.key("score")
-            json.number((score * 1000).rounded() / 1000)
+            json.field("score", (score * 1000).rounded() / 1000)
         }
         json.endObject()
         if format == .geojson { json.endObject() }

@@ -15,10 +15,8 @@ extension GeocodeResult {
         json.string(name)
         json.key("displayName")
         json.string(displayName)
-        json.key("lat")
-        json.number(latitude)
-        json.key("lon")
-        json.number(longitude)
+        json.field("lat", latitude)
+        json.field("lon", longitude)
         json.key("country")
         json.string(country)
         json.key("admin1")
@@ -29,8 +27,7 @@ extension GeocodeResult {
         if let population { json.number(population) } else { json.null() }
         json.key("type")
         json.string(type)
-        json.key("score")
-        json.number(score)
+        json.field("score", score)
         if let adcode {
             json.key("adcode")
             json.string(adcode)
@@ -40,8 +37,7 @@ extension GeocodeResult {
             json.string(unresolved)
         }
         if let distance {
-            json.key("distance")
-            json.number((distance * 10).rounded() / 10)
+            json.field("distance", (distance * 10).rounded() / 10)
         }
         if let address {
             json.key("address")

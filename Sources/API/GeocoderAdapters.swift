@@ -50,8 +50,7 @@ public struct GeocoderAdapters: Sendable {
                 json.beginObject()
                 json.key("error")
                 json.beginObject()
-                json.key("code")
-                json.number(code)
+                json.field("code", code)
                 json.field("message", message)
                 json.endObject()
                 json.endObject()
@@ -274,12 +273,10 @@ public struct GeocoderAdapters: Sendable {
             let counts = engine.counts
             var json = JSONWriter()
             json.beginObject()
-            json.key("status")
-            json.number(0)
+            json.field("status", 0)
             json.field("message", "OK")
             json.field("software_version", "poi-search (Nominatim-compatible subset)")
-            json.key("pois")
-            json.number(counts.pois)
+            json.field("pois", counts.pois)
             json.endObject()
             return AdapterAnswer.json(json.buffer)
         }
@@ -389,14 +386,12 @@ public struct GeocoderAdapters: Sendable {
             rank = 30
             importance = 0.1
         }
-        json.key("place_id")
-        json.number(id)
+        json.field("place_id", id)
         json.field("licence", Self.licence)
         if let osm = Self.osmObject(candidate) {
             // Only OpenStreetMap records carry OSM ids; gazetteer places are GeoNames' (place_id is theirs).
             json.field("osm_type", osm.type)
-            json.key("osm_id")
-            json.number(osm.id)
+            json.field("osm_id", osm.id)
         }
         if format != .geojson {
             json.field("lat", Self.fixed7(candidate.latitude))
@@ -404,10 +399,8 @@ public struct GeocoderAdapters: Sendable {
         }
         json.field(format == .json ? "class" : "category", tag.key)
         json.field("type", tag.value)
-        json.key("place_rank")
-        json.number(rank)
-        json.key("importance")
-        json.number((importance * 1_000).rounded() / 1_000)
+        json.field("place_rank", rank)
+        json.field("importance", (importance * 1_000).rounded() / 1_000)
         // Nominatim's addresstype: "road" for a street, "place" for a house number, the place type for a place.
         let addresstype =
             tag.key == "highway"
@@ -532,8 +525,7 @@ public struct GeocoderAdapters: Sendable {
                 let parts = place.address!
                 if let osm = Self.osmObject(candidate) {
                     json.field("osm_type", String(osm.type.prefix(1)).uppercased())
-                    json.key("osm_id")
-                    json.number(osm.id)
+                    json.field("osm_id", osm.id)
                 }
                 json.field("osm_key", tag.key)
                 json.field("osm_value", tag.value)
@@ -563,8 +555,7 @@ public struct GeocoderAdapters: Sendable {
             case .poi(let poi, _):
                 if poi.id.hasPrefix("osm-n") {
                     json.field("osm_type", "N")
-                    json.key("osm_id")
-                    json.number(Self.numericID(poi.id))
+                    json.field("osm_id", Self.numericID(poi.id))
                 }
                 json.field("osm_key", tag.key)
                 json.field("osm_value", tag.value)

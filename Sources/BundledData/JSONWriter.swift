@@ -149,6 +149,20 @@ public struct JSONWriter: ~Copyable {
         number(value)
     }
 
+    /// `"key":number`.
+    @inlinable
+    public mutating func field(_ key: StaticString, _ value: Int) {
+        self.key(key)
+        number(value)
+    }
+
+    /// `"key":true` or `"key":false`.
+    @inlinable
+    public mutating func field(_ key: StaticString, _ value: Bool) {
+        self.key(key)
+        bool(value)
+    }
+
     /// `"key":"value"`, or `"key":null` without a value.
     @inlinable
     public mutating func field(_ key: StaticString, orNull value: String?) {

@@ -239,22 +239,16 @@ func makeRouter(
         var json = JSONWriter()
         json.beginObject()
         json.field("status", stale ? "stale" : "ok")
-        json.key("pois")
-        json.number(counts.pois)
-        json.key("pins")
-        json.number(counts.pins)
+        json.field("pois", counts.pois)
+        json.field("pins", counts.pins)
         if let replication {
             json.key("store")
             json.beginObject()
-            json.key("sequence")
-            json.number(Int(replication.applied))
-            json.key("connected")
-            json.bool(replication.connected)
+            json.field("sequence", Int(replication.applied))
+            json.field("connected", replication.connected)
             if let server = engine.storeServer { json.field("host", server) }
-            json.key("lagSeconds")
-            json.number((lag * 1000).rounded() / 1000)
-            json.key("reloads")
-            json.number(replication.reloads)
+            json.field("lagSeconds", (lag * 1000).rounded() / 1000)
+            json.field("reloads", replication.reloads)
             json.endObject()
         }
         // An OpenStreetMap import: its replication sequence and OSM time, and the feed followed (poi serve --replicate).
@@ -268,13 +262,10 @@ func makeRouter(
             json.key("lagSeconds")
             if let lag = osm.lagSeconds { json.number(lag.rounded()) } else { json.null() }
             if let source = osm.source { json.field("source", source) }
-            json.key("following")
-            json.bool(osm.following)
+            json.field("following", osm.following)
             if osm.following {
-                json.key("applied")
-                json.number(osm.applied)
-                json.key("failures")
-                json.number(osm.failures)
+                json.field("applied", osm.applied)
+                json.field("failures", osm.failures)
                 if let error = osm.lastError { json.field("lastError", error) }
             }
             json.endObject()
@@ -285,10 +276,8 @@ func makeRouter(
             json.key("auth")
             json.beginObject()
             json.field("source", status.source)
-            json.key("keys")
-            json.number(status.keys)
-            json.key("providerReachable")
-            json.bool(status.reachable)
+            json.field("keys", status.keys)
+            json.field("providerReachable", status.reachable)
             json.key("fetchedSecondsAgo")
             if let fetched = status.fetchedAt { json.number((Date().timeIntervalSince(fetched) * 10).rounded() / 10) } else { json.null() }
             if let error = status.lastError { json.field("lastError", error) }

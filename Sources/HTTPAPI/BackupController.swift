@@ -12,9 +12,7 @@ import SearchEngine
 /// runs at a time, on a queue of its own, while the server goes on reading and writing. `GET /v1/backups/{id}` says
 /// where it went and what it holds. Tasks are kept in memory (the last 100); the backups are files.
 final class BackupTasks: Sendable {
-    enum Status: String, Sendable {
-        case queued, running, succeeded, failed
-    }
+    typealias Status = TaskStatus
 
     struct Task: Sendable {
         let id: String

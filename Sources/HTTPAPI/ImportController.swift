@@ -17,9 +17,7 @@ import Synchronization
 /// into the running server's indexes under the engine's write lock, so the records are queryable as the task runs
 /// and all of them once it reports `succeeded`. Tasks are kept in memory (the last 1 000); the records are durable.
 final class ImportTasks: Sendable {
-    enum Status: String, Sendable {
-        case queued, running, succeeded, failed
-    }
+    typealias Status = TaskStatus
 
     struct Task: Sendable {
         let id: String
@@ -175,12 +173,17 @@ final class ImportTasks: Sendable {
         do { result = try engine.applyOSMChange { store in try osm.apply(change, name: name, to: store) } } catch {
             throw .cannotRead(error.description)
         }
+        return report(written: result.report.poisPut, problemCount: result.report.problemCount, result.report.problems, result.report.seconds)
+    }
+
+    /// The task's report of an OpenStreetMap extract or change file: its POIs written, its problems skipped.
+    private static func report(written: Int, problemCount: Int, _ problems: [ImportProblem], _ seconds: Double) -> ImportReport {
         var report = ImportReport()
-        report.imported = result.report.poisPut
-        report.written = result.report.poisPut
-        report.skipped = result.report.problemCount
-        report.problems = result.report.problems
-        report.seconds = result.report.seconds
+        report.imported = written
+        report.written = written
+        report.skipped = problemCount
+        report.problems = problems
+        report.seconds = seconds
         return report
     }
 
@@ -195,13 +198,7 @@ final class ImportTasks: Sendable {
     ) throws(ImportError) -> ImportReport {
         let result = try osm.read(path, name: name) { read, _ in progress(read) }
         do { try engine.applyOSMImport(result) } catch { throw .cannotRead("\(name): \(error.description)") }
-        var report = ImportReport()
-        report.imported = result.pois.count
-        report.written = result.pois.count
-        report.skipped = result.report.problemCount
-        report.problems = result.report.problems
-        report.seconds = result.report.seconds
-        return report
+        return report(written: result.pois.count, problemCount: result.report.problemCount, result.report.problems, result.report.seconds)
     }
 
     static func json(_ task: Task) -> [UInt8] { TaskAnswers.json(task) { write($0, to: &$1) } }
@@ -213,8 +210,7 @@ final class ImportTasks: Sendable {
         json.field("format", task.format.rawValue)
         json.field("kind", task.kind.rawValue)
         json.field("crs", task.crs)
-        json.key("strict")
-        json.bool(task.strict)
+        json.field("strict", task.strict)
         for (name, value): (StaticString, Int) in [
             ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
             ("duplicates", task.duplicates),
@@ -226,8 +222,7 @@ final class ImportTasks: Sendable {
         json.beginArray()
         for problem in task.problems {
             json.beginObject()
-            json.key("line")
-            json.number(problem.line)
+            json.field("line", problem.line)
             json.field("reason", problem.reason)
             json.endObject()
         }

@@ -88,8 +88,7 @@ struct StudentLocationAdapter {
     private static func body(_ parseError: ParseError) -> Response {
         var json = JSONWriter()
         json.beginObject()
-        json.key("code")
-        json.number(parseError.code)
+        json.field("code", parseError.code)
         json.field("error", parseError.message)
         json.endObject()
         return JSONResponse.body(json.buffer, status: parseError.status)

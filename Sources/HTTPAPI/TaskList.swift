@@ -89,3 +89,8 @@ extension JSONWriter {
         }
     }
 }
+
+/// Where an import or a backup task stands.
+enum TaskStatus: String, Sendable {
+    case queued, running, succeeded, failed
+}

@@ -172,32 +172,39 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             timers.touch()
             context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
             tickFlush!.add(context)
-            if var waiting = partial {
-                partial = nil
-                answer(&waiting, context: context)
-            }
-            if forwarded {
-                // What waited went to the pipeline behind, outside any read of the channel: complete it as a read,
-                // which is when the handlers behind deliver what they were given.
-                forwarded = false
-                context.fireChannelReadComplete()
-            }
-            guard !awaitingWorker else { return }
-            if !heldEvents.isEmpty {
-                // Written out before the handlers behind hear of the events: at shutdown they close the connection at
-                // once, which would drop answers still waiting for the tick's flush.
-                context.flush()
-                let events = heldEvents
-                heldEvents = []
-                for event in events { userInboundEventTriggered(context: context, event: event) }
-            }
-            guard !awaitingPipeline else { return }
-            if readsPaused {
-                readsPaused = false
-                try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
-            }
-            if !passingOn && !closing { context.read() }
+            goOn(context: context)
         }
+    }
+
+    /// After an answer that later input waited for (a heavy read's, or the router's to a write handed on): answers
+    /// what waited, completes as a read what went on to the pipeline behind, delivers the events held back once no
+    /// heavy read is pending, and reads again once nothing is.
+    private func goOn(context: ChannelHandlerContext) {
+        if var waiting = partial {
+            partial = nil
+            answer(&waiting, context: context)
+        }
+        if forwarded {
+            // What waited went to the pipeline behind, outside any read of the channel: complete it as a read,
+            // which is when the handlers behind deliver what they were given.
+            forwarded = false
+            context.fireChannelReadComplete()
+        }
+        guard !awaitingWorker else { return }
+        if !heldEvents.isEmpty {
+            // Written out before the handlers behind hear of the events: at shutdown they close the connection at
+            // once, which would drop answers still waiting for the tick's flush.
+            context.flush()
+            let events = heldEvents
+            heldEvents = []
+            for event in events { userInboundEventTriggered(context: context, event: event) }
+        }
+        guard !awaitingPipeline else { return }
+        if readsPaused {
+            readsPaused = false
+            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+        }
+        if !passingOn && !closing { context.read() }
     }
 
     /// Hands the request of the first `length` bytes of `input` to the pipeline behind, alone; the rest waits for its
@@ -221,20 +228,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard awaitingPipeline else { return }
         awaitingPipeline = false
         guard context.channel.isActive, !passingOn, !closing else { return }
-        if var waiting = partial {
-            partial = nil
-            answer(&waiting, context: context)
-        }
-        if forwarded {
-            forwarded = false
-            context.fireChannelReadComplete()
-        }
-        guard !awaitingWorker && !awaitingPipeline else { return }
-        if readsPaused {
-            readsPaused = false
-            try? context.channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
-        }
-        if !passingOn && !closing { context.read() }
+        goOn(context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

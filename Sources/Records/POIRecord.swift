@@ -62,10 +62,8 @@ public struct POIRecord: Codable, Sendable, Equatable {
             json.key("country")
             json.string(country)
         }
-        json.key("lat")
-        json.number(lat)
-        json.key("lon")
-        json.number(lon)
+        json.field("lat", lat)
+        json.field("lon", lon)
         json.key("tags")
         json.beginObject()
         for key in tags.keys.sorted() {

@@ -241,19 +241,24 @@ public final class FenceBook: Sendable {
     static func json(sequence: Int64, fence: String, detect: Fence.Detect, record: Hit.Record, time: String) -> String {
         var json = JSONWriter(capacity: 384)
         json.beginObject()
-        json.key("id")
-        json.number(Int(sequence))
+        json.field("id", Int(sequence))
         json.field("fence", fence)
         json.field("detect", detect.rawValue)
         json.field("time", time)
         json.key("object")
         json.beginObject()
+        // What the object is and where: the same four fields first for both kinds.
+        let (kind, id) =
+            switch record {
+            case .pin(let pin): ("pin", pin.id)
+            case .poi(let poi): ("poi", poi.id)
+            }
+        json.field("kind", kind)
+        json.field("id", id)
+        json.field("lat", record.position.latitude)
+        json.field("lon", record.position.longitude)
         switch record {
         case .pin(let pin):
-            json.field("kind", "pin")
-            json.field("id", pin.id)
-            json.field("lat", pin.lat)
-            json.field("lon", pin.lon)
             json.field("firstName", pin.firstName)
             json.field("lastName", pin.lastName)
             json.field("mapString", pin.mapString)
@@ -261,10 +266,6 @@ public final class FenceBook: Sendable {
             json.field("uniqueKey", pin.uniqueKey)
             json.field("updatedAt", pin.updatedAt)
         case .poi(let poi):
-            json.field("kind", "poi")
-            json.field("id", poi.id)
-            json.field("lat", poi.lat)
-            json.field("lon", poi.lon)
             json.field("name", poi.name)
             json.field("category", poi.category)
         }

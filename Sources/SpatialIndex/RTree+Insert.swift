@@ -72,10 +72,7 @@ extension RTree {
             (leafVectors[$0], leafCoords[$0], leafIDs[$0])
         }
         entries.append((vector, LatLon(latitude: point.latitude, longitude: point.longitude), point.id))
-        var box = Box3.empty
-        for entry in entries { box.expand(entry.vector) }
-        let axis = RTree.longestAxis(box)
-        entries.sort { RTree.coordinate($0.vector, axis) < RTree.coordinate($1.vector, axis) }
+        RTree.sortForSplit(&entries) { Box3(point: $0.vector) }
         let sibling = allocateLeaf()
         let half = entries.count / 2
         for (slot, entry) in entries[..<half].enumerated() {
@@ -135,10 +132,7 @@ extension RTree {
             let base = Int(parent) * m
             var entries: [(box: Box3, child: Int32)] = (base..<(base + m)).map { (branchBoxes[$0], branchChildren[$0]) }
             entries.append((siblingBox, sibling))
-            var union = Box3.empty
-            for entry in entries { union.expand(entry.box) }
-            let axis = RTree.longestAxis(union)
-            entries.sort { RTree.center($0.box, axis) < RTree.center($1.box, axis) }
+            RTree.sortForSplit(&entries) { $0.box }
             let newBranch = allocateBranch()
             let half = entries.count / 2
             for (slot, entry) in entries[..<half].enumerated() {
@@ -168,7 +162,14 @@ extension RTree {
         return dy >= dz ? 1 : 2
     }
 
-    static func coordinate(_ v: Vec3, _ axis: Int) -> Double { axis == 0 ? v.x : (axis == 1 ? v.y : v.z) }
+    /// Sorts the entries of an overfull node along the longest axis of their bounding box, by their boxes' centres (a
+    /// point's box is the point itself): a split keeps the first half and moves the rest to a new sibling.
+    static func sortForSplit<Entry>(_ entries: inout [Entry], box: (Entry) -> Box3) {
+        var union = Box3.empty
+        for entry in entries { union.expand(box(entry)) }
+        let axis = longestAxis(union)
+        entries.sort { center(box($0), axis) < center(box($1), axis) }
+    }
 
     static func center(_ b: Box3, _ axis: Int) -> Double {
         axis == 0 ? (b.minX + b.maxX) / 2 : (axis == 1 ? (b.minY + b.maxY) / 2 : (b.minZ + b.maxZ) / 2)

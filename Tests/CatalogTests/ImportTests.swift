@@ -8,13 +8,9 @@ import Testing
 @Suite struct ImportTests {
     let scratch = ScratchDirectory("poi-import")
 
-    func file(_ name: String, _ bytes: [UInt8]) -> String {
-        let path = scratch.file(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        return path
-    }
+    func file(_ name: String, _ bytes: [UInt8]) -> String { scratch.write(name, bytes) }
 
-    func file(_ name: String, _ text: String) -> String { file(name, Array(text.utf8)) }
+    func file(_ name: String, _ text: String) -> String { scratch.write(name, text) }
 
     func store() throws -> CatalogStore { try CatalogStore(path: scratch.file("db-\(UUID().uuidString).sqlite")) }
 

@@ -14,10 +14,6 @@ import Testing
 /// `osmium apply-changes` (libosmium), then imported afresh. POIs, houses and streets must be equal, row for row.
 /// The changes are drawn by scripts/osm/changes.py (every kind of create, modify and delete of nodes, ways and
 /// relations) from the printed seed.
-struct OsmiumFailure: Error, CustomStringConvertible {
-    let description: String
-}
-
 @Suite struct OSMChangeTests {
     static let dataDirectory = Repository.data.path
     static let gazetteer = try! Gazetteer.load(directory: dataDirectory)
@@ -27,20 +23,7 @@ struct OsmiumFailure: Error, CustomStringConvertible {
     let scratch = ScratchDirectory("poi-osm-change")
 
     /// Runs `osmium` with `arguments`. - Throws: its standard error when it fails.
-    static func osmium(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["osmium"] + arguments
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw OsmiumFailure(description: "osmium \(arguments.joined(separator: " ")): \(String(decoding: errors, as: UTF8.self))")
-        }
-    }
+    static func osmium(_ arguments: [String]) throws { _ = try Tool.run("osmium", arguments) }
 
     /// A database with `extract` imported, as `poi import` makes it.
     func imported(_ extract: String, _ name: String) throws -> CatalogStore {

@@ -21,6 +21,16 @@ public final class ScratchDirectory: Sendable {
     /// The path of `name` in the directory.
     public func file(_ name: String) -> String { url.appendingPathComponent(name).path }
 
+    /// Writes `bytes` to `name` in the directory; answers its path.
+    public func write(_ name: String, _ bytes: [UInt8]) -> String {
+        let path = file(name)
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
+
+    /// Writes `text` (UTF-8) to `name` in the directory; answers its path.
+    public func write(_ name: String, _ text: String) -> String { write(name, Array(text.utf8)) }
+
     deinit { try? FileManager.default.removeItem(at: url) }
 
     /// This process's directory of scratch directories, removed when the process exits.

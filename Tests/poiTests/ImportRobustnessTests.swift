@@ -7,13 +7,9 @@ import Testing
 @Suite struct ImportRobustnessTests {
     let scratch = ScratchDirectory("poi-import")
 
-    func write(_ name: String, _ bytes: [UInt8]) -> String {
-        let path = scratch.file(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
-        return path
-    }
+    func write(_ name: String, _ bytes: [UInt8]) -> String { scratch.write(name, bytes) }
 
-    func write(_ name: String, _ text: String) -> String { write(name, Array(text.utf8)) }
+    func write(_ name: String, _ text: String) -> String { scratch.write(name, text) }
 
     var db: String { scratch.file("db-\(UUID().uuidString).sqlite") }
 

@@ -190,23 +190,34 @@ extension FastLane {
             }
             answer = ResponseHead(problem: problem, body: problem.json(requestID: requestID), requestID: requestID, server: serverName)
         }
-        metrics?.record(route: entry.pattern, method: .get, status: answer.status, since: start)
-        if let accessLog {
-            accessLog.record(
-                AccessLog.Entry(
-                    time: wallClock,
-                    requestID: requestID,
-                    method: log.isHead ? .head : .get,
-                    route: entry.pattern,
-                    status: answer.status.code,
-                    bytes: log.isHead ? 0 : answer.body.count,
-                    durationNanoseconds: DispatchTime.now().uptimeNanoseconds - start,
-                    caller: nil,
-                    client: log.client
-                )
-            )
-        }
+        account(answer, route: entry.pattern, method: log.isHead ? .head : .get, caller: nil, client: log.client, since: (start, wallClock))
         return answer
+    }
+
+    /// Counts an answer of the lane in the request metrics (a HEAD under GET) and writes it to the request log, as the
+    /// router's middleware do for theirs. `since`: when the request was taken, by the monotonic and the wall clock.
+    func account(
+        _ answer: ResponseHead,
+        route: String,
+        method: HTTPRequest.Method,
+        caller: AccessLog.Caller?,
+        client: String?,
+        since start: (monotonic: UInt64, wall: Int64)
+    ) {
+        metrics?.record(route: route, method: method == .head ? .get : method, status: answer.status, since: start.monotonic)
+        accessLog?.record(
+            AccessLog.Entry(
+                time: start.wall,
+                requestID: answer.requestID,
+                method: method,
+                route: route,
+                status: answer.status.code,
+                bytes: method == .head ? 0 : answer.body.count,
+                durationNanoseconds: DispatchTime.now().uptimeNanoseconds - start.monotonic,
+                caller: caller,
+                client: client
+            )
+        )
     }
 }
 
@@ -268,28 +279,15 @@ extension FastLane {
             let path = ReadRequest.split(target: request.target[...]).path
             guard let screen, let pattern = screen.routes.match(request.method.http, path) else { return .other }
             let start = DispatchTime.now().uptimeNanoseconds
-            let wallClock = accessLog == nil ? 0 : AccessLog.now()
             let write = WriteScreen.Request(method: request.method.http, pattern: pattern, authorization: request.authorization, client: client)
             guard let refusal = screen.refusal(write) else { return .forward(length: length) }
+            let wallClock = accessLog == nil ? 0 : AccessLog.now()
             input.moveReaderIndex(forwardBy: length)
             let requestID = RequestID.of(request.requestID)
             let problem = refusal.problem
             let answer = ResponseHead(problem: problem, body: problem.json(requestID: requestID), requestID: requestID, server: serverName)
             answer.write(to: &buffer, includeBody: true, close: request.close)
-            metrics?.record(route: pattern, method: write.method, status: problem.status, since: start)
-            accessLog?.record(
-                AccessLog.Entry(
-                    time: wallClock,
-                    requestID: requestID,
-                    method: write.method,
-                    route: pattern,
-                    status: problem.status.code,
-                    bytes: answer.body.count,
-                    durationNanoseconds: DispatchTime.now().uptimeNanoseconds - start,
-                    caller: refusal.caller,
-                    client: client
-                )
-            )
+            account(answer, route: pattern, method: write.method, caller: refusal.caller, client: client, since: (start, wallClock))
             return .answered(close: request.close)
         case .request(let request, let length):
             let (path, query) = ReadRequest.split(target: request.target[...])

@@ -7,7 +7,7 @@ import VectorTile
 /// The layers of `/tiles/{layer}/…` (docs/ARCHITECTURE.md, "Vector tiles").
 public enum TileLayer: String, Sendable, CaseIterable {
     case pois, pins
-    /// The imported streets (lines with their names), the map's base.
+    /// The imported map, the map's base: water, buildings and streets with their names (`BaseLayer`).
     case base
 
     public var kind: RecordKind { self == .pois ? .poi : .pin }
@@ -34,6 +34,30 @@ public enum TileLayer: String, Sendable, CaseIterable {
         fields.append(("count", "Number: records in the cell, in a clustered tile (the other fields only when it is 1)"))
         return fields
     }
+}
+
+/// The layers of a `base` tile, in drawing order: water (lakes, rivers, the sea), buildings, then the streets (the
+/// layer named `base`).
+public enum BaseLayer: String, Sendable, CaseIterable {
+    case water, buildings, base
+
+    public var fields: [(name: String, description: String)] {
+        switch self {
+        case .water: return [("id", "String: the OSM way or relation (osm-w…, osm-r…), or osm-sea-N for the sea"), ("name", "String")]
+        case .buildings: return [("id", "String: the OSM way or relation (osm-w…, osm-r…)"), ("name", "String")]
+        case .base: return TileLayer.base.fields
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .water: return "Lakes, rivers and reservoirs, and the sea made from the coastline"
+        case .buildings: return "Buildings, from zoom \(TileRequest.buildingsFrom)"
+        case .base: return "Streets"
+        }
+    }
+
+    public var minZoom: Int { self == .buildings ? TileRequest.buildingsFrom : 0 }
 }
 
 /// GET /tiles/{layer}/{z}/{x}/{y}.mvt: the tile's address from the path, its filters from the query string.
@@ -76,7 +100,46 @@ public struct TileRequest: Sendable {
     /// `SearchEngine.tile` grows it).
     public var baseBox: BoundingBox { query.datum.wgs84SearchBox(query.tile.bounds(buffer: query.buffer, extent: query.extent)) }
 
-    /// The base layer's tile: each street line (as `/v1/streets` returns them for `baseBox`) with its id and primary
+    /// The zoom from which base tiles hold buildings.
+    public static let buildingsFrom = 13
+
+    /// The base tile: its `water` and `buildings` layers (`encodeAreas`), then its streets (`encodeBase`); empty when
+    /// all three are.
+    public func encodeBase(lines: [StreetLine], water: [MapArea], buildings: [MapArea]) -> [UInt8] {
+        encodeAreas(water, layer: .water) + encodeAreas(query.tile.z >= Self.buildingsFrom ? buildings : [], layer: .buildings) + encodeBase(lines)
+    }
+
+    /// One layer of areas: each a polygon with its id and name, every ring clipped to the tile and its buffer and
+    /// snapped to whole units (`Polygons.ring`); a ring left with less than a square unit is left out, with its holes
+    /// when it is an outer ring. Empty when nothing is left.
+    public func encodeAreas(_ areas: [MapArea], layer: BaseLayer) -> [UInt8] {
+        var out = VectorTileLayer(name: layer.rawValue, extent: query.extent, keys: layer.fields.map { VectorTileLayer.Key($0.name) })
+        var rings: [[(x: Int, y: Int)]] = []
+        var projected: [(x: Double, y: Double)] = []
+        for area in areas {
+            rings.removeAll(keepingCapacity: true)
+            var keepsHoles = false
+            for ring in area.rings {
+                guard ring.outer || keepsHoles else { continue }
+                projected.removeAll(keepingCapacity: true)
+                for point in ring.points {
+                    var (latitude, longitude) = (point.latitude, point.longitude)
+                    if query.datum != .wgs84 { (latitude, longitude) = query.datum.fromWGS84(latitude: latitude, longitude: longitude) }
+                    projected.append(query.tile.point(latitude: latitude, longitude: longitude, extent: query.extent))
+                }
+                let clipped = Polygons.ring(projected, exterior: ring.outer, extent: query.extent, buffer: query.buffer)
+                if ring.outer { keepsHoles = clipped != nil }
+                if let clipped { rings.append(clipped) }
+            }
+            guard !rings.isEmpty else { continue }
+            out.string(0, area.id)
+            if let name = area.name { out.string(1, name) }
+            out.addPolygon(rings)
+        }
+        return out.isEmpty ? [] : out.encoded()
+    }
+
+    /// The base tile's streets: each street line (as `/v1/streets` returns them for `baseBox`) with its id and primary
     /// name, every vertex in tile units; vertices that round to the one before are dropped (the generalisation at
     /// low zooms), and a line left with one vertex is left out. Empty when nothing is left.
     public func encodeBase(_ lines: [StreetLine]) -> [UInt8] {
@@ -211,7 +274,7 @@ public struct TileJSONRequest: Sendable {
             "tilejson": "3.0.0",
             "name": "poi \(layer.rawValue)",
             "description": layer == .base
-                ? "The imported streets, with their names"
+                ? "The imported map: water, buildings and streets with their names"
                 : "\(layer == .pois ? "Points of interest" : "User pins"); clustered per grid cell at zooms below \(filters.clusterBelow)",
             "scheme": "xyz",
             "tiles": ["\(base)/tiles/\(layer.rawValue)/{z}/{x}/{y}.mvt\(filters.queryString)"],
@@ -220,15 +283,21 @@ public struct TileJSONRequest: Sendable {
             "bounds": [west, south, east, north],
             "center": [(west + east) / 2, (south + north) / 2, bounds == nil ? 1 : 12],
             "attribution": layer == .pins ? "" : "© OpenStreetMap contributors (ODbL) and the data's sources",
-            "vector_layers": [
-                [
-                    "id": layer.rawValue,
-                    "description": layer == .pois ? "Points of interest" : layer == .pins ? "User pins" : "Streets",
-                    "minzoom": 0,
-                    "maxzoom": maxZoom,
-                    "fields": fields,
-                ]
-            ],
+            "vector_layers": layer == .base
+                ? BaseLayer.allCases.map { base -> [String: Any] in
+                    var fields: [String: String] = [:]
+                    for field in base.fields { fields[field.name] = field.description }
+                    return ["id": base.rawValue, "description": base.description, "minzoom": base.minZoom, "maxzoom": maxZoom, "fields": fields]
+                }
+                : [
+                    [
+                        "id": layer.rawValue,
+                        "description": layer == .pois ? "Points of interest" : "User pins",
+                        "minzoom": 0,
+                        "maxzoom": maxZoom,
+                        "fields": fields,
+                    ]
+                ],
         ]
         let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return [UInt8](data)

@@ -39,6 +39,33 @@ extension CatalogStore {
         );
         """
 
+    /// Water and building areas (migration v9), one a row, each a one-area `MapAreaBlock`.
+    static let areaTableSQL = """
+        CREATE TABLE map_area (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, data BLOB NOT NULL);
+        """
+
+    /// Every map area, in the order of the objects they come from (the sea, which none is, last).
+    static func areas(_ db: Database) throws -> [MapArea] {
+        var areas: [MapArea] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, data FROM map_area ORDER BY rowid")
+        while let row = try rows.next() {
+            let id: String = row[0]
+            let data: Data = row[1]
+            do {
+                try data.withUnsafeBytes { bytes in try MapAreaBlock.decode(bytes, into: &areas) }
+            } catch let error as AddressBlock.CorruptBlock {
+                throw CatalogError.storage("map area \(id) is corrupt: \(error.reason)")
+            }
+        }
+        return OSMObjectKey.inOrder(areas, id: \.id)
+    }
+
+    /// Adds map areas (one with the id of an area already stored replaces it).
+    static func insertAreas(_ areas: [MapArea], _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO map_area (id, data) VALUES (?, ?)")
+        for area in areas { try statement.execute(arguments: [area.id, Data(MapAreaBlock.encode(CollectionOfOne(area)))]) }
+    }
+
     /// Every house, in the order written.
     static func houses(_ db: Database) throws -> [AddressPoint] {
         var houses: [AddressPoint] = []
@@ -123,6 +150,7 @@ extension CatalogStore {
             var data = AddressData()
             data.addresses = try Self.houses(db)
             data.streets = try Self.streets(db)
+            data.areas = try Self.areas(db)
             return data
         }
     }
@@ -173,8 +201,10 @@ extension CatalogStore {
         do {
             try pool.write { db in
                 try db.execute(sql: "DELETE FROM street_line")
+                try db.execute(sql: "DELETE FROM map_area")
                 try Self.writeHouses(data.addresses, db)
                 try Self.insertStreets(data.streets, db)
+                try Self.insertAreas(data.areas, db)
                 try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
             }
         } catch {

@@ -93,6 +93,7 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "CREATE INDEX poi_housenumber ON poi(id) WHERE \(namesHouseNumber)")
         }
         migrator.registerMigration("v8: OpenStreetMap mirror") { db in try db.execute(sql: mirrorTablesSQL) }
+        migrator.registerMigration("v9: map areas") { db in try db.execute(sql: areaTableSQL) }
         return migrator
     }
 

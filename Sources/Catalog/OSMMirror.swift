@@ -316,7 +316,7 @@ public final class OSMMirror {
         }
     }
 
-    /// Replaces the houses and street lines made from the objects `objects` (their ids: `osm-n1`, `osm-w2`; a house
+    /// Replaces the houses, street lines and map areas made from the objects `objects` (their ids: `osm-n1`, `osm-w2`; a house
     /// `osm-n1#2` is the object's too) with `added`, keeping the store's order (by object type, then id, as an
     /// extract is sorted), and gives the addresses a new generation.
     /// - Returns: every house and street line after the change, and the new generation.
@@ -330,13 +330,18 @@ public final class OSMMirror {
         }
         let houses = OSMObjectKey.merged(kept, OSMObjectKey.inOrder(added.addresses, id: \.id), id: \.id)
         try CatalogStore.writeHouses(houses, db)
-        for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
+        for id in objects {
+            try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM map_area WHERE id = ?", arguments: [id])
+        }
         try CatalogStore.insertStreets(added.streets, db)
+        try CatalogStore.insertAreas(added.areas, db)
         let generation = UUID().uuidString
         try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
         var data = AddressData()
         data.addresses = houses
         data.streets = try CatalogStore.streets(db)
+        data.areas = try CatalogStore.areas(db)
         return (data, generation)
     }
 }

@@ -219,6 +219,7 @@ extension OSMImporter {
             var added = made.addresses
             added.addresses = OSMObjectKey.inOrder(added.addresses, id: \.id)
             added.streets = OSMObjectKey.inOrder(added.streets, id: \.id)
+            added.areas = OSMObjectKey.inOrder(added.areas, id: \.id)
             let (addresses, generation) = try mirror.replaceAddresses(of: objects, with: added)
             report.houses = added.addresses.count
             report.streets = added.streets.count
@@ -274,10 +275,11 @@ extension OSMImporter {
         }
     }
 
-    /// Whether a way with these tags makes a POI, a house, a street or an interpolation line (`Piece.take(_:)`).
+    /// Whether a way with these tags makes a POI, a house, a street, an interpolation line or a map area (`Piece.take(_:)`).
     func hasOutput(way tags: [OSMTag]) -> Bool {
         let highway = tags["highway"]
         return (tags["name"] != nil && mapping.category({ tags[$0] }) != nil) || tags["addr:housenumber"] != nil
             || (highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil) || tags["addr:interpolation"] != nil
+            || MapArea.kind({ tags[$0] }) != nil
     }
 }

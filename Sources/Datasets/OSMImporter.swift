@@ -66,9 +66,45 @@ public struct OSMImporter: Sendable {
         }
     }
 
-    /// Whether a multipolygon with these tags makes a POI or a house (`Piece.take(_:ways:)`).
+    /// Whether a multipolygon with these tags makes a POI, a house or a map area (`Piece.take(_:ways:)`).
     func hasOutput(relation tags: [OSMTag]) -> Bool {
-        (tags["name"] != nil && mapping.category({ tags[$0] }) != nil) || tags["addr:housenumber"] != nil
+        (tags["name"] != nil && mapping.category({ tags[$0] }) != nil) || tags["addr:housenumber"] != nil || MapArea.kind({ tags[$0] }) != nil
+    }
+
+    /// A multipolygon's rings as a map area keeps them: each outer ring (its closing vertex dropped) followed by the
+    /// inner rings that start inside it.
+    static func rings(outer: [[AreaGeometry.Point]], inner: [[AreaGeometry.Point]]) -> [MapArea.Ring] {
+        func ring(_ points: [AreaGeometry.Point], outer: Bool) -> MapArea.Ring {
+            MapArea.Ring(outer: outer, points: points.dropLast().map { Coordinate2($0.latitude, $0.longitude) })
+        }
+        var holes = [[MapArea.Ring]](repeating: [], count: outer.count)
+        for hole in inner where hole.count >= 4 {
+            let k = outer.firstIndex { $0.count >= 4 && Coastline.contains(Array($0.dropLast()), hole[0]) } ?? 0
+            holes[k].append(ring(hole, outer: false))
+        }
+        var rings: [MapArea.Ring] = []
+        for (k, points) in outer.enumerated() where points.count >= 4 {
+            rings.append(ring(points, outer: true))
+            rings += holes[k]
+        }
+        return rings
+    }
+
+    /// The sea within the extract's box that its coastline bounds, as areas `osm-sea-1`, `osm-sea-2`, … (problems
+    /// reported as the import's).
+    static func sea(_ pieces: [Coastline.Piece], box: Coastline.Box) -> (areas: [MapArea], problems: [String]) {
+        guard !pieces.isEmpty else { return ([], []) }
+        let (polygons, problems) = Coastline.sea(pieces, box: box)
+        let areas = polygons.enumerated().map { k, polygon in
+            MapArea(
+                id: MapArea.seaPrefix + String(k + 1),
+                kind: .water,
+                rings: polygon.enumerated().map { r, ring in
+                    MapArea.Ring(outer: r == 0, points: ring.map { Coordinate2($0.latitude, $0.longitude) })
+                }
+            )
+        }
+        return (areas, problems)
     }
 
     static let nameKeys = ["name", "name:fi", "name:sv", "name:en", "name:zh", "alt_name", "old_name", "official_name", "short_name", "loc_name"]
@@ -120,6 +156,8 @@ public struct OSMImporter: Sendable {
         // In the order of their objects (as a sorted extract has them already): the order a change file keeps.
         state.result.addresses.addresses = OSMObjectKey.inOrder(state.result.addresses.addresses, id: \.id)
         state.result.addresses.streets = OSMObjectKey.inOrder(state.result.addresses.streets, id: \.id)
+        state.result.addresses.areas = OSMObjectKey.inOrder(state.result.addresses.areas, id: \.id)
+        try state.addSea(box: file.header.bbox)
         addressesRead?(state.result.addresses)
         try state.locateUnlocated()
         if keepsMirror {
@@ -233,6 +271,8 @@ public struct OSMImporter: Sendable {
         var relations: [OSMRelation] = []
         /// The ways with output and their tags, for the mirror change files are applied to.
         var outputWays: [(Int64, [OSMTag])] = []
+        /// The stretches of `natural=coastline` ways the file has, for the sea (`Coastline`).
+        var coastline: [Coastline.Piece] = []
 
         init(importer: OSMImporter, file: String, offset: Int, nodes: FrozenNodes?) {
             (self.importer, self.file, self.offset, self.nodes) = (importer, file, offset, nodes)
@@ -301,11 +341,19 @@ public struct OSMImporter: Sendable {
             let highway = tags["highway"]
             let wantsStreet = highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil
             let interpolation = tags["addr:interpolation"]
-            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
+            let areaKind = way.isClosed ? MapArea.kind({ tags[$0] }) : nil
+            if tags["natural"] == "coastline" { takeCoastline(way) }
+            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil else { return }
             if importer.keepsMirror { outputWays.append((way.id, tags)) }
             let points = try self.points(of: "way \(way.id)", way.refs)
             guard !points.isEmpty else { return }
             let id = OSMImporter.objectID("osm-w", way.id)
+            // An area whose nodes are all in the file (one the extract cut has no shape to draw).
+            if let areaKind, points.count == way.refs.count, points.count >= 4 {
+                let ring = MapArea.Ring(outer: true, points: points.dropLast().map { Coordinate2($0.latitude, $0.longitude) })
+                result.addresses.areas.append(MapArea(id: id, kind: areaKind, name: OSMImporter.clean(tags["name"]), rings: [ring]))
+                result.report.areas += 1
+            }
             if wantsPOI || wantsAddress {
                 let at: AreaGeometry.Point
                 if way.isClosed, let inside = AreaGeometry.interiorPoint(outer: [points]) {
@@ -316,6 +364,7 @@ public struct OSMImporter: Sendable {
                 try place(id, tags, at: at)
             }
             // A street's or an interpolation's line only: most ways are buildings.
+            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
             guard wantsStreet || interpolation != nil, points.count >= 2 else { return }
             let line = points.map { Coordinate2($0.latitude, $0.longitude) }
             if wantsStreet, line.count >= 2 {
@@ -352,6 +401,23 @@ public struct OSMImporter: Sendable {
             }
         }
 
+        /// The stretches of a coastline way whose nodes the file has.
+        mutating func takeCoastline(_ way: OSMWay) {
+            guard let store = nodes?.store else { return }
+            var piece = Coastline.Piece(ids: [], points: [])
+            var hint = -1
+            for ref in way.refs {
+                if let p = store.location(of: ref, hint: &hint) {
+                    piece.ids.append(ref)
+                    piece.points.append(p)
+                } else {
+                    if piece.ids.count >= 2 { coastline.append(piece) }
+                    piece = Coastline.Piece(ids: [], points: [])
+                }
+            }
+            if piece.ids.count >= 2 { coastline.append(piece) }
+        }
+
         mutating func take(_ relation: OSMRelation, ways: WayTable) throws(ImportError) {
             guard importer.hasOutput(relation: relation.tags) else { return }
             let tags = relation.tags
@@ -371,6 +437,20 @@ public struct OSMImporter: Sendable {
             for ring in outerRings.rings { outerPoints.append(try points(of: "relation \(relation.id)", ring)) }
             var innerPoints: [[AreaGeometry.Point]] = []
             for ring in innerRings.rings { innerPoints.append(try points(of: "relation \(relation.id)", ring)) }
+            let complete =
+                outerRings.open == 0 && innerRings.open == 0 && !outerPoints.isEmpty
+                && zip(outerRings.rings + innerRings.rings, outerPoints + innerPoints).allSatisfy { $0.count == $1.count }
+            if let kind = MapArea.kind({ tags[$0] }), complete {
+                result.addresses.areas.append(
+                    MapArea(
+                        id: OSMImporter.objectID("osm-r", relation.id),
+                        kind: kind,
+                        name: OSMImporter.clean(tags["name"]),
+                        rings: OSMImporter.rings(outer: outerPoints, inner: innerPoints)
+                    )
+                )
+                result.report.areas += 1
+            }
             guard let at = AreaGeometry.interiorPoint(outer: outerPoints, inner: innerPoints) else {
                 try problem("relation \(relation.id) has no area to place it in")
                 return
@@ -449,6 +529,7 @@ public struct OSMImporter: Sendable {
         /// The tags of the ways with output, and every relation (members and tags of multipolygons with output).
         var wayTags: [Int64: [OSMTag]] = [:]
         var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
+        var coastline: [Coastline.Piece] = []
 
         init(importer: OSMImporter, file: String) {
             self.importer = importer
@@ -488,6 +569,7 @@ public struct OSMImporter: Sendable {
             if !piece.ways.isEmpty || !piece.relations.isEmpty { freezeNodes(gate) }
             add(piece.result, unlocated: piece.unlocated)
             for (id, tags) in piece.outputWays { wayTags[id] = tags }
+            coastline += piece.coastline
             if piece.nodes == nil && !piece.ways.isEmpty {
                 // The block where the nodes end: its ways are converted here, now that its nodes are in.
                 var ways = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
@@ -495,6 +577,7 @@ public struct OSMImporter: Sendable {
                 try ways.takeWays()
                 add(ways.result, unlocated: ways.unlocated)
                 for (id, tags) in ways.outputWays { wayTags[id] = tags }
+                coastline += ways.coastline
             }
             for way in piece.ways { ways.append(way.id, way.refs) }
             guard !piece.relations.isEmpty else { return }
@@ -538,6 +621,7 @@ public struct OSMImporter: Sendable {
             result.pois.append(contentsOf: part.pois)
             result.addresses.addresses.append(contentsOf: part.addresses.addresses)
             result.addresses.streets.append(contentsOf: part.addresses.streets)
+            result.addresses.areas.append(contentsOf: part.addresses.areas)
             let r = part.report
             result.report.nodes += r.nodes
             result.report.ways += r.ways
@@ -546,8 +630,31 @@ public struct OSMImporter: Sendable {
             result.report.addresses += r.addresses
             result.report.streets += r.streets
             result.report.interpolations += r.interpolations
+            result.report.areas += r.areas
             result.report.problemCount += r.problemCount
             result.report.problems.append(contentsOf: r.problems.prefix(max(0, 1_000 - result.report.problems.count)))
+        }
+
+        /// The sea the coastline bounds, within the file's box (or its nodes' box when the header has none).
+        mutating func addSea(box header: (west: Double, south: Double, east: Double, north: Double)?) throws(ImportError) {
+            guard !coastline.isEmpty else { return }
+            var box = header.map { Coastline.Box(west: $0.west, south: $0.south, east: $0.east, north: $0.north) }
+            if box == nil, let frozen {
+                var b = Coastline.Box(west: .infinity, south: .infinity, east: -.infinity, north: -.infinity)
+                let coordinates = frozen.store.allCoordinates
+                for i in stride(from: 0, to: coordinates.count - 1, by: 2) {
+                    let (latitude, longitude) = (Double(coordinates[i]) / 1e7, Double(coordinates[i + 1]) / 1e7)
+                    (b.west, b.east) = (min(b.west, longitude), max(b.east, longitude))
+                    (b.south, b.north) = (min(b.south, latitude), max(b.north, latitude))
+                }
+                box = b
+            }
+            let (sea, problems) = OSMImporter.sea(coastline, box: box ?? Coastline.Box(west: 0, south: 0, east: 0, north: 0))
+            var note = Piece(importer: importer, file: file, offset: 0, nodes: nil)
+            for problem in problems { try note.problem(problem) }
+            add(note.result, unlocated: [])
+            result.addresses.areas += sea
+            result.report.areas += sea.count
         }
 
         /// Gives the POIs that lack them the city and country of their point.

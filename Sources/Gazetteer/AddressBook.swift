@@ -156,4 +156,7 @@ public final class AddressBook: Sendable {
 
     /// The base's street lines in a box (`AddressIndex.lines(in:limit:)`): the records' houses make none.
     public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) { base.lines(in: box, limit: limit) }
+
+    /// The base's water and building areas (`MapAreaIndex`).
+    public var areas: MapAreaIndex { base.areas }
 }

@@ -9,9 +9,9 @@ import TextIndex
 /// the addresses changes, `StoreOfRecord.addressGeneration`) and the text analyzer's version, and used only while
 /// both match.
 extension AddressIndex {
-    /// "ADR" and a version: 4, each line's name count as a number (3: as the length of an array of zeros; 2: a
+    /// "ADR" and a version: 5, the map areas last (4: each line's name count as a number (3: as the length of an array of zeros; 2: a
     /// house's street, place, unit, postcode and city each its own text number; 1: houses in an R-tree).
-    static let snapshotFormat: UInt32 = 0x4144_5204
+    static let snapshotFormat: UInt32 = 0x4144_5205
 
     static func snapshotKey(generation: String) -> String { "addresses \(generation); analyzer \(InvertedIndex.snapshotVersion)" }
 
@@ -89,6 +89,8 @@ extension AddressIndex {
         file.mark()
         try houseGrid.cells.write(to: file)
         try segments.cells.write(to: file)
+        file.mark()
+        try file.write(MapAreaBlock.encode(areas.areas))
         try file.commit()
     }
 
@@ -179,6 +181,15 @@ extension AddressIndex {
 
         let houseGrid = HouseGrid(cells: try CellTable(snapshot: file))
         let segments = SegmentGrid(lines: lines, cells: try CellTable(snapshot: file))
+        let areaBytes: [UInt8] = try file.read()
+        var areas: [MapArea] = []
+        do {
+            try areaBytes.withUnsafeBytes { bytes in try MapAreaBlock.decode(bytes, into: &areas) }
+        } catch let error as AddressBlock.CorruptBlock {
+            throw corrupt("map areas: \(error.reason)")
+        } catch {
+            throw corrupt("map areas: \(error)")
+        }
         guard file.isAtEnd, houseGrid.isConsistent(houseCount: houses.count), segments.isConsistent else {
             throw corrupt("sections of inconsistent sizes")
         }
@@ -197,7 +208,8 @@ extension AddressIndex {
             numberStarts: numberStarts,
             lineBoxes: lineBoxes,
             streetOfAddress: streetOfAddress,
-            streetOfLine: streetOfLine
+            streetOfLine: streetOfLine,
+            areas: MapAreaIndex(areas)
         )
     }
 

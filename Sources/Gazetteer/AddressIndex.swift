@@ -16,6 +16,8 @@ import TextIndex
 public final class AddressIndex: Sendable {
     let houses: HouseTable
     public let lines: [StreetLine]
+    /// Water and buildings, for the `base` tiles.
+    public let areas: MapAreaIndex
     let streets: [Street]
     /// Normalized name variant → streets.
     let aliases: [String: [Int32]]
@@ -101,10 +103,12 @@ public final class AddressIndex: Sendable {
         numberStarts: FlatArray<UInt32>,
         lineBoxes: FlatArray<Double>,
         streetOfAddress: FlatArray<Int32>,
-        streetOfLine: FlatArray<Int32>
+        streetOfLine: FlatArray<Int32>,
+        areas: MapAreaIndex
     ) {
         self.houses = houses
         self.lines = lines
+        self.areas = areas
         self.streets = streets
         self.names = names
         var aliases: [String: [Int32]] = [:]
@@ -369,7 +373,8 @@ public final class AddressIndex: Sendable {
             numberStarts: FlatArray(starts),
             lineBoxes: FlatArray(boxes),
             streetOfAddress: streetOfAddress,
-            streetOfLine: FlatArray(streetOfLine)
+            streetOfLine: FlatArray(streetOfLine),
+            areas: MapAreaIndex(data.areas)
         )
     }
 

@@ -57,6 +57,14 @@ public struct WebMercatorTile: Hashable, Sendable, CustomStringConvertible {
         return (Int(px.rounded()), Int(py.rounded()))
     }
 
+    /// A WGS-84 position in this tile's units at `extent` units per tile side, unrounded (what polygons are clipped in).
+    @inlinable
+    public func point(latitude: Double, longitude: Double, extent: Int) -> (x: Double, y: Double) {
+        let scale = Double(1 << z)
+        let e = Double(extent)
+        return ((Self.worldX(longitude: longitude) * scale - Double(x)) * e, (Self.worldY(latitude: latitude) * scale - Double(y)) * e)
+    }
+
     /// The tile's area grown by `buffer` units of `extent` on each side, in WGS-84 degrees: the box whose records a
     /// tile with that buffer holds. West and east stop at the antimeridian (a buffer does not wrap around the world);
     /// the buffer of an edge row reaches a little past 85.05°, as far as it goes in the projection.

@@ -17,7 +17,7 @@ struct TileController {
     let tls: Bool
 
     static let contentType = "application/vnd.mapbox-vector-tile"
-    /// The most street lines a base tile holds.
+    /// The most street lines a base tile holds, and the most areas of each kind.
     static let baseLineLimit = 50_000
 
     func register(on routes: RouteRegistrar) {
@@ -31,11 +31,20 @@ struct TileController {
                 RequestParameters(request)
             )
             if parsed.layer == .base {
-                let lines = engine.addresses.lines(in: parsed.baseBox, limit: Self.baseLineLimit)
+                let book = engine.addresses
+                let lines = book.lines(in: parsed.baseBox, limit: Self.baseLineLimit)
                 guard !lines.truncated else {
                     throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it crosses more than \(Self.baseLineLimit) streets")
                 }
-                return Self.answer(parsed.encodeBase(lines.lines), layer: parsed.layer, request: request)
+                let water = book.areas.areas(of: .water, in: parsed.baseBox, limit: Self.baseLineLimit)
+                let buildings =
+                    parsed.query.tile.z >= TileRequest.buildingsFrom
+                    ? book.areas.areas(of: .building, in: parsed.baseBox, limit: Self.baseLineLimit) : (areas: [], truncated: false)
+                guard !water.truncated && !buildings.truncated else {
+                    throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it holds more than \(Self.baseLineLimit) areas")
+                }
+                let tile = parsed.encodeBase(lines: lines.lines, water: water.areas, buildings: buildings.areas)
+                return Self.answer(tile, layer: parsed.layer, request: request)
             }
             var writer = parsed.writer()
             try engine.tile(parsed.query, into: &writer)
@@ -46,7 +55,7 @@ struct TileController {
             let scheme =
                 request.headers[HTTPField.Name("X-Forwarded-Proto")!].flatMap { $0 == "https" || $0 == "http" ? $0 : nil } ?? (tls ? "https" : "http")
             let host = request.head.authority.flatMap { Self.isHost($0) ? $0 : nil } ?? "localhost"
-            let bounds = parsed.layer == .base ? nil : engine.bounds(of: parsed.layer.kind)
+            let bounds = parsed.layer == .base ? engine.addresses.areas.bounds : engine.bounds(of: parsed.layer.kind)
             let body = parsed.encode(base: "\(scheme)://\(host)", bounds: bounds)
             return Response(
                 status: .ok,

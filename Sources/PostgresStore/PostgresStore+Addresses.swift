@@ -4,9 +4,9 @@ import NIOCore
 import PostgresNIO
 import Records
 
-/// Houses and street lines in the shared store, so that every replica geocodes houses as a single server does
+/// Houses, street lines and map areas in the shared store, so that every replica geocodes houses as a single server does
 /// (docs/ARCHITECTURE.md, "Consistency"): houses in `AddressBlock`s (`address_block`), lines in `StreetBlock`s
-/// (`street_block`), and a generation (`address_state`) that changes with every replacement. A replacement is a write
+/// (`street_block`), water and buildings in `MapAreaBlock`s (`area_block`), and a generation (`address_state`) that changes with every replacement. A replacement is a write
 /// like any other: it takes the next change sequence and wakes the followers, who find the generation changed and
 /// load the addresses again (`SearchEngine.catchUpHoldingWriter`).
 extension PostgresStore {
@@ -36,6 +36,16 @@ extension PostgresStore {
                         throw CatalogError.storage("street block \(seq) is corrupt: \(error.reason)")
                     }
                 }
+                let areas = try connection.query("SELECT seq, data FROM area_block ORDER BY seq", logger: logger)
+                    .answer(on: connection, within: 600)
+                for row in areas {
+                    let (seq, buffer) = try row.decode((Int32, ByteBuffer).self)
+                    do {
+                        try buffer.withUnsafeReadableBytes { bytes in try MapAreaBlock.decode(bytes, into: &data.areas) }
+                    } catch let error as AddressBlock.CorruptBlock {
+                        throw CatalogError.storage("area block \(seq) is corrupt: \(error.reason)")
+                    }
+                }
                 return data
             }
         }
@@ -53,6 +63,10 @@ extension PostgresStore {
         for start in stride(from: 0, to: data.streets.count, by: StreetBlock.size) {
             streetBlocks.append(ByteBuffer(bytes: StreetBlock.encode(data.streets[start..<min(start + StreetBlock.size, data.streets.count)])))
         }
+        var areaBlocks: [ByteBuffer] = []
+        for start in stride(from: 0, to: data.areas.count, by: MapAreaBlock.size) {
+            areaBlocks.append(ByteBuffer(bytes: MapAreaBlock.encode(data.areas[start..<min(start + MapAreaBlock.size, data.areas.count)])))
+        }
         return try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN", logger: logger, within: 600) {
                 _ = try connection.query("SET LOCAL idle_in_transaction_session_timeout = '60s'", logger: logger).answer(on: connection)
@@ -62,6 +76,7 @@ extension PostgresStore {
                 guard let number = try rows.first?.decode(Int64.self) else { throw CatalogError.storage("store_state has no row") }
                 _ = try connection.query("DELETE FROM address_block", logger: logger).answer(on: connection, within: 600)
                 _ = try connection.query("DELETE FROM street_block", logger: logger).answer(on: connection, within: 600)
+                _ = try connection.query("DELETE FROM area_block", logger: logger).answer(on: connection, within: 600)
                 for (seq, (count, block)) in houseBlocks.enumerated() {
                     _ = try connection.query(
                         "INSERT INTO address_block (seq, count, data) VALUES (\(Int32(seq)), \(Int32(count)), \(block))",
@@ -70,6 +85,10 @@ extension PostgresStore {
                 }
                 for (seq, block) in streetBlocks.enumerated() {
                     _ = try connection.query("INSERT INTO street_block (seq, data) VALUES (\(Int32(seq)), \(block))", logger: logger)
+                        .answer(on: connection, within: 60)
+                }
+                for (seq, block) in areaBlocks.enumerated() {
+                    _ = try connection.query("INSERT INTO area_block (seq, data) VALUES (\(Int32(seq)), \(block))", logger: logger)
                         .answer(on: connection, within: 60)
                 }
                 _ = try connection.query("UPDATE address_state SET generation = \(generation) WHERE id = 1", logger: logger).answer(on: connection)

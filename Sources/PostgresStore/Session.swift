@@ -312,6 +312,10 @@ enum PostgresSchema {
         CREATE TABLE address_state (id integer PRIMARY KEY CHECK (id = 1), generation text NOT NULL);
         INSERT INTO address_state (id, generation) VALUES (1, gen_random_uuid()::text);
         """,
+        // 4: water and building areas of an OpenStreetMap import (PostgresStore+Addresses), replaced with the addresses.
+        """
+        CREATE TABLE area_block (seq integer PRIMARY KEY, data bytea NOT NULL);
+        """,
     ]
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {

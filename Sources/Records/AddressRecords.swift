@@ -142,24 +142,36 @@ public struct NumberedVertex: Sendable, Equatable {
     public init(vertex: Int, number: Int) { (self.vertex, self.number) = (vertex, number) }
 }
 
-/// Every address and street line a store holds.
+/// Every address, street line and map area (water, buildings) a store holds: what an OpenStreetMap import makes
+/// beside its POIs.
 public struct AddressData: Sendable, Equatable {
     public var addresses: [AddressPoint]
     public var streets: [StreetLine]
+    /// Water and buildings for the `base` tiles, in the order of their objects (`OSMObjectKey`), the sea last.
+    public var areas: [MapArea]
 
-    public init(addresses: [AddressPoint] = [], streets: [StreetLine] = []) { (self.addresses, self.streets) = (addresses, streets) }
+    public init(addresses: [AddressPoint] = [], streets: [StreetLine] = [], areas: [MapArea] = []) {
+        (self.addresses, self.streets, self.areas) = (addresses, streets, areas)
+    }
 
-    public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty }
+    public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty && areas.isEmpty }
 }
 
 extension AddressData {
-    /// The addresses as a store reads them back (SQLite's `street_line`, PostgreSQL's street blocks): street vertices
+    /// The addresses as a store reads them back (SQLite's `street_line`, PostgreSQL's street blocks): street and area vertices
     /// at OSM's precision of 1e-7°, the rest as given. An index built from these at import equals one built from the
     /// store.
     public var asStored: AddressData {
         var stored = self
         for i in stored.streets.indices {
             stored.streets[i].points = stored.streets[i].points.map { Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude)) }
+        }
+        for i in stored.areas.indices {
+            for r in stored.areas[i].rings.indices {
+                stored.areas[i].rings[r].points = stored.areas[i].rings[r].points.map {
+                    Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude))
+                }
+            }
         }
         return stored
     }

@@ -36,6 +36,8 @@ public struct OSMImportReport: Sendable {
     public var addresses = 0
     public var streets = 0
     public var interpolations = 0
+    /// Water (the sea too) and buildings drawn by the `base` tiles.
+    public var areas = 0
     /// POIs of earlier imports that this extract no longer has (removed when written).
     public var removed = 0
     /// Objects skipped or imported incompletely, with why (the first 1 000), and how many in all.

@@ -1,4 +1,4 @@
-/// One layer of a Mapbox Vector Tile (spec 2.1, `vector_tile.proto`) holding points and lines, written straight into protobuf
+/// One layer of a Mapbox Vector Tile (spec 2.1, `vector_tile.proto`) holding points, lines and polygons, written straight into protobuf
 /// bytes: no message objects are made, so a tile of ten thousand points costs the bytes it holds.
 ///
 /// The protobuf encoding is written here by hand, not with swift-protobuf: a tile is four messages of a few fields
@@ -82,6 +82,30 @@ public struct VectorTileLayer: Sendable {
             Self.varint(UInt64(Self.zigzag(ys[i] - ys[i - 1])), into: &geometry)
         }
         finishFeature(type: 2)  // LINESTRING
+    }
+
+    /// Ends the feature being written as a polygon of `rings` (tile units, each ring's first vertex not repeated at its
+    /// end, at least three vertices): per ring a MoveTo, one LineTo with the rest as zigzag deltas (from the vertex
+    /// before, across rings), and a ClosePath. The caller orders and orients them as the spec asks (4.3.4.4): an
+    /// exterior ring of positive area by the surveyor's formula in tile units (clockwise on screen), each followed by
+    /// its interior rings of negative area (`Polygons.ring`).
+    public mutating func addPolygon(_ rings: [[(x: Int, y: Int)]]) {
+        precondition(!rings.isEmpty && rings.allSatisfy { $0.count >= 3 }, "a polygon has a ring, each of three vertices or more")
+        geometry.removeAll(keepingCapacity: true)
+        var (x, y) = (0, 0)
+        for ring in rings {
+            geometry.append(9)  // MoveTo, one point
+            Self.varint(UInt64(Self.zigzag(ring[0].x - x)), into: &geometry)
+            Self.varint(UInt64(Self.zigzag(ring[0].y - y)), into: &geometry)
+            Self.varint(UInt64(2 | ((ring.count - 1) << 3)), into: &geometry)  // LineTo, count - 1 points
+            for i in 1..<ring.count {
+                Self.varint(UInt64(Self.zigzag(ring[i].x - ring[i - 1].x)), into: &geometry)
+                Self.varint(UInt64(Self.zigzag(ring[i].y - ring[i - 1].y)), into: &geometry)
+            }
+            geometry.append(15)  // ClosePath: (7 & 0x7) | (1 << 3)
+            (x, y) = ring[ring.count - 1]
+        }
+        finishFeature(type: 3)  // POLYGON
     }
 
     /// Ends the feature being written: a point at (`x`, `y`) in tile units with the properties given since the last.

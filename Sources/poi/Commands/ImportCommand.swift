@@ -257,7 +257,7 @@ struct ImportCommand: ParsableCommand {
         }
         print(
             "\(file): \(report.nodes) nodes, \(report.ways) ways, \(report.relations) relations read; imported \(report.pois) POIs (\(removed) removed), "
-                + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines; "
+                + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines, \(report.areas) water and building areas; "
                 + "\(report.problemCount) problems, in \(String(format: "%.2f", report.seconds + written)) s "
                 + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s)"
         )

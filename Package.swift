@@ -224,7 +224,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "OSMTests", dependencies: ["OSM", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "OSMTests", dependencies: ["OSM", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SearchEngineTests",
             dependencies: [
@@ -243,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "HTTPAPITests",
             dependencies: [
-                "API", "HTTPAPI", "HTTPServer", "SearchEngine", "Catalog", "Records", "Datasets", "GeoCore", "Gazetteer", "BundledData",
+                "API", "HTTPAPI", "HTTPServer", "VectorTile", "SearchEngine", "Catalog", "Records", "Datasets", "GeoCore", "Gazetteer", "BundledData",
                 "TestSupport", "Access",
                 "OSM", "Startup",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

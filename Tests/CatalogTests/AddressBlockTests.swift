@@ -127,6 +127,42 @@ import Testing
         for (a, b) in zip(loaded, stored) { #expect(a.points == b.points, "\(a.id)") }
     }
 
+    /// Map areas (rings, holes, names or none, both kinds) come back from the store and from their blocks as
+    /// `asStored` gives them; a replacement drops the ones before; a damaged block is refused.
+    @Test func mapAreasAsStoredAreWhatTheStoreGivesBack() throws {
+        var random = testRandom("mapAreasAsStoredAreWhatTheStoreGivesBack")
+        let names: [String?] = [nil, "Töölönlahti", "", "中关村"]
+        var areas: [MapArea] = []
+        for i in 0..<300 {
+            let type = i % 2 == 0 ? "w" : "r"
+            let id: String = i == 299 ? MapArea.seaPrefix + "1" : "osm-\(type)\(i)"
+            var rings: [MapArea.Ring] = []
+            for r in 0..<(1 + i % 4) {
+                var points: [Coordinate2] = []
+                for _ in 0..<(3 + i % 11) { points.append(Coordinate2(random.uniform(-90...90), random.uniform(-180...180))) }
+                rings.append(MapArea.Ring(outer: r == 0 || random.next() % 4 == 0, points: points))
+            }
+            let kind: MapArea.Kind = random.next() % 2 == 0 ? .water : .building
+            areas.append(MapArea(id: id, kind: kind, name: names[Int(random.next() % 4)], rings: rings))
+        }
+        let stored = AddressData(areas: areas).asStored.areas
+        let store = try CatalogStore(path: scratch.file("areas.sqlite"))
+        try store.replaceAddresses(AddressData(areas: areas))
+        // In the order of their objects, as an import writes them (the sea last).
+        #expect(try store.loadAddresses().areas == OSMObjectKey.inOrder(stored, id: \.id))
+        var decoded: [MapArea] = []
+        try MapAreaBlock.encode(areas).withUnsafeBytes { try MapAreaBlock.decode($0, into: &decoded) }
+        #expect(decoded == stored)
+        try store.replaceAddresses(AddressData(areas: Array(areas.prefix(3))))
+        #expect(try store.loadAddresses().areas == OSMObjectKey.inOrder(Array(stored.prefix(3)), id: \.id))
+        var damaged = MapAreaBlock.encode(areas.prefix(5))
+        damaged.removeLast(7)
+        #expect(throws: AddressBlock.CorruptBlock.self) {
+            var out: [MapArea] = []
+            try damaged.withUnsafeBytes { try MapAreaBlock.decode($0, into: &out) }
+        }
+    }
+
     /// Migration v5 turns an older database's house rows into blocks.
     @Test func olderHouseRowsMoveIntoBlocks() throws {
         var random = testRandom("olderHouseRowsMoveIntoBlocks")

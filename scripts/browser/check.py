@@ -286,11 +286,12 @@ def tile_of(z, lat, lon):
 
 def check_base_tiles(browser, base, shots):
     """The map's base is the service's own vector tiles (/tiles/base) at every zoom from 11: each tile is decoded by
-    the page's own reader and drawn on a canvas. The tile at the centre, as the page decoded it, has the features and
-    the names PyPI's mapbox-vector-tile reads from the same bytes. Screenshots at zooms 11, 13, 15 and 17."""
+    the page's own reader and drawn on a canvas. The tile at the centre, as the page decoded it, has the streets, the
+    names, the water and the buildings PyPI's mapbox-vector-tile reads from the same bytes. At zooms 13 and 16 (by
+    Töölönlahti) the page draws water (pixels of the water's colour in the tile). Screenshots at zooms 11, 13, 15, 16, 17."""
     import mapbox_vector_tile
-    lat, lon = 60.1699, 24.9384
-    for zoom in [11, 13, 15, 17]:
+    views = [(11, 60.1699, 24.9384), (13, 60.1699, 24.9384), (15, 60.1699, 24.9384), (16, 60.1783, 24.9415), (17, 60.1699, 24.9384)]
+    for zoom, lat, lon in views:
         browser.open(f"{base}/?lat={lat}&lon={lon}&z={zoom}")
         key = "/".join(map(str, tile_of(zoom, lat, lon)))
         browser.wait_for(f"the base tiles in view at zoom {zoom}", f"poi.baseLoaded === {zoom} && poi.baseTiles.has('{key}')")
@@ -300,12 +301,21 @@ def check_base_tiles(browser, base, shots):
         layers = mapbox_vector_tile.decode(data) if data else {}
         features = layers.get("base", {}).get("features", [])
         named = sum(1 for feature in features if feature["properties"].get("name"))
-        expect(drawn == {"features": len(features), "named": named},
-               f"tile {key}: the page drew {drawn}; mapbox-vector-tile reads {len(features)} features, {named} named")
+        water = len(layers.get("water", {}).get("features", []))
+        buildings = len(layers.get("buildings", {}).get("features", []))
+        counts = {"features": drawn["features"], "named": drawn["named"], "water": drawn["water"], "buildings": drawn["buildings"]}
+        expect(counts == {"features": len(features), "named": named, "water": water, "buildings": buildings},
+               f"tile {key}: the page drew {counts}; mapbox-vector-tile reads {len(features)} streets ({named} named), "
+               f"{water} water areas, {buildings} buildings")
         if zoom >= 13:
-            expect(len(features) > 0, f"tile {key} at the centre of Helsinki has streets")
+            expect(len(features) > 0, f"tile {key} in the centre of Helsinki has streets")
+        if zoom in (13, 16):
+            # The import is 1 x 1.7 km: at zoom 13 its water is a few dozen pixels of the tile.
+            expect(water > 0 and drawn["waterPixels"] > (20 if zoom == 13 else 2000),
+                   f"tile {key} by Töölönlahti draws water: {water} water areas, {drawn['waterPixels']} pixels of its colour")
         browser.screenshot(os.path.join(shots, f"base-z{zoom}.png"))
-        print(f"ok: base tiles at zoom {zoom}: the centre tile {key} drawn with {len(features)} streets, {named} named")
+        print(f"ok: base tiles at zoom {zoom}: the tile {key} drawn with {len(features)} streets ({named} named), "
+              f"{water} water areas ({drawn['waterPixels']} pixels), {buildings} buildings")
 
 
 def check_clusters(browser, base, shots, pois):

@@ -102,10 +102,11 @@
   }
   map.attributionControl.addAttribution("Data: © OpenStreetMap contributors, GeoNames");
 
-  // ---- offline base map: the imported streets as vector tiles (GET /tiles/base/{z}/{x}/{y}.mvt) at every zoom ------
+  // ---- offline base map: the imported map as vector tiles (GET /tiles/base/{z}/{x}/{y}.mvt) at every zoom from 11 ----
   // Each tile is decoded here (Mapbox Vector Tile 2.1: protobuf, written by hand: no library is bundled) and drawn on
-  // a canvas: lines thin at city scale and wider below, the streets' names along them from zoom 16. A tile the
-  // server answers 204 (nothing there) or 400 (too many lines at that zoom) stays empty.
+  // a canvas: land over the import's box, then water (lakes and the sea), buildings, and streets — lines thin at city
+  // scale and wider below, their names along them from zoom 16. A tile the server answers 204 (nothing there) or 400
+  // (too many lines at that zoom) stays empty.
   function decodeTile(buffer) {
     const bytes = new Uint8Array(buffer);
     let at = 0;
@@ -203,7 +204,14 @@
     return lines;
   }
 
-  const baseTiles = new Map(); // "z/x/y" → { features, named }: what each drawn tile held, for the browser test
+  const baseTiles = new Map(); // "z/x/y" → { features, named, water, buildings, waterPixels }: what each drawn tile held
+  // The imported map's box (TileJSON's bounds): land there, whatever the 1:110 m outlines beneath say; the water
+  // layer then draws the sea and the lakes on it.
+  const baseBounds = fetch("/tiles/base.json")
+    .then((response) => (response.ok ? response.json() : null))
+    .then((tilejson) => (tilejson && tilejson.bounds[0] > -180 ? tilejson.bounds : null))
+    .catch(() => null);
+  const colours = { land: "#f3f0e8", water: "#aad3df", building: "#d9d0c9", buildingEdge: "#c4b6ab" };
   const BaseLayer = L.GridLayer.extend({
     createTile(coords, done) {
       const tile = document.createElement("canvas");
@@ -213,16 +221,40 @@
       tile.height = size.y * ratio;
       const key = `${coords.z}/${coords.x}/${coords.y}`;
       const query = state.coordsys === "wgs84" ? "" : `?coordsys=${state.coordsys}`;
-      fetch(`/tiles/base/${key}.mvt${query}`)
-        .then((response) => (response.status === 200 ? response.arrayBuffer() : null))
-        .then((buffer) => {
+      Promise.all([fetch(`/tiles/base/${key}.mvt${query}`).then((response) => (response.status === 200 ? response.arrayBuffer() : null)), baseBounds])
+        .then(([buffer, bounds]) => {
           const layers = buffer ? decodeTile(buffer) : [];
-          const drawn = { features: 0, named: 0 };
+          const drawn = { features: 0, named: 0, water: 0, buildings: 0, waterPixels: 0 };
           const context = tile.getContext("2d");
           context.scale(ratio, ratio);
           const zoom = coords.z;
+          if (bounds) {
+            const [west, south, east, north] = bounds;
+            const topLeft = map.project([north, west], zoom).subtract([coords.x * size.x, coords.y * size.y]);
+            const bottomRight = map.project([south, east], zoom).subtract([coords.x * size.x, coords.y * size.y]);
+            context.fillStyle = colours.land;
+            context.fillRect(topLeft.x, topLeft.y, bottomRight.x - topLeft.x, bottomRight.y - topLeft.y);
+          }
           for (const layer of layers) {
             const scale = size.x / layer.extent;
+            if (layer.name === "water" || layer.name === "buildings") {
+              // Areas: every ring of a feature in one path, filled even-odd (a hole is an inner ring).
+              const water = layer.name === "water";
+              context.fillStyle = water ? colours.water : colours.building;
+              context.strokeStyle = colours.buildingEdge;
+              context.lineWidth = 0.6;
+              for (const feature of layer.features) {
+                drawn[layer.name]++;
+                context.beginPath();
+                for (const ring of featureLines(feature.geometry)) {
+                  ring.forEach(([x, y], i) => (i ? context.lineTo(x * scale, y * scale) : context.moveTo(x * scale, y * scale)));
+                  context.closePath();
+                }
+                context.fill("evenodd");
+                if (!water && zoom >= 15) context.stroke();
+              }
+              continue;
+            }
             const nameKey = layer.keys.indexOf("name");
             const labels = [];
             context.strokeStyle = "#a3adb8";
@@ -284,6 +316,11 @@
                 context.restore();
               }
             }
+          }
+          // The share of the tile drawn as water, for the browser test.
+          const pixels = context.getImageData(0, 0, tile.width, tile.height).data;
+          for (let i = 0; i < pixels.length; i += 4) {
+            if (Math.abs(pixels[i] - 0xaa) < 4 && Math.abs(pixels[i + 1] - 0xd3) < 4 && Math.abs(pixels[i + 2] - 0xdf) < 4) drawn.waterPixels++;
           }
           baseTiles.set(key, drawn);
           done(null, tile);

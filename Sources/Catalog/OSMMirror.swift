@@ -330,18 +330,19 @@ public final class OSMMirror {
         }
         let houses = OSMObjectKey.merged(kept, OSMObjectKey.inOrder(added.addresses, id: \.id), id: \.id)
         try CatalogStore.writeHouses(houses, db)
-        for id in objects {
-            try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM map_area WHERE id = ?", arguments: [id])
-        }
+        for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
         try CatalogStore.insertStreets(added.streets, db)
-        try CatalogStore.insertAreas(added.areas, db)
+        // The areas of the objects replaced, in object order; the sea (no object's) stays last.
+        let keptAreas = try CatalogStore.areas(db).filter { !objects.contains($0.id) }
+        let (objectAreas, sea) = (keptAreas.filter { !$0.id.hasPrefix(MapArea.seaPrefix) }, keptAreas.filter { $0.id.hasPrefix(MapArea.seaPrefix) })
+        let areas = OSMObjectKey.merged(objectAreas, OSMObjectKey.inOrder(added.areas, id: \.id), id: \.id) + sea
+        try CatalogStore.writeAreas(areas, db)
         let generation = UUID().uuidString
         try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
         var data = AddressData()
         data.addresses = houses
         data.streets = try CatalogStore.streets(db)
-        data.areas = try CatalogStore.areas(db)
+        data.areas = areas
         return (data, generation)
     }
 }

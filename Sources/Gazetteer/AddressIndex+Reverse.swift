@@ -59,18 +59,61 @@ extension AddressIndex {
 }
 
 extension AddressIndex {
-    /// Street lines (not interpolation lines) with a vertex in `box` or crossing it, in import order, at most `limit`;
-    /// `truncated` says whether more were there. For the map page's offline base layer.
-    /// - Complexity: O(lines) box tests, then O(vertices) of the lines whose box meets it.
+    /// Street lines (not interpolation lines) with a segment whose box meets `box`, in import order, at most `limit`;
+    /// `truncated` says whether more were there. For `/v1/streets` and the base tiles.
+    /// - Complexity: the segments in the box's grid cells, then O(vertices) of the lines whose box meets it; a box of
+    ///   more than `gridCellsPerQuery` cells, O(lines) box tests instead.
     public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) {
+        // The lines the segment grid has in the box's cells, and those with a segment too long for the grid to hold
+        // in every cell it crosses; a box of more cells than that (a whole region) looks at every line's box.
+        let (y0, x0) = SegmentGrid.cell(box.south, box.west)
+        let (y1, x1) = SegmentGrid.cell(box.north, box.east)
+        var found: [Int32] = []
+        if box.west <= box.east, (y1 - y0 + 1) * (x1 - x0 + 1) <= Self.gridCellsPerQuery {
+            for y in y0...y1 {
+                for x in x0...x1 {
+                    for k in segments.cells.items(of: SegmentGrid.key(y, x)) { found.append(segments.cells.items[k].line) }
+                }
+            }
+            found += longLines
+            found.sort()
+            var unique = 0
+            for i in found.indices where i == 0 || found[i] != found[i - 1] {
+                found[unique] = found[i]
+                unique += 1
+            }
+            found.removeLast(found.count - unique)
+        } else {
+            found = (0..<Int32(lines.count)).map { $0 }
+        }
         var out: [StreetLine] = []
-        for (i, line) in lines.enumerated() where line.kind == .street {
+        for i in found.lazy.map({ Int($0) }) where lines[i].kind == .street {
             let b = 4 * i
             let lineBox = BoundingBox(uncheckedWest: lineBoxes[b], south: lineBoxes[b + 1], east: lineBoxes[b + 2], north: lineBoxes[b + 3])
-            guard box.intersects(lineBox) else { continue }
+            guard box.intersects(lineBox), Self.hasSegment(lines[i].points, meeting: box) else { continue }
             if out.count == limit { return (out, true) }
-            out.append(line)
+            out.append(lines[i])
         }
         return (out, false)
     }
+
+    /// Whether a segment of the line (or its one vertex) has a box that meets `box`.
+    static func hasSegment(_ points: [Coordinate2], meeting box: BoundingBox) -> Bool {
+        guard var previous = points.first else { return false }
+        if points.count == 1 { return box.contains(latitude: previous.latitude, longitude: previous.longitude) }
+        for p in points.dropFirst() {
+            let segment = BoundingBox(
+                uncheckedWest: min(previous.longitude, p.longitude),
+                south: min(previous.latitude, p.latitude),
+                east: max(previous.longitude, p.longitude),
+                north: max(previous.latitude, p.latitude)
+            )
+            if box.intersects(segment) { return true }
+            previous = p
+        }
+        return false
+    }
+
+    /// The most grid cells a box is looked up by (a zoom-10 tile at 60° N is about 7 500).
+    static let gridCellsPerQuery = 20_000
 }

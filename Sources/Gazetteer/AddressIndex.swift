@@ -41,6 +41,10 @@ public final class AddressIndex: Sendable {
     let numberStarts: FlatArray<UInt32>
     /// Each line's bounding box: west, south, east, north.
     let lineBoxes: FlatArray<Double>
+    /// Street lines the segment grid does not hold in every cell they cross — of one vertex (no segment), or whose box
+    /// spans more than `SegmentGrid.longSegmentCells` cells a side (a segment that long is held by its end cells
+    /// only): `lines(in:limit:)` looks at these whatever the box.
+    let longLines: [Int32]
     /// The street of each address and of each line (-1: none).
     let streetOfAddress: FlatArray<Int32>
     let streetOfLine: FlatArray<Int32>
@@ -126,6 +130,16 @@ public final class AddressIndex: Sendable {
         self.numberEntries = numberEntries
         self.numberStarts = numberStarts
         self.lineBoxes = lineBoxes
+        var longLines: [Int32] = []
+        for i in lines.indices where lines[i].kind == .street {
+            let (height, width) = (lineBoxes[4 * i + 3] - lineBoxes[4 * i + 1], lineBoxes[4 * i + 2] - lineBoxes[4 * i])
+            if lines[i].points.count < 2 || height >= Double(SegmentGrid.longSegmentCells) * SegmentGrid.cellLatitude
+                || width >= Double(SegmentGrid.longSegmentCells) * SegmentGrid.cellLongitude
+            {
+                longLines.append(Int32(i))
+            }
+        }
+        self.longLines = longLines
         self.streetOfAddress = streetOfAddress
         self.streetOfLine = streetOfLine
     }

@@ -9,6 +9,8 @@ import SnapshotFile
 struct SegmentGrid: Sendable {
     static let cellLatitude = 0.002
     static let cellLongitude = 0.004
+    /// Cells a side past which a segment is indexed by its end cells only.
+    static let longSegmentCells = 50
 
     struct Segment: BitwiseCopyable, Equatable {
         var line: Int32
@@ -36,7 +38,7 @@ struct SegmentGrid: Sendable {
                 let (y0, x0) = Self.cell(min(a.latitude, b.latitude), min(a.longitude, b.longitude))
                 let (y1, x1) = Self.cell(max(a.latitude, b.latitude), max(a.longitude, b.longitude))
                 // A segment longer than ~50 cells a side (11 km) is indexed by its end cells only.
-                if y1 - y0 > 50 || x1 - x0 > 50 {
+                if y1 - y0 > Self.longSegmentCells || x1 - x0 > Self.longSegmentCells {
                     for (y, x) in [Self.cell(a.latitude, a.longitude), Self.cell(b.latitude, b.longitude)] {
                         entries.append((Self.key(y, x), segment))
                     }

@@ -57,7 +57,7 @@ public struct MapArea: Sendable, Equatable {
     }
 }
 
-/// Areas in blocks as the stores keep them (SQLite's `map_area`, one area a row; PostgreSQL's `area_block`): per area,
+/// Areas in blocks as the stores keep them (SQLite's `map_area_block`, PostgreSQL's `area_block`): per area,
 /// varints of its id, kind, name (0, or 1 and the text) and rings; per ring, 1 for outer or 0, its vertex count and
 /// the vertices as zigzag differences in 1e-7° (OSM's precision, as `StreetBlock`). Format version 1: the byte 1 first.
 public enum MapAreaBlock {

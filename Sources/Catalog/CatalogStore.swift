@@ -94,6 +94,10 @@ public final class CatalogStore: StoreOfRecord {
         }
         migrator.registerMigration("v8: OpenStreetMap mirror") { db in try db.execute(sql: mirrorTablesSQL) }
         migrator.registerMigration("v9: map areas") { db in try db.execute(sql: areaTableSQL) }
+        migrator.registerMigration("v10: the extract's box and its coastline ways") { db in
+            try db.execute(sql: "ALTER TABLE osm_state ADD COLUMN box TEXT")
+            try db.execute(sql: "CREATE TABLE osm_coastline (way INTEGER PRIMARY KEY)")
+        }
         return migrator
     }
 

@@ -18,7 +18,7 @@ extension CatalogStore {
     public func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError) {
         do {
             try pool.write { db in
-                for table in ["osm_node_block", "osm_way_block", "osm_relation", "osm_member", "osm_state"] {
+                for table in ["osm_node_block", "osm_way_block", "osm_relation", "osm_member", "osm_state", "osm_coastline"] {
                     try db.execute(sql: "DELETE FROM \(table)")
                 }
                 for (table, blocks) in [("osm_node_block", encoded.nodeBlocks), ("osm_way_block", encoded.wayBlocks)] {
@@ -33,6 +33,8 @@ extension CatalogStore {
                     ])
                     for m in r.members ?? [] where m.type == .way { try member.execute(arguments: [m.ref, r.id]) }
                 }
+                let coast = try db.makeStatement(sql: "INSERT OR IGNORE INTO osm_coastline (way) VALUES (?)")
+                for way in encoded.coastlineWays { try coast.execute(arguments: [way]) }
                 if let state = encoded.state { try OSMMirror.writeState(state, db) }
             }
         } catch {
@@ -80,15 +82,31 @@ public final class OSMMirror {
     }
 
     static func state(_ db: Database) throws -> OSMMirrorState? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT sequence, timestamp, source FROM osm_state WHERE id = 1") else { return nil }
-        return OSMMirrorState(sequence: row[0], timestamp: row[1], source: row[2])
+        guard let row = try Row.fetchOne(db, sql: "SELECT sequence, timestamp, source, box FROM osm_state WHERE id = 1") else { return nil }
+        // The box as "west,south,east,north" (migration v10; none before).
+        let edges = (row[3] as String?)?.split(separator: ",").compactMap { Double($0) } ?? []
+        let box = edges.count == 4 ? Coastline.Box(west: edges[0], south: edges[1], east: edges[2], north: edges[3]) : nil
+        return OSMMirrorState(sequence: row[0], timestamp: row[1], source: row[2], box: box)
     }
 
     static func writeState(_ state: OSMMirrorState, _ db: Database) throws {
+        let box = state.box.map { "\($0.west),\($0.south),\($0.east),\($0.north)" }
         try db.execute(
-            sql: "INSERT OR REPLACE INTO osm_state (id, sequence, timestamp, source) VALUES (1, ?, ?, ?)",
-            arguments: [state.sequence, state.timestamp, state.source]
+            sql: "INSERT OR REPLACE INTO osm_state (id, sequence, timestamp, source, box) VALUES (1, ?, ?, ?, ?)",
+            arguments: [state.sequence, state.timestamp, state.source, box]
         )
+    }
+
+    /// The `natural=coastline` ways, by id.
+    public func coastlineWays() throws -> [Int64] { try Int64.fetchAll(db, sql: "SELECT way FROM osm_coastline ORDER BY way") }
+
+    /// Records whether way `id` is a coastline now.
+    public func setCoastline(_ id: Int64, _ isCoastline: Bool) throws {
+        if isCoastline {
+            try db.execute(sql: "INSERT OR IGNORE INTO osm_coastline (way) VALUES (?)", arguments: [id])
+        } else {
+            try db.execute(sql: "DELETE FROM osm_coastline WHERE way = ?", arguments: [id])
+        }
     }
 
     public func state() throws -> OSMMirrorState? { try Self.state(db) }
@@ -320,7 +338,14 @@ public final class OSMMirror {
     /// `osm-n1#2` is the object's too) with `added`, keeping the store's order (by object type, then id, as an
     /// extract is sorted), and gives the addresses a new generation.
     /// - Returns: every house and street line after the change, and the new generation.
-    public func replaceAddresses(of objects: Set<String>, with added: AddressData) throws -> (data: AddressData, generation: String) {
+    /// - Parameter sea: the sea made again (nil: the sea stays as it is).
+    public func replaceAddresses(
+        of objects: Set<String>,
+        with added: AddressData,
+        sea newSea: [MapArea]? = nil
+    ) throws -> (
+        data: AddressData, generation: String
+    ) {
         // By (type, id) keys, not strings: millions of houses are looked at, a few thousand objects changed.
         var changed = Set<Int64>()
         for id in objects { if let key = OSMObjectKey.order(of: id) { changed.insert(OSMObjectKey.packed(key)) } }
@@ -335,7 +360,7 @@ public final class OSMMirror {
         // The areas of the objects replaced, in object order; the sea (no object's) stays last.
         let keptAreas = try CatalogStore.areas(db).filter { !objects.contains($0.id) }
         let (objectAreas, sea) = (keptAreas.filter { !$0.id.hasPrefix(MapArea.seaPrefix) }, keptAreas.filter { $0.id.hasPrefix(MapArea.seaPrefix) })
-        let areas = OSMObjectKey.merged(objectAreas, OSMObjectKey.inOrder(added.areas, id: \.id), id: \.id) + sea
+        let areas = OSMObjectKey.merged(objectAreas, OSMObjectKey.inOrder(added.areas, id: \.id), id: \.id) + (newSea ?? sea)
         try CatalogStore.writeAreas(areas, db)
         let generation = UUID().uuidString
         try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])

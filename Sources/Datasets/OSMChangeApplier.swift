@@ -86,6 +86,10 @@ extension OSMImporter {
             for id in ways.keys { if let old = try mirror.way(id) { oldWayRefs[id] = old.refs } }
             var affectedRelations = Set(relations.keys)
             for id in affectedWays { affectedRelations.formUnion(try mirror.relations(using: id)) }
+            // The sea is made again from every coastline way when the file touches one (or makes one).
+            let remakesSea =
+                !affectedWays.isDisjoint(with: try mirror.coastlineWays())
+                || ways.values.contains { $0?.tags["natural"] == "coastline" }
 
             // The mirror as the file leaves it: nodes, then relations (which ways are members), then ways.
             for (id, node) in nodes {
@@ -114,6 +118,7 @@ extension OSMImporter {
             }
             for (id, way) in ways {
                 if let old = oldWayRefs[id] { try mirror.removeWay(id, from: old) }
+                try mirror.setCoastline(id, way?.tags["natural"] == "coastline")
                 guard let way else {
                     try mirror.deleteWay(id)
                     continue
@@ -220,11 +225,18 @@ extension OSMImporter {
             added.addresses = OSMObjectKey.inOrder(added.addresses, id: \.id)
             added.streets = OSMObjectKey.inOrder(added.streets, id: \.id)
             added.areas = OSMObjectKey.inOrder(added.areas, id: \.id)
-            let (addresses, generation) = try mirror.replaceAddresses(of: objects, with: added)
+            var sea: [MapArea]?
+            if remakesSea, let box = state.box {
+                let made = OSMImporter.sea(try coastline(), box: box)
+                sea = made.areas
+                report.problems += made.problems.map { ImportProblem(file: name, line: 0, reason: $0) }
+                report.problemCount += made.problems.count
+            }
+            let (addresses, generation) = try mirror.replaceAddresses(of: objects, with: added, sea: sea)
             report.houses = added.addresses.count
             report.streets = added.streets.count
-            report.problems = made.report.problems
-            report.problemCount = made.report.problemCount
+            report.problems = made.report.problems + report.problems
+            report.problemCount += made.report.problemCount
 
             if let newest = timestamp ?? change.newestTimestamp, state.timestamp.map({ Self.instant($0) < Self.instant(newest) }) ?? true {
                 state.timestamp = newest
@@ -237,6 +249,27 @@ extension OSMImporter {
             var result = OSMChangeResult()
             (result.changes, result.addresses, result.addressGeneration, result.report) = (changes, addresses, generation, report)
             return result
+        }
+
+        /// The stretches of the coastline ways whose nodes the data has, from the mirror as the file leaves it, in
+        /// way order (as an import reads them).
+        func coastline() throws -> [Coastline.Piece] {
+            var pieces: [Coastline.Piece] = []
+            for id in try mirror.coastlineWays() {
+                guard let refs = try mirror.way(id)?.refs else { continue }
+                var piece = Coastline.Piece(ids: [], points: [])
+                for ref in refs {
+                    if let node = try mirror.node(ref) {
+                        piece.ids.append(ref)
+                        piece.points.append((Double(node.latitude) / 1e7, Double(node.longitude) / 1e7))
+                    } else {
+                        if piece.ids.count >= 2 { pieces.append(piece) }
+                        piece = Coastline.Piece(ids: [], points: [])
+                    }
+                }
+                if piece.ids.count >= 2 { pieces.append(piece) }
+            }
+            return pieces
         }
 
         /// Each object's last action, checking that a modify or delete names an object the data has.
@@ -280,6 +313,6 @@ extension OSMImporter {
         let highway = tags["highway"]
         return (tags["name"] != nil && mapping.category({ tags[$0] }) != nil) || tags["addr:housenumber"] != nil
             || (highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil) || tags["addr:interpolation"] != nil
-            || MapArea.kind({ tags[$0] }) != nil
+            || MapArea.kind({ tags[$0] }) != nil || tags["natural"] == "coastline"
     }
 }

@@ -271,8 +271,9 @@ public struct OSMImporter: Sendable {
         var relations: [OSMRelation] = []
         /// The ways with output and their tags, for the mirror change files are applied to.
         var outputWays: [(Int64, [OSMTag])] = []
-        /// The stretches of `natural=coastline` ways the file has, for the sea (`Coastline`).
+        /// The stretches of `natural=coastline` ways the file has, for the sea (`Coastline`), and the ways' ids.
         var coastline: [Coastline.Piece] = []
+        var coastlineWays: [Int64] = []
 
         init(importer: OSMImporter, file: String, offset: Int, nodes: FrozenNodes?) {
             (self.importer, self.file, self.offset, self.nodes) = (importer, file, offset, nodes)
@@ -342,9 +343,12 @@ public struct OSMImporter: Sendable {
             let wantsStreet = highway != nil && !OSMImporter.notStreets.contains(highway!) && tags["name"] != nil
             let interpolation = tags["addr:interpolation"]
             let areaKind = way.isClosed ? MapArea.kind({ tags[$0] }) : nil
-            if tags["natural"] == "coastline" { takeCoastline(way) }
-            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil else { return }
+            let isCoastline = tags["natural"] == "coastline"
+            if isCoastline { takeCoastline(way) }
+            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil || isCoastline else { return }
             if importer.keepsMirror { outputWays.append((way.id, tags)) }
+            // A coastline is output of the whole file (the sea), made once it is read (`State.addSea`).
+            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil else { return }
             let points = try self.points(of: "way \(way.id)", way.refs)
             guard !points.isEmpty else { return }
             let id = OSMImporter.objectID("osm-w", way.id)
@@ -403,6 +407,7 @@ public struct OSMImporter: Sendable {
 
         /// The stretches of a coastline way whose nodes the file has.
         mutating func takeCoastline(_ way: OSMWay) {
+            coastlineWays.append(way.id)
             guard let store = nodes?.store else { return }
             var piece = Coastline.Piece(ids: [], points: [])
             var hint = -1
@@ -530,6 +535,9 @@ public struct OSMImporter: Sendable {
         var wayTags: [Int64: [OSMTag]] = [:]
         var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
         var coastline: [Coastline.Piece] = []
+        var coastlineWays: [Int64] = []
+        /// The box the sea was closed along (set by `addSea`), kept with the mirror for change files.
+        var box: Coastline.Box?
 
         init(importer: OSMImporter, file: String) {
             self.importer = importer
@@ -570,6 +578,7 @@ public struct OSMImporter: Sendable {
             add(piece.result, unlocated: piece.unlocated)
             for (id, tags) in piece.outputWays { wayTags[id] = tags }
             coastline += piece.coastline
+            coastlineWays += piece.coastlineWays
             if piece.nodes == nil && !piece.ways.isEmpty {
                 // The block where the nodes end: its ways are converted here, now that its nodes are in.
                 var ways = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
@@ -578,6 +587,7 @@ public struct OSMImporter: Sendable {
                 add(ways.result, unlocated: ways.unlocated)
                 for (id, tags) in ways.outputWays { wayTags[id] = tags }
                 coastline += ways.coastline
+                coastlineWays += ways.coastlineWays
             }
             for way in piece.ways { ways.append(way.id, way.refs) }
             guard !piece.relations.isEmpty else { return }
@@ -611,6 +621,8 @@ public struct OSMImporter: Sendable {
             (mirror.wayIDs, mirror.wayStarts, mirror.wayRefs) = (ways.ids, ways.starts, ways.refs)
             mirror.wayTags = wayTags
             mirror.relations = relations
+            mirror.coastlineWays = coastlineWays
+            mirror.state.box = box
             mirror.state.timestamp = timestamp
             return mirror
         }
@@ -637,8 +649,9 @@ public struct OSMImporter: Sendable {
 
         /// The sea the coastline bounds, within the file's box (or its nodes' box when the header has none).
         mutating func addSea(box header: (west: Double, south: Double, east: Double, north: Double)?) throws(ImportError) {
-            guard !coastline.isEmpty else { return }
             var box = header.map { Coastline.Box(west: $0.west, south: $0.south, east: $0.east, north: $0.north) }
+            self.box = box
+            guard !coastline.isEmpty else { return }
             if box == nil, let frozen {
                 var b = Coastline.Box(west: .infinity, south: .infinity, east: -.infinity, north: -.infinity)
                 let coordinates = frozen.store.allCoordinates
@@ -648,6 +661,7 @@ public struct OSMImporter: Sendable {
                     (b.south, b.north) = (min(b.south, latitude), max(b.north, latitude))
                 }
                 box = b
+                self.box = b
             }
             let (sea, problems) = OSMImporter.sea(coastline, box: box ?? Coastline.Box(west: 0, south: 0, east: 0, north: 0))
             var note = Piece(importer: importer, file: file, offset: 0, nodes: nil)

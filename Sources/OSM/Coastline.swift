@@ -17,7 +17,7 @@ public enum Coastline {
     }
 
     /// The extract's box in degrees.
-    public struct Box: Sendable {
+    public struct Box: Sendable, Equatable {
         public var west, south, east, north: Double
 
         public init(west: Double, south: Double, east: Double, north: Double) {

@@ -209,7 +209,10 @@ public final class PBFReader {
                             if f.type == .varint, (1...4).contains(f.number) { edges[f.number] = try box.sint64() } else { try box.skip(f.type) }
                         }
                         if let left = edges[1], let right = edges[2], let top = edges[3], let bottom = edges[4] {
-                            header.bbox = (Double(left) * 1e-9, Double(bottom) * 1e-9, Double(right) * 1e-9, Double(top) * 1e-9)
+                            // Nanodegrees to OSM's 1e-7°, truncated as libosmium reads them (osmium writes them back
+                            // so): the box the sea is closed along is then the same whoever read the header.
+                            func degrees(_ nano: Int64) -> Double { Double(nano / 100) / 1e7 }
+                            header.bbox = (degrees(left), degrees(bottom), degrees(right), degrees(top))
                         }
                     case (4, .lengthDelimited): header.requiredFeatures.append(try reader.string(try reader.lengthDelimited()))
                     case (5, .lengthDelimited): header.optionalFeatures.append(try reader.string(try reader.lengthDelimited()))

@@ -75,14 +75,7 @@ public enum MapAreaBlock {
             out.varint(UInt64(area.rings.count))
             for ring in area.rings {
                 out.varint(ring.outer ? 1 : 0)
-                out.varint(UInt64(ring.points.count))
-                var (latitude, longitude): (Int64, Int64) = (0, 0)
-                for point in ring.points {
-                    let (y, x) = (Int64(AddressData.storedUnits(point.latitude)), Int64(AddressData.storedUnits(point.longitude)))
-                    out.signed(y - latitude)
-                    out.signed(x - longitude)
-                    (latitude, longitude) = (y, x)
-                }
+                out.vertices(ring.points)
             }
         }
         return out.bytes
@@ -104,17 +97,7 @@ public enum MapAreaBlock {
             rings.reserveCapacity(ringCount)
             for _ in 0..<ringCount {
                 let outer = try reader.varint() == 1
-                let pointCount = Int(try reader.varint())
-                guard pointCount <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(pointCount) vertices") }
-                var points: [Coordinate2] = []
-                points.reserveCapacity(pointCount)
-                var (latitude, longitude): (Int64, Int64) = (0, 0)
-                for _ in 0..<pointCount {
-                    latitude &+= try reader.signed()
-                    longitude &+= try reader.signed()
-                    points.append(Coordinate2(Double(latitude) / 1e7, Double(longitude) / 1e7))
-                }
-                rings.append(MapArea.Ring(outer: outer, points: points))
+                rings.append(MapArea.Ring(outer: outer, points: try reader.vertices()))
             }
             areas.append(MapArea(id: id, kind: kind, name: name, rings: rings))
         }

@@ -26,6 +26,8 @@ public struct OSMMirrorImport: Sendable {
     public var wayTags: [Int64: [OSMTag]] = [:]
     /// Every relation: members and tags kept for multipolygons with output, nil for the rest.
     public var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
+    /// The `natural=coastline` ways (`osm_coastline`), which the sea is made from again when a change file touches one.
+    public var coastlineWays: [Int64] = []
     public var state = OSMMirrorState()
 
     public init() {}
@@ -39,9 +41,11 @@ public struct OSMMirrorState: Sendable, Equatable {
     public var timestamp: String?
     /// The replication source followed (a URL or a directory), if any.
     public var source: String?
+    /// The extract's box (its header's, else its nodes'), which the sea is closed along (`Coastline`).
+    public var box: Coastline.Box?
 
-    public init(sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) {
-        (self.sequence, self.timestamp, self.source) = (sequence, timestamp, source)
+    public init(sequence: Int? = nil, timestamp: String? = nil, source: String? = nil, box: Coastline.Box? = nil) {
+        (self.sequence, self.timestamp, self.source, self.box) = (sequence, timestamp, source, box)
     }
 }
 
@@ -57,6 +61,7 @@ public struct EncodedOSMMirror: Sendable {
     package var nodeBlocks: [Block] = []
     package var wayBlocks: [Block] = []
     package var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
+    package var coastlineWays: [Int64] = []
     /// Nil: no mirror (an import with `--no-updates`), so change files are refused.
     package var state: OSMMirrorState? = OSMMirrorState()
     /// Bytes of the blocks, for reports.
@@ -71,6 +76,7 @@ public struct EncodedOSMMirror: Sendable {
 
     public init(_ data: OSMMirrorImport) {
         relations = data.relations
+        coastlineWays = data.coastlineWays
         state = data.state
         var memberWays = Set<Int64>()
         for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }

@@ -19,14 +19,7 @@ public enum StreetBlock {
             for name in line.names { out.text(name) }
             optional(line.city, &out)
             optional(line.postcode, &out)
-            out.varint(UInt64(line.points.count))
-            var (latitude, longitude): (Int64, Int64) = (0, 0)
-            for point in line.points {
-                let (y, x) = (Int64(AddressData.storedUnits(point.latitude)), Int64(AddressData.storedUnits(point.longitude)))
-                out.signed(y - latitude)
-                out.signed(x - longitude)
-                (latitude, longitude) = (y, x)
-            }
+            out.vertices(line.points)
             out.varint(UInt64(line.numbers.count))
             for numbered in line.numbers {
                 out.varint(UInt64(numbered.vertex))
@@ -59,16 +52,7 @@ public enum StreetBlock {
             for _ in 0..<nameCount { names.append(try reader.text()) }
             let city = try optional(&reader)
             let postcode = try optional(&reader)
-            let pointCount = Int(try reader.varint())
-            guard pointCount <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(pointCount) vertices") }
-            var points: [Coordinate2] = []
-            points.reserveCapacity(pointCount)
-            var (latitude, longitude): (Int64, Int64) = (0, 0)
-            for _ in 0..<pointCount {
-                latitude &+= try reader.signed()
-                longitude &+= try reader.signed()
-                points.append(Coordinate2(Double(latitude) / 1e7, Double(longitude) / 1e7))
-            }
+            let points = try reader.vertices()
             let numberCount = Int(try reader.varint())
             guard numberCount <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(numberCount) numbered vertices") }
             var numbers: [NumberedVertex] = []
@@ -78,5 +62,37 @@ public enum StreetBlock {
             }
             lines.append(StreetLine(id: id, kind: kind, names: names, points: points, numbers: numbers, city: city, postcode: postcode))
         }
+    }
+}
+
+extension VarintWriter {
+    /// Vertices as the block formats keep them: their count, then each as zigzag differences from the one before in
+    /// units of 1e-7° (`AddressData.storedUnits`).
+    mutating func vertices(_ points: [Coordinate2]) {
+        varint(UInt64(points.count))
+        var (latitude, longitude): (Int64, Int64) = (0, 0)
+        for point in points {
+            let (y, x) = (Int64(AddressData.storedUnits(point.latitude)), Int64(AddressData.storedUnits(point.longitude)))
+            signed(y - latitude)
+            signed(x - longitude)
+            (latitude, longitude) = (y, x)
+        }
+    }
+}
+
+extension VarintReader {
+    /// Vertices written by `VarintWriter.vertices`.
+    mutating func vertices() throws(AddressBlock.CorruptBlock) -> [Coordinate2] {
+        let count = Int(try varint())
+        guard count <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(count) vertices") }
+        var points: [Coordinate2] = []
+        points.reserveCapacity(count)
+        var (latitude, longitude): (Int64, Int64) = (0, 0)
+        for _ in 0..<count {
+            latitude &+= try signed()
+            longitude &+= try signed()
+            points.append(Coordinate2(Double(latitude) / 1e7, Double(longitude) / 1e7))
+        }
+        return points
     }
 }

@@ -11,7 +11,7 @@ import Testing
 @testable import Catalog
 
 /// Change files applied to an imported extract, against an oracle: the same changes applied to the extract by
-/// `osmium apply-changes` (libosmium), then imported afresh. POIs, houses and streets must be equal, row for row.
+/// `osmium apply-changes` (libosmium), then imported afresh. POIs, houses, streets and map areas (the sea too) must be equal, row for row.
 /// The changes are drawn by scripts/osm/changes.py (every kind of create, modify and delete of nodes, ways and
 /// relations) from the printed seed.
 @Suite struct OSMChangeTests {
@@ -25,6 +25,13 @@ import Testing
     /// Runs `osmium` with `arguments`. - Throws: its standard error when it fails.
     static func osmium(_ arguments: [String]) throws { _ = try Tool.run("osmium", arguments) }
 
+    /// `extract` changed by `change` as `osmium apply-changes` makes it, with `extract`'s header box (which osmium
+    /// leaves out, and an import closes the sea along).
+    static func applyChanges(_ extract: String, _ change: String, into changed: String) throws {
+        try osmium(["apply-changes", extract, change, "-o", changed + ".unboxed.osm.pbf", "--overwrite"])
+        _ = try PythonScript.run(["scripts/osm/with_box.py", extract, changed + ".unboxed.osm.pbf", changed])
+    }
+
     /// A database with `extract` imported, as `poi import` makes it.
     func imported(_ extract: String, _ name: String) throws -> CatalogStore {
         let store = try CatalogStore(path: scratch.file(name))
@@ -32,15 +39,13 @@ import Testing
         return store
     }
 
-    /// Everything an import makes, as the store has it: POIs by id; houses, streets and the areas of ways and
-    /// relations in stored order. The sea is left out: a change file leaves it as imported (docs/ARCHITECTURE.md,
-    /// "Vector tiles").
+    /// Everything an import makes, as the store has it: POIs by id; houses, streets and map areas (the sea too) in
+    /// stored order.
     static func contents(_ store: CatalogStore) throws -> (pois: [POIRecord], houses: [AddressPoint], streets: [StreetLine], areas: [MapArea]) {
         var pois: [POIRecord] = []
         _ = try store.loadAll(blockSize: 10_000) { pois.append(contentsOf: $0) }
         let addresses = try store.loadAddresses()
-        let areas = addresses.areas.filter { !$0.id.hasPrefix(MapArea.seaPrefix) }
-        return (pois.sorted { $0.id < $1.id }, addresses.addresses, addresses.streets, areas)
+        return (pois.sorted { $0.id < $1.id }, addresses.addresses, addresses.streets, addresses.areas)
     }
 
     static func expectEqual(_ ours: CatalogStore, _ fresh: CatalogStore, _ what: String) throws {
@@ -79,7 +84,7 @@ import Testing
             let change = scratch.file("change-\(step).osc.gz")
             _ = try PythonScript.run(["scripts/osm/changes.py", extract, change, "--seed", "\(seed + UInt64(step))", "--changes", "250"])
             let changed = scratch.file("changed-\(step).osm.pbf")
-            try Self.osmium(["apply-changes", extract, change, "-o", changed, "--overwrite"])
+            try Self.applyChanges(extract, change, into: changed)
             let result = try Self.importer.apply(try OSMChange.read(change), name: "change-\(step)", to: ours)
             #expect(result.report.nodes > 0 && result.report.ways > 0)
             try Self.expectEqual(ours, try imported(changed, "fresh-\(step).sqlite"), "after change \(step) (SEED=\(seed))")
@@ -95,9 +100,38 @@ import Testing
         let change = scratch.file("change.osc.gz")
         _ = try PythonScript.run(["scripts/osm/changes.py", extract, change, "--seed", "\(seed)", "--changes", "400"])
         let changed = scratch.file("changed.osm.pbf")
-        try Self.osmium(["apply-changes", extract, change, "-o", changed, "--overwrite"])
+        try Self.applyChanges(extract, change, into: changed)
         _ = try Self.importer.apply(try OSMChange.read(change), name: "change", to: ours)
         try Self.expectEqual(ours, try imported(changed, "fresh.sqlite"), "Helsinki (SEED=\(seed))")
+    }
+
+    /// Moving two nodes of Helsinki's coastline (one in the middle of a shore, one at the extract's edge) and deleting
+    /// a coastline way makes the sea again, as a fresh import of the changed extract makes it.
+    @Test func aMovedCoastlineRemakesTheSea() throws {
+        let extract = Repository.path("data/Helsinki.osm.pbf")
+        let ours = try imported(extract, "ours.sqlite")
+        let before = try ours.loadAddresses().areas.filter { $0.id.hasPrefix(MapArea.seaPrefix) }
+        #expect(!before.isEmpty, "the Helsinki extract has a sea")
+        for (step, body) in [
+            #"""
+            <modify>
+              <node id="25453710" version="100" timestamp="2026-01-01T00:00:00Z" lat="60.1764" lon="24.9472"/>
+              <node id="60072245" version="100" timestamp="2026-01-01T00:00:00Z" lat="60.1665" lon="24.9528"/>
+            </modify>
+            """#,
+            #"<delete><way id="499729175" version="100" timestamp="2026-01-02T00:00:00Z"/></delete>"#,
+        ].enumerated() {
+            let change = scratch.write(
+                "coast-\(step).osc",
+                #"<?xml version="1.0" encoding="UTF-8"?><osmChange version="0.6" generator="test">"# + body + "</osmChange>"
+            )
+            let source = step == 0 ? extract : scratch.file("coast-0.osm.pbf")
+            let changed = scratch.file("coast-\(step).osm.pbf")
+            try Self.applyChanges(source, change, into: changed)
+            _ = try Self.importer.apply(try OSMChange.read(change), name: "coast-\(step)", to: ours)
+            try Self.expectEqual(ours, try imported(changed, "coast-fresh-\(step).sqlite"), "coastline change \(step)")
+        }
+        #expect(try ours.loadAddresses().areas.filter { $0.id.hasPrefix(MapArea.seaPrefix) } != before, "the sea moved")
     }
 
     /// Bad change files are refused by name, and leave the database exactly as it was.
@@ -170,7 +204,7 @@ import Testing
             try FileManager.default.createDirectory(atPath: (name as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             _ = try PythonScript.run(["scripts/osm/changes.py", extract, name + ".osc.gz", "--seed", "\(sequence)", "--changes", "60"])
             let changed = scratch.file("changed-\(sequence).osm.pbf")
-            try Self.osmium(["apply-changes", extract, name + ".osc.gz", "-o", changed, "--overwrite"])
+            try Self.applyChanges(extract, name + ".osc.gz", into: changed)
             extract = changed
             try write("sequenceNumber=\(sequence)\ntimestamp=2026-01-01T00\\:0\(sequence - 100)\\:00Z\n", name + ".state.txt")
         }

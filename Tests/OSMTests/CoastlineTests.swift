@@ -31,21 +31,24 @@ import Testing
         return best.sea
     }
 
-    /// The side of the nearest segment, however near a vertex (for placing islands: far from every segment).
+    /// The side of the nearest segment, for placing islands; nil when the nearest point is a vertex (at a corner the
+    /// nearest segment's side is not the side of the shore).
     static func side(_ p: Point, _ pieces: [Coastline.Piece]) -> (distance: Double, sea: Bool)? {
         let scale = cos(p.latitude * .pi / 180)
-        var best: (distance: Double, sea: Bool)?
+        var best: (distance: Double, sea: Bool, inside: Bool)?
         for piece in pieces {
             for (a, b) in zip(piece.points, piece.points.dropFirst()) {
                 let (ax, ay, bx, by) = (a.longitude * scale, a.latitude, b.longitude * scale, b.latitude)
                 let (px, py) = (p.longitude * scale, p.latitude)
                 let (dx, dy) = (bx - ax, by - ay)
-                let t = min(1, max(0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+                let u = ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)
+                let t = min(1, max(0, u))
                 let distance = hypot(px - (ax + t * dx), py - (ay + t * dy))
-                if best == nil || distance < best!.distance { best = (distance, dx * (py - ay) - dy * (px - ax) < 0) }
+                if best == nil || distance < best!.distance { best = (distance, dx * (py - ay) - dy * (px - ax) < 0, u > 0 && u < 1) }
             }
         }
-        return best
+        guard let best, best.inside else { return nil }
+        return (best.distance, best.sea)
     }
 
     static func inside(_ polygons: [Coastline.Polygon], _ p: Point) -> Bool {
@@ -112,7 +115,7 @@ import Testing
         var random = testRandom("theSeaIsWhatLiesRightOfTheCoastline")
         var judged = 0
         var sea = 0
-        for round in 0..<40 {
+        for round in 0..<60 {
             let box = Coastline.Box(west: 24.90, south: 60.10, east: 24.90 + random.uniform(0.02...0.2), north: 60.10 + random.uniform(0.01...0.1))
             let pieces = Self.shores(&random, box)
             let (polygons, problems) = Coastline.sea(pieces, box: box)
@@ -129,7 +132,7 @@ import Testing
                 }
             }
         }
-        #expect(judged > 2_000 && sea > 500 && judged - sea > 500, "judged \(judged) points, \(sea) of them sea")
+        #expect(judged > 1_500 && sea > 400 && judged - sea > 400, "judged \(judged) points, \(sea) of them sea")
     }
 
     @Test func onlyIslandsMakeTheBoxTheSea() {

@@ -9,9 +9,10 @@ import TextIndex
 /// the addresses changes, `StoreOfRecord.addressGeneration`) and the text analyzer's version, and used only while
 /// both match.
 extension AddressIndex {
-    /// "ADR" and a version: 5, the map areas last (4: each line's name count as a number (3: as the length of an array of zeros; 2: a
-    /// house's street, place, unit, postcode and city each its own text number; 1: houses in an R-tree).
-    static let snapshotFormat: UInt32 = 0x4144_5205
+    /// "ADR" and a version: 6, the map areas as flat arrays (5: the map areas as one block; 4: each line's name count
+    /// as a number; 3: as the length of an array of zeros; 2: a house's street, place, unit, postcode and city each its
+    /// own text number; 1: houses in an R-tree).
+    static let snapshotFormat: UInt32 = 0x4144_5206
 
     static func snapshotKey(generation: String) -> String { "addresses \(generation); analyzer \(InvertedIndex.snapshotVersion)" }
 
@@ -90,7 +91,7 @@ extension AddressIndex {
         try houseGrid.cells.write(to: file)
         try segments.cells.write(to: file)
         file.mark()
-        try file.write(MapAreaBlock.encode(areas.areas))
+        try areas.write(to: file)
         try file.commit()
     }
 
@@ -181,15 +182,7 @@ extension AddressIndex {
 
         let houseGrid = HouseGrid(cells: try CellTable(snapshot: file))
         let segments = SegmentGrid(lines: lines, cells: try CellTable(snapshot: file))
-        let areaBytes: [UInt8] = try file.read()
-        var areas: [MapArea] = []
-        do {
-            try areaBytes.withUnsafeBytes { bytes in try MapAreaBlock.decode(bytes, into: &areas) }
-        } catch let error as AddressBlock.CorruptBlock {
-            throw corrupt("map areas: \(error.reason)")
-        } catch {
-            throw corrupt("map areas: \(error)")
-        }
+        let areas = try MapAreaIndex(snapshot: file)
         guard file.isAtEnd, houseGrid.isConsistent(houseCount: houses.count), segments.isConsistent else {
             throw corrupt("sections of inconsistent sizes")
         }
@@ -209,7 +202,7 @@ extension AddressIndex {
             lineBoxes: lineBoxes,
             streetOfAddress: streetOfAddress,
             streetOfLine: streetOfLine,
-            areas: MapAreaIndex(areas)
+            areas: areas
         )
     }
 

@@ -1,24 +1,30 @@
 import GeoCore
 import Records
+import SnapshotFile
 
 /// The water and building areas of an import, found by box for the `base` tiles.
 ///
-/// One grid per kind, of cells 0.01° square (about 1 km): an area is listed in every cell its box covers, one that
-/// covers more than `largeCells` cells (a lake, the sea) in a short list of large areas looked at by every query
-/// instead. A box wider than `scanCells` cells (a tile at a low zoom) scans the kind's boxes instead of the grid.
+/// Kept as flat arrays, so that a snapshot serves them from its mapping and a country's buildings cost the pages
+/// tiles touch rather than objects in memory: every area encoded back to back (`MapAreaBlock`'s coding, one area
+/// a block), where each starts, each one's box, and per kind a grid of cells 0.01° square (about 1 km) listing the
+/// areas whose box meets the cell. An area whose box covers more than `largeCells` cells (a lake, the sea) is in
+/// that kind's short list of large areas instead, which every query looks at. A box of more than `scanCells` cells
+/// (a tile at a low zoom) looks at every area of the kind instead. Areas are decoded only when a query finds them.
 /// Immutable once built.
 public struct MapAreaIndex: Sendable {
-    /// In the order of the store (`AddressData.areas`).
-    public let areas: [MapArea]
+    /// The areas' bytes, one `MapAreaBlock` each, in the order of the store (`AddressData.areas`).
+    let bytes: FlatArray<UInt8>
+    /// `bytes[starts[i]..<starts[i + 1]]` is area i.
+    let starts: FlatArray<UInt64>
     /// Each area's box: west, south, east, north.
-    let boxes: [Double]
+    let boxes: FlatArray<Double>
+    /// Per kind (`Kind.allCases` order): the grid, the large areas and every area of the kind.
     let grids: [Grid]
 
     struct Grid: Sendable {
-        var cells: [Int64: [Int32]] = [:]
-        var large: [Int32] = []
-        /// Every area of the kind, for a query too wide for the cells.
-        var all: [Int32] = []
+        let cells: CellTable<UInt32>
+        let large: FlatArray<UInt32>
+        let all: FlatArray<UInt32>
     }
 
     static let cellDegrees = 0.01
@@ -28,57 +34,91 @@ public struct MapAreaIndex: Sendable {
     public static let empty = MapAreaIndex([])
 
     public init(_ areas: [MapArea]) {
-        self.areas = areas
-        var boxes: [Double] = []
+        var bytes = FlatArray<UInt8>()
+        var starts = FlatArray<UInt64>()
+        var boxes = FlatArray<Double>()
+        starts.reserveCapacity(areas.count + 1)
         boxes.reserveCapacity(4 * areas.count)
-        var grids = [Grid](repeating: Grid(), count: MapArea.Kind.allCases.count)
+        let kinds = MapArea.Kind.allCases
+        var entries = [[(key: Int64, item: UInt32)]](repeating: [], count: kinds.count)
+        var large = [[UInt32]](repeating: [], count: kinds.count)
+        var all = [[UInt32]](repeating: [], count: kinds.count)
         for (i, area) in areas.enumerated() {
+            starts.append(UInt64(bytes.count))
+            for byte in MapAreaBlock.encode(CollectionOfOne(area)) { bytes.append(byte) }
             guard let box = area.bounds else {
-                boxes += [1, 1, 0, 0]  // matches nothing
+                for edge in [1.0, 1, 0, 0] { boxes.append(edge) }  // matches nothing
                 continue
             }
-            boxes += [box.west, box.south, box.east, box.north]
-            let k = Self.kindNumber(area.kind)
-            grids[k].all.append(Int32(i))
+            for edge in [box.west, box.south, box.east, box.north] { boxes.append(edge) }
+            let k = kinds.firstIndex(of: area.kind)!
+            all[k].append(UInt32(i))
             let (rows, columns) = Self.cells(box)
             if rows.count * columns.count > Self.largeCells {
-                grids[k].large.append(Int32(i))
+                large[k].append(UInt32(i))
                 continue
             }
-            for row in rows { for column in columns { grids[k].cells[Self.key(row, column), default: []].append(Int32(i)) } }
+            for row in rows { for column in columns { entries[k].append((Self.key(row, column), UInt32(i))) } }
         }
+        starts.append(UInt64(bytes.count))
+        self.bytes = bytes
+        self.starts = starts
         self.boxes = boxes
-        self.grids = grids
+        grids = kinds.indices.map { k in Grid(cells: CellTable(entries[k]), large: FlatArray(large[k]), all: FlatArray(all[k])) }
     }
 
-    public var isEmpty: Bool { areas.isEmpty }
+    init(bytes: FlatArray<UInt8>, starts: FlatArray<UInt64>, boxes: FlatArray<Double>, grids: [Grid]) {
+        (self.bytes, self.starts, self.boxes, self.grids) = (bytes, starts, boxes, grids)
+    }
+
+    public var count: Int { starts.count - 1 }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Every area, decoded, in store order.
+    public var areas: [MapArea] { (0..<count).map { area($0) } }
 
     /// The areas of `kind` whose box meets `box`, in store order; at most `limit` (`truncated` when there were more).
     public func areas(of kind: MapArea.Kind, in box: BoundingBox, limit: Int) -> (areas: [MapArea], truncated: Bool) {
-        let grid = grids[Self.kindNumber(kind)]
+        let grid = grids[MapArea.Kind.allCases.firstIndex(of: kind)!]
         let (rows, columns) = Self.cells(box)
-        var found: [Int32]
+        var found: [UInt32] = []
         if rows.count * columns.count > Self.scanCells || grid.all.count < 64 {
-            found = grid.all.filter { meets(Int($0), box) }
+            for i in grid.all where meets(Int(i), box) { found.append(i) }
         } else {
-            var seen = Set<Int32>()
-            found = grid.large.filter { meets(Int($0), box) }
+            for i in grid.large where meets(Int(i), box) { found.append(i) }
             for row in rows {
                 for column in columns {
-                    for i in grid.cells[Self.key(row, column)] ?? [] where seen.insert(i).inserted && meets(Int(i), box) { found.append(i) }
+                    for k in grid.cells.items(of: Self.key(row, column)) {
+                        let i = grid.cells.items[k]
+                        if meets(Int(i), box) { found.append(i) }
+                    }
                 }
             }
             found.sort()
+            var unique = 0
+            for i in found.indices where i == 0 || found[i] != found[i - 1] {
+                found[unique] = found[i]
+                unique += 1
+            }
+            found.removeLast(found.count - unique)
         }
-        let truncated = found.count > limit
-        return (found.prefix(limit).map { areas[Int($0)] }, truncated)
+        return (found.prefix(limit).map { area(Int($0)) }, found.count > limit)
+    }
+
+    /// Area `i`, decoded from its bytes.
+    func area(_ i: Int) -> MapArea {
+        let (start, end) = (Int(starts[i]), Int(starts[i + 1]))
+        var out: [MapArea] = []
+        // The bytes were encoded here or checked when the snapshot was read (`isConsistent`).
+        bytes.withUnsafeBytes { all in try? MapAreaBlock.decode(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &out) }
+        return out.first ?? MapArea(id: "", kind: .water, rings: [])
     }
 
     /// The box around every area (nil: none).
     public var bounds: BoundingBox? {
-        guard !areas.isEmpty else { return nil }
         var (west, south, east, north) = (Double.infinity, Double.infinity, -Double.infinity, -Double.infinity)
-        for i in areas.indices where boxes[4 * i] <= boxes[4 * i + 2] {
+        for i in 0..<count where boxes[4 * i] <= boxes[4 * i + 2] {
             (west, south) = (min(west, boxes[4 * i]), min(south, boxes[4 * i + 1]))
             (east, north) = (max(east, boxes[4 * i + 2]), max(north, boxes[4 * i + 3]))
         }
@@ -88,8 +128,6 @@ public struct MapAreaIndex: Sendable {
     func meets(_ i: Int, _ box: BoundingBox) -> Bool {
         boxes[4 * i] <= box.east && boxes[4 * i + 2] >= box.west && boxes[4 * i + 1] <= box.north && boxes[4 * i + 3] >= box.south
     }
-
-    static func kindNumber(_ kind: MapArea.Kind) -> Int { kind == .water ? 0 : 1 }
 
     static func cells(_ box: BoundingBox) -> (rows: ClosedRange<Int>, columns: ClosedRange<Int>) {
         func cell(_ degrees: Double) -> Int { Int((degrees / cellDegrees).rounded(.down)) }
@@ -101,4 +139,50 @@ public struct MapAreaIndex: Sendable {
     }
 
     static func key(_ row: Int, _ column: Int) -> Int64 { Int64(row) << 32 | Int64(UInt32(bitPattern: Int32(column))) }
+
+    // MARK: Snapshot
+
+    func write(to file: SnapshotWriter) throws(SnapshotError) {
+        try file.write(bytes)
+        try file.write(starts)
+        try file.write(boxes)
+        for grid in grids {
+            try grid.cells.write(to: file)
+            try file.write(grid.large)
+            try file.write(grid.all)
+        }
+    }
+
+    /// The index as `write(to:)` wrote it, served from the mapping; every area's bytes decoded once to check them.
+    init(snapshot file: SnapshotReader) throws(SnapshotError) {
+        let bytes: FlatArray<UInt8> = try file.readFlat()
+        let starts: FlatArray<UInt64> = try file.readFlat()
+        let boxes: FlatArray<Double> = try file.readFlat()
+        var grids: [Grid] = []
+        for _ in MapArea.Kind.allCases {
+            grids.append(Grid(cells: try CellTable(snapshot: file), large: try file.readFlat(), all: try file.readFlat()))
+        }
+        self.init(bytes: bytes, starts: starts, boxes: boxes, grids: grids)
+        guard isConsistent else { throw .corrupt(path: file.path, reason: "map areas of inconsistent sizes or undecodable") }
+    }
+
+    /// The arrays agree with each other, and every area's bytes decode to one area.
+    var isConsistent: Bool {
+        guard let first = starts.first, first == 0, starts.last == UInt64(bytes.count), boxes.count == 4 * count,
+            zip(starts, starts.dropFirst()).allSatisfy({ $0 <= $1 })
+        else { return false }
+        let areaCount = UInt32(count)
+        for grid in grids {
+            guard grid.cells.isConsistent, grid.cells.items.allSatisfy({ $0 < areaCount }), grid.large.allSatisfy({ $0 < areaCount }),
+                grid.all.allSatisfy({ $0 < areaCount })
+            else { return false }
+        }
+        return bytes.withUnsafeBytes { all in
+            (0..<count).allSatisfy { i in
+                var out: [MapArea] = []
+                let range = Int(starts[i])..<Int(starts[i + 1])
+                return (try? MapAreaBlock.decode(UnsafeRawBufferPointer(rebasing: all[range]), into: &out)) != nil && out.count == 1
+            }
+        }
+    }
 }

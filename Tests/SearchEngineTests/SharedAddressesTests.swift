@@ -39,22 +39,43 @@ struct SharedAddressesTests {
                 postcode: "00100"
             )
         )
+        // Water and a building for the base tiles: every replica draws them too.
+        data.areas = [
+            MapArea(
+                id: "osm-r5",
+                kind: .water,
+                name: "Lampi",
+                rings: [
+                    MapArea.Ring(outer: true, points: [Coordinate2(60.2, 24.9), Coordinate2(60.2, 24.91), Coordinate2(60.2051234567, 24.905)]),
+                    MapArea.Ring(outer: false, points: [Coordinate2(60.201, 24.904), Coordinate2(60.201, 24.906), Coordinate2(60.202, 24.905)]),
+                ]
+            ),
+            MapArea(
+                id: MapArea.seaPrefix + "1",
+                kind: .water,
+                rings: [MapArea.Ring(outer: true, points: [Coordinate2(60.1, 24.8), Coordinate2(60.1, 24.9), Coordinate2(60.15, 24.85)])]
+            ),
+        ]
         let generation = try writer.replaceAddresses(data)
         #expect(try writer.addressGeneration() == generation)
         // What the store gives back is what was written, street vertices at OSM's precision (as SQLite keeps them).
         let stored = try writer.loadAddresses()
         #expect(stored.addresses == data.addresses)
         #expect(stored.streets == data.asStored.streets)
+        #expect(stored.areas == data.asStored.areas)
 
         // The replica that was running: the replacement is a write in the sequence, and its catch-up loads them.
         running.catchUp()
         #expect(try Self.answer(running, "Kirkkotie 7")?.id == "osm-w107")
+        let around = BoundingBox(uncheckedWest: 24.7, south: 60.0, east: 25.0, north: 60.3)
+        #expect(running.addresses.areas.areas(of: .water, in: around, limit: 10).areas == data.asStored.areas)
         // One started now opens with them, with its own snapshot of them.
         let policy = SearchEngine.SnapshotPolicy(path: scratch.file("replica.snapshot"))
         let later = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: policy)
         #expect(try Self.answer(later, "Kirkkotie 7")?.id == "osm-w107")
         let again = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: policy)
         #expect(again.addressStartup == "read from the snapshot", "\(again.addressStartup)")
+        #expect(again.addresses.areas.areas == data.asStored.areas, "the areas from the replica's snapshot")
 
         // Replaced again: the running replica follows, and nothing is loaded when the sequence moves for other writes.
         try writer.replaceAddresses(AddressSnapshotEngineTests.data(["Rantatie"], town: "Testby"))

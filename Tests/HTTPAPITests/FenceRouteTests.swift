@@ -171,8 +171,13 @@ import Testing
                 let start = clock.now
                 while distinct().count < stored.count, clock.now - start < .seconds(300) { try await Task.sleep(for: .milliseconds(20)) }
                 #expect(distinct() == stored, "the receiver got \(received.withLock { $0 }); the fence stored \(stored)")
-                let state = try json(try await client.execute(uri: "/v1/fences/hooked", method: .get))
-                #expect((state["webhookDelivered"] as? NSNumber)?.int64Value == stored.last)
+                // The sender records its progress once the receiver's answer is in: after the receiver has the event.
+                var state = try json(try await client.execute(uri: "/v1/fences/hooked", method: .get))
+                while (state["webhookDelivered"] as? NSNumber)?.int64Value != stored.last, clock.now - start < .seconds(300) {
+                    try await Task.sleep(for: .milliseconds(20))
+                    state = try json(try await client.execute(uri: "/v1/fences/hooked", method: .get))
+                }
+                #expect((state["webhookDelivered"] as? NSNumber)?.int64Value == stored.last, "the fence's delivery progress, awaited")
                 #expect((state["webhookDeadLetters"] as? NSNumber)?.intValue == 0)
             }
         }

@@ -257,17 +257,9 @@ extension OSMImporter {
             var pieces: [Coastline.Piece] = []
             for id in try mirror.coastlineWays() {
                 guard let refs = try mirror.way(id)?.refs else { continue }
-                var piece = Coastline.Piece(ids: [], points: [])
-                for ref in refs {
-                    if let node = try mirror.node(ref) {
-                        piece.ids.append(ref)
-                        piece.points.append((Double(node.latitude) / 1e7, Double(node.longitude) / 1e7))
-                    } else {
-                        if piece.ids.count >= 2 { pieces.append(piece) }
-                        piece = Coastline.Piece(ids: [], points: [])
-                    }
+                pieces += try Coastline.Piece.stretches(of: refs) { ref in
+                    try mirror.node(ref).map { (Double($0.latitude) / 1e7, Double($0.longitude) / 1e7) }
                 }
-                if piece.ids.count >= 2 { pieces.append(piece) }
             }
             return pieces
         }

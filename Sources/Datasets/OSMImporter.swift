@@ -345,10 +345,11 @@ public struct OSMImporter: Sendable {
             let areaKind = way.isClosed ? MapArea.kind({ tags[$0] }) : nil
             let isCoastline = tags["natural"] == "coastline"
             if isCoastline { takeCoastline(way) }
-            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil || isCoastline else { return }
+            let makesSomething = wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil
+            guard makesSomething || isCoastline else { return }
             if importer.keepsMirror { outputWays.append((way.id, tags)) }
             // A coastline is output of the whole file (the sea), made once it is read (`State.addSea`).
-            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil || areaKind != nil else { return }
+            guard makesSomething else { return }
             let points = try self.points(of: "way \(way.id)", way.refs)
             guard !points.isEmpty else { return }
             let id = OSMImporter.objectID("osm-w", way.id)
@@ -368,7 +369,6 @@ public struct OSMImporter: Sendable {
                 try place(id, tags, at: at)
             }
             // A street's or an interpolation's line only: most ways are buildings.
-            guard wantsPOI || wantsAddress || wantsStreet || interpolation != nil else { return }
             guard wantsStreet || interpolation != nil, points.count >= 2 else { return }
             let line = points.map { Coordinate2($0.latitude, $0.longitude) }
             if wantsStreet, line.count >= 2 {
@@ -409,18 +409,8 @@ public struct OSMImporter: Sendable {
         mutating func takeCoastline(_ way: OSMWay) {
             coastlineWays.append(way.id)
             guard let store = nodes?.store else { return }
-            var piece = Coastline.Piece(ids: [], points: [])
             var hint = -1
-            for ref in way.refs {
-                if let p = store.location(of: ref, hint: &hint) {
-                    piece.ids.append(ref)
-                    piece.points.append(p)
-                } else {
-                    if piece.ids.count >= 2 { coastline.append(piece) }
-                    piece = Coastline.Piece(ids: [], points: [])
-                }
-            }
-            if piece.ids.count >= 2 { coastline.append(piece) }
+            coastline += Coastline.Piece.stretches(of: way.refs) { store.location(of: $0, hint: &hint) }
         }
 
         mutating func take(_ relation: OSMRelation, ways: WayTable) throws(ImportError) {

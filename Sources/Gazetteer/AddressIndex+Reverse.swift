@@ -76,13 +76,7 @@ extension AddressIndex {
                 }
             }
             found += longLines
-            found.sort()
-            var unique = 0
-            for i in found.indices where i == 0 || found[i] != found[i - 1] {
-                found[unique] = found[i]
-                unique += 1
-            }
-            found.removeLast(found.count - unique)
+            found.sortAndRemoveRepeats()
         } else {
             found = (0..<Int32(lines.count)).map { $0 }
         }

@@ -95,13 +95,7 @@ public struct MapAreaIndex: Sendable {
                     }
                 }
             }
-            found.sort()
-            var unique = 0
-            for i in found.indices where i == 0 || found[i] != found[i - 1] {
-                found[unique] = found[i]
-                unique += 1
-            }
-            found.removeLast(found.count - unique)
+            found.sortAndRemoveRepeats()
         }
         return (found.prefix(limit).map { area(Int($0)) }, found.count > limit)
     }
@@ -184,5 +178,18 @@ public struct MapAreaIndex: Sendable {
                 return (try? MapAreaBlock.decode(UnsafeRawBufferPointer(rebasing: all[range]), into: &out)) != nil && out.count == 1
             }
         }
+    }
+}
+
+extension Array where Element: Comparable {
+    /// Sorts the elements and keeps one of each (the items several grid cells list, once each, in order).
+    mutating func sortAndRemoveRepeats() {
+        sort()
+        var unique = 0
+        for i in indices where i == 0 || self[i] != self[i - 1] {
+            self[unique] = self[i]
+            unique += 1
+        }
+        removeLast(count - unique)
     }
 }

@@ -14,6 +14,24 @@ public enum Coastline {
         public var points: [Point]
 
         public init(ids: [Int64], points: [Point]) { (self.ids, self.points) = (ids, points) }
+
+        /// The stretches of a way whose nodes `location` knows, each of two nodes or more: a way the extract cut
+        /// is one stretch per run of nodes inside it.
+        public static func stretches<E: Error>(of refs: [Int64], location: (Int64) throws(E) -> Point?) throws(E) -> [Piece] {
+            var pieces: [Piece] = []
+            var piece = Piece(ids: [], points: [])
+            for ref in refs {
+                if let p = try location(ref) {
+                    piece.ids.append(ref)
+                    piece.points.append(p)
+                } else {
+                    if piece.ids.count >= 2 { pieces.append(piece) }
+                    piece = Piece(ids: [], points: [])
+                }
+            }
+            if piece.ids.count >= 2 { pieces.append(piece) }
+            return pieces
+        }
     }
 
     /// The extract's box in degrees.

@@ -11,30 +11,18 @@ import Testing
 @Suite struct CoastlineTests {
     typealias Point = Coastline.Point
 
-    /// (is sea, judged) by the nearest segment of `pieces` (longitudes scaled to metres' shape).
+    /// Sea (true) or land by the nearest segment of `pieces`, when that segment is nearer than the box's edge and its
+    /// nearest point is inside it; nil (not judged) otherwise.
     static func oracle(_ p: Point, _ pieces: [Coastline.Piece], _ box: Coastline.Box) -> Bool? {
         let scale = cos((box.south + box.north) / 2 * .pi / 180)
-        var best: (distance: Double, inside: Bool, sea: Bool)?
-        for piece in pieces {
-            for (a, b) in zip(piece.points, piece.points.dropFirst()) {
-                let (ax, ay, bx, by) = (a.longitude * scale, a.latitude, b.longitude * scale, b.latitude)
-                let (px, py) = (p.longitude * scale, p.latitude)
-                let (dx, dy) = (bx - ax, by - ay)
-                let t = ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)
-                let clamped = min(1, max(0, t))
-                let distance = hypot(px - (ax + clamped * dx), py - (ay + clamped * dy))
-                if best == nil || distance < best!.distance { best = (distance, t > 0 && t < 1, dx * (py - ay) - dy * (px - ax) < 0) }
-            }
-        }
         let edge = min(box.north - p.latitude, p.latitude - box.south, (box.east - p.longitude) * scale, (p.longitude - box.west) * scale)
-        guard let best, best.inside, best.distance < edge, best.distance > 1e-7 else { return nil }
-        return best.sea
+        guard let side = side(p, pieces, scale: scale), side.distance < edge, side.distance > 1e-7 else { return nil }
+        return side.sea
     }
 
-    /// The side of the nearest segment, for placing islands; nil when the nearest point is a vertex (at a corner the
-    /// nearest segment's side is not the side of the shore).
-    static func side(_ p: Point, _ pieces: [Coastline.Piece]) -> (distance: Double, sea: Bool)? {
-        let scale = cos(p.latitude * .pi / 180)
+    /// The side of the nearest segment (longitudes scaled by `scale` to metres' shape): sea when the point is on its
+    /// right. Nil when the nearest point is a vertex (at a corner the nearest segment's side is not the shore's).
+    static func side(_ p: Point, _ pieces: [Coastline.Piece], scale: Double) -> (distance: Double, sea: Bool)? {
         var best: (distance: Double, sea: Bool, inside: Bool)?
         for piece in pieces {
             for (a, b) in zip(piece.points, piece.points.dropFirst()) {
@@ -93,7 +81,7 @@ import Testing
             let r = min(width * scale, height) * random.uniform(0.02...0.06)
             let shores = pieces
             let edge = min(box.north - cy, cy - box.south, (box.east - cx) * scale, (cx - box.west) * scale)
-            guard edge > 2 * r, let side = Self.side((cy, cx), shores), side.sea, side.distance > 2 * r else { continue }
+            guard edge > 2 * r, let side = Self.side((cy, cx), shores, scale: scale), side.sea, side.distance > 2 * r else { continue }
             var ids: [Int64] = []
             var points: [Point] = []
             for k in 0..<12 {

@@ -173,17 +173,19 @@ extension OSMImporter {
                 }
             }
             memberWays.finish()
-            var locations = NodeLocationStore()
+            var run = NodeLocationStore.Run()
             var numberIDs: [Int64] = []
             var numberValues: [Int] = []
             for id in neededNodes.sorted() {
                 guard let node = try mirror.node(id) else { continue }
-                locations.append(ids: [id], coordinates: [node.latitude, node.longitude])
+                run.append(id: id, latitude: node.latitude, longitude: node.longitude)
                 if node.number >= 0 {
                     numberIDs.append(id)
                     numberValues.append(Int(node.number))
                 }
             }
+            var locations = NodeLocationStore()
+            locations.append(run)
             locations.finish()
             let frozen = FrozenNodes(store: locations, numberIDs: numberIDs, numberValues: numberValues)
             var piece = Piece(importer: importer, file: name, offset: 0, nodes: frozen)

@@ -18,9 +18,9 @@ import Records
 ///
 /// One pass over the file, on every core: `ParallelBlockReader`'s threads decode blocks and turn their nodes and
 /// ways into POIs, addresses and streets (`Piece`); the reading thread gathers the pieces in file order (`State`):
-/// node locations into a `NodeLocationStore` (16 bytes a node) until the first block of ways, which waits for them,
-/// way node lists into a flat table for relations, which it converts itself. Memory grows with those two tables;
-/// the rest is a few blocks. An object that refers to a node or way the file lacks is reported with its id and
+/// node locations into a packed `NodeLocationStore` (about 6 bytes a node) until the first block of ways, which waits
+/// for them, way node lists into a packed `WayTable` for relations, which it converts itself. Memory grows with those
+/// two tables and with what the file makes (see docs/ARCHITECTURE.md, "Country scale"). An object that refers to a node or way the file lacks is reported with its id and
 /// imported from what is there (a clipped extract); under `strict` the first such problem, in file order, stops the
 /// import before anything is written.
 public struct OSMImporter: Sendable {
@@ -262,9 +262,8 @@ public struct OSMImporter: Sendable {
         var result = OSMImport()
         /// POIs (by index) whose tags lack a city or a country, placed by `locate` once the extract is read.
         var unlocated: [Int] = []
-        var nodeIDs: [Int64] = []
-        /// Each node's latitude and longitude in `NodeLocationStore` units, interleaved.
-        var nodeCoordinates: [Int32] = []
+        /// The block's nodes, packed here (on the block's thread) and appended to the store by `State.merge`.
+        var nodeRun = NodeLocationStore.Run()
         var numberIDs: [Int64] = []
         var numberValues: [Int] = []
         var ways: [OSMWay] = []
@@ -287,15 +286,12 @@ public struct OSMImporter: Sendable {
         }
 
         mutating func take(_ block: OSMBlock) throws(ImportError) {
-            nodeIDs.reserveCapacity(block.nodes.count)
-            nodeCoordinates.reserveCapacity(2 * block.nodes.count)
+            nodeRun.reserve(block.nodes.count)
             result.report.nodes += block.nodes.count
             // By index: each node's fields read where they lie, not the node (and its tags' array) copied.
             for i in block.nodes.indices {
                 let (id, latitude, longitude) = (block.nodes[i].id, block.nodes[i].latitude, block.nodes[i].longitude)
-                nodeIDs.append(id)
-                nodeCoordinates.append(NodeLocationStore.fixed(latitude))
-                nodeCoordinates.append(NodeLocationStore.fixed(longitude))
+                nodeRun.append(id: id, latitude: NodeLocationStore.fixed(latitude), longitude: NodeLocationStore.fixed(longitude))
                 guard !block.nodes[i].tags.isEmpty else { continue }
                 if let text = block.nodes[i].tags["addr:housenumber"], let number = OSMImporter.leadingNumber(text) {
                     numberIDs.append(id)
@@ -324,9 +320,9 @@ public struct OSMImporter: Sendable {
             var out: [AreaGeometry.Point] = []
             out.reserveCapacity(refs.count)
             var missing: [Int64] = []
-            var hint = -1
+            var cursor = NodeLocationStore.Cursor()
             for ref in refs {
-                if let p = store.location(of: ref, hint: &hint) { out.append(p) } else { missing.append(ref) }
+                if let p = store.location(of: ref, cursor: &cursor) { out.append(p) } else { missing.append(ref) }
             }
             if !missing.isEmpty {
                 let shown = missing.prefix(3).map(String.init).joined(separator: ", ")
@@ -381,8 +377,8 @@ public struct OSMImporter: Sendable {
                 let kind: StreetLine.Kind = interpolation == "odd" ? .odd : interpolation == "even" ? .even : .all
                 var numbers: [NumberedVertex] = []
                 var vertex = 0
-                var hint = -1
-                for ref in way.refs where nodes?.store.location(of: ref, hint: &hint) != nil {
+                var cursor = NodeLocationStore.Cursor()
+                for ref in way.refs where nodes?.store.location(of: ref, cursor: &cursor) != nil {
                     if let n = nodes?.number(of: ref) { numbers.append(NumberedVertex(vertex: vertex, number: n)) }
                     vertex += 1
                 }
@@ -409,8 +405,8 @@ public struct OSMImporter: Sendable {
         mutating func takeCoastline(_ way: OSMWay) {
             coastlineWays.append(way.id)
             guard let store = nodes?.store else { return }
-            var hint = -1
-            coastline += Coastline.Piece.stretches(of: way.refs) { store.location(of: $0, hint: &hint) }
+            var cursor = NodeLocationStore.Cursor()
+            coastline += Coastline.Piece.stretches(of: way.refs) { store.location(of: $0, cursor: &cursor) }
         }
 
         mutating func take(_ relation: OSMRelation, ways: WayTable) throws(ImportError) {
@@ -548,9 +544,9 @@ public struct OSMImporter: Sendable {
 
         /// Takes the next piece in file order.
         mutating func merge(_ piece: Piece, _ gate: NodeGate) throws(ImportError) {
-            if !piece.nodeIDs.isEmpty {
+            if piece.nodeRun.count > 0 {
                 if frozen == nil {
-                    nodes.append(ids: piece.nodeIDs, coordinates: piece.nodeCoordinates)
+                    nodes.append(piece.nodeRun)
                     numberIDs.append(contentsOf: piece.numberIDs)
                     numberValues.append(contentsOf: piece.numberValues)
                 } else if !lateNodesReported {
@@ -598,17 +594,19 @@ public struct OSMImporter: Sendable {
         func mirror(timestamp: String?) -> OSMMirrorImport {
             var mirror = OSMMirrorImport()
             if let frozen {
-                (mirror.nodeIDs, mirror.coordinates) = (frozen.store.allIDs, frozen.store.allCoordinates)
+                mirror.nodes = frozen.store
                 (mirror.numberIDs, mirror.numberValues) = (frozen.numberIDs, frozen.numberValues)
             } else {
                 var nodes = self.nodes
                 nodes.finish()
-                (mirror.nodeIDs, mirror.coordinates) = (nodes.allIDs, nodes.allCoordinates)
+                mirror.nodes = nodes
                 var numbers = self
                 numbers.sortNodeNumbers()
                 (mirror.numberIDs, mirror.numberValues) = (numbers.numberIDs, numbers.numberValues)
             }
-            (mirror.wayIDs, mirror.wayStarts, mirror.wayRefs) = (ways.ids, ways.starts, ways.refs)
+            var ways = self.ways
+            ways.finish()
+            mirror.ways = ways
             mirror.wayTags = wayTags
             mirror.relations = relations
             mirror.coastlineWays = coastlineWays
@@ -644,9 +642,8 @@ public struct OSMImporter: Sendable {
             guard !coastline.isEmpty else { return }
             if box == nil, let frozen {
                 var b = Coastline.Box(west: .infinity, south: .infinity, east: -.infinity, north: -.infinity)
-                let coordinates = frozen.store.allCoordinates
-                for i in stride(from: 0, to: coordinates.count - 1, by: 2) {
-                    let (latitude, longitude) = (Double(coordinates[i]) / 1e7, Double(coordinates[i + 1]) / 1e7)
+                frozen.store.forEachNode { _, fixedLatitude, fixedLongitude in
+                    let (latitude, longitude) = (Double(fixedLatitude) / 1e7, Double(fixedLongitude) / 1e7)
                     (b.west, b.east) = (min(b.west, longitude), max(b.east, longitude))
                     (b.south, b.north) = (min(b.south, latitude), max(b.north, latitude))
                 }
@@ -763,39 +760,5 @@ public struct OSMImporter: Sendable {
             }
         }
         return out
-    }
-}
-
-/// Way node lists in flat arrays, by id (binary search), for multipolygon relations that come after the ways.
-struct WayTable {
-    private(set) var ids: [Int64] = []
-    private(set) var starts: [Int] = [0]
-    private(set) var refs: [Int64] = []
-    private var order: [Int]?
-    private var sorted = true
-
-    mutating func append(_ id: Int64, _ wayRefs: [Int64]) {
-        if let last = ids.last, id <= last { sorted = false }
-        ids.append(id)
-        refs.append(contentsOf: wayRefs)
-        starts.append(refs.count)
-    }
-
-    mutating func finish() {
-        if !sorted && order == nil { order = ids.indices.sorted { ids[$0] < ids[$1] } }
-    }
-
-    func refs(of id: Int64) -> [Int64]? {
-        var low = 0
-        var high = ids.count
-        while low < high {
-            let mid = (low + high) >> 1
-            let value = order.map { ids[$0[mid]] } ?? ids[mid]
-            if value < id { low = mid + 1 } else { high = mid }
-        }
-        guard low < ids.count else { return nil }
-        let index = order.map { $0[low] } ?? low
-        guard ids[index] == id else { return nil }
-        return Array(refs[starts[index]..<starts[index + 1]])
     }
 }

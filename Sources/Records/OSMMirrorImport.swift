@@ -12,16 +12,13 @@ import OSM
 /// `osm_relation(id, members, tags)`, `osm_member(way, relation)` and `osm_state` (the replication sequence and the
 /// data's timestamp).
 public struct OSMMirrorImport: Sendable {
-    /// Node ids ascending; latitude and longitude in 1e-7°, interleaved.
-    public var nodeIDs: [Int64] = []
-    public var coordinates: [Int32] = []
+    /// Every node's location, ids ascending (`finish()`ed).
+    public var nodes = NodeLocationStore()
     /// House numbers of nodes (their leading number): ids ascending, beside their numbers.
     public var numberIDs: [Int64] = []
     public var numberValues: [Int] = []
-    /// Every way: ids in file order, `starts[i]..<starts[i + 1]` its node ids in `refs`.
-    public var wayIDs: [Int64] = []
-    public var wayStarts: [Int] = [0]
-    public var wayRefs: [Int64] = []
+    /// Every way's node ids, in file order.
+    public var ways = WayTable()
     /// The tags of the ways with output (POIs, houses, streets, interpolation lines), by way id.
     public var wayTags: [Int64: [OSMTag]] = [:]
     /// Every relation: members and tags kept for multipolygons with output, nil for the rest.
@@ -81,11 +78,12 @@ public struct EncodedOSMMirror: Sendable {
         var memberWays = Set<Int64>()
         for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }
         // The ways in id order (an extract sorted by type and id has them so already).
-        var order = Array(data.wayIDs.indices)
-        if data.wayIDs.indices.dropFirst().contains(where: { data.wayIDs[$0] <= data.wayIDs[$0 - 1] }) {
-            order.sort { data.wayIDs[$0] < data.wayIDs[$1] || (data.wayIDs[$0] == data.wayIDs[$1] && $0 < $1) }
+        let wayIDs = data.ways.ids
+        var order = Array(wayIDs.indices)
+        if wayIDs.indices.dropFirst().contains(where: { wayIDs[$0] <= wayIDs[$0 - 1] }) {
+            order.sort { wayIDs[$0] < wayIDs[$1] || (wayIDs[$0] == wayIDs[$1] && $0 < $1) }
             // The last of equal ids wins, as in a re-read.
-            order = order.enumerated().filter { k, i in k + 1 == order.count || data.wayIDs[order[k + 1]] != data.wayIDs[i] }.map(\.element)
+            order = order.enumerated().filter { k, i in k + 1 == order.count || wayIDs[order[k + 1]] != wayIDs[i] }.map(\.element)
         }
         nodeBlocks = Self.nodeBlocks(data, order: order, memberWays: memberWays)
         var out = VarintWriter()
@@ -94,14 +92,14 @@ public struct EncodedOSMMirror: Sendable {
             if count == 0 {
                 out = VarintWriter()
                 out.bytes.append(WayBlock.version)
-                first = data.wayIDs[i]
+                first = wayIDs[i]
                 (previousID, previousRef) = (0, 0)
             }
-            out.signed(data.wayIDs[i] &- previousID)
-            previousID = data.wayIDs[i]
+            out.signed(wayIDs[i] &- previousID)
+            previousID = wayIDs[i]
             WayBlock.append(
-                data.wayRefs[data.wayStarts[i]..<data.wayStarts[i + 1]],
-                data.wayTags[data.wayIDs[i]],
+                data.ways.refs(at: i),
+                data.wayTags[wayIDs[i]],
                 to: &out,
                 previousRef: &previousRef
             )
@@ -125,52 +123,28 @@ public struct EncodedOSMMirror: Sendable {
     }
 
     /// The nodes in blocks, each with the ways that use it — the ways with tags that make output, and the members of
-    /// the multipolygons kept — found by a counting sort on the nodes' slots (no sort of (node, way) pairs).
+    /// the multipolygons kept — as (node, way) pairs sorted by node then way: only the nodes of those ways take a
+    /// pair, not every node a slot (the untagged ways of a country's nodes have none).
     package static func nodeBlocks(_ data: OSMMirrorImport, order: [Int], memberWays: Set<Int64>) -> [Block] {
-        let nodes = data.nodeIDs
-        var counts = [Int32](repeating: 0, count: nodes.count + 1)
-        var slots: [Int32] = []
-        var owners: [Int64] = []
-        var hint = -1
-        func slot(_ id: Int64) -> Int? {
-            var s = hint + 1
-            if !(s >= 0 && s < nodes.count && nodes[s] == id) {
-                var (low, high) = (0, nodes.count)
-                while low < high {
-                    let mid = (low + high) >> 1
-                    if nodes[mid] < id { low = mid + 1 } else { high = mid }
-                }
-                guard low < nodes.count, nodes[low] == id else { return nil }
-                s = low
-            }
-            hint = s
-            return s
-        }
-        for i in order where data.wayTags[data.wayIDs[i]] != nil || memberWays.contains(data.wayIDs[i]) {
-            let refs = data.wayRefs[data.wayStarts[i]..<data.wayStarts[i + 1]]
-            for (k, ref) in zip(refs.indices, refs) {
+        let wayIDs = data.ways.ids
+        var uses: [(node: Int64, way: Int64)] = []
+        for i in order where data.wayTags[wayIDs[i]] != nil || memberWays.contains(wayIDs[i]) {
+            let refs = data.ways.refs(at: i)
+            for (k, ref) in refs.enumerated() {
                 // A closed way names its first node again at its end: once.
-                if k == refs.endIndex - 1 && refs.count > 1 && ref == refs.first { continue }
-                guard let s = slot(ref) else { continue }
-                slots.append(Int32(s))
-                owners.append(data.wayIDs[i])
-                counts[s + 1] += 1
+                if k == refs.count - 1 && refs.count > 1 && ref == refs[0] { continue }
+                uses.append((ref, wayIDs[i]))
             }
         }
-        for i in 1..<counts.count { counts[i] += counts[i - 1] }
-        var ways = [Int64](repeating: 0, count: slots.count)
-        var next = counts
-        for (s, way) in zip(slots, owners) {
-            ways[Int(next[Int(s)])] = way
-            next[Int(s)] += 1
-        }
-        slots = []
-        owners = []
+        // Ways in `order` are ascending, so a stable sort by node keeps each node's ways in way order.
+        uses.sort { $0.node < $1.node || ($0.node == $1.node && $0.way < $1.way) }
+        var use = 0
         var blocks: [Block] = []
         var out = VarintWriter()
         var previous = NodeBlock.Previous()
         var (count, first, n): (Int, Int64, Int) = (0, 0, 0)
-        for (i, id) in nodes.enumerated() {
+        var nodeWays: [Int64] = []
+        data.nodes.forEachNode { id, latitude, longitude in
             if count == 0 {
                 out = VarintWriter()
                 out.bytes.reserveCapacity(NodeBlock.size * 10)
@@ -180,11 +154,16 @@ public struct EncodedOSMMirror: Sendable {
             }
             while n < data.numberIDs.count && data.numberIDs[n] < id { n += 1 }
             let number = n < data.numberIDs.count && data.numberIDs[n] == id ? Int32(clamping: data.numberValues[n]) : -1
-            let nodeWays = ways[Int(counts[i])..<Int(counts[i + 1])]
+            while use < uses.count && uses[use].node < id { use += 1 }
+            nodeWays.removeAll(keepingCapacity: true)
+            while use < uses.count && uses[use].node == id {
+                nodeWays.append(uses[use].way)
+                use += 1
+            }
             NodeBlock.append(
                 id: id,
-                latitude: data.coordinates[2 * i],
-                longitude: data.coordinates[2 * i + 1],
+                latitude: latitude,
+                longitude: longitude,
                 number: number,
                 ways: nodeWays,
                 to: &out,

@@ -250,12 +250,87 @@ import Testing
             store.append(id: id, latitude: Double(id) / 1e4, longitude: 0)
         }
         store.finish()
-        var hint = -1
+        var cursor = NodeLocationStore.Cursor()
         var ref: Int64 = 1
         for _ in 0..<20_000 {
             ref = random.next() % 4 == 0 ? Int64(random.next() % UInt64(id + 10)) : ref + 1
-            let found = store.location(of: ref, hint: &hint)
+            let found = store.location(of: ref, cursor: &cursor)
             #expect(found?.latitude == store.location(of: ref)?.latitude, "node \(ref)")
+        }
+    }
+
+    /// The packed store against a dictionary: ids with gaps from 1 to 2^40, coordinates anywhere on the globe (the
+    /// extremes and large jumps included), appended one at a time and in runs as the import's threads make them;
+    /// every node found where it was put, every id between them not found, in order and at random.
+    @Test func packedNodesMatchADictionary() {
+        var random = testRandom("packedNodesMatchADictionary")
+        var truth: [Int64: (Int32, Int32)] = [:]
+        var ids: [Int64] = []
+        var store = NodeLocationStore()
+        var id: Int64 = -5
+        var run = NodeLocationStore.Run()
+        func coordinate(_ limit: Int32) -> Int32 {
+            switch random.next() % 5 {
+            case 0: return random.next() % 2 == 0 ? limit : -limit
+            case 1: return Int32(truncatingIfNeeded: Int64(random.next() % UInt64(2 * Int64(limit) + 1)) - Int64(limit))
+            default: return Int32(truncatingIfNeeded: Int64(random.next() % 2_000) - 1_000) / 3 + (limit / 7)
+            }
+        }
+        for _ in 0..<20_000 {
+            let gap = random.next() % 10 == 0 ? Int64(random.next() % (1 << 40)) : Int64(1 + random.next() % 3)
+            id += gap
+            let (latitude, longitude) = (coordinate(900_000_000), coordinate(1_800_000_000))
+            truth[id] = (latitude, longitude)
+            ids.append(id)
+            if random.next() % 3 == 0 {
+                store.append(run)
+                run = NodeLocationStore.Run()
+                store.append(id: id, latitude: Double(latitude) / 1e7, longitude: Double(longitude) / 1e7)
+            } else {
+                // A run of the nodes that follow, appended as one (a block of the file).
+                run.append(id: id, latitude: latitude, longitude: longitude)
+                if random.next() % 200 == 0 {
+                    store.append(run)
+                    run = NodeLocationStore.Run()
+                }
+            }
+        }
+        store.append(run)
+        store.finish()
+        #expect(store.count == ids.count)
+        var seen: [Int64] = []
+        store.forEachNode { id, latitude, longitude in
+            seen.append(id)
+            #expect(truth[id].map { $0 == (latitude, longitude) } == true, "node \(id)")
+        }
+        #expect(seen == ids)
+        var cursor = NodeLocationStore.Cursor()
+        for k in 0..<60_000 {
+            let probe = k % 3 == 0 ? ids[Int(random.next() % UInt64(ids.count))] + Int64(random.next() % 3) - 1 : ids[k % ids.count]
+            let found = k % 2 == 0 ? store.location(of: probe, cursor: &cursor) : store.location(of: probe)
+            let want = truth[probe].map { (Double($0.0) / 1e7, Double($0.1) / 1e7) }
+            #expect(found?.latitude == want?.0 && found?.longitude == want?.1, "node \(probe)")
+        }
+    }
+
+    /// Way node lists packed, against the lists themselves: found by id, in and out of order, missing ids not found.
+    @Test func packedWaysMatchTheirLists() {
+        var random = testRandom("packedWaysMatchTheirLists")
+        var truth: [Int64: [Int64]] = [:]
+        var table = WayTable()
+        for _ in 0..<3_000 {
+            let id = Int64(random.next() % 1_000_000)
+            let refs = (0..<Int(random.next() % 40)).map { _ in Int64(bitPattern: random.next()) >> Int64(random.next() % 64) }
+            if truth[id] == nil {
+                truth[id] = refs
+                table.append(id, refs)
+            }
+        }
+        table.finish()
+        for (id, refs) in truth { #expect(table.refs(of: id) == refs, "way \(id)") }
+        for _ in 0..<1_000 {
+            let id = Int64(random.next() % 1_000_000)
+            if truth[id] == nil { #expect(table.refs(of: id) == nil, "way \(id)") }
         }
     }
 

@@ -6,12 +6,17 @@ nothing, houses along them (nodes with addr:street + addr:housenumber, every fif
 the address instead), POIs (named nodes with amenity/shop tags), some multipolygon relations (an outer and an inner
 ring) and addr:interpolation lines. Deterministic for a seed.
 
-Usage: python3 scripts/osm/synthetic.py OUT.osm.pbf --nodes 20000 [--seed 42]
+With `--shape country` each street also gets what makes most of a country's nodes: a forest outline, an unnamed
+track and a stream (~200 untagged way nodes a street, ~90 % of all nodes), and three POIs instead of one in two
+streets: ~8 % of the nodes are addresses, ~1 % POIs, as in a real country extract.
+
+Usage: python3 scripts/osm/synthetic.py OUT.osm.pbf --nodes 20000 [--seed 42] [--shape city|country]
 Objects come out sorted (nodes, ways, relations; ids ascending), as real extracts are.
 """
 import argparse
 import os
 import random
+from math import cos, sin
 
 import osmium
 
@@ -26,6 +31,7 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--nodes", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--shape", choices=["city", "country"], default="city")
     args = parser.parse_args()
     rnd = random.Random(args.seed)
     if os.path.exists(args.out):
@@ -77,9 +83,21 @@ def main():
             else:
                 letter = "a" if number == 7 else ""
                 node(lat, lon, {"addr:street": name, "addr:housenumber": f"{number}{letter}", "addr:postcode": "00100", "addr:city": "Helsinki"})
-        if rnd.random() < 0.5:
-            k, v = rnd.choice(POI_TAGS)
-            node(base_lat + 0.0001, base_lon + 0.0001, {k: v, "name": f"{word} {v} {street}", "opening_hours": "Mo-Fr 08:00-18:00"})
+        for p in range(3 if args.shape == "country" else 1):
+            if args.shape == "country" or rnd.random() < 0.5:
+                k, v = rnd.choice(POI_TAGS)
+                node(base_lat + 0.0001 + p * 0.0003, base_lon + 0.0001, {k: v, "name": f"{word} {v} {street}", "opening_hours": "Mo-Fr 08:00-18:00"})
+        if args.shape == "country":
+            # The countryside around the street: nodes that only ways use, most of a country's nodes.
+            forest = []
+            for j in range(100):
+                t = j / 100 * 6.283185307179586
+                forest.append(node(base_lat + 0.0015 + 0.0008 * sin(t), base_lon + 0.004 + 0.0016 * cos(t)))
+            way(forest + [forest[0]], {"landuse": "forest"})
+            track = [node(base_lat + 0.0025 + rnd.uniform(-0.00005, 0.00005), base_lon + j * 0.00016) for j in range(50)]
+            way(track, {"highway": "track"})
+            stream = [node(base_lat + 0.0032 + 0.0002 * sin(j / 5), base_lon + j * 0.00016) for j in range(50)]
+            way(stream, {"waterway": "stream"})
         if street % 7 == 0:
             a = node(base_lat + 0.0002, base_lon + 0.003, {"addr:street": name, "addr:housenumber": "30"})
             b = node(base_lat + 0.0002, base_lon + 0.006, {"addr:street": name, "addr:housenumber": "40"})

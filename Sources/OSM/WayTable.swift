@@ -1,0 +1,63 @@
+/// Every way's node ids, packed, found by way id (binary search): what multipolygon relations are assembled from and
+/// what the mirror for change files keeps. A way's ids are a varint count and the differences from the previous id
+/// (zigzag varints): 1–3 bytes an id where plain arrays take 8. See docs/ARCHITECTURE.md, "Country scale".
+public struct WayTable: Sendable {
+    public private(set) var ids: [Int64] = []
+    private var addresses: [PackedBytes.Address] = []
+    private var bytes = PackedBytes()
+    private var order: [Int]?
+    private var sorted = true
+    private var scratch: [UInt8] = []
+
+    public init() {}
+
+    public var count: Int { ids.count }
+
+    public mutating func append(_ id: Int64, _ refs: some Collection<Int64>) {
+        if let last = ids.last, id <= last { sorted = false }
+        ids.append(id)
+        scratch.removeAll(keepingCapacity: true)
+        Varint.append(UInt64(refs.count), to: &scratch)
+        var previous: Int64 = 0
+        for ref in refs {
+            Varint.appendSigned(ref &- previous, to: &scratch)
+            previous = ref
+        }
+        addresses.append(scratch.withUnsafeBufferPointer { bytes.append($0) })
+    }
+
+    /// Ends the appends: ways that came out of id order get an index in id order.
+    public mutating func finish() {
+        if !sorted && order == nil { order = ids.indices.sorted { ids[$0] < ids[$1] } }
+    }
+
+    /// The node ids of the way at `index` (in the order appended).
+    public func refs(at index: Int) -> [Int64] {
+        bytes.withBytes(at: addresses[index]) { chunk, offset in
+            var position = offset
+            let n = Int(Varint.read(chunk, &position))
+            var out: [Int64] = []
+            out.reserveCapacity(n)
+            var previous: Int64 = 0
+            for _ in 0..<n {
+                previous = previous &+ Varint.readSigned(chunk, &position)
+                out.append(previous)
+            }
+            return out
+        }
+    }
+
+    /// The node ids of way `id`, or nil when the file has no such way. Call `finish()` after the last append.
+    public func refs(of id: Int64) -> [Int64]? {
+        var (low, high) = (0, ids.count)
+        while low < high {
+            let mid = (low + high) >> 1
+            let value = order.map { ids[$0[mid]] } ?? ids[mid]
+            if value < id { low = mid + 1 } else { high = mid }
+        }
+        guard low < ids.count else { return nil }
+        let index = order.map { $0[low] } ?? low
+        guard ids[index] == id else { return nil }
+        return refs(at: index)
+    }
+}

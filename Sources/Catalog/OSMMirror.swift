@@ -14,16 +14,17 @@ extension CatalogStore {
         """
 
     /// Replaces the mirror with an import's, in one transaction (beside the POIs and addresses that import wrote),
-    /// its blocks encoded already (`EncodedOSMMirror`, made on another thread while the POIs are written).
+    /// its blocks as `EncodedOSMMirror`'s thread encodes them (it starts while the POIs are written).
     public func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError) {
         do {
             try pool.write { db in
                 for table in ["osm_node_block", "osm_way_block", "osm_relation", "osm_member", "osm_state", "osm_coastline"] {
                     try db.execute(sql: "DELETE FROM \(table)")
                 }
-                for (table, blocks) in [("osm_node_block", encoded.nodeBlocks), ("osm_way_block", encoded.wayBlocks)] {
-                    let insert = try db.makeStatement(sql: "INSERT INTO \(table) (first, count, data) VALUES (?, ?, ?)")
-                    for block in blocks { try insert.execute(arguments: [block.first, block.count, Data(block.bytes)]) }
+                let nodes = try db.makeStatement(sql: "INSERT INTO osm_node_block (first, count, data) VALUES (?, ?, ?)")
+                let ways = try db.makeStatement(sql: "INSERT INTO osm_way_block (first, count, data) VALUES (?, ?, ?)")
+                try encoded.forEachBlock { table, block in
+                    try (table == .nodes ? nodes : ways).execute(arguments: [block.first, block.count, Data(block.bytes)])
                 }
                 let relation = try db.makeStatement(sql: "INSERT OR REPLACE INTO osm_relation (id, members, tags) VALUES (?, ?, ?)")
                 let member = try db.makeStatement(sql: "INSERT OR IGNORE INTO osm_member (way, relation) VALUES (?, ?)")

@@ -186,14 +186,13 @@ public struct OSMImporter: Sendable {
     @discardableResult
     public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
         // The mirror's blocks are encoded on a thread of their own while the POIs and addresses are written.
-        let mirror = result.mirror.map { data in Background { EncodedOSMMirror(data) } }
+        // Without one (`keepsMirror` off), an earlier import's mirror goes: change files are refused, not misapplied.
+        let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
+        defer { mirror.cancel() }
         let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
-        // Without one (`keepsMirror` off), an earlier import's mirror goes: change files are refused, not misapplied.
-        let encoded: EncodedOSMMirror
-        do { encoded = try mirror?.value() ?? .none } catch { throw .storage("encoding the OpenStreetMap mirror: \(error)") }
-        try store.replaceOSMMirror(encoded)
+        try store.replaceOSMMirror(mirror)
         return (removed, generation)
     }
 
@@ -517,8 +516,7 @@ public struct OSMImporter: Sendable {
         var frozen: FrozenNodes?
         var ways = WayTable()
         var lateNodesReported = false
-        /// The tags of the ways with output, and every relation (members and tags of multipolygons with output).
-        var wayTags: [Int64: [OSMTag]] = [:]
+        /// Every relation (members and tags of multipolygons with output).
         var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
         var coastline: [Coastline.Piece] = []
         var coastlineWays: [Int64] = []
@@ -562,7 +560,7 @@ public struct OSMImporter: Sendable {
             }
             if !piece.ways.isEmpty || !piece.relations.isEmpty { freezeNodes(gate) }
             add(piece.result, unlocated: piece.unlocated)
-            for (id, tags) in piece.outputWays { wayTags[id] = tags }
+            var outputTags = Dictionary(piece.outputWays, uniquingKeysWith: { $1 })
             coastline += piece.coastline
             coastlineWays += piece.coastlineWays
             if piece.nodes == nil && !piece.ways.isEmpty {
@@ -571,11 +569,11 @@ public struct OSMImporter: Sendable {
                 ways.ways = piece.ways
                 try ways.takeWays()
                 add(ways.result, unlocated: ways.unlocated)
-                for (id, tags) in ways.outputWays { wayTags[id] = tags }
+                for (id, tags) in ways.outputWays { outputTags[id] = tags }
                 coastline += ways.coastline
                 coastlineWays += ways.coastlineWays
             }
-            for way in piece.ways { ways.append(way.id, way.refs) }
+            for way in piece.ways { ways.append(way.id, way.refs, tags: outputTags[way.id]) }
             guard !piece.relations.isEmpty else { return }
             ways.finish()
             var relations = Piece(importer: importer, file: file, offset: piece.offset, nodes: frozen)
@@ -607,7 +605,6 @@ public struct OSMImporter: Sendable {
             var ways = self.ways
             ways.finish()
             mirror.ways = ways
-            mirror.wayTags = wayTags
             mirror.relations = relations
             mirror.coastlineWays = coastlineWays
             mirror.state.box = box

@@ -1,6 +1,8 @@
 /// Every way's node ids, packed, found by way id (binary search): what multipolygon relations are assembled from and
-/// what the mirror for change files keeps. A way's ids are a varint count and the differences from the previous id
-/// (zigzag varints): 1–3 bytes an id where plain arrays take 8. See docs/ARCHITECTURE.md, "Country scale".
+/// what the mirror for change files keeps, with the tags of the ways that make something. A way's ids are a varint
+/// count and the differences from the previous id (zigzag varints): 1–3 bytes an id where plain arrays take 8; its
+/// tags, if kept, a count and each key and value as a length and UTF-8 (a dictionary of tag arrays took ~200 bytes a
+/// way). See docs/ARCHITECTURE.md, "Country scale".
 public struct WayTable: Sendable {
     public private(set) var ids: [Int64] = []
     private var addresses: [PackedBytes.Address] = []
@@ -13,7 +15,7 @@ public struct WayTable: Sendable {
 
     public var count: Int { ids.count }
 
-    public mutating func append(_ id: Int64, _ refs: some Collection<Int64>) {
+    public mutating func append(_ id: Int64, _ refs: some Collection<Int64>, tags: [OSMTag]? = nil) {
         if let last = ids.last, id <= last { sorted = false }
         ids.append(id)
         scratch.removeAll(keepingCapacity: true)
@@ -22,6 +24,13 @@ public struct WayTable: Sendable {
         for ref in refs {
             Varint.appendSigned(ref &- previous, to: &scratch)
             previous = ref
+        }
+        Varint.append(UInt64(tags.map { $0.count + 1 } ?? 0), to: &scratch)
+        for tag in tags ?? [] {
+            for text in [tag.key, tag.value] {
+                Varint.append(UInt64(text.utf8.count), to: &scratch)
+                scratch.append(contentsOf: text.utf8)
+            }
         }
         addresses.append(scratch.withUnsafeBufferPointer { bytes.append($0) })
     }
@@ -44,6 +53,36 @@ public struct WayTable: Sendable {
                 out.append(previous)
             }
             return out
+        }
+    }
+
+    /// Whether tags are kept with the way at `index`.
+    public func hasTags(at index: Int) -> Bool {
+        bytes.withBytes(at: addresses[index]) { chunk, offset in
+            var position = offset
+            let n = Int(Varint.read(chunk, &position))
+            for _ in 0..<n { _ = Varint.read(chunk, &position) }
+            return Varint.read(chunk, &position) > 0
+        }
+    }
+
+    /// The tags kept with the way at `index`, if any.
+    public func tags(at index: Int) -> [OSMTag]? {
+        bytes.withBytes(at: addresses[index]) { chunk, offset in
+            var position = offset
+            let n = Int(Varint.read(chunk, &position))
+            for _ in 0..<n { _ = Varint.read(chunk, &position) }
+            let count = Int(Varint.read(chunk, &position))
+            guard count > 0 else { return nil }
+            var tags: [OSMTag] = []
+            tags.reserveCapacity(count - 1)
+            func text() -> String {
+                let length = Int(Varint.read(chunk, &position))
+                defer { position += length }
+                return String(decoding: UnsafeBufferPointer(rebasing: chunk[position..<position + length]), as: UTF8.self)
+            }
+            for _ in 1..<count { tags.append(OSMTag(key: text(), value: text())) }
+            return tags
         }
     }
 

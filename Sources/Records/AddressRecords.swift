@@ -162,18 +162,24 @@ extension AddressData {
     /// at OSM's precision of 1e-7°, the rest as given. An index built from these at import equals one built from the
     /// store.
     public var asStored: AddressData {
-        var stored = self
-        for i in stored.streets.indices {
-            stored.streets[i].points = stored.streets[i].points.map { Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude)) }
+        // Only what changes is copied: an OpenStreetMap import's points are in 1e-7° already, so its millions of
+        // streets and areas are shared, not copied.
+        func changes(_ points: [Coordinate2]) -> Bool {
+            points.contains { Self.storedDegrees($0.latitude) != $0.latitude || Self.storedDegrees($0.longitude) != $0.longitude }
         }
-        for i in stored.areas.indices {
-            for r in stored.areas[i].rings.indices {
-                stored.areas[i].rings[r].points = stored.areas[i].rings[r].points.map {
-                    Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude))
-                }
+        func stored(_ points: [Coordinate2]) -> [Coordinate2] {
+            points.map { Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude)) }
+        }
+        var data = self
+        for i in data.streets.indices where changes(data.streets[i].points) {
+            data.streets[i].points = stored(data.streets[i].points)
+        }
+        for i in data.areas.indices {
+            for r in data.areas[i].rings.indices where changes(data.areas[i].rings[r].points) {
+                data.areas[i].rings[r].points = stored(data.areas[i].rings[r].points)
             }
         }
-        return stored
+        return data
     }
 
     /// A coordinate as the stores keep it, in units of 1e-7°.

@@ -17,10 +17,9 @@ public struct OSMMirrorImport: Sendable {
     /// House numbers of nodes (their leading number): ids ascending, beside their numbers.
     public var numberIDs: [Int64] = []
     public var numberValues: [Int] = []
-    /// Every way's node ids, in file order.
+    /// Every way's node ids, in file order, with the tags of the ways with output (POIs, houses, streets,
+    /// interpolation lines, areas).
     public var ways = WayTable()
-    /// The tags of the ways with output (POIs, houses, streets, interpolation lines), by way id.
-    public var wayTags: [Int64: [OSMTag]] = [:]
     /// Every relation: members and tags kept for multipolygons with output, nil for the rest.
     public var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
     /// The `natural=coastline` ways (`osm_coastline`), which the sea is made from again when a change file touches one.
@@ -46,35 +45,102 @@ public struct OSMMirrorState: Sendable, Equatable {
     }
 }
 
-/// An import's mirror as the blocks and rows the store writes: encoded on any thread (the encoding is most of the
-/// mirror's cost at import), written by `CatalogStore.replaceOSMMirror`.
-public struct EncodedOSMMirror: Sendable {
+/// An import's mirror as the blocks and rows the store writes (`CatalogStore.replaceOSMMirror`). The blocks are
+/// encoded on a thread of their own (the encoding is most of the mirror's cost at import) and handed over through a
+/// bounded queue: the encoder runs ahead of the writer — while the import writes POIs and addresses — by at most
+/// `ahead` bytes, so the mirror's blocks are never all in memory at once (at 52 M nodes they are ~400 MB; see
+/// docs/ARCHITECTURE.md, "Country scale"). Its blocks are taken once, by `forEachBlock`; `cancel()` stops an encoder
+/// whose blocks will not be taken.
+public final class EncodedOSMMirror: @unchecked Sendable {
     package struct Block: Sendable {
         package let first: Int64
         package let count: Int
         package let bytes: [UInt8]
     }
 
-    package var nodeBlocks: [Block] = []
-    package var wayBlocks: [Block] = []
-    package var relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)] = []
-    package var coastlineWays: [Int64] = []
+    package enum Table: Sendable { case nodes, ways }
+
+    package let relations: [(id: Int64, members: [OSMRelation.Member]?, tags: [OSMTag]?)]
+    package let coastlineWays: [Int64]
     /// Nil: no mirror (an import with `--no-updates`), so change files are refused.
-    package var state: OSMMirrorState? = OSMMirrorState()
-    /// Bytes of the blocks, for reports.
-    public var bytes: Int { (nodeBlocks + wayBlocks).reduce(0) { $0 + $1.bytes.count } }
+    package let state: OSMMirrorState?
+
+    // The queue, guarded by `condition`: blocks from `head` on, their bytes, and whether the encoder has finished.
+    private let condition = NSCondition()
+    private var queue: [(Table, Block)] = []
+    private var head = 0
+    private var queuedBytes = 0
+    private var finished = false
+    private var cancelled = false
+    private let ahead: Int
+
+    private struct Cancelled: Error {}
 
     /// No mirror: what replaces an earlier import's when an extract is imported without one.
-    public static let none: EncodedOSMMirror = {
-        var empty = EncodedOSMMirror(OSMMirrorImport())
-        empty.state = nil
-        return empty
-    }()
+    public static let none = EncodedOSMMirror()
 
-    public init(_ data: OSMMirrorImport) {
-        relations = data.relations
-        coastlineWays = data.coastlineWays
-        state = data.state
+    private init() {
+        (relations, coastlineWays, state, ahead, finished) = ([], [], nil, 0, true)
+    }
+
+    /// Starts encoding `data` on a thread of its own, at most `ahead` bytes of blocks before they are taken.
+    public init(_ data: OSMMirrorImport, ahead: Int = 64 << 20) {
+        (relations, coastlineWays, state, self.ahead) = (data.relations, data.coastlineWays, data.state, ahead)
+        let thread = Thread { [self] in
+            try? Self.encode(data) { table, block in try put(table, block) }
+            condition.lock()
+            finished = true
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.start()
+    }
+
+    private func put(_ table: Table, _ block: Block) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while queuedBytes >= ahead && !cancelled { condition.wait() }
+        if cancelled { throw Cancelled() }
+        queue.append((table, block))
+        queuedBytes += block.bytes.count
+        condition.broadcast()
+    }
+
+    /// Every block in order — the nodes', then the ways' — as the encoder makes them. Call once.
+    package func forEachBlock(_ body: (Table, Block) throws -> Void) rethrows {
+        while true {
+            condition.lock()
+            while head == queue.count && !finished { condition.wait() }
+            guard head < queue.count else {
+                condition.unlock()
+                return
+            }
+            let next = queue[head]
+            head += 1
+            queuedBytes -= next.1.bytes.count
+            if head == queue.count || head >= 4_096 {
+                queue.removeFirst(head)
+                head = 0
+            }
+            condition.broadcast()
+            condition.unlock()
+            try body(next.0, next.1)
+        }
+    }
+
+    /// Stops the encoder (its blocks are not wanted: the import failed before the mirror was written).
+    public func cancel() {
+        condition.lock()
+        cancelled = true
+        queue = []
+        head = 0
+        queuedBytes = 0
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The blocks of `data` in order, each handed to `emit`.
+    static func encode(_ data: OSMMirrorImport, emit: (Table, Block) throws -> Void) throws {
         var memberWays = Set<Int64>()
         for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }
         // The ways in id order (an extract sorted by type and id has them so already).
@@ -85,7 +151,7 @@ public struct EncodedOSMMirror: Sendable {
             // The last of equal ids wins, as in a re-read.
             order = order.enumerated().filter { k, i in k + 1 == order.count || wayIDs[order[k + 1]] != wayIDs[i] }.map(\.element)
         }
-        nodeBlocks = Self.nodeBlocks(data, order: order, memberWays: memberWays)
+        try nodeBlocks(data, order: order, memberWays: memberWays) { try emit(.nodes, $0) }
         var out = VarintWriter()
         var (count, first, previousID, previousRef): (Int, Int64, Int64, Int64) = (0, 0, 0, 0)
         for i in order {
@@ -99,17 +165,17 @@ public struct EncodedOSMMirror: Sendable {
             previousID = wayIDs[i]
             WayBlock.append(
                 data.ways.refs(at: i),
-                data.wayTags[wayIDs[i]],
+                data.ways.tags(at: i),
                 to: &out,
                 previousRef: &previousRef
             )
             count += 1
             if count == WayBlock.size {
-                wayBlocks.append(Self.block(first, count, out))
+                try emit(.ways, block(first, count, out))
                 count = 0
             }
         }
-        if count > 0 { wayBlocks.append(Self.block(first, count, out)) }
+        if count > 0 { try emit(.ways, block(first, count, out)) }
     }
 
     /// A block's bytes: the version byte, the count, then the objects `out` holds after its version byte.
@@ -125,10 +191,10 @@ public struct EncodedOSMMirror: Sendable {
     /// The nodes in blocks, each with the ways that use it — the ways with tags that make output, and the members of
     /// the multipolygons kept — as (node, way) pairs sorted by node then way: only the nodes of those ways take a
     /// pair, not every node a slot (the untagged ways of a country's nodes have none).
-    package static func nodeBlocks(_ data: OSMMirrorImport, order: [Int], memberWays: Set<Int64>) -> [Block] {
+    static func nodeBlocks(_ data: OSMMirrorImport, order: [Int], memberWays: Set<Int64>, emit: (Block) throws -> Void) throws {
         let wayIDs = data.ways.ids
         var uses: [(node: Int64, way: Int64)] = []
-        for i in order where data.wayTags[wayIDs[i]] != nil || memberWays.contains(wayIDs[i]) {
+        for i in order where memberWays.contains(wayIDs[i]) || data.ways.hasTags(at: i) {
             let refs = data.ways.refs(at: i)
             for (k, ref) in refs.enumerated() {
                 // A closed way names its first node again at its end: once.
@@ -139,12 +205,11 @@ public struct EncodedOSMMirror: Sendable {
         // Ways in `order` are ascending, so a stable sort by node keeps each node's ways in way order.
         uses.sort { $0.node < $1.node || ($0.node == $1.node && $0.way < $1.way) }
         var use = 0
-        var blocks: [Block] = []
         var out = VarintWriter()
         var previous = NodeBlock.Previous()
         var (count, first, n): (Int, Int64, Int) = (0, 0, 0)
         var nodeWays: [Int64] = []
-        data.nodes.forEachNode { id, latitude, longitude in
+        try data.nodes.forEachNode { id, latitude, longitude in
             if count == 0 {
                 out = VarintWriter()
                 out.bytes.reserveCapacity(NodeBlock.size * 10)
@@ -171,11 +236,10 @@ public struct EncodedOSMMirror: Sendable {
             )
             count += 1
             if count == NodeBlock.size {
-                blocks.append(block(first, count, out))
+                try emit(block(first, count, out))
                 count = 0
             }
         }
-        if count > 0 { blocks.append(block(first, count, out)) }
-        return blocks
+        if count > 0 { try emit(block(first, count, out)) }
     }
 }

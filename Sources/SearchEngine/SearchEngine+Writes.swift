@@ -207,7 +207,9 @@ extension SearchEngine {
                 let generation: String
                 do throws(CatalogError) {
                     generation = try store.replaceAddresses(result.addresses)
-                    try store.replaceOSMMirror(result.mirror.map(EncodedOSMMirror.init) ?? .none)
+                    let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
+                    defer { mirror.cancel() }
+                    try store.replaceOSMMirror(mirror)
                     // This server's own replacement: not to be loaded again when the feed shows it.
                     addressGenerationSeen.withLock { $0 = generation }
                 } catch {

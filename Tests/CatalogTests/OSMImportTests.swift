@@ -124,6 +124,24 @@ import Testing
         #expect(mixed == (synthetic ? 0 : 1), "blocks with nodes and ways: \(mixed)")
     }
 
+    /// The mirror's blocks come through the encoder's bounded queue whole and in order, whatever the queue's bound (one
+    /// block at a time, or all of them); an encoder whose blocks are not wanted stops when cancelled (else taking the
+    /// rest would wait for it forever).
+    @Test func mirrorBlocksComeInOrderWhateverTheQueue() throws {
+        let mirror = try #require(Self.imported.mirror)
+        func blocks(_ encoded: EncodedOSMMirror) -> [String] {
+            var out: [String] = []
+            encoded.forEachBlock { table, block in out.append("\(table) \(block.first) \(block.count) \(block.bytes)") }
+            return out
+        }
+        let all = blocks(EncodedOSMMirror(mirror, ahead: .max))
+        #expect(all.count > 10 && all.first?.hasPrefix("nodes") == true && all.last?.hasPrefix("ways") == true)
+        #expect(blocks(EncodedOSMMirror(mirror, ahead: 1)) == all)
+        let cancelled = EncodedOSMMirror(mirror, ahead: 1)
+        cancelled.cancel()
+        #expect(blocks(cancelled).count <= 1)
+    }
+
     /// A file whose nodes do not all come before its ways (not sorted by type, as osmium, osmconvert and Osmosis write
     /// them): ways are built while later blocks are read, so the late nodes are no way's; that is said once, with the
     /// block's offset, and the late nodes still make their POIs. Written by pyosmium, a block of each kind.

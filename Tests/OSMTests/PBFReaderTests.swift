@@ -313,21 +313,33 @@ import Testing
         }
     }
 
-    /// Way node lists packed, against the lists themselves: found by id, in and out of order, missing ids not found.
+    /// Way node lists and tags packed, against the lists themselves: found by id, in and out of order, missing ids not
+    /// found; tags (none, empty, multi-byte text) given back as kept.
     @Test func packedWaysMatchTheirLists() {
         var random = testRandom("packedWaysMatchTheirLists")
-        var truth: [Int64: [Int64]] = [:]
+        var truth: [Int64: ([Int64], [OSMTag]?)] = [:]
         var table = WayTable()
+        let words = ["", "highway", "name", "Töölönkatu", "北京路", String(repeating: "x", count: 300)]
         for _ in 0..<3_000 {
             let id = Int64(random.next() % 1_000_000)
             let refs = (0..<Int(random.next() % 40)).map { _ in Int64(bitPattern: random.next()) >> Int64(random.next() % 64) }
+            let tags: [OSMTag]? =
+                random.next() % 3 == 0
+                ? nil
+                : (0..<Int(random.next() % 4)).map { _ in
+                    OSMTag(key: words[Int(random.next() % 6)], value: words[Int(random.next() % 6)])
+                }
             if truth[id] == nil {
-                truth[id] = refs
-                table.append(id, refs)
+                truth[id] = (refs, tags)
+                table.append(id, refs, tags: tags)
             }
         }
         table.finish()
-        for (id, refs) in truth { #expect(table.refs(of: id) == refs, "way \(id)") }
+        for (index, id) in table.ids.enumerated() {
+            #expect(table.tags(at: index) == truth[id]?.1, "way \(id)")
+            #expect(table.hasTags(at: index) == (truth[id]?.1 != nil), "way \(id)")
+        }
+        for (id, (refs, _)) in truth { #expect(table.refs(of: id) == refs, "way \(id)") }
         for _ in 0..<1_000 {
             let id = Int64(random.next() % 1_000_000)
             if truth[id] == nil { #expect(table.refs(of: id) == nil, "way \(id)") }

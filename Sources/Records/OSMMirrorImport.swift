@@ -83,11 +83,12 @@ public final class EncodedOSMMirror: @unchecked Sendable {
         (relations, coastlineWays, state, ahead, finished) = ([], [], nil, 0, true)
     }
 
-    /// Starts encoding `data` on a thread of its own, at most `ahead` bytes of blocks before they are taken.
-    public init(_ data: OSMMirrorImport, ahead: Int = 64 << 20) {
+    /// Starts encoding `data` on a thread of its own, at most `ahead` bytes of blocks before they are taken, the
+    /// nodes' way lists made `nodesARange` nodes at a time.
+    public init(_ data: OSMMirrorImport, ahead: Int = 64 << 20, nodesARange: Int = 8_000_000) {
         (relations, coastlineWays, state, self.ahead) = (data.relations, data.coastlineWays, data.state, ahead)
         let thread = Thread { [self] in
-            try? Self.encode(data) { table, block in try put(table, block) }
+            try? Self.encode(data, nodesARange: nodesARange) { table, block in try put(table, block) }
             condition.lock()
             finished = true
             condition.broadcast()
@@ -140,7 +141,7 @@ public final class EncodedOSMMirror: @unchecked Sendable {
     }
 
     /// The blocks of `data` in order, each handed to `emit`.
-    static func encode(_ data: OSMMirrorImport, emit: (Table, Block) throws -> Void) throws {
+    static func encode(_ data: OSMMirrorImport, nodesARange: Int, emit: (Table, Block) throws -> Void) throws {
         var memberWays = Set<Int64>()
         for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }
         // The ways in id order (an extract sorted by type and id has them so already).
@@ -151,7 +152,7 @@ public final class EncodedOSMMirror: @unchecked Sendable {
             // The last of equal ids wins, as in a re-read.
             order = order.enumerated().filter { k, i in k + 1 == order.count || wayIDs[order[k + 1]] != wayIDs[i] }.map(\.element)
         }
-        try nodeBlocks(data, order: order, memberWays: memberWays) { try emit(.nodes, $0) }
+        try nodeBlocks(data, order: order, memberWays: memberWays, nodesARange: nodesARange) { try emit(.nodes, $0) }
         var out = VarintWriter()
         var (count, first, previousID, previousRef): (Int, Int64, Int64, Int64) = (0, 0, 0, 0)
         for i in order {
@@ -190,26 +191,43 @@ public final class EncodedOSMMirror: @unchecked Sendable {
 
     /// The nodes in blocks, each with the ways that use it — the ways with tags that make output, and the members of
     /// the multipolygons kept — as (node, way) pairs sorted by node then way: only the nodes of those ways take a
-    /// pair, not every node a slot (the untagged ways of a country's nodes have none).
-    static func nodeBlocks(_ data: OSMMirrorImport, order: [Int], memberWays: Set<Int64>, emit: (Block) throws -> Void) throws {
+    /// pair, not every node a slot (the untagged ways of a country's nodes have none). The pairs are made for a range
+    /// of nodes at a time (`nodesARange`), so that a country's ~12 M of them are never all held.
+    static func nodeBlocks(
+        _ data: OSMMirrorImport,
+        order: [Int],
+        memberWays: Set<Int64>,
+        nodesARange: Int,
+        emit: (Block) throws -> Void
+    ) throws {
         let wayIDs = data.ways.ids
+        let used = order.filter { memberWays.contains(wayIDs[$0]) || data.ways.hasTags(at: $0) }
+        let bounds = data.nodes.idBounds(every: nodesARange)
         var uses: [(node: Int64, way: Int64)] = []
-        for i in order where memberWays.contains(wayIDs[i]) || data.ways.hasTags(at: i) {
-            let refs = data.ways.refs(at: i)
-            for (k, ref) in refs.enumerated() {
-                // A closed way names its first node again at its end: once.
-                if k == refs.count - 1 && refs.count > 1 && ref == refs[0] { continue }
-                uses.append((ref, wayIDs[i]))
-            }
-        }
-        // Ways in `order` are ascending, so a stable sort by node keeps each node's ways in way order.
-        uses.sort { $0.node < $1.node || ($0.node == $1.node && $0.way < $1.way) }
         var use = 0
+        var rangeEnd = Int64.min
+        /// The pairs of the nodes from `start` to the next bound.
+        func load(from start: Int64) {
+            let end = bounds.first { $0 > start } ?? .max
+            uses.removeAll(keepingCapacity: true)
+            for i in used {
+                let refs = data.ways.refs(at: i)
+                for (k, ref) in refs.enumerated() where ref >= start && ref < end {
+                    // A closed way names its first node again at its end: once.
+                    if k == refs.count - 1 && refs.count > 1 && ref == refs[0] { continue }
+                    uses.append((ref, wayIDs[i]))
+                }
+            }
+            // Ways in `order` are ascending, so each node's ways stay in way order.
+            uses.sort { $0.node < $1.node || ($0.node == $1.node && $0.way < $1.way) }
+            (use, rangeEnd) = (0, end)
+        }
         var out = VarintWriter()
         var previous = NodeBlock.Previous()
         var (count, first, n): (Int, Int64, Int) = (0, 0, 0)
         var nodeWays: [Int64] = []
         try data.nodes.forEachNode { id, latitude, longitude in
+            if id >= rangeEnd { load(from: id) }
             if count == 0 {
                 out = VarintWriter()
                 out.bytes.reserveCapacity(NodeBlock.size * 10)

@@ -18,10 +18,10 @@ import Records
 ///
 /// One pass over the file, on every core: `ParallelBlockReader`'s threads decode blocks and turn their nodes and
 /// ways into POIs, addresses and streets (`Piece`); the reading thread gathers the pieces in file order (`State`):
-/// node locations into a packed `NodeLocationStore` (about 6 bytes a node) until the first block of ways, which waits
-/// for them, way node lists into a packed `WayTable` for relations, which it converts itself. Memory grows with those
-/// two tables and with what the file makes (see docs/ARCHITECTURE.md, "Country scale"). An object that refers to a node or way the file lacks is reported with its id and
-/// imported from what is there (a clipped extract); under `strict` the first such problem, in file order, stops the
+/// node locations into a packed `NodeLocationStore` (5–6 bytes a node) until the first block of ways, which waits for
+/// them, way node lists into a packed `WayTable` for relations, which it converts itself. Memory grows with those two
+/// tables and with what the file makes (see docs/ARCHITECTURE.md, "Country scale"). An object that refers to a node
+/// or way the file lacks is reported with its id and imported from what is there (a clipped extract); under `strict` the first such problem, in file order, stops the
 /// import before anything is written.
 public struct OSMImporter: Sendable {
     public let mapping: OSMTagMapping

@@ -158,7 +158,7 @@ public struct MapAreaIndex: Sendable {
             grids.append(Grid(cells: try CellTable(snapshot: file), large: try file.readFlat(), all: try file.readFlat()))
         }
         self.init(bytes: bytes, starts: starts, boxes: boxes, grids: grids)
-        guard isConsistent else { throw .corrupt(path: file.path, reason: "map areas of inconsistent sizes or undecodable") }
+        guard isConsistent else { throw .corrupt(path: file.path, reason: "map areas of inconsistent sizes") }
     }
 
     /// The arrays agree with each other. The areas' bytes are not decoded here (a country's millions of buildings

@@ -143,30 +143,15 @@ public struct NodeLocationStore: Sendable {
         append(run)
     }
 
-    /// Every node in id order (once `finish()` has run; else in the order appended), its coordinates in `fixed`
-    /// units.
+    /// Every node in id order, its coordinates in `fixed` units. Call `finish()` after the last append.
     public func forEachNode(_ body: (Int64, Int32, Int32) throws -> Void) rethrows {
+        precondition(tail.count == 0, "NodeLocationStore.finish() must be called before reading every node")
         for b in firstIDs.indices {
             var cursor = start(of: b)
             try body(cursor.id, cursor.latitude, cursor.longitude)
             try bytes.withBytes(at: addresses[b]) { chunk, _ in
                 while cursor.index + 1 < Int(counts[b]) {
                     Self.next(&cursor, chunk)
-                    try body(cursor.id, cursor.latitude, cursor.longitude)
-                }
-            }
-        }
-        for k in tail.starts.indices {
-            let end = k + 1 < tail.starts.count ? tail.starts[k + 1] : tail.bytes.count
-            try tail.bytes.withUnsafeBufferPointer { all in
-                var cursor = Cursor()
-                cursor.position = tail.starts[k]
-                cursor.id = tail.firstIDs[k]
-                cursor.latitude = Int32(truncatingIfNeeded: Varint.readSigned(all, &cursor.position))
-                cursor.longitude = Int32(truncatingIfNeeded: Varint.readSigned(all, &cursor.position))
-                try body(cursor.id, cursor.latitude, cursor.longitude)
-                while cursor.position < end {
-                    Self.next(&cursor, all)
                     try body(cursor.id, cursor.latitude, cursor.longitude)
                 }
             }

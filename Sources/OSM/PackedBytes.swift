@@ -35,7 +35,10 @@ public struct PackedBytes: Sendable {
     }
 }
 
-/// Varints as in protocol buffers (7 bits a byte, low first) and their zigzag form for signed differences.
+/// Varints as in protocol buffers (7 bits a byte, low first), their zigzag form for signed differences, and texts as
+/// a length and UTF-8: the one coding of the packed tables here and of the stores' blocks (`VarintWriter` in Records).
+/// `read` is for bytes this process wrote itself; bytes read back from a store go through Records' `VarintReader`,
+/// which checks each one.
 public enum Varint {
     @inline(__always)
     public static func append(_ value: UInt64, to out: inout [UInt8]) {
@@ -50,6 +53,12 @@ public enum Varint {
     @inline(__always)
     public static func appendSigned(_ value: Int64, to out: inout [UInt8]) {
         append(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &out)
+    }
+
+    @inline(__always)
+    public static func appendText(_ value: String, to out: inout [UInt8]) {
+        append(UInt64(value.utf8.count), to: &out)
+        out.append(contentsOf: value.utf8)
     }
 
     /// The varint at `position` of bytes this process wrote itself (no bounds check beyond the buffer's own).

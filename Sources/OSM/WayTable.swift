@@ -27,10 +27,8 @@ public struct WayTable: Sendable {
         }
         Varint.append(UInt64(tags.map { $0.count + 1 } ?? 0), to: &scratch)
         for tag in tags ?? [] {
-            for text in [tag.key, tag.value] {
-                Varint.append(UInt64(text.utf8.count), to: &scratch)
-                scratch.append(contentsOf: text.utf8)
-            }
+            Varint.appendText(tag.key, to: &scratch)
+            Varint.appendText(tag.value, to: &scratch)
         }
         addresses.append(scratch.withUnsafeBufferPointer { bytes.append($0) })
     }

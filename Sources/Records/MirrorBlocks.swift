@@ -259,21 +259,11 @@ public struct WayBlock: MirrorBlock, Equatable, Sendable {
 package struct VarintWriter {
     package var bytes: [UInt8] = []
 
-    package mutating func varint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
+    package mutating func varint(_ value: UInt64) { Varint.append(value, to: &bytes) }
 
-    package mutating func signed(_ value: Int64) { varint(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+    package mutating func signed(_ value: Int64) { Varint.appendSigned(value, to: &bytes) }
 
-    package mutating func text(_ value: String) {
-        varint(UInt64(value.utf8.count))
-        bytes.append(contentsOf: value.utf8)
-    }
+    package mutating func text(_ value: String) { Varint.appendText(value, to: &bytes) }
 }
 
 package struct VarintReader {

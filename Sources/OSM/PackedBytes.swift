@@ -40,7 +40,7 @@ public struct PackedBytes: Sendable {
 /// `read` is for bytes this process wrote itself; bytes read back from a store go through Records' `VarintReader`,
 /// which checks each one.
 public enum Varint {
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func append(_ value: UInt64, to out: inout [UInt8]) {
         var v = value
         while v >= 0x80 {
@@ -50,19 +50,19 @@ public enum Varint {
         out.append(UInt8(v))
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func appendSigned(_ value: Int64, to out: inout [UInt8]) {
         append(UInt64(bitPattern: (value << 1) ^ (value >> 63)), to: &out)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func appendText(_ value: String, to out: inout [UInt8]) {
         append(UInt64(value.utf8.count), to: &out)
         out.append(contentsOf: value.utf8)
     }
 
     /// The varint at `position` of bytes this process wrote itself (no bounds check beyond the buffer's own).
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func read(_ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -75,7 +75,7 @@ public enum Varint {
         }
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public static func readSigned(_ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> Int64 {
         let v = read(bytes, &position)
         return Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1)

@@ -72,40 +72,36 @@ extension CatalogStore {
     }
 
     /// Every house, in the order written.
-    static func houses(_ db: Database) throws -> [AddressPoint] {
-        var houses: [AddressPoint] = []
-        houses.reserveCapacity(try Int.fetchOne(db, sql: "SELECT coalesce(sum(count), 0) FROM address_block") ?? 0)
-        let blocks = try Row.fetchCursor(db, sql: "SELECT seq, count, data FROM address_block ORDER BY seq")
-        while let row = try blocks.next() {
-            let seq: Int = row[0]
-            let count: Int = row[1]
+    static func houses(_ db: Database) throws -> HouseList {
+        var blocks: [HouseList.Block] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, count, data FROM address_block ORDER BY seq")
+        while let row = try rows.next() {
             let data: Data = row[2]
-            do {
-                try data.withUnsafeBytes { bytes in try AddressBlock.decode(bytes, count: count, into: &houses) }
-            } catch let error as AddressBlock.CorruptBlock {
-                throw CatalogError.storage("address block \(seq) is corrupt: \(error.reason)")
-            }
+            blocks.append(HouseList.Block(bytes: [UInt8](data), count: row[1]))
         }
-        return houses
+        do {
+            return try HouseList(checking: blocks)
+        } catch {
+            throw CatalogError.storage("the address blocks are corrupt: \(error.reason)")
+        }
     }
 
-    /// Replaces every house with these.
-    static func writeHouses(_ houses: [AddressPoint], _ db: Database) throws {
+    /// Replaces every house with these, their blocks as they are.
+    static func writeHouses(_ houses: HouseList, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM address_block")
-        var writer = try HouseBlockWriter(db)
-        for start in stride(from: 0, to: houses.count, by: AddressBlock.size) {
-            try writer.write(houses[start..<min(start + AddressBlock.size, houses.count)])
+        let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
+        for (seq, block) in houses.blocks.enumerated() {
+            try insert.execute(arguments: [seq, block.count, Data(block.bytes)])
         }
     }
 
-    /// Migration v5: the `address` table's rows (one a house) become blocks (`AddressBlock`), read a block at a time,
-    /// and the table goes.
+    /// Migration v5: the `address` table's rows (one a house) become blocks (`AddressBlock`), and the table goes.
     static func moveAddressesIntoBlocks(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE address_block (seq INTEGER PRIMARY KEY, count INTEGER NOT NULL, data BLOB NOT NULL)")
-        var writer = try HouseBlockWriter(db)
+        var houses = HouseList()
         let rows = try Row.fetchCursor(db, sql: "SELECT id, street, place, housenumber, unit, postcode, city, lat, lon FROM address ORDER BY rowid")
         while let row = try rows.next() {
-            try writer.append(
+            houses.append(
                 AddressPoint(
                     id: row[0],
                     street: row[1],
@@ -119,7 +115,7 @@ extension CatalogStore {
                 )
             )
         }
-        try writer.finish()
+        try writeHouses(houses, db)
         try db.execute(sql: "DROP TABLE address")
     }
 
@@ -252,36 +248,5 @@ extension CatalogStore {
             i += 8
         }
         return out
-    }
-}
-
-/// Writes houses into an empty `address_block` table, in order: whole blocks given at once, or houses appended one
-/// by one, `AddressBlock.size` to a block.
-struct HouseBlockWriter {
-    private let insert: Statement
-    private var block: [AddressPoint] = []
-    private var seq = 0
-
-    init(_ db: Database) throws {
-        insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
-        block.reserveCapacity(AddressBlock.size)
-    }
-
-    /// Adds a house to the block being filled, written when full.
-    mutating func append(_ house: AddressPoint) throws {
-        block.append(house)
-        if block.count == AddressBlock.size {
-            try write(block)
-            block.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Writes the last, partly filled block.
-    mutating func finish() throws { if !block.isEmpty { try write(block) } }
-
-    /// Writes these houses (at most `AddressBlock.size`) as the next block.
-    mutating func write(_ houses: some Collection<AddressPoint>) throws {
-        try insert.execute(arguments: [seq, houses.count, Data(AddressBlock.encode(houses))])
-        seq += 1
     }
 }

@@ -354,7 +354,7 @@ public final class OSMMirror {
             guard let key = OSMObjectKey.order(of: house.id) else { return !objects.contains(OSMObjectKey.object(of: house.id)) }
             return !changed.contains(OSMObjectKey.packed(key))
         }
-        let houses = OSMObjectKey.merged(kept, OSMObjectKey.inOrder(added.addresses, id: \.id), id: \.id)
+        let houses = HouseList(OSMObjectKey.merged(kept, Array(OSMObjectKey.inOrder(added.addresses)), id: \.id))
         try CatalogStore.writeHouses(houses, db)
         for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
         try CatalogStore.insertStreets(added.streets, db)
@@ -439,6 +439,19 @@ public enum OSMObjectKey {
         if sorted { return items }
         let keys = items.map { order(of: id($0)) }
         return items.indices.sorted { precedes(keys[$0], $0, keys[$1], $1) }.map { items[$0] }
+    }
+
+    /// Houses in `inOrder`'s order: the list itself when it is in order already (an extract's houses, read from a
+    /// sorted file), its blocks untouched.
+    public static func inOrder(_ houses: HouseList) -> HouseList {
+        var previous: (type: Int, id: Int64, part: Int)?
+        var i = 0
+        for house in houses {
+            let key = order(of: house.id)
+            if i > 0 && precedes(key, i, previous, i - 1) { return HouseList(inOrder(Array(houses), id: \.id)) }
+            (previous, i) = (key, i + 1)
+        }
+        return houses
     }
 
     /// An object's (type, id) as one number (the part left out): type in the top bits, ids below 2⁶⁰.

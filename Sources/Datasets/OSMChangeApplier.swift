@@ -224,7 +224,7 @@ extension OSMImporter {
             report.poisPut = made.pois.count
             try mirror.commit(changes)
             var added = made.addresses
-            added.addresses = OSMObjectKey.inOrder(added.addresses, id: \.id)
+            added.addresses = OSMObjectKey.inOrder(added.addresses)
             added.streets = OSMObjectKey.inOrder(added.streets, id: \.id)
             added.areas = OSMObjectKey.inOrder(added.areas, id: \.id)
             var sea: [MapArea]?

@@ -134,6 +134,8 @@ public struct OSMImporter: Sendable {
             let waits = !block.ways.isEmpty && block.nodes.isEmpty
             var piece = Piece(importer: importer, file: name, offset: block.offset, nodes: waits ? try gate.wait() : nil)
             try piece.take(block)
+            // The block's houses encoded here, on its thread: the reading thread appends the block as it is.
+            piece.result.addresses.addresses.seal()
             return piece
         }
         defer {
@@ -154,7 +156,7 @@ public struct OSMImporter: Sendable {
             throw .cannotRead("\(name): \(error)")
         }
         // In the order of their objects (as a sorted extract has them already): the order a change file keeps.
-        state.result.addresses.addresses = OSMObjectKey.inOrder(state.result.addresses.addresses, id: \.id)
+        state.result.addresses.addresses = OSMObjectKey.inOrder(state.result.addresses.addresses)
         state.result.addresses.streets = OSMObjectKey.inOrder(state.result.addresses.streets, id: \.id)
         state.result.addresses.areas = OSMObjectKey.inOrder(state.result.addresses.areas, id: \.id)
         try state.addSea(box: file.header.bbox)

@@ -27,13 +27,11 @@ struct HouseTable: Sendable {
 
     init() {}
 
-    init(_ houses: [AddressPoint]) {
+    init(_ houses: HouseList) {
         // The columns are made at their final size and filled in place: made as arrays and copied, every column's
         // pages were fresh memory twice (a fault and a zeroed page each, a fifth of building the index on import).
         let n = houses.count
-        var idLength = 0
-        for i in houses.indices { idLength += houses[i].id.utf8.count }
-        var idBytes = FlatArray<UInt8>(repeating: 0, count: idLength)
+        var idBytes = FlatArray<UInt8>(repeating: 0, count: houses.idBytes)
         var idEnds = FlatArray<UInt64>(repeating: 0, count: n)
         var contexts = FlatArray<UInt32>(repeating: 0, count: n)
         var numbers = FlatArray<UInt32>(repeating: 0, count: n)
@@ -59,40 +57,45 @@ struct HouseTable: Sendable {
         var contextList: [Context] = []
         var contextNumbers: [Context: UInt32] = [:]
         var lastContext: (Context, UInt32)?
-        // By index, not `for house in houses`: each field is read where it lies, not the whole house copied.
-        idBytes.withUnsafeMutableBufferPointer { idBytes in
-            for i in houses.indices {
-                var id = houses[i].id
-                id.withUTF8 { utf8 in
-                    UnsafeMutableBufferPointer(rebasing: idBytes[idEnd..<(idEnd + utf8.count)]).initialize(fromContentsOf: utf8)
-                    idEnd += utf8.count
+        var i = 0
+        // A block of houses decoded at a time; by index within it, so that each field is read where it lies, not
+        // the whole house copied.
+        houses.forEachBlock { block in
+            idBytes.withUnsafeMutableBufferPointer { idBytes in
+                for k in block.indices {
+                    var id = block[k].id
+                    id.withUTF8 { utf8 in
+                        UnsafeMutableBufferPointer(rebasing: idBytes[idEnd..<(idEnd + utf8.count)]).initialize(fromContentsOf: utf8)
+                        idEnd += utf8.count
+                    }
+                    idEnds[i + k] = UInt64(idEnd)
                 }
-                idEnds[i] = UInt64(idEnd)
             }
-        }
-        for i in houses.indices {
-            let context = Context(
-                street: reference(houses[i].street, &lastStreet),
-                place: reference(houses[i].place, &lastPlace),
-                unit: reference(houses[i].unit, &lastUnit),
-                postcode: reference(houses[i].postcode, &lastPostcode),
-                city: reference(houses[i].city, &lastCity)
-            )
-            let number: UInt32
-            if let (previous, known) = lastContext, previous == context {
-                number = known
-            } else if let known = contextNumbers[context] {
-                number = known
-            } else {
-                number = UInt32(contextList.count)
-                contextNumbers[context] = number
-                contextList.append(context)
+            for k in block.indices {
+                let context = Context(
+                    street: reference(block[k].street, &lastStreet),
+                    place: reference(block[k].place, &lastPlace),
+                    unit: reference(block[k].unit, &lastUnit),
+                    postcode: reference(block[k].postcode, &lastPostcode),
+                    city: reference(block[k].city, &lastCity)
+                )
+                let number: UInt32
+                if let (previous, known) = lastContext, previous == context {
+                    number = known
+                } else if let known = contextNumbers[context] {
+                    number = known
+                } else {
+                    number = UInt32(contextList.count)
+                    contextNumbers[context] = number
+                    contextList.append(context)
+                }
+                lastContext = (context, number)
+                contexts[i + k] = number
+                numbers[i + k] = reference(block[k].housenumber, &lastNumber)
+                latitudes[i + k] = block[k].latitude
+                longitudes[i + k] = block[k].longitude
             }
-            lastContext = (context, number)
-            contexts[i] = number
-            numbers[i] = reference(houses[i].housenumber, &lastNumber)
-            latitudes[i] = houses[i].latitude
-            longitudes[i] = houses[i].longitude
+            i += block.count
         }
         self.ids = PlaceTable.StringColumn(ends: idEnds, blob: idBytes)
         self.texts = PlaceTable.StringColumn(numbering.texts)

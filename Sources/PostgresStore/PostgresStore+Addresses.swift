@@ -16,15 +16,17 @@ extension PostgresStore {
         try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger, within: 600) {
                 var data = AddressData()
-                let houses = try connection.query("SELECT seq, count, data FROM address_block ORDER BY seq", logger: logger)
+                let houses = try connection.query("SELECT count, data FROM address_block ORDER BY seq", logger: logger)
                     .answer(on: connection, within: 600)
+                var blocks: [HouseList.Block] = []
                 for row in houses {
-                    let (seq, count, buffer) = try row.decode((Int32, Int32, ByteBuffer).self)
-                    do {
-                        try buffer.withUnsafeReadableBytes { bytes in try AddressBlock.decode(bytes, count: Int(count), into: &data.addresses) }
-                    } catch let error as AddressBlock.CorruptBlock {
-                        throw CatalogError.storage("address block \(seq) is corrupt: \(error.reason)")
-                    }
+                    let (count, buffer) = try row.decode((Int32, ByteBuffer).self)
+                    blocks.append(HouseList.Block(bytes: Array(buffer.readableBytesView), count: Int(count)))
+                }
+                do throws(AddressBlock.CorruptBlock) {
+                    data.addresses = try HouseList(checking: blocks)
+                } catch {
+                    throw CatalogError.storage("the address blocks are corrupt: \(error.reason)")
                 }
                 let streets = try connection.query("SELECT seq, data FROM street_block ORDER BY seq", logger: logger)
                     .answer(on: connection, within: 600)
@@ -54,11 +56,7 @@ extension PostgresStore {
     @discardableResult
     public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
         let generation = UUID().uuidString
-        var houseBlocks: [(Int, ByteBuffer)] = []
-        for start in stride(from: 0, to: data.addresses.count, by: AddressBlock.size) {
-            let slice = data.addresses[start..<min(start + AddressBlock.size, data.addresses.count)]
-            houseBlocks.append((slice.count, ByteBuffer(bytes: AddressBlock.encode(slice))))
-        }
+        let houseBlocks = data.addresses.blocks.map { ($0.count, ByteBuffer(bytes: $0.bytes)) }
         var streetBlocks: [ByteBuffer] = []
         for start in stride(from: 0, to: data.streets.count, by: StreetBlock.size) {
             streetBlocks.append(ByteBuffer(bytes: StreetBlock.encode(data.streets[start..<min(start + StreetBlock.size, data.streets.count)])))

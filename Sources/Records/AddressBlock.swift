@@ -24,6 +24,7 @@ public enum AddressBlock {
     /// Why a block could not be read.
     public struct CorruptBlock: Error, CustomStringConvertible {
         public let reason: String
+        public init(reason: String) { self.reason = reason }
         public var description: String { "address block: \(reason)" }
     }
 

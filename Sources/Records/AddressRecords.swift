@@ -145,13 +145,19 @@ public struct NumberedVertex: Sendable, Equatable {
 /// Every address, street line and map area (water, buildings) a store holds: what an OpenStreetMap import makes
 /// beside its POIs.
 public struct AddressData: Sendable, Equatable {
-    public var addresses: [AddressPoint]
+    /// The houses, in blocks (`HouseList`).
+    public var addresses: HouseList
     public var streets: [StreetLine]
     /// Water and buildings for the `base` tiles, in the order of their objects (`OSMObjectKey`), the sea last.
     public var areas: [MapArea]
 
-    public init(addresses: [AddressPoint] = [], streets: [StreetLine] = [], areas: [MapArea] = []) {
+    public init(addresses: HouseList = [], streets: [StreetLine] = [], areas: [MapArea] = []) {
         (self.addresses, self.streets, self.areas) = (addresses, streets, areas)
+    }
+
+    /// Houses given as records, put into blocks.
+    public init(addresses: [AddressPoint], streets: [StreetLine] = [], areas: [MapArea] = []) {
+        self.init(addresses: HouseList(addresses), streets: streets, areas: areas)
     }
 
     public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty && areas.isEmpty }

@@ -112,10 +112,12 @@ import Testing
     static func combined(_ base: AddressData, _ records: [String: [AddressPoint]]) -> AddressIndex {
         let overridden = Set(records.keys)
         var data = base
-        data.addresses = base.addresses.filter { house in
-            !overridden.contains(house.id.split(separator: "#")[0].description)
-        }
-        data.addresses += records.keys.sorted().flatMap { records[$0]! }
+        data.addresses = HouseList(
+            base.addresses.filter { house in
+                !overridden.contains(house.id.split(separator: "#")[0].description)
+            }
+        )
+        data.addresses.append(contentsOf: records.keys.sorted().flatMap { records[$0]! })
         return AddressIndex(data)
     }
 

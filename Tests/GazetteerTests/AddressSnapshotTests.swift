@@ -86,9 +86,10 @@ import Testing
     /// What users send: houses as stored, numbers missing or beyond the interpolation lines, typos, name variants,
     /// streets alone, places, postcodes and towns after commas.
     static func queries(_ data: AddressData, _ random: inout SplitMix64) -> [String] {
+        let houses = Array(data.addresses)
         var out: [String] = []
         for _ in 0..<150 {
-            let house = data.addresses[Int(random.next() % UInt64(data.addresses.count))]
+            let house = houses[Int(random.next() % UInt64(houses.count))]
             let street = house.streetOrPlace!
             switch random.next() % 8 {
             case 0: out.append("\(street) \(house.housenumber)")
@@ -114,7 +115,7 @@ import Testing
         let read = try AddressIndex.readSnapshot(path, generation: "g1")
 
         #expect(read.houseCount == data.addresses.count)
-        for i in data.addresses.indices { #expect(read.house(i) == data.addresses[i], "house \(i)") }
+        for (i, house) in data.addresses.enumerated() { #expect(read.house(i) == house, "house \(i)") }
         #expect(read.lines == data.streets)
         let placeNear: (String, Coordinate2) -> Bool? = { name, point in name == "farville" ? point.latitude > 60.5 : nil }
         var houses = 0

@@ -113,14 +113,11 @@ public struct OSMImporter: Sendable {
     ]
 
     /// Reads the extract at `path` with `workers` threads converting blocks; problems name it `name`.
-    /// - Parameter addressesRead: called with the houses and streets as soon as the file is read, before the POIs are
-    ///   placed in cities (what an import can build its address index from meanwhile).
     public func read(
         _ path: String,
         name: String? = nil,
         workers: Int = OSMImporter.workers,
-        progress: ((Int, Int) -> Void)? = nil,
-        addressesRead: ((AddressData) -> Void)? = nil
+        progress: ((Int, Int) -> Void)? = nil
     ) throws(ImportError) -> OSMImport {
         let started = Date()
         let name = name ?? (path as NSString).lastPathComponent
@@ -160,7 +157,6 @@ public struct OSMImporter: Sendable {
         state.result.addresses.streets = OSMObjectKey.inOrder(state.result.addresses.streets, id: \.id)
         state.result.addresses.areas = OSMObjectKey.inOrder(state.result.addresses.areas, id: \.id)
         try state.addSea(box: file.header.bbox)
-        addressesRead?(state.result.addresses)
         try state.locateUnlocated()
         if keepsMirror {
             state.result.mirror = state.mirror(timestamp: file.header.replicationTimestamp.map(OSMImporter.isoTimestamp))
@@ -182,19 +178,33 @@ public struct OSMImporter: Sendable {
     /// Threads that decode blocks and turn them into pieces of the import: one a core, up to 8.
     public static let workers = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), 8)
 
-    /// Writes an import to a store: every POI put (created or updated by id), POIs of earlier OSM imports that the
-    /// extract no longer has deleted — all in one transaction — then the addresses and streets replaced.
+    /// Writes an import to a store: the objects as read, for change files (`OSMImport.mirror`); then every POI put
+    /// (created or updated by id) and the POIs of earlier OSM imports that the extract no longer has deleted, all in
+    /// one transaction; then the addresses and streets replaced.
+    ///
+    /// The mirror goes first, and is let go once written: the node locations and way lists it holds (two fifths of a
+    /// country's import) are freed before `mirrorWritten` is called, where `poi import` starts building the address
+    /// index beside the rest of the writes (docs/ARCHITECTURE.md, "Country scale").
     /// - Returns: the number of POIs removed, and the addresses' new generation (nil: the store keeps none).
     @discardableResult
-    public static func write(_ result: OSMImport, to store: any StoreOfRecord) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
-        // The mirror's blocks are encoded on a thread of their own while the POIs and addresses are written.
-        // Without one (`keepsMirror` off), an earlier import's mirror goes: change files are refused, not misapplied.
-        let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
-        defer { mirror.cancel() }
+    public static func write(
+        _ result: consuming OSMImport,
+        to store: any StoreOfRecord,
+        mirrorWritten: (() -> Void)? = nil
+    ) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
+        // The mirror's blocks are encoded on a thread of their own while they are written. Without one (`keepsMirror`
+        // off), an earlier import's mirror goes: change files are refused, not misapplied.
+        do {
+            let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
+            defer { mirror.cancel() }
+            result.mirror = nil
+            try store.replaceOSMMirror(mirror)
+        }
+        mirrorWritten?()
         let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
+        result.pois = []
         try store.commit(changes)
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
-        try store.replaceOSMMirror(mirror)
         return (removed, generation)
     }
 

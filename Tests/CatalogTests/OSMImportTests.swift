@@ -111,11 +111,6 @@ import Testing
             #expect(counts(many.report) == counts(one.report))
         }
         #expect(one.report.pois > 0 && one.report.addresses > 0)
-        // The houses and streets handed out early (an import builds its address index from them meanwhile) are the
-        // import's.
-        nonisolated(unsafe) var early: AddressData?
-        let result = try Self.importer.read(path, addressesRead: { early = $0 })
-        #expect(early?.addresses == result.addresses.addresses && early?.streets == result.addresses.streets)
         // Helsinki has a block where the nodes end and the ways begin (its ways need its own nodes: converted when it is
         // gathered); libosmium, which wrote the synthetic file, starts ways in a block of their own (which waits).
         var mixed = 0

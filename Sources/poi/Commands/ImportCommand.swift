@@ -176,8 +176,8 @@ struct ImportCommand: ParsableCommand {
         if failed { throw ExitCode(1) }
     }
 
-    /// The address index of an OpenStreetMap import, built on a second thread while the store is written and the
-    /// index snapshot made, then written as its snapshot beside the index snapshot once the store has given the
+    /// The address index of an OpenStreetMap import, built on a second thread while the POIs and addresses are
+    /// written and the index snapshot made, then written as its snapshot beside the index snapshot once the store has given the
     /// addresses their generation: the first start maps it.
     struct PendingAddressSnapshot {
         let path: String
@@ -217,31 +217,28 @@ struct ImportCommand: ParsableCommand {
         let name = (file as NSString).lastPathComponent
         let bar = ProgressBar(label: "reading \(name)")
         let result: OSMImport
-        // The address index is built on a thread of its own from when the file is read: while the POIs are placed in
-        // cities, then while the store is written.
-        var addresses: Background<AddressIndex>?
         do {
-            result = try importer.read(
-                file,
-                progress: { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) },
-                addressesRead: { data in
-                    if addressSnapshot != nil { addresses = Background { AddressIndex(data.asStored) } }
-                }
-            )
+            result = try importer.read(file) { read, total in bar.update(done: 0, fraction: total > 0 ? Double(read) / Double(total) : 0) }
         } catch {
             bar.finish()
             throw CLIError.failure(error.description)
         }
         bar.finish()
         let writing = Date()
-        let (removed, generation) = try OSMImporter.write(result, to: store)
+        let report = result.report
+        let data = result.addresses
+        // The address index is built on a thread of its own once the mirror is written and its node locations and
+        // way lists freed, while the POIs and addresses are written.
+        var addresses: Background<AddressIndex>?
+        let (removed, generation) = try OSMImporter.write(consume result, to: store) {
+            if addressSnapshot != nil { addresses = Background { AddressIndex(data.asStored) } }
+        }
         let written = Date().timeIntervalSince(writing)
         var pending: PendingAddressSnapshot?
         if let addresses, let addressSnapshot, let generation {
             let write = Background { () throws in try addresses.value().writeSnapshot(to: addressSnapshot, generation: generation) }
             pending = PendingAddressSnapshot(path: addressSnapshot, written: write, stored: Date())
         }
-        let report = result.report
         // A clipped extract has many ways that leave it: the first 20 problems, then how many more.
         for problem in report.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
         if report.problemCount > 20 {

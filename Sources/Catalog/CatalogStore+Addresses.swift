@@ -46,29 +46,20 @@ extension CatalogStore {
         """
 
     /// Every map area, in the order written (the order of the objects they come from, the sea last).
-    static func areas(_ db: Database) throws -> [MapArea] {
-        var areas: [MapArea] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, data FROM map_area_block ORDER BY seq")
-        while let row = try rows.next() {
-            let seq: Int = row[0]
-            let data: Data = row[1]
-            do {
-                try data.withUnsafeBytes { bytes in try MapAreaBlock.decode(bytes, into: &areas) }
-            } catch let error as AddressBlock.CorruptBlock {
-                throw CatalogError.storage("map area block \(seq) is corrupt: \(error.reason)")
-            }
+    static func areas(_ db: Database) throws -> AreaList {
+        let blocks = try Data.fetchAll(db, sql: "SELECT data FROM map_area_block ORDER BY seq").map { [UInt8]($0) }
+        do {
+            return try AreaList(checking: blocks)
+        } catch {
+            throw CatalogError.storage("the map area blocks are corrupt: \(error.reason)")
         }
-        return areas
     }
 
     /// Replaces every map area with these, in their order.
-    static func writeAreas(_ areas: [MapArea], _ db: Database) throws {
+    static func writeAreas(_ areas: AreaList, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM map_area_block")
         let statement = try db.cachedStatement(sql: "INSERT INTO map_area_block (seq, data) VALUES (?, ?)")
-        for (seq, start) in stride(from: 0, to: areas.count, by: MapAreaBlock.size).enumerated() {
-            let block = MapAreaBlock.encode(areas[start..<min(start + MapAreaBlock.size, areas.count)])
-            try statement.execute(arguments: [seq, Data(block)])
-        }
+        for (seq, block) in areas.blocks().enumerated() { try statement.execute(arguments: [seq, Data(block)]) }
     }
 
     /// Every house, in the order written.

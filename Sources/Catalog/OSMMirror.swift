@@ -361,7 +361,7 @@ public final class OSMMirror {
         // The areas of the objects replaced, in object order; the sea (no object's) stays last.
         let keptAreas = try CatalogStore.areas(db).filter { !objects.contains($0.id) }
         let (objectAreas, sea) = (keptAreas.filter { !$0.id.hasPrefix(MapArea.seaPrefix) }, keptAreas.filter { $0.id.hasPrefix(MapArea.seaPrefix) })
-        let areas = OSMObjectKey.merged(objectAreas, OSMObjectKey.inOrder(added.areas, id: \.id), id: \.id) + (newSea ?? sea)
+        let areas = AreaList(OSMObjectKey.merged(objectAreas, Array(OSMObjectKey.inOrder(added.areas)), id: \.id) + (newSea ?? sea))
         try CatalogStore.writeAreas(areas, db)
         let generation = UUID().uuidString
         try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
@@ -452,6 +452,17 @@ public enum OSMObjectKey {
             (previous, i) = (key, i + 1)
         }
         return houses
+    }
+
+    /// Areas in `inOrder`'s order: the list itself when it is in order already.
+    public static func inOrder(_ areas: AreaList) -> AreaList {
+        var previous: (type: Int, id: Int64, part: Int)?
+        for i in areas.indices {
+            let key = order(of: areas[i].id)
+            if i > 0 && precedes(key, i, previous, i - 1) { return AreaList(inOrder(Array(areas), id: \.id)) }
+            previous = key
+        }
+        return areas
     }
 
     /// An object's (type, id) as one number (the part left out): type in the top bits, ids below 2⁶⁰.

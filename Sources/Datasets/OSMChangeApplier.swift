@@ -226,7 +226,7 @@ extension OSMImporter {
             var added = made.addresses
             added.addresses = OSMObjectKey.inOrder(added.addresses)
             added.streets = OSMObjectKey.inOrder(added.streets, id: \.id)
-            added.areas = OSMObjectKey.inOrder(added.areas, id: \.id)
+            added.areas = OSMObjectKey.inOrder(added.areas)
             var sea: [MapArea]?
             if remakesSea, let box = state.box {
                 let made = OSMImporter.sea(try coastline(), box: box)

@@ -155,7 +155,7 @@ public struct OSMImporter: Sendable {
         // In the order of their objects (as a sorted extract has them already): the order a change file keeps.
         state.result.addresses.addresses = OSMObjectKey.inOrder(state.result.addresses.addresses)
         state.result.addresses.streets = OSMObjectKey.inOrder(state.result.addresses.streets, id: \.id)
-        state.result.addresses.areas = OSMObjectKey.inOrder(state.result.addresses.areas, id: \.id)
+        state.result.addresses.areas = OSMObjectKey.inOrder(state.result.addresses.areas)
         try state.addSea(box: file.header.bbox)
         try state.locateUnlocated()
         if keepsMirror {
@@ -663,7 +663,7 @@ public struct OSMImporter: Sendable {
             var note = Piece(importer: importer, file: file, offset: 0, nodes: nil)
             for problem in problems { try note.problem(problem) }
             add(note.result, unlocated: [])
-            result.addresses.areas += sea
+            result.addresses.areas.append(contentsOf: sea)
             result.report.areas += sea.count
         }
 

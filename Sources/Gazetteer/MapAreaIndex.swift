@@ -31,26 +31,39 @@ public struct MapAreaIndex: Sendable {
     static let largeCells = 64
     static let scanCells = 4_096
 
-    public static let empty = MapAreaIndex([])
+    public static let empty = MapAreaIndex(AreaList())
 
-    public init(_ areas: [MapArea]) {
-        var bytes = FlatArray<UInt8>()
-        var starts = FlatArray<UInt64>()
-        var boxes = FlatArray<Double>()
-        starts.reserveCapacity(areas.count + 1)
-        boxes.reserveCapacity(4 * areas.count)
+    public init(_ areas: AreaList) {
+        // Each area's bytes as a block of one (`MapAreaBlock`'s version, the count 1, the area), made at their size.
+        let one = MapAreaBlock.oneAreaHeader
+        var bytes = FlatArray<UInt8>(repeating: 0, count: areas.byteCount + one.count * areas.count)
+        var starts = FlatArray<UInt64>(repeating: 0, count: areas.count + 1)
+        var boxes = FlatArray<Double>(repeating: 0, count: 4 * areas.count)
         let kinds = MapArea.Kind.allCases
         var entries = [[(key: Int64, item: UInt32)]](repeating: [], count: kinds.count)
         var large = [[UInt32]](repeating: [], count: kinds.count)
         var all = [[UInt32]](repeating: [], count: kinds.count)
+        var end = 0
+        bytes.withUnsafeMutableBufferPointer { bytes in
+            for i in areas.indices {
+                starts[i] = UInt64(end)
+                for byte in one {
+                    bytes[end] = byte
+                    end += 1
+                }
+                areas.withBytes(of: i) { area in
+                    UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: bytes[end..<(end + area.count)])).copyMemory(from: area)
+                    end += area.count
+                }
+            }
+        }
+        starts[areas.count] = UInt64(end)
         for (i, area) in areas.enumerated() {
-            starts.append(UInt64(bytes.count))
-            for byte in MapAreaBlock.encode(CollectionOfOne(area)) { bytes.append(byte) }
             guard let box = area.bounds else {
-                for edge in [1.0, 1, 0, 0] { boxes.append(edge) }  // matches nothing
+                for (k, edge) in [1.0, 1, 0, 0].enumerated() { boxes[4 * i + k] = edge }  // matches nothing
                 continue
             }
-            for edge in [box.west, box.south, box.east, box.north] { boxes.append(edge) }
+            for (k, edge) in [box.west, box.south, box.east, box.north].enumerated() { boxes[4 * i + k] = edge }
             let k = kinds.firstIndex(of: area.kind)!
             all[k].append(UInt32(i))
             let (rows, columns) = Self.cells(box)
@@ -60,7 +73,6 @@ public struct MapAreaIndex: Sendable {
             }
             for row in rows { for column in columns { entries[k].append((Self.key(row, column), UInt32(i))) } }
         }
-        starts.append(UInt64(bytes.count))
         self.bytes = bytes
         self.starts = starts
         self.boxes = boxes

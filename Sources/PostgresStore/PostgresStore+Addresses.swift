@@ -38,15 +38,14 @@ extension PostgresStore {
                         throw CatalogError.storage("street block \(seq) is corrupt: \(error.reason)")
                     }
                 }
-                let areas = try connection.query("SELECT seq, data FROM area_block ORDER BY seq", logger: logger)
+                let areas = try connection.query("SELECT data FROM area_block ORDER BY seq", logger: logger)
                     .answer(on: connection, within: 600)
-                for row in areas {
-                    let (seq, buffer) = try row.decode((Int32, ByteBuffer).self)
-                    do {
-                        try buffer.withUnsafeReadableBytes { bytes in try MapAreaBlock.decode(bytes, into: &data.areas) }
-                    } catch let error as AddressBlock.CorruptBlock {
-                        throw CatalogError.storage("area block \(seq) is corrupt: \(error.reason)")
-                    }
+                var areaBlocks: [[UInt8]] = []
+                for row in areas { areaBlocks.append(Array(try row.decode(ByteBuffer.self).readableBytesView)) }
+                do throws(AddressBlock.CorruptBlock) {
+                    data.areas = try AreaList(checking: areaBlocks)
+                } catch {
+                    throw CatalogError.storage("the area blocks are corrupt: \(error.reason)")
                 }
                 return data
             }
@@ -61,10 +60,7 @@ extension PostgresStore {
         for start in stride(from: 0, to: data.streets.count, by: StreetBlock.size) {
             streetBlocks.append(ByteBuffer(bytes: StreetBlock.encode(data.streets[start..<min(start + StreetBlock.size, data.streets.count)])))
         }
-        var areaBlocks: [ByteBuffer] = []
-        for start in stride(from: 0, to: data.areas.count, by: MapAreaBlock.size) {
-            areaBlocks.append(ByteBuffer(bytes: MapAreaBlock.encode(data.areas[start..<min(start + MapAreaBlock.size, data.areas.count)])))
-        }
+        let areaBlocks = data.areas.blocks().map { ByteBuffer(bytes: $0) }
         return try main.run { connection in
             try PostgresStore.transaction(connection, "BEGIN", logger: logger, within: 600) {
                 _ = try connection.query("SET LOCAL idle_in_transaction_session_timeout = '60s'", logger: logger).answer(on: connection)

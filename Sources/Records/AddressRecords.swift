@@ -148,42 +148,38 @@ public struct AddressData: Sendable, Equatable {
     /// The houses, in blocks (`HouseList`).
     public var addresses: HouseList
     public var streets: [StreetLine]
-    /// Water and buildings for the `base` tiles, in the order of their objects (`OSMObjectKey`), the sea last.
-    public var areas: [MapArea]
+    /// Water and buildings for the `base` tiles, in the order of their objects (`OSMObjectKey`), the sea last; coded
+    /// as the stores keep them (`AreaList`).
+    public var areas: AreaList
 
-    public init(addresses: HouseList = [], streets: [StreetLine] = [], areas: [MapArea] = []) {
-        (self.addresses, self.streets, self.areas) = (addresses, streets, areas)
-    }
-
-    /// Houses given as records, put into blocks.
-    public init(addresses: [AddressPoint], streets: [StreetLine] = [], areas: [MapArea] = []) {
-        self.init(addresses: HouseList(addresses), streets: streets, areas: areas)
+    /// Houses and areas given as lists of their own are kept as they are; given as other sequences (arrays of
+    /// records), they are coded into lists.
+    public init<Houses: Sequence<AddressPoint>, Areas: Sequence<MapArea>>(
+        addresses: Houses = HouseList(),
+        streets: [StreetLine] = [],
+        areas: Areas = AreaList()
+    ) {
+        self.addresses = addresses as? HouseList ?? HouseList(addresses)
+        self.streets = streets
+        self.areas = areas as? AreaList ?? AreaList(areas)
     }
 
     public var isEmpty: Bool { addresses.isEmpty && streets.isEmpty && areas.isEmpty }
 }
 
 extension AddressData {
-    /// The addresses as a store reads them back (SQLite's `street_line`, PostgreSQL's street blocks): street and area vertices
-    /// at OSM's precision of 1e-7°, the rest as given. An index built from these at import equals one built from the
+    /// The addresses as a store reads them back (SQLite's `street_line`, PostgreSQL's street blocks): street vertices at
+    /// OSM's precision of 1e-7° (areas are coded so already), the rest as given. An index built from these at import equals one built from the
     /// store.
     public var asStored: AddressData {
         // Only what changes is copied: an OpenStreetMap import's points are in 1e-7° already, so its millions of
-        // streets and areas are shared, not copied.
+        // streets are shared, not copied. Houses keep their Doubles, and areas are coded in 1e-7° (`AreaList`).
         func changes(_ points: [Coordinate2]) -> Bool {
             points.contains { Self.storedDegrees($0.latitude) != $0.latitude || Self.storedDegrees($0.longitude) != $0.longitude }
         }
-        func stored(_ points: [Coordinate2]) -> [Coordinate2] {
-            points.map { Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude)) }
-        }
         var data = self
         for i in data.streets.indices where changes(data.streets[i].points) {
-            data.streets[i].points = stored(data.streets[i].points)
-        }
-        for i in data.areas.indices {
-            for r in data.areas[i].rings.indices where changes(data.areas[i].rings[r].points) {
-                data.areas[i].rings[r].points = stored(data.areas[i].rings[r].points)
-            }
+            data.streets[i].points = data.streets[i].points.map { Coordinate2(Self.storedDegrees($0.latitude), Self.storedDegrees($0.longitude)) }
         }
         return data
     }

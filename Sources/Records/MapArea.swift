@@ -63,43 +63,70 @@ public struct MapArea: Sendable, Equatable {
 public enum MapAreaBlock {
     public static let size = 20_000
     static let version: UInt8 = 1
+    /// What goes before one area's bytes (`AreaList.withBytes`) to make them a block of that area: the version and
+    /// the count 1.
+    public static let oneAreaHeader: [UInt8] = [version, 1]
 
     public static func encode(_ areas: some Collection<MapArea>) -> [UInt8] {
         var out = VarintWriter()
         out.bytes.append(version)
         out.varint(UInt64(areas.count))
-        for area in areas {
-            out.text(area.id)
-            out.text(area.kind.rawValue)
-            StreetBlock.optional(area.name, &out)
-            out.varint(UInt64(area.rings.count))
-            for ring in area.rings {
-                out.varint(ring.outer ? 1 : 0)
-                out.vertices(ring.points)
-            }
-        }
+        for area in areas { body(area, &out) }
         return out.bytes
     }
 
+    /// A block of areas already coded (`AreaList`'s bytes): the version, their count, then their bytes.
+    static func block(count: Int, bodies: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = VarintWriter()
+        out.bytes.reserveCapacity(bodies.count + 6)
+        out.bytes.append(version)
+        out.varint(UInt64(count))
+        out.bytes.append(contentsOf: bodies)
+        return out.bytes
+    }
+
+    /// One area's bytes in a block.
+    static func body(_ area: MapArea, _ out: inout VarintWriter) {
+        out.text(area.id)
+        out.text(area.kind.rawValue)
+        StreetBlock.optional(area.name, &out)
+        out.varint(UInt64(area.rings.count))
+        for ring in area.rings {
+            out.varint(ring.outer ? 1 : 0)
+            out.vertices(ring.points)
+        }
+    }
+
     public static func decode(_ bytes: UnsafeRawBufferPointer, into areas: inout [MapArea]) throws(AddressBlock.CorruptBlock) {
+        try forEachArea(bytes) { reader throws(AddressBlock.CorruptBlock) in areas.append(try area(&reader)) }
+    }
+
+    /// Hands `body` a reader at each area of the block in turn; `body` reads the area.
+    static func forEachArea(
+        _ bytes: UnsafeRawBufferPointer,
+        _ body: (inout VarintReader) throws(AddressBlock.CorruptBlock) -> Void
+    ) throws(AddressBlock.CorruptBlock) {
         var reader = VarintReader(bytes: bytes)
         guard try reader.byte() == version else { throw AddressBlock.CorruptBlock(reason: "area block of an unknown version") }
         let count = Int(try reader.varint())
         guard count <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(count) areas in \(bytes.count) bytes") }
-        for _ in 0..<count {
-            let id = try reader.text()
-            let kindText = try reader.text()
-            guard let kind = MapArea.Kind(rawValue: kindText) else { throw AddressBlock.CorruptBlock(reason: "area \(id) of kind \(kindText)") }
-            let name = try reader.varint() == 0 ? nil : try reader.text()
-            let ringCount = Int(try reader.varint())
-            guard ringCount <= bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(ringCount) rings") }
-            var rings: [MapArea.Ring] = []
-            rings.reserveCapacity(ringCount)
-            for _ in 0..<ringCount {
-                let outer = try reader.varint() == 1
-                rings.append(MapArea.Ring(outer: outer, points: try reader.vertices()))
-            }
-            areas.append(MapArea(id: id, kind: kind, name: name, rings: rings))
+        for _ in 0..<count { try body(&reader) }
+    }
+
+    /// The area at the reader (`body`'s bytes).
+    static func area(_ reader: inout VarintReader) throws(AddressBlock.CorruptBlock) -> MapArea {
+        let id = try reader.text()
+        let kindText = try reader.text()
+        guard let kind = MapArea.Kind(rawValue: kindText) else { throw AddressBlock.CorruptBlock(reason: "area \(id) of kind \(kindText)") }
+        let name = try reader.varint() == 0 ? nil : try reader.text()
+        let ringCount = Int(try reader.varint())
+        guard ringCount <= reader.bytes.count else { throw AddressBlock.CorruptBlock(reason: "\(ringCount) rings") }
+        var rings: [MapArea.Ring] = []
+        rings.reserveCapacity(ringCount)
+        for _ in 0..<ringCount {
+            let outer = try reader.varint() == 1
+            rings.append(MapArea.Ring(outer: outer, points: try reader.vertices()))
         }
+        return MapArea(id: id, kind: kind, name: name, rings: rings)
     }
 }

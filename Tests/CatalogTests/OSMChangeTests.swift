@@ -45,7 +45,7 @@ import Testing
         var pois: [POIRecord] = []
         _ = try store.loadAll(blockSize: 10_000) { pois.append(contentsOf: $0) }
         let addresses = try store.loadAddresses()
-        return (pois.sorted { $0.id < $1.id }, Array(addresses.addresses), addresses.streets, addresses.areas)
+        return (pois.sorted { $0.id < $1.id }, Array(addresses.addresses), addresses.streets, Array(addresses.areas))
     }
 
     static func expectEqual(_ ours: CatalogStore, _ fresh: CatalogStore, _ what: String) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Gazetteer
 import Records
+import SnapshotFile
 import Synchronization
 
 /// Keeps an engine over a shared store (PostgreSQL) up to date with the writes other servers commit: a thread that
@@ -179,7 +180,7 @@ extension SearchEngine {
                 write { $0 = fresh }
                 replication.status.withLock { $0.reloads += 1 }
                 replication.caughtUp(at: fresh.sequence!.sequence)
-                SearchEngine.returnFreedMemory()
+                ResidentMemory.returnFreedHeap()
             }
         } catch {
             replication.failed(error)

@@ -38,7 +38,7 @@ extension SearchEngine {
         }
         guard adopted else { return }
         mapped = EngineState()  // the heap state, released outside the lock
-        SearchEngine.returnFreedMemory()
+        ResidentMemory.returnFreedHeap()
     }
 
     /// Writes a snapshot on a background thread unless one is being written; `done` gets the outcome.

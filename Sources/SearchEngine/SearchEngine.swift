@@ -178,7 +178,7 @@ public final class SearchEngine: @unchecked Sendable {
         }
         replication?.caughtUp(at: state.sequence!.sequence)
         startup = .rebuilt(reason: reason)
-        SearchEngine.returnFreedMemory()
+        ResidentMemory.returnFreedHeap()
         markAddresses()
     }
 
@@ -200,19 +200,6 @@ public final class SearchEngine: @unchecked Sendable {
         var state = loader.finish(pins: rest.pins)
         state.sequence = rest.sequence
         return state
-    }
-
-    /// Gives the loading's freed heap (rows and strings read from SQLite) back to the system, so the resident size
-    /// after start-up is what the engine holds.
-    static func returnFreedMemory() {
-        #if canImport(Glibc)
-        // malloc_trim is glibc's (malloc.h is not in the Glibc module): looked up once by name.
-        typealias Trim = @convention(c) (Int) -> Int32
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {  // RTLD_DEFAULT
-            // SAFETY: glibc declares `int malloc_trim(size_t pad)`, which is what `Trim` says.
-            _ = unsafeBitCast(symbol, to: Trim.self)(0)
-        }
-        #endif
     }
 
     /// An engine over records in memory only (no persistence): for tests and benchmarks.

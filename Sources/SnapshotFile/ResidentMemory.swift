@@ -21,6 +21,20 @@ import Darwin
 public enum ResidentMemory {
     private static let live = Mutex<[UInt: Int]>([:])
 
+    /// Gives the heap that was freed back to the system (glibc's `malloc_trim`), so that the resident size is what
+    /// is held: after a server's loading (rows and strings read from a store), and after an import lets its node
+    /// locations and way lists go.
+    public static func returnFreedHeap() {
+        #if canImport(Glibc)
+        // malloc_trim is glibc's (malloc.h is not in the Glibc module): looked up once by name.
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {  // RTLD_DEFAULT
+            // SAFETY: glibc declares `int malloc_trim(size_t pad)`, which is what `Trim` says.
+            _ = unsafeBitCast(symbol, to: Trim.self)(0)
+        }
+        #endif
+    }
+
     static func register(_ region: MappedRegion) {
         live.withLock { $0[UInt(bitPattern: region.base)] = region.length }
     }

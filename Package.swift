@@ -67,7 +67,7 @@ let package = Package(
         // database, synthetic POIs drawn from the gazetteer's places.
         .target(
             name: "Datasets",
-            dependencies: ["Catalog", "Records", "Gazetteer", "GeoCore", "BundledData", "OSM"],
+            dependencies: ["Catalog", "Records", "Gazetteer", "GeoCore", "BundledData", "OSM", "SnapshotFile"],
             swiftSettings: swiftSettings
         ),
         // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. Serves no HTTP; fetches the

@@ -4,6 +4,7 @@ import Gazetteer
 import GeoCore
 import OSM
 import Records
+import SnapshotFile
 
 /// Reads an `.osm.pbf` extract into POIs, addresses and streets.
 ///
@@ -200,10 +201,18 @@ public struct OSMImporter: Sendable {
             result.mirror = nil
             try store.replaceOSMMirror(mirror)
         }
+        // What is let go goes back to the system, not only to this thread's heap: the address index is built on
+        // another thread, whose allocations come from another of malloc's arenas.
+        ResidentMemory.returnFreedHeap()
         mirrorWritten?()
-        let (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
-        result.pois = []
-        try store.commit(changes)
+        let removed: Int
+        do {
+            let changes: [StoreChange]
+            (changes, removed) = result.changes(replacing: try store.poiIDs(prefix: OSMImport.idPrefix))
+            result.pois = []
+            try store.commit(changes)
+        }
+        ResidentMemory.returnFreedHeap()
         let generation = store.keepsAddresses ? try store.replaceAddresses(result.addresses) : nil
         return (removed, generation)
     }

@@ -231,12 +231,9 @@ struct ImportCommand: ParsableCommand {
         // way lists freed, while the POIs and addresses are written.
         var addresses: Background<AddressIndex>?
         let (removed, generation) = try OSMImporter.write(consume result, to: store) {
-            ResidentMemory.returnFreedHeap()
             if addressSnapshot != nil { addresses = Background { AddressIndex(data.asStored) } }
         }
         let written = Date().timeIntervalSince(writing)
-        // The POIs and their changes are gone too: their heap back before the index snapshot is made.
-        ResidentMemory.returnFreedHeap()
         var pending: PendingAddressSnapshot?
         if let addresses, let addressSnapshot, let generation {
             let write = Background { () throws in try addresses.value().writeSnapshot(to: addressSnapshot, generation: generation) }

@@ -424,45 +424,31 @@ public enum OSMObjectKey {
     /// `items` by `order` of their ids (stable; items with other ids first, in their order); as they are when they
     /// already are in that order (an extract's output, read from a sorted file).
     public static func inOrder<T>(_ items: [T], id: (T) -> String) -> [T] {
-        // Usually in order already: checked pair by pair, each key read once.
-        guard let head = items.first else { return items }
-        var previous = order(of: id(head))
-        var sorted = true
-        for i in items.indices.dropFirst() {
-            let key = order(of: id(items[i]))
-            if precedes(key, i, previous, i - 1) {
-                sorted = false
-                break
-            }
-            previous = key
-        }
-        if sorted { return items }
+        if isInOrder(items, id: id) { return items }
         let keys = items.map { order(of: id($0)) }
         return items.indices.sorted { precedes(keys[$0], $0, keys[$1], $1) }.map { items[$0] }
     }
 
-    /// Houses in `inOrder`'s order: the list itself when it is in order already (an extract's houses, read from a
-    /// sorted file), its blocks untouched.
+    /// Houses in `inOrder`'s order: the list itself, its blocks untouched, when it is in order already.
     public static func inOrder(_ houses: HouseList) -> HouseList {
-        var previous: (type: Int, id: Int64, part: Int)?
-        var i = 0
-        for house in houses {
-            let key = order(of: house.id)
-            if i > 0 && precedes(key, i, previous, i - 1) { return HouseList(inOrder(Array(houses), id: \.id)) }
-            (previous, i) = (key, i + 1)
-        }
-        return houses
+        isInOrder(houses, id: \.id) ? houses : HouseList(inOrder(Array(houses), id: \.id))
     }
 
-    /// Areas in `inOrder`'s order: the list itself when it is in order already.
+    /// Areas in `inOrder`'s order: the list itself when it is in order already (only the ids read to tell).
     public static func inOrder(_ areas: AreaList) -> AreaList {
+        isInOrder(areas.indices, id: { areas.id(of: $0) }) ? areas : AreaList(inOrder(Array(areas), id: \.id))
+    }
+
+    /// Whether `items` are in `inOrder`'s order already: checked pair by pair, each key read once (usually they are).
+    static func isInOrder<S: Sequence>(_ items: S, id: (S.Element) -> String) -> Bool {
         var previous: (type: Int, id: Int64, part: Int)?
-        for i in areas.indices {
-            let key = order(of: areas[i].id)
-            if i > 0 && precedes(key, i, previous, i - 1) { return AreaList(inOrder(Array(areas), id: \.id)) }
-            previous = key
+        var i = 0
+        for item in items {
+            let key = order(of: id(item))
+            if i > 0 && precedes(key, i, previous, i - 1) { return false }
+            (previous, i) = (key, i + 1)
         }
-        return areas
+        return true
     }
 
     /// An object's (type, id) as one number (the part left out): type in the top bits, ids below 2⁶⁰.

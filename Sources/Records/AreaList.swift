@@ -58,6 +58,14 @@ public struct AreaList: Sendable, Equatable, RandomAccessCollection, Expressible
         }
     }
 
+    /// Area `i`'s id, read without decoding the rest of it.
+    public func id(of i: Int) -> String {
+        withBytes(of: i) { body in
+            var reader = VarintReader(bytes: body)
+            do { return try reader.text() } catch { preconditionFailure("an area list's bytes were checked when the list was made: \(error)") }
+        }
+    }
+
     /// Area `i`'s bytes (`MapAreaBlock`'s coding of one area, without a block's version and count).
     public func withBytes<R>(of i: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let start = i == 0 ? 0 : ends[i - 1]

@@ -126,6 +126,11 @@ import Testing
         #expect(byBlock == expected)
         #expect(gathered.count == expected.count && gathered.idBytes == oneByOne.idBytes)
         #expect(HouseList(all) != HouseList(all.dropLast()))
+        // Out of object order (ids of several shapes here): put in `OSMObjectKey`'s order as the records' own sort.
+        let shuffled = all.shuffled(using: &random)
+        #expect(Array(OSMObjectKey.inOrder(HouseList(shuffled))) == OSMObjectKey.inOrder(shuffled, id: \.id))
+        let sorted = HouseList(OSMObjectKey.inOrder(all, id: \.id))
+        #expect(OSMObjectKey.inOrder(sorted) == sorted)
         var changed = all
         changed[AddressBlock.size + 3].housenumber += "a"
         #expect(HouseList(all) != HouseList(changed), "a house differing in the second block")
@@ -217,6 +222,11 @@ import Testing
         }
         #expect(gathered == oneByOne && gathered.byteCount == oneByOne.byteCount)
         #expect(oneByOne != AreaList(areas.dropLast()))
+        // In object order as an extract's are (read by their ids alone), and put in it when they are not.
+        #expect(OSMObjectKey.inOrder(oneByOne) == oneByOne)
+        let shuffled = areas.shuffled(using: &random)
+        #expect(Array(OSMObjectKey.inOrder(AreaList(shuffled))) == Array(AreaList(OSMObjectKey.inOrder(shuffled, id: \.id))))
+        #expect(OSMObjectKey.inOrder(AreaList(shuffled)) == oneByOne)
         for size in [1, 7, 499, 500, 20_000] {
             let blocks = oneByOne.blocks(size: size)
             #expect(blocks.count == (areas.count + size - 1) / size, "blocks of \(size)")

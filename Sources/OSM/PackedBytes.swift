@@ -75,6 +75,14 @@ public enum Varint {
         }
     }
 
+    /// The text at `position` written by `appendText` (bytes this process wrote itself).
+    @inlinable
+    public static func readText(_ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> String {
+        let length = Int(read(bytes, &position))
+        defer { position += length }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[position..<position + length]), as: UTF8.self)
+    }
+
     @inlinable @inline(__always)
     public static func readSigned(_ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> Int64 {
         let v = read(bytes, &position)

@@ -56,31 +56,30 @@ public struct WayTable: Sendable {
 
     /// Whether tags are kept with the way at `index`.
     public func hasTags(at index: Int) -> Bool {
-        bytes.withBytes(at: addresses[index]) { chunk, offset in
-            var position = offset
-            let n = Int(Varint.read(chunk, &position))
-            for _ in 0..<n { _ = Varint.read(chunk, &position) }
-            return Varint.read(chunk, &position) > 0
-        }
+        withTags(at: index) { chunk, position in Varint.read(chunk, &position) > 0 }
     }
 
     /// The tags kept with the way at `index`, if any.
     public func tags(at index: Int) -> [OSMTag]? {
-        bytes.withBytes(at: addresses[index]) { chunk, offset in
-            var position = offset
-            let n = Int(Varint.read(chunk, &position))
-            for _ in 0..<n { _ = Varint.read(chunk, &position) }
+        withTags(at: index) { chunk, position in
             let count = Int(Varint.read(chunk, &position))
             guard count > 0 else { return nil }
             var tags: [OSMTag] = []
             tags.reserveCapacity(count - 1)
-            func text() -> String {
-                let length = Int(Varint.read(chunk, &position))
-                defer { position += length }
-                return String(decoding: UnsafeBufferPointer(rebasing: chunk[position..<position + length]), as: UTF8.self)
+            for _ in 1..<count {
+                tags.append(OSMTag(key: Varint.readText(chunk, &position), value: Varint.readText(chunk, &position)))
             }
-            for _ in 1..<count { tags.append(OSMTag(key: text(), value: text())) }
             return tags
+        }
+    }
+
+    /// `body` with the way's bytes and the position of its tags' count (past its node ids).
+    private func withTags<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>, inout Int) -> R) -> R {
+        bytes.withBytes(at: addresses[index]) { chunk, offset in
+            var position = offset
+            let n = Int(Varint.read(chunk, &position))
+            for _ in 0..<n { _ = Varint.read(chunk, &position) }
+            return body(chunk, &position)
         }
     }
 

@@ -258,7 +258,7 @@ public struct AMapAdapter: Sendable {
             let area = box ?? BoundingBox(uncheckedWest: -180, south: -90, east: 180, north: 90)
             found = Self.found(
                 engine.within(
-                    WithinQuery(area: .box(area), categories: categories ?? [], limit: size, offset: offset, countUpTo: Self.countLimit)
+                    WithinQuery(.box(area), categories: categories ?? [], limit: size, offset: offset, countUpTo: Self.countLimit)
                 )
             )
         }
@@ -272,8 +272,7 @@ public struct AMapAdapter: Sendable {
         if radius > 50_000 || radius == 0 { radius = 5_000 }  // AMap: out of range uses the default
         let s = try selection(p, v5: v5)
         let query = NearbyQuery(
-            origin: origin,
-            radius: Double(radius),
+            Around(origin, radius: Double(radius)),
             text: s.keywords,
             categories: s.categories,
             limit: s.size,
@@ -287,7 +286,7 @@ public struct AMapAdapter: Sendable {
         guard let text = p.string("polygon"), !text.isEmpty else { throw AMapError.missing("polygon") }
         // Both "|" (the API) and ";" (the doc's prose, and crawlers) separate points.
         let points = try text.split(whereSeparator: { $0 == "|" || $0 == ";" }).map { try Self.location(String($0), name: "polygon") }
-        let area: WithinQuery.Area
+        let area: QueryArea
         if points.count == 2 {
             // Two points: a rectangle, top-left and bottom-right (either order accepted).
             area = .box(
@@ -305,7 +304,7 @@ public struct AMapAdapter: Sendable {
             area = .polygon(try Polygon(vertices: vertices))
         }
         let s = try selection(p, v5: v5)
-        let query = WithinQuery(area: area, text: s.keywords, categories: s.categories, limit: s.size, offset: s.offset, countUpTo: Self.countLimit)
+        let query = WithinQuery(area, text: s.keywords, categories: s.categories, limit: s.size, offset: s.offset, countUpTo: Self.countLimit)
         return pois(Self.found(engine.within(query)), v5: v5, p)
     }
 
@@ -547,7 +546,7 @@ public struct AMapAdapter: Sendable {
         let answers = points.map { point -> (ReverseResult, Divisions, [Hit], Coordinate) in
             let reverse = geocoder.areas(around: point)
             let d = divisions(latitude: point.latitude, longitude: point.longitude, city: reverse.city ?? reverse.place?.name)
-            let nearby = all && radius > 0 ? engine.nearby(NearbyQuery(origin: point, radius: Double(max(radius, 1)), limit: 20)).results : []
+            let nearby = all && radius > 0 ? engine.nearby(NearbyQuery(Around(point, radius: Double(max(radius, 1))), limit: 20)).results : []
             return (reverse, d, nearby, point)
         }
         return { json in

@@ -28,8 +28,7 @@ public struct NearbyRequest: ListRequest {
             guard radius > 0, radius <= Rules.maximumRadius else { throw ParameterError("radius", Rules.radius) }
         }
         query = NearbyQuery(
-            origin: try p.origin(required: true, coordsys: encoder.coordsys)!,
-            radius: radius,
+            Around(try p.origin(required: true, coordsys: encoder.coordsys)!, radius: radius),
             text: try p.text(),
             category: try p.category(),
             kind: try p.kind(),
@@ -88,14 +87,14 @@ public struct WithinRequest: ListRequest {
 
     public init<S>(_ p: RequestParameters<S>) throws(ParameterError) {
         encoder = try p.encoder()
-        let area: WithinQuery.Area
+        let area: QueryArea
         switch (try p.bbox(coordsys: encoder.coordsys), try p.polygon(coordsys: encoder.coordsys)) {
         case (let box?, nil): area = .box(box)
         case (nil, let polygon?): area = .polygon(polygon)
         case (nil, nil): throw ParameterError("bbox", "or polygon is required")
         default: throw ParameterError("bbox", "and polygon must not both be given")
         }
-        query = WithinQuery(area: area, text: try p.text(), category: try p.category(), kind: try p.kind(), limit: try p.limit())
+        query = WithinQuery(area, text: try p.text(), category: try p.category(), kind: try p.kind(), limit: try p.limit())
         query.after = try p.string("cursor").map { text throws(ParameterError) in try PageCursor.within(text, query: query) }
     }
 

@@ -222,7 +222,7 @@ public struct BenchRun {
                 if op == .keyword {
                     results &+= try engine.search(SearchQuery(text: keyword, limit: 20)).results.count
                 } else {
-                    results &+= engine.nearby(NearbyQuery(origin: origin, radius: 5_000, text: keyword, limit: 10)).results.count
+                    results &+= engine.nearby(NearbyQuery(Around(origin, radius: 5_000), text: keyword, limit: 10)).results.count
                 }
             } catch { throw StartupError.failure("\(keyword): \(error)") }
             samples.append(seconds(clock.now - t0) * 1e6)

@@ -121,7 +121,7 @@ public final class Geocoder: Sendable {
     public func reverse(_ point: Coordinate, poiRadius: Double?) -> GeocodeCandidate? {
         let answer = areas(around: point)
         if let poiRadius {
-            let poi = engine?.nearby(NearbyQuery(origin: point, radius: poiRadius, limit: 1)).results.first
+            let poi = engine?.nearby(NearbyQuery(Around(point, radius: poiRadius), limit: 1)).results.first
             if let house = answer.address, house.type == "house" {
                 if let poi, case .poi(var record) = poi.record, poi.distance ?? .infinity <= house.distance ?? 0 {
                     // A POI without a house number of its own takes the house's when that house is near (it is
@@ -152,7 +152,7 @@ public final class Geocoder: Sendable {
     /// What is around `point` within `radius` metres, nearest first: POIs, with the nearest house or street among
     /// them by distance, then the place the point is in.
     public func around(_ point: Coordinate, radius: Double, limit: Int) -> [GeocodeCandidate] {
-        let hits = engine?.nearby(NearbyQuery(origin: point, radius: radius, limit: min(limit, 100))).results ?? []
+        let hits = engine?.nearby(NearbyQuery(Around(point, radius: radius), limit: min(limit, 100))).results ?? []
         var found: [GeocodeCandidate] = hits.compactMap { hit in
             guard case .poi(let poi) = hit.record else { return nil }
             return .poi(poi, distance: hit.distance)

@@ -21,37 +21,34 @@ public struct ClusterCell: Sendable, Equatable {
     public let longitude: Double
 }
 
-/// GET /v1/nearby: nearest first from an origin.
-public struct NearbyQuery: Sendable, Equatable {
-    public var origin: Coordinate
-    /// Metres; only records within it. Without it: the `limit` nearest.
-    public var radius: Double?
+/// A query that pages through the records of a place: nearby (around an origin, nearest first) and within (inside an
+/// area, in record order) share their filters and their paging.
+public struct PlaceQuery<Place: Sendable & Equatable, Cursor: Sendable & Equatable>: Sendable, Equatable {
+    public var place: Place
     public var text: String?
     /// Category paths such as `food` or `food.cafe`, lower case: records of any of them (or below) only.
     public var categories: [String]
     public var kind: KindFilter
     public var limit: Int
-    /// Continue after this (distance key, record) of a previous page (`Page.next`).
-    public var after: NearestCursor?
+    /// Continue after this position of a previous page (`Page.next`).
+    public var after: Cursor?
     /// Skip this many results first (numbered pages, as the AMap adapter's).
     public var offset: Int
     /// Count the matches, up to this many, into `Page.total`; nil: no count.
     public var countUpTo: Int?
 
     public init(
-        origin: Coordinate,
-        radius: Double? = nil,
+        _ place: Place,
         text: String? = nil,
         category: String? = nil,
         categories: [String] = [],
         kind: KindFilter = .poi,
         limit: Int = 20,
-        after: NearestCursor? = nil,
+        after: Cursor? = nil,
         offset: Int = 0,
         countUpTo: Int? = nil
     ) {
-        self.origin = origin
-        self.radius = radius
+        self.place = place
         self.text = text
         self.categories = category.map { [$0] + categories } ?? categories
         self.kind = kind
@@ -62,10 +59,48 @@ public struct NearbyQuery: Sendable, Equatable {
     }
 }
 
-extension NearbyQuery {
+/// Where a nearby query looks: around an origin, within a radius in metres; without one, the `limit` nearest.
+public struct Around: Sendable, Equatable {
+    public var origin: Coordinate
+    public var radius: Double?
+
+    public init(_ origin: Coordinate, radius: Double? = nil) {
+        self.origin = origin
+        self.radius = radius
+    }
+}
+
+/// Where a within query looks.
+public enum QueryArea: Sendable, Equatable {
+    case box(BoundingBox)
+    case polygon(Polygon)
+}
+
+/// GET /v1/nearby: nearest first from an origin, continuing after a (distance key, record).
+public typealias NearbyQuery = PlaceQuery<Around, NearestCursor>
+
+/// GET /v1/within: records inside a box or polygon, in a stable order (record creation order), continuing after a
+/// record number.
+public typealias WithinQuery = PlaceQuery<QueryArea, UInt32>
+
+extension PlaceQuery where Place == Around {
+    public var origin: Coordinate {
+        get { place.origin }
+        set { place.origin = newValue }
+    }
+
+    public var radius: Double? {
+        get { place.radius }
+        set { place.radius = newValue }
+    }
+
     /// How many nearest records a walk collects: the page after the offset and one more (to know whether a next
     /// page exists), or as many as are to be counted.
     var walkLength: Int { Swift.max(offset + limit + 1, countUpTo ?? 0) }
+}
+
+extension PlaceQuery where Place == QueryArea {
+    public var area: QueryArea { place }
 }
 
 /// GET /v1/search: keyword search ranked by relevance.
@@ -96,48 +131,6 @@ public struct SearchQuery: Sendable, Equatable {
         self.kind = kind
         self.limit = limit
         self.offset = offset
-    }
-}
-
-/// GET /v1/within: records inside a box or polygon, in a stable order (record creation order).
-public struct WithinQuery: Sendable, Equatable {
-    public enum Area: Sendable, Equatable {
-        case box(BoundingBox)
-        case polygon(Polygon)
-    }
-
-    public var area: Area
-    public var text: String?
-    /// Records of any of these category paths (or below) only.
-    public var categories: [String]
-    public var kind: KindFilter
-    public var limit: Int
-    /// Continue after this record number of a previous page (`Page.next`).
-    public var after: UInt32?
-    /// Skip this many results first (numbered pages, as the AMap adapter's).
-    public var offset: Int
-    /// Count the matches, up to this many, into `Page.total`; nil: no count.
-    public var countUpTo: Int?
-
-    public init(
-        area: Area,
-        text: String? = nil,
-        category: String? = nil,
-        categories: [String] = [],
-        kind: KindFilter = .poi,
-        limit: Int = 20,
-        after: UInt32? = nil,
-        offset: Int = 0,
-        countUpTo: Int? = nil
-    ) {
-        self.area = area
-        self.text = text
-        self.categories = category.map { [$0] + categories } ?? categories
-        self.kind = kind
-        self.limit = limit
-        self.after = after
-        self.offset = offset
-        self.countUpTo = countUpTo
     }
 }
 

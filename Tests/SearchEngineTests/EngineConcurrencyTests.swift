@@ -45,7 +45,7 @@ import Testing
                     for _ in 0..<400 where failures.count < 5 {
                         let index = Int(random.next() % UInt64(count))
                         let origin = random.nextUnit() < 0.5 ? places[index].0 : places[index].1
-                        let page = engine.nearby(NearbyQuery(origin: origin, limit: 20))
+                        let page = engine.nearby(NearbyQuery(Around(origin), limit: 20))
                         let distances = page.results.compactMap(\.distance)
                         if page.results.count != 20 || distances.count != 20 || zip(distances, distances.dropFirst()).contains(where: { $0 > $1 }) {
                             failures.append("SEED=\(seed): nearby around POI \(index) answered \(page.results.count) hits at \(distances)")
@@ -82,7 +82,7 @@ import Testing
             }
             scanned.sort { left, right in left.distance < right.distance || (left.distance == right.distance && left.id < right.id) }
             let expected: [String] = scanned.prefix(20).map { $0.id }
-            let answered = engine.nearby(NearbyQuery(origin: origin, limit: 20)).results.map(\.id)
+            let answered = engine.nearby(NearbyQuery(Around(origin), limit: 20)).results.map(\.id)
             #expect(answered == expected, "SEED=\(seed): nearest 20 around \(origin)")
         }
     }

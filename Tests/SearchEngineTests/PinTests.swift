@@ -34,9 +34,9 @@ import Testing
         #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").results.allSatisfy { $0.uniqueKey == "u1" })
         #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").total == 4)
         // The moved pin is found at its new place; pins are kind=pin only.
-        let near = try engine.nearby(NearbyQuery(origin: Coordinate(latitude: 60.17, longitude: 24.94), kind: .pin, limit: 1))
+        let near = try engine.nearby(NearbyQuery(Around(Coordinate(latitude: 60.17, longitude: 24.94)), kind: .pin, limit: 1))
         #expect(near.results.first?.id == created[3].id)
-        #expect(try engine.nearby(NearbyQuery(origin: Coordinate(latitude: 60.17, longitude: 24.94), kind: .poi)).results.isEmpty)
+        #expect(try engine.nearby(NearbyQuery(Around(Coordinate(latitude: 60.17, longitude: 24.94)), kind: .poi)).results.isEmpty)
         #expect(try engine.search(SearchQuery(text: "ada3b", kind: .pin)).results.first?.id == created[3].id)
         try engine.deletePin(id: created[0].id)
         #expect(throws: SearchError.notFound(kind: "pin", id: created[0].id)) { try engine.deletePin(id: created[0].id) }
@@ -103,9 +103,9 @@ import Testing
         _ = try engine.upsertPOI(poi("b", "Cafe B", "food.cafe", 60.171, 24.941))
         _ = try engine.upsertPOI(poi("c", "Bar C", "food.bar", 60.172, 24.942))
         let origin = try Coordinate(latitude: 60.17, longitude: 24.94)
-        let box = WithinQuery.Area.box(try BoundingBox(west: 24.9, south: 60.1, east: 25, north: 60.2))
-        func nearby(_ text: String) -> [String] { engine.nearby(NearbyQuery(origin: origin, radius: 5_000, text: text)).results.map(\.id) }
-        func within(_ text: String) -> [String] { engine.within(WithinQuery(area: box, text: text)).results.map(\.id).sorted() }
+        let box = QueryArea.box(try BoundingBox(west: 24.9, south: 60.1, east: 25, north: 60.2))
+        func nearby(_ text: String) -> [String] { engine.nearby(NearbyQuery(Around(origin, radius: 5_000), text: text)).results.map(\.id) }
+        func within(_ text: String) -> [String] { engine.within(WithinQuery(box, text: text)).results.map(\.id).sorted() }
         #expect(nearby("cafe") == ["a", "b"])
         #expect(within("cafe") == ["a", "b"])
         _ = try engine.upsertPOI(poi("b", "Bar B", "food.bar", 60.171, 24.941))

@@ -87,10 +87,10 @@ import TextIndex
     }
 
     @Test func nearbyAndWithinFilterByPinyinToo() throws {
-        let nearby = Self.engine.nearby(NearbyQuery(origin: Self.bit, radius: 5_000, text: "kdj", limit: 10))
+        let nearby = Self.engine.nearby(NearbyQuery(Around(Self.bit, radius: 5_000), text: "kdj", limit: 10))
         #expect(nearby.results.map(\.id) == ["kfc", "kdj-latin"])
         let within = Self.engine.within(
-            WithinQuery(area: .box(BoundingBox(uncheckedWest: 116.0, south: 39.8, east: 116.6, north: 40.1)), text: "kendeji", limit: 10)
+            WithinQuery(.box(BoundingBox(uncheckedWest: 116.0, south: 39.8, east: 116.6, north: 40.1)), text: "kendeji", limit: 10)
         )
         #expect(Set(within.results.map(\.id)) == ["kfc", "kfc2"])
     }

@@ -23,8 +23,7 @@ import Testing
         for round in 0..<200 {
             let origin = pois[Int(random.next() % UInt64(pois.count))]
             let query = try NearbyQuery(
-                origin: Coordinate(latitude: origin.lat, longitude: origin.lon),
-                radius: round % 3 == 0 ? random.uniform(100...30_000) : nil,
+                Around(Coordinate(latitude: origin.lat, longitude: origin.lon), radius: round % 3 == 0 ? random.uniform(100...30_000) : nil),
                 text: keywords[Int(random.next() % UInt64(keywords.count))],
                 category: round % 4 == 0 ? "food" : nil,
                 limit: 1 + Int(random.next() % 30)
@@ -49,7 +48,7 @@ import Testing
             let categories = filters[Int(random.next() % 3)]
             let offset = round % 2 == 0 ? 0 : Int(random.next() % 60)
             let countUpTo: Int? = round % 3 == 0 ? 1 + Int(random.next() % 1_500) : nil
-            let page = engine.nearby(NearbyQuery(origin: origin, categories: categories, limit: 25, offset: offset, countUpTo: countUpTo))
+            let page = engine.nearby(NearbyQuery(Around(origin), categories: categories, limit: 25, offset: offset, countUpTo: countUpTo))
             var ranked: [(index: Int, key: Double)] = []
             for (index, p) in pois.enumerated() where categories.isEmpty || categories.contains(where: { p.category.isCategory(under: $0) }) {
                 ranked.append((index, ChordDistance.key(latitude1: o.lat, longitude1: o.lon, latitude2: p.lat, longitude2: p.lon)))
@@ -70,11 +69,11 @@ import Testing
         let pois = randomPOIs(2_000, &random)
         let engine = SearchEngine(pois: pois, taxonomy: testTaxonomy)
         let origin = try Coordinate(latitude: 60.17, longitude: 24.94)
-        let long = engine.nearby(NearbyQuery(origin: origin, limit: 100)).results.map(\.id)
+        let long = engine.nearby(NearbyQuery(Around(origin), limit: 100)).results.map(\.id)
         var paged: [String] = []
         var after: Page.Position?
         for page in 0..<10 {
-            let result = engine.nearby(NearbyQuery(origin: origin, limit: 10, after: after?.nearest))
+            let result = engine.nearby(NearbyQuery(Around(origin), limit: 10, after: after?.nearest))
             paged += result.results.map(\.id)
             after = result.next
             // Insert a record right at the origin (nearer than the cursor) and one far away.
@@ -93,14 +92,14 @@ import Testing
         var paged: [String] = []
         var after: Page.Position?
         repeat {
-            let page = engine.within(WithinQuery(area: .box(box), limit: 37, after: after?.record))
+            let page = engine.within(WithinQuery(.box(box), limit: 37, after: after?.record))
             paged += page.results.map(\.id)
             after = page.next
         } while after != nil
         #expect(paged == expected)
         // Numbered pages: an offset into the same order, and the count.
         for offset in [0, 1, 36, 37, expected.count - 3, expected.count, expected.count + 5] {
-            let page = engine.within(WithinQuery(area: .box(box), limit: 37, offset: offset, countUpTo: 50))
+            let page = engine.within(WithinQuery(.box(box), limit: 37, offset: offset, countUpTo: 50))
             #expect(page.results.map(\.id) == Array(expected.dropFirst(offset).prefix(37)), "offset \(offset)")
             #expect(page.total == min(expected.count, 50), "offset \(offset)")
         }
@@ -114,7 +113,7 @@ import Testing
         let box = try BoundingBox(west: -180, south: -90, east: 180, north: 90)
         for categories in [["food"], ["food.cafe", "transport"], ["office", "food.restaurant", "nothing.here"]] {
             let expected = inRecordOrder(pois).filter { p in categories.contains { p.category.isCategory(under: $0) } }.map(\.id)
-            let page = engine.within(WithinQuery(area: .box(box), categories: categories, limit: 10_000))
+            let page = engine.within(WithinQuery(.box(box), categories: categories, limit: 10_000))
             #expect(page.results.map(\.id) == expected, "\(categories)")
             #expect(!expected.isEmpty, "the corpus has records of \(categories)")
         }

@@ -82,7 +82,7 @@ import Testing
         for _ in 0..<40 {
             let origin = try Coordinate(latitude: 60.17 + random.uniform(-0.05...0.05), longitude: 24.94 + random.uniform(-0.1...0.1))
             let radius = random.uniform(200...3_000)
-            let page = engine.nearby(NearbyQuery(origin: origin, radius: radius, kind: .poi, limit: 100_000))
+            let page = engine.nearby(NearbyQuery(Around(origin, radius: radius), kind: .poi, limit: 100_000))
             let found = Set(page.results.map(\.id))
             let distance = { (poi: POIRecord) in GreatCircle.distance(origin, try! Coordinate(latitude: poi.lat, longitude: poi.lon)) }
             let expected = Set(pois.values.filter { distance($0) <= radius }.map(\.id))
@@ -240,7 +240,7 @@ import Testing
         guard readerHolds(poi, after: "write") else { return }
         try writer.deletePOI(id: "live")
         guard readerHolds(nil, after: "delete") else { return }
-        #expect(reader.nearby(NearbyQuery(origin: try Coordinate(latitude: poi.lat, longitude: poi.lon), radius: 10, kind: .poi)).results.isEmpty)
+        #expect(reader.nearby(NearbyQuery(Around(try Coordinate(latitude: poi.lat, longitude: poi.lon), radius: 10), kind: .poi)).results.isEmpty)
     }
 
     @Test func aReplicaRestartsFromItsSnapshotPlusTheChangesAfterIt() throws {

@@ -30,8 +30,8 @@ import Testing
             let origin = try Coordinate(latitude: c.0 + random.uniform(-0.1...0.1), longitude: min(180, c.1 + random.uniform(-0.1...0.1)))
             let word = words[Int(random.next() % UInt64(words.count))]
             let kind: KindFilter = [.poi, .pin, .all][round % 3]
-            out.append(text(engine.nearby(NearbyQuery(origin: origin, radius: round % 2 == 0 ? 5_000 : nil, kind: kind, limit: 15))))
-            out.append(text(engine.nearby(NearbyQuery(origin: origin, text: word, category: round % 4 == 0 ? "food" : nil, kind: kind, limit: 10))))
+            out.append(text(engine.nearby(NearbyQuery(Around(origin, radius: round % 2 == 0 ? 5_000 : nil), kind: kind, limit: 15))))
+            out.append(text(engine.nearby(NearbyQuery(Around(origin), text: word, category: round % 4 == 0 ? "food" : nil, kind: kind, limit: 10))))
             out.append(text(try engine.search(SearchQuery(text: word, origin: round % 2 == 0 ? origin : nil, kind: kind, limit: 20))))
             let box = try BoundingBox(
                 west: max(-180, origin.longitude - 0.2),
@@ -39,7 +39,7 @@ import Testing
                 east: min(180, origin.longitude + 0.2),
                 north: origin.latitude + 0.1
             )
-            out.append(text(engine.within(WithinQuery(area: .box(box), text: round % 3 == 0 ? word : nil, kind: kind, limit: 25))))
+            out.append(text(engine.within(WithinQuery(.box(box), text: round % 3 == 0 ? word : nil, kind: kind, limit: 25))))
             out.append(
                 String(decoding: encoder.clusters(try engine.clusters(ClusterQuery(bbox: box, precision: 4 + round % 4, kind: kind))), as: UTF8.self)
             )

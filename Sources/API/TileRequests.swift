@@ -259,10 +259,11 @@ public struct TileJSONRequest: Sendable {
     }
 
     /// The document; `base` is the service's URL as the client reached it (`http://host:port`), `bounds` the
-    /// records' box (nil: the whole Web Mercator world).
+    /// records' WGS-84 box (nil: the whole Web Mercator world), given in the tiles' `coordsys`: a GCJ-02 map draws
+    /// the records where that datum puts them, up to ~700 m from their WGS-84 places.
     public func encode(base: String, bounds: BoundingBox?) -> [UInt8] {
         let limit = WebMercatorTile.maxLatitude
-        let box = bounds ?? BoundingBox(uncheckedWest: -180, south: -limit, east: 180, north: limit)
+        let box = bounds.map { filters.coordsys.fromWGS84($0) } ?? BoundingBox(uncheckedWest: -180, south: -limit, east: 180, north: limit)
         let west = max(-180, box.west)
         let east = min(180, box.east)
         let south = max(-limit, box.south)

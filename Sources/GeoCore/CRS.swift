@@ -144,6 +144,42 @@ extension CRS {
             )
         }
 
+        /// The smallest box holding a WGS-84 box's image in this system (TileJSON's `bounds` of a GCJ-02 map).
+        ///
+        /// The datums move positions smoothly and by at most ~700 m, so the image of the box is bounded by the image
+        /// of its edges. They are sampled every 0.01° (36 000 points at most an edge) and the result grown by 1e-4°
+        /// (~11 m), more than such sampling can miss of a peak: BD-09's fastest term (3e-6·cos(3000x°), period
+        /// 0.12°, ~4e-4° at Chinese longitudes) moves at most ~1.5e-5° between samples, GCJ-02's less.
+        public func fromWGS84(_ box: BoundingBox) -> BoundingBox {
+            guard self != .wgs84 else { return box }
+            var (west, south, east, north) = (Double.infinity, Double.infinity, -Double.infinity, -Double.infinity)
+            func add(_ latitude: Double, _ longitude: Double) {
+                let p = fromWGS84(latitude: latitude, longitude: longitude)
+                (west, east) = (min(west, p.longitude), max(east, p.longitude))
+                (south, north) = (min(south, p.latitude), max(north, p.latitude))
+            }
+            func steps(_ degrees: Double) -> Int { max(1, Int((degrees / 0.01).rounded(.up))) }
+            let columns = steps(box.east - box.west)
+            for i in 0...columns {
+                let longitude = i == columns ? box.east : box.west + (box.east - box.west) * Double(i) / Double(columns)
+                add(box.south, longitude)
+                add(box.north, longitude)
+            }
+            let rows = steps(box.north - box.south)
+            for j in 0...rows {
+                let latitude = j == rows ? box.north : box.south + (box.north - box.south) * Double(j) / Double(rows)
+                add(latitude, box.west)
+                add(latitude, box.east)
+            }
+            let pad = 1e-4
+            return BoundingBox(
+                uncheckedWest: max(-180, west - pad),
+                south: max(-90, south - pad),
+                east: min(180, east + pad),
+                north: min(90, north + pad)
+            )
+        }
+
         public func toWGS84(_ polygon: Polygon) -> Polygon {
             guard self != .wgs84 else { return polygon }
             return (try? Polygon(vertices: polygon.vertices.map { toWGS84($0) })) ?? polygon

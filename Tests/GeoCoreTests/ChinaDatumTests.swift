@@ -83,4 +83,47 @@ extension ChinaDatumTests {
         print("worst fast/reference difference: \(worst)°")
         #expect(worst < 1e-12)
     }
+
+    /// A box's image in GCJ-02 and BD-09, against brute force: every point of the box (drawn inside and on its
+    /// edges) lands in the converted box, and each side of it lies within its 1e-4° margin (and 1e-6° more) of where
+    /// a boundary sampled ten times finer reaches. Boxes drawn over China and across its edge, from a city block to the whole country.
+    @Test func aBoxImageHoldsEveryConvertedPointAndNoMore() {
+        var random = testRandom("aBoxImageHoldsEveryConvertedPointAndNoMore")
+        for round in 0..<60 {
+            let datum: CRS.Geographic = round % 2 == 0 ? .gcj02 : .bd09
+            let width = [0.01, 0.3, 2.0, 40.0][round % 4]
+            let west = random.uniform(60...(140 - width))
+            let south = random.uniform(10...(55 - width / 2))
+            let box = BoundingBox(uncheckedWest: west, south: south, east: west + width, north: south + width / 2)
+            let image = datum.fromWGS84(box)
+            for _ in 0..<2_000 {
+                let edge = random.next() % 3
+                let lat = edge == 1 ? (random.next() % 2 == 0 ? box.south : box.north) : random.uniform(box.south...box.north)
+                let lon = edge == 2 ? (random.next() % 2 == 0 ? box.west : box.east) : random.uniform(box.west...box.east)
+                let p = datum.fromWGS84(latitude: lat, longitude: lon)
+                let inside =
+                    p.longitude >= image.west - 1e-9 && p.longitude <= image.east + 1e-9 && p.latitude >= image.south - 1e-9
+                    && p.latitude <= image.north + 1e-9
+                #expect(inside, "round \(round) \(datum): (\(lat), \(lon)) → \(p) outside \(image)")
+            }
+            // The extremes of a finer walk round the boundary.
+            var (w, s, e, n) = (Double.infinity, Double.infinity, -Double.infinity, -Double.infinity)
+            let steps = min(40_000, max(100, Int(width / 0.001)))
+            for i in 0...steps {
+                let t = Double(i) / Double(steps)
+                for (lat, lon) in [
+                    (box.south, box.west + t * width), (box.north, box.west + t * width),
+                    (box.south + t * width / 2, box.west), (box.south + t * width / 2, box.east),
+                ] {
+                    let p = datum.fromWGS84(latitude: lat, longitude: lon)
+                    (w, e, s, n) = (min(w, p.longitude), max(e, p.longitude), min(s, p.latitude), max(n, p.latitude))
+                }
+            }
+            #expect(
+                [w - image.west, image.east - e, s - image.south, image.north - n].allSatisfy { (0...(1e-4 + 1e-6)).contains($0) },
+                "round \(round) \(datum): \(image) against the finer walk's (\(w), \(s), \(e), \(n))"
+            )
+            #expect(CRS.Geographic.wgs84.fromWGS84(box) == box)
+        }
+    }
 }

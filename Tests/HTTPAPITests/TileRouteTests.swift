@@ -129,6 +129,15 @@ import Testing
             let layers = try #require(document["vector_layers"] as? [[String: Any]])
             #expect(layers.first?["id"] as? String == "pois")
             #expect(Set((layers.first?["fields"] as? [String: String] ?? [:]).keys) == ["id", "name", "category", "count"])
+            // On a GCJ-02 map the records are drawn where that datum puts them: the box's Beijing edge moves with
+            // them (by ~0.006° of longitude there), its Helsinki edges, outside China, only by the 1e-4° margin.
+            let gcj = try json(try await client.execute(uri: "/tiles/pois.json?coordsys=gcj02", method: .get))
+            let shifted = try #require(gcj["bounds"] as? [Double])
+            let plain = try #require(try json(try await client.execute(uri: "/tiles/pois.json", method: .get))["bounds"] as? [Double])
+            let beijing = CRS.Geographic.gcj02.fromWGS84(latitude: plain[1], longitude: plain[2])
+            #expect(abs(shifted[0] - plain[0]) <= 1.1e-4 && abs(shifted[3] - plain[3]) <= 1.1e-4, "\(shifted) against \(plain)")
+            #expect(shifted[2] >= beijing.longitude && shifted[2] - plain[2] > 0.004, "\(shifted) against \(plain)")
+            #expect((gcj["tiles"] as? [String])?.first?.hasSuffix(".mvt?coordsys=gcj02") == true)
         }
     }
 

@@ -205,12 +205,22 @@
   }
 
   const baseTiles = new Map(); // "z/x/y" → { features, named, water, buildings, waterPixels }: what each drawn tile held
-  // The imported map's box (TileJSON's bounds): land there, whatever the 1:110 m outlines beneath say; the water
-  // layer then draws the sea and the lakes on it.
-  const baseBounds = fetch("/tiles/base.json")
-    .then((response) => (response.ok ? response.json() : null))
-    .then((tilejson) => (tilejson && tilejson.bounds[0] > -180 ? tilejson.bounds : null))
-    .catch(() => null);
+  // The imported map's box (TileJSON's bounds, in the datum the map is drawn in): land there, whatever the 1:110 m
+  // outlines beneath say; the water layer then draws the sea and the lakes on it.
+  const baseBoundsByDatum = new Map();
+  function baseBounds(coordsys) {
+    if (!baseBoundsByDatum.has(coordsys)) {
+      const query = coordsys === "wgs84" ? "" : `?coordsys=${coordsys}`;
+      baseBoundsByDatum.set(
+        coordsys,
+        fetch(`/tiles/base.json${query}`)
+          .then((response) => (response.ok ? response.json() : null))
+          .then((tilejson) => (tilejson && tilejson.bounds[0] > -180 ? tilejson.bounds : null))
+          .catch(() => null),
+      );
+    }
+    return baseBoundsByDatum.get(coordsys);
+  }
   const colours = { land: "#f3f0e8", water: "#aad3df", building: "#d9d0c9", buildingEdge: "#c4b6ab" };
   const BaseLayer = L.GridLayer.extend({
     createTile(coords, done) {
@@ -221,7 +231,10 @@
       tile.height = size.y * ratio;
       const key = `${coords.z}/${coords.x}/${coords.y}`;
       const query = state.coordsys === "wgs84" ? "" : `?coordsys=${state.coordsys}`;
-      Promise.all([fetch(`/tiles/base/${key}.mvt${query}`).then((response) => (response.status === 200 ? response.arrayBuffer() : null)), baseBounds])
+      Promise.all([
+        fetch(`/tiles/base/${key}.mvt${query}`).then((response) => (response.status === 200 ? response.arrayBuffer() : null)),
+        baseBounds(state.coordsys),
+      ])
         .then(([buffer, bounds]) => {
           const layers = buffer ? decodeTile(buffer) : [];
           const drawn = { features: 0, named: 0, water: 0, buildings: 0, waterPixels: 0 };

@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
-        .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile"], swiftSettings: swiftSettings),
+        .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile", "CPrefetch"], swiftSettings: swiftSettings),
         // The records (POIs, pins, addresses, fences' events), their formats, and the protocol of a store of record
         // (`StoreOfRecord`, `FenceLog`): no storage engine. SQLite is `Catalog`'s, PostgreSQL `PostgresStore`'s.
         .target(name: "Records", dependencies: ["GeoCore", "BundledData", "OSM"], swiftSettings: swiftSettings),

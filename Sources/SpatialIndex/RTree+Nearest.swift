@@ -1,3 +1,4 @@
+import CPrefetch
 import GeoCore
 
 /// One result of a nearest-first walk.
@@ -48,76 +49,88 @@ extension RTree {
         best.reserveCapacity(min(k, 4_096) + 1)
         var bound = maxKey
         let depth = rootLevel + 1
-        // Per level: the bounds of the children of the node open there (NaN once a child is opened), that node, and
-        // how many children it has.
+        // Per level: the bounds of the children of the node open there that could reach the k best when it was
+        // opened (NaN once a child is opened), their slots in the node, that node, and how many such children.
         withUnsafeTemporaryAllocation(of: Double.self, capacity: depth * m) { keys in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * depth) { open in
-                leafVectors.withUnsafeBufferPointer { vectors in
-                    leafIDs.withUnsafeBufferPointer { ids in
-                        leafCounts.withUnsafeBufferPointer { leafCounts in
-                            branchBoxes.withUnsafeBufferPointer { boxes in
-                                branchChildren.withUnsafeBufferPointer { children in
-                                    branchCounts.withUnsafeBufferPointer { branchCounts in
-                                        var level = rootLevel
-                                        // The leaf to read next; -1: none.
-                                        var leaf: Int32 = -1
-                                        var expand: Int32 = -1
-                                        if rootLevel == 0 { leaf = root } else { expand = root }
-                                        while true {
-                                            if expand >= 0 {
-                                                // Open a branch: its children's bounds, once.
-                                                let base = Int(expand) * m
-                                                let count = Int(branchCounts[Int(expand)])
-                                                let row = level * m
-                                                for i in 0..<count { keys[row + i] = boxes[base + i].distanceSquared(to: query) }
-                                                open[2 * level] = expand
-                                                open[2 * level + 1] = Int32(count)
-                                                expand = -1
-                                            }
-                                            if leaf >= 0 {
-                                                let base = Int(leaf) * m
-                                                for i in base..<(base + Int(leafCounts[Int(leaf)])) {
-                                                    let key = query.distanceSquared(to: vectors[i])
-                                                    if key > bound { continue }
-                                                    let id = ids[i]
-                                                    if best.count == k, let worst = best.last, key == worst.key && id > worst.id { continue }
-                                                    if let after, key < after.key || (key == after.key && id <= after.id) { continue }
-                                                    if let filter, !filter(id) { continue }
-                                                    // Insert into the sorted best list.
-                                                    var j = best.count
-                                                    best.append(Neighbor(id: id, key: key))
-                                                    while j > 0 && (best[j - 1].key > key || (best[j - 1].key == key && best[j - 1].id > id)) {
-                                                        best[j] = best[j - 1]
-                                                        j -= 1
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: depth * m) { slots in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * depth) { open in
+                    leafVectors.withUnsafeBufferPointer { vectors in
+                        leafIDs.withUnsafeBufferPointer { ids in
+                            leafCounts.withUnsafeBufferPointer { leafCounts in
+                                branchBoxes.withUnsafeBufferPointer { boxes in
+                                    branchChildren.withUnsafeBufferPointer { children in
+                                        branchCounts.withUnsafeBufferPointer { branchCounts in
+                                            var level = rootLevel
+                                            // The leaf to read next; -1: none.
+                                            var leaf: Int32 = -1
+                                            var expand: Int32 = -1
+                                            if rootLevel == 0 { leaf = root } else { expand = root }
+                                            while true {
+                                                if expand >= 0 {
+                                                    // Open a branch: its children's bounds, once, keeping (without a
+                                                    // branch) those within the bound, so that picks scan only them.
+                                                    let base = Int(expand) * m
+                                                    let count = Int(branchCounts[Int(expand)])
+                                                    let row = level * m
+                                                    Self.prefetch(boxes.baseAddress! + base, count: count)
+                                                    var kept = 0
+                                                    for i in 0..<count {
+                                                        let key = boxes[base + i].distanceSquared(to: query)
+                                                        keys[row + kept] = key
+                                                        slots[row + kept] = Int32(truncatingIfNeeded: i)
+                                                        kept += key <= bound ? 1 : 0
                                                     }
-                                                    best[j] = Neighbor(id: id, key: key)
-                                                    if best.count > k { best.removeLast() }
-                                                    if best.count == k { bound = min(maxKey, best[k - 1].key) }
+                                                    open[2 * level] = expand
+                                                    open[2 * level + 1] = Int32(kept)
+                                                    expand = -1
                                                 }
-                                                leaf = -1
-                                                if rootLevel == 0 { break }
-                                            }
-                                            // The nearest child not yet opened at this level, if its bound can still
-                                            // reach the k best; else back up a level.
-                                            let row = level * m
-                                            var pick = -1
-                                            var low = Double.infinity
-                                            for i in 0..<Int(open[2 * level + 1]) where keys[row + i] < low {
-                                                low = keys[row + i]
-                                                pick = i
-                                            }
-                                            if pick < 0 || low > bound {
-                                                if level == rootLevel { break }
-                                                level += 1
-                                                continue
-                                            }
-                                            keys[row + pick] = .nan
-                                            let child = children[Int(open[2 * level]) * m + pick]
-                                            if level == 1 {
-                                                leaf = child
-                                            } else {
-                                                level -= 1
-                                                expand = child
+                                                if leaf >= 0 {
+                                                    let base = Int(leaf) * m
+                                                    Self.prefetch(vectors.baseAddress! + base, count: Int(leafCounts[Int(leaf)]))
+                                                    Self.prefetch(ids.baseAddress! + base, count: Int(leafCounts[Int(leaf)]))
+                                                    for i in base..<(base + Int(leafCounts[Int(leaf)])) {
+                                                        let key = query.distanceSquared(to: vectors[i])
+                                                        if key > bound { continue }
+                                                        let id = ids[i]
+                                                        if best.count == k, let worst = best.last, key == worst.key && id > worst.id { continue }
+                                                        if let after, key < after.key || (key == after.key && id <= after.id) { continue }
+                                                        if let filter, !filter(id) { continue }
+                                                        // Insert into the sorted best list.
+                                                        var j = best.count
+                                                        best.append(Neighbor(id: id, key: key))
+                                                        while j > 0 && (best[j - 1].key > key || (best[j - 1].key == key && best[j - 1].id > id)) {
+                                                            best[j] = best[j - 1]
+                                                            j -= 1
+                                                        }
+                                                        best[j] = Neighbor(id: id, key: key)
+                                                        if best.count > k { best.removeLast() }
+                                                        if best.count == k { bound = min(maxKey, best[k - 1].key) }
+                                                    }
+                                                    leaf = -1
+                                                    if rootLevel == 0 { break }
+                                                }
+                                                // The nearest child not yet opened at this level, if its bound can still
+                                                // reach the k best; else back up a level.
+                                                let row = level * m
+                                                var pick = -1
+                                                var low = Double.infinity
+                                                for i in 0..<Int(open[2 * level + 1]) where keys[row + i] < low {
+                                                    low = keys[row + i]
+                                                    pick = i
+                                                }
+                                                if pick < 0 || low > bound {
+                                                    if level == rootLevel { break }
+                                                    level += 1
+                                                    continue
+                                                }
+                                                keys[row + pick] = .nan
+                                                let child = children[Int(open[2 * level]) * m + Int(slots[row + pick])]
+                                                if level == 1 {
+                                                    leaf = child
+                                                } else {
+                                                    level -= 1
+                                                    expand = child
+                                                }
                                             }
                                         }
                                     }
@@ -129,6 +142,19 @@ extension RTree {
             }
         }
         return best
+    }
+
+    /// Asks for every cache line of `count` elements at once, so that their misses overlap rather than follow one
+    /// another as the scan reaches them.
+    @inline(__always)
+    static func prefetch<T>(_ start: UnsafePointer<T>, count: Int) {
+        let raw = UnsafeRawPointer(start)
+        var offset = 0
+        let bytes = count * MemoryLayout<T>.stride
+        while offset < bytes {
+            poi_prefetch(raw + offset)
+            offset += 64
+        }
     }
 
     /// The nearest record within `maxDistance` metres (ties by record number): `nearest(k: 1, …).first` without its

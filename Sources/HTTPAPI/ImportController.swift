@@ -197,8 +197,10 @@ final class ImportTasks: Sendable {
         progress: @escaping (Int) -> Void
     ) throws(ImportError) -> ImportReport {
         let result = try osm.read(path, name: name) { read, _ in progress(read) }
-        do { try engine.applyOSMImport(result) } catch { throw .cannotRead("\(name): \(error.description)") }
-        return report(written: result.pois.count, problemCount: result.report.problemCount, result.report.problems, result.report.seconds)
+        let answer = report(written: result.pois.count, problemCount: result.report.problemCount, result.report.problems, result.report.seconds)
+        // Handed over, not shared: the engine lets go of each part once it is written.
+        do { try engine.applyOSMImport(consume result) } catch { throw .cannotRead("\(name): \(error.description)") }
+        return answer
     }
 
     static func json(_ task: Task) -> [UInt8] { TaskAnswers.json(task) { write($0, to: &$1) } }

@@ -2,6 +2,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import Records
+import SnapshotFile
 import Synchronization
 
 /// A pin as a client submits it (create or update).
@@ -193,23 +194,41 @@ extension SearchEngine {
         .map { rows[kept[$0]] }
     }
 
-    /// An OpenStreetMap import into the running server: its POIs put and the `osm-` POIs it no longer has deleted, in
-    /// one transaction and in the one order of all writes; then its addresses and streets stored and the address
-    /// index replaced.
+    /// An OpenStreetMap import into the running server, written in the order `poi import` writes one
+    /// (`OSMImporter.write`) so that what is written is let go before the next part is made: the mirror of the extract
+    /// first; then its POIs put and the `osm-` POIs it no longer has deleted, in one transaction and in the one order
+    /// of all writes; then the address index built, its addresses and streets stored, and the index replaced. The
+    /// freed heap goes back to the system after each part (docs/ARCHITECTURE.md, "Country scale").
     /// - Returns: the number of POIs removed.
     @discardableResult
-    public func applyOSMImport(_ result: OSMImport) throws(SearchError) -> Int {
-        try ordered { () throws(SearchError) in
-            let (changes, removed) = result.changes(replacing: read { $0.records.poiIDs(prefix: OSMImport.idPrefix) })
-            try commit(changes)
+    public func applyOSMImport(_ result: consuming OSMImport) throws(SearchError) -> Int {
+        var result = consume result
+        return try ordered { () throws(SearchError) in
+            if let store, store.keepsAddresses {
+                do throws(CatalogError) {
+                    let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
+                    defer { mirror.cancel() }
+                    result.mirror = nil
+                    try store.replaceOSMMirror(mirror)
+                } catch {
+                    throw SearchError.from(error)
+                }
+            }
+            result.mirror = nil
+            ResidentMemory.returnFreedHeap()
+            let removed: Int
+            do {
+                let changes: [StoreChange]
+                (changes, removed) = result.changes(replacing: read { $0.records.poiIDs(prefix: OSMImport.idPrefix) })
+                result.pois = []
+                try commit(changes)
+            }
+            ResidentMemory.returnFreedHeap()
             var index = AddressIndex(result.addresses.asStored)
             if let store, store.keepsAddresses {
                 let generation: String
                 do throws(CatalogError) {
                     generation = try store.replaceAddresses(result.addresses)
-                    let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
-                    defer { mirror.cancel() }
-                    try store.replaceOSMMirror(mirror)
                     // This server's own replacement: not to be loaded again when the feed shows it.
                     addressGenerationSeen.withLock { $0 = generation }
                 } catch {

@@ -302,7 +302,7 @@ public struct OSMImporter: Sendable {
             let problem = ImportProblem(file: file, line: 0, reason: reason)
             if importer.strict { throw .rejected(problem) }
             result.report.problemCount += 1
-            if result.report.problems.count < 1_000 { result.report.problems.append(problem) }
+            result.report.problems.keep(problem)
         }
 
         mutating func take(_ block: OSMBlock) throws(ImportError) {
@@ -650,7 +650,7 @@ public struct OSMImporter: Sendable {
             result.report.interpolations += r.interpolations
             result.report.areas += r.areas
             result.report.problemCount += r.problemCount
-            result.report.problems.append(contentsOf: r.problems.prefix(max(0, 1_000 - result.report.problems.count)))
+            result.report.problems.keep(contentsOf: r.problems)
         }
 
         /// The sea the coastline bounds, within the file's box (or its nodes' box when the header has none).

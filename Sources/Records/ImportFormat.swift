@@ -46,6 +46,19 @@ public struct ImportProblem: Sendable, Equatable, CustomStringConvertible {
     public init(file: String, line: Int, reason: String) { (self.file, self.line, self.reason) = (file, line, reason) }
 }
 
+extension Array where Element == ImportProblem {
+    /// How many problems a report keeps with their reasons; past them, problems are only counted.
+    public static var kept: Int { 1_000 }
+
+    /// Keeps `problem` if the report has room for it.
+    public mutating func keep(_ problem: ImportProblem) { if count < Self.kept { append(problem) } }
+
+    /// Keeps as many of `problems`, first first, as the report has room for.
+    public mutating func keep(contentsOf problems: some Collection<ImportProblem>) {
+        append(contentsOf: problems.prefix(Swift.max(0, Self.kept - count)))
+    }
+}
+
 /// A row of an import, parsed and validated.
 public enum ImportedRecord: Sendable, Equatable {
     case poi(POIRecord)
@@ -68,7 +81,7 @@ public struct ImportReport: Sendable {
     public var skipped = 0
     /// Rows whose id an earlier row of the same import already had (the later row wins).
     public var duplicates = 0
-    /// The first problems met (at most 1 000), in order.
+    /// The first problems met (at most `[ImportProblem].kept`), in order.
     public var problems: [ImportProblem] = []
     public var seconds = 0.0
 

@@ -40,7 +40,7 @@ public struct OSMImportReport: Sendable {
     public var areas = 0
     /// POIs of earlier imports that this extract no longer has (removed when written).
     public var removed = 0
-    /// Objects skipped or imported incompletely, with why (the first 1 000), and how many in all.
+    /// Objects skipped or imported incompletely, with why (the first `[ImportProblem].kept`), and how many in all.
     public var problems: [ImportProblem] = []
     public var problemCount = 0
     public var seconds = 0.0

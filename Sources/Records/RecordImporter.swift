@@ -94,7 +94,7 @@ public final class RecordImporter {
                         line: line,
                         reason: "duplicate id \"\(parsed.id.prefix(80))\" (also at \(place)); this later row wins"
                     )
-                    if report.problems.count < 1_000 { report.problems.append(problem) }
+                    report.problems.keep(problem)
                 }
                 batch.append(parsed)
                 if !options.strict && batch.count >= options.batchSize { try flush() }
@@ -102,7 +102,7 @@ public final class RecordImporter {
                 let problem = ImportProblem(file: name, line: line, reason: rejection.reason)
                 if options.strict { throw .rejected(problem) }
                 report.skipped += 1
-                if report.problems.count < 1_000 { report.problems.append(problem) }
+                report.problems.keep(problem)
             } catch let error as ImportError {
                 throw error
             } catch {

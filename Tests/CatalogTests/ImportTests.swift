@@ -43,6 +43,18 @@ import Testing
         #expect(e.category == "other" && e.tags["cuisine"] == "coffee" && e.lat == 60.2)
     }
 
+    /// A file with more bad rows than a report keeps: every one skipped and counted, the first 1 000 kept with their
+    /// lines, in order.
+    @Test func aReportKeepsTheFirstProblemsAndCountsThemAll() throws {
+        let bad = 1_234
+        let lines =
+            (1...bad).map { #"{"id":"x\#($0)","name":"No position"}"# } + [#"{"id":"ok","name":"Cafe","category":"food.cafe","lat":60.1,"lon":24.9}"#]
+        let report = try RecordImporter(store: try store(), options: .init()).importFile(file("many.jsonl", lines.joined(separator: "\n")))
+        #expect(report.imported == 1 && report.skipped == bad)
+        #expect(report.problems.count == [ImportProblem].kept && [ImportProblem].kept == 1_000)
+        #expect(report.problems.map(\.line) == Array(1...1_000))
+    }
+
     @Test func strictRollsBackTheWholeFile() throws {
         let path = file(
             "strict.jsonl",

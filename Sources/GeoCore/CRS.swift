@@ -144,19 +144,30 @@ extension CRS {
             )
         }
 
-        /// The smallest box holding a WGS-84 box's image in this system (TileJSON's `bounds` of a GCJ-02 map).
+        /// A box holding a WGS-84 box's image in this system (TileJSON's `bounds` of a GCJ-02 map): the smallest one,
+        /// but near the edges of the area where the datums' offsets apply.
         ///
-        /// The datums move positions smoothly and by at most ~700 m, so the image of the box is bounded by the image
-        /// of its edges. They are sampled every 0.01° (36 000 points at most an edge) and the result grown by 1e-4°
-        /// (~11 m), more than such sampling can miss of a peak: BD-09's fastest term (3e-6·cos(3000x°), period
-        /// 0.12°, ~4e-4° at Chinese longitudes) moves at most ~1.5e-5° between samples, GCJ-02's less.
+        /// Inside that area (`ChinaDatum.isInChina`) and outside it the datums move positions smoothly and by at most
+        /// ~700 m, so the image of the box is bounded by the image of its edges. They are sampled every 0.01° (36 000
+        /// points at most an edge) and the result grown by 1e-4° (~11 m), more than such sampling can miss of a peak:
+        /// BD-09's fastest term (3e-6·cos(3000x°), period 0.12°, ~4e-4° at Chinese longitudes) moves at most ~1.5e-5°
+        /// between samples, GCJ-02's less. At the area's edges the conversions jump (BD-09 adds its offset only where
+        /// the GCJ-02 image is inside too, a band up to ~0.012° wide that sampling could step over), so within 0.05° of
+        /// an edge every conversion that may apply there is taken, and the box may be that much larger.
         public func fromWGS84(_ box: BoundingBox) -> BoundingBox {
             guard self != .wgs84 else { return box }
             var (west, south, east, north) = (Double.infinity, Double.infinity, -Double.infinity, -Double.infinity)
-            func add(_ latitude: Double, _ longitude: Double) {
-                let p = fromWGS84(latitude: latitude, longitude: longitude)
+            func include(_ p: (latitude: Double, longitude: Double)) {
                 (west, east) = (min(west, p.longitude), max(east, p.longitude))
                 (south, north) = (min(south, p.latitude), max(north, p.latitude))
+            }
+            func add(_ latitude: Double, _ longitude: Double) {
+                include(fromWGS84(latitude: latitude, longitude: longitude))
+                guard ChinaDatum.isNearTheEdge(latitude: latitude, longitude: longitude, within: 0.05) else { return }
+                include((latitude, longitude))
+                let gcj = ChinaDatum.gcjOffset(latitude: latitude, longitude: longitude)
+                include(gcj)
+                if self == .bd09 { include(ChinaDatum.bdOffset(latitude: gcj.latitude, longitude: gcj.longitude)) }
             }
             func steps(_ degrees: Double) -> Int { max(1, Int((degrees / 0.01).rounded(.up))) }
             let columns = steps(box.east - box.west)

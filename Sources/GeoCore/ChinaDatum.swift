@@ -31,6 +31,18 @@ public enum ChinaDatum {
         longitude >= 72.004 && longitude <= 137.8347 && latitude >= 0.8293 && latitude <= 55.8271
     }
 
+    /// Whether a position lies within `degrees` of an edge of the area where the offsets apply (`isInChina`), where
+    /// the conversions jump.
+    static func isNearTheEdge(latitude: Double, longitude: Double, within degrees: Double) -> Bool {
+        let nearLongitude =
+            min(abs(longitude - 72.004), abs(longitude - 137.8347)) <= degrees && latitude >= 0.8293 - degrees
+            && latitude <= 55.8271 + degrees
+        let nearLatitude =
+            min(abs(latitude - 0.8293), abs(latitude - 55.8271)) <= degrees && longitude >= 72.004 - degrees
+            && longitude <= 137.8347 + degrees
+        return nearLongitude || nearLatitude
+    }
+
     // MARK: GCJ-02
 
     /// WGS-84 → GCJ-02.

@@ -193,14 +193,7 @@ public struct OSMImporter: Sendable {
         to store: any StoreOfRecord,
         mirrorWritten: (() -> Void)? = nil
     ) throws(CatalogError) -> (removed: Int, addressGeneration: String?) {
-        // The mirror's blocks are encoded on a thread of their own while they are written. Without one (`keepsMirror`
-        // off), an earlier import's mirror goes: change files are refused, not misapplied.
-        do {
-            let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
-            defer { mirror.cancel() }
-            result.mirror = nil
-            try store.replaceOSMMirror(mirror)
-        }
+        try result.writeMirror(to: store)
         // What is let go goes back to the system, not only to this thread's heap: the address index is built on
         // another thread, whose allocations come from another of malloc's arenas.
         ResidentMemory.returnFreedHeap()

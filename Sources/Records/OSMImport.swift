@@ -25,6 +25,17 @@ public struct OSMImport: Sendable {
         for poi in pois { changes.append(.put(.poi(poi))) }
         return (changes, removed)
     }
+
+    /// Stores the extract's mirror in place of an earlier import's (none: the earlier one goes, so that change files
+    /// are refused rather than misapplied) and lets go of it, encoded on a thread of its own while it is written. The
+    /// first step of both `poi import` (`OSMImporter.write`) and an import into a running server
+    /// (`SearchEngine.applyOSMImport`): the node locations and way lists are the import's largest part.
+    public mutating func writeMirror(to store: any StoreOfRecord) throws(CatalogError) {
+        let encoded = mirror.map { EncodedOSMMirror($0) } ?? .none
+        defer { encoded.cancel() }
+        mirror = nil
+        try store.replaceOSMMirror(encoded)
+    }
 }
 
 /// What reading an extract found.

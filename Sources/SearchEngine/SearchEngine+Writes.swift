@@ -205,14 +205,7 @@ extension SearchEngine {
         var result = consume result
         return try ordered { () throws(SearchError) in
             if let store, store.keepsAddresses {
-                do throws(CatalogError) {
-                    let mirror = result.mirror.map { EncodedOSMMirror($0) } ?? .none
-                    defer { mirror.cancel() }
-                    result.mirror = nil
-                    try store.replaceOSMMirror(mirror)
-                } catch {
-                    throw SearchError.from(error)
-                }
+                do throws(CatalogError) { try result.writeMirror(to: store) } catch { throw SearchError.from(error) }
             }
             result.mirror = nil
             ResidentMemory.returnFreedHeap()

@@ -28,18 +28,21 @@ public enum ChinaDatum {
     /// Whether the GCJ-02 offset applies at a WGS-84 (or GCJ-02) position.
     @inlinable
     public static func isInChina(latitude: Double, longitude: Double) -> Bool {
-        longitude >= 72.004 && longitude <= 137.8347 && latitude >= 0.8293 && latitude <= 55.8271
+        longitude >= area.west && longitude <= area.east && latitude >= area.south && latitude <= area.north
     }
 
-    /// Whether a position lies within `degrees` of an edge of the area where the offsets apply (`isInChina`), where
-    /// the conversions jump.
+    /// The area where the offsets apply (`isInChina`).
+    @usableFromInline static let area = (west: 72.004, south: 0.8293, east: 137.8347, north: 55.8271)
+
+    /// Whether a position lies within `degrees` of an edge of the area where the offsets apply, where the
+    /// conversions jump.
     static func isNearTheEdge(latitude: Double, longitude: Double, within degrees: Double) -> Bool {
         let nearLongitude =
-            min(abs(longitude - 72.004), abs(longitude - 137.8347)) <= degrees && latitude >= 0.8293 - degrees
-            && latitude <= 55.8271 + degrees
+            min(abs(longitude - area.west), abs(longitude - area.east)) <= degrees && latitude >= area.south - degrees
+            && latitude <= area.north + degrees
         let nearLatitude =
-            min(abs(latitude - 0.8293), abs(latitude - 55.8271)) <= degrees && longitude >= 72.004 - degrees
-            && longitude <= 137.8347 + degrees
+            min(abs(latitude - area.south), abs(latitude - area.north)) <= degrees && longitude >= area.west - degrees
+            && longitude <= area.east + degrees
         return nearLongitude || nearLatitude
     }
 

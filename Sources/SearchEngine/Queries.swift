@@ -156,7 +156,7 @@ public struct ClusterQuery: Sendable, Equatable {
 /// One record of an answer.
 public struct Hit: Sendable {
     /// Indirect: a record is a pointer to its fields, so answers and the engine copy one reference, not every string.
-    public indirect enum Record: Sendable {
+    public indirect enum Record: Sendable, Equatable {
         case poi(POIRecord)
         case pin(PinRecord)
     }

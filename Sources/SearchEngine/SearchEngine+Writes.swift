@@ -73,15 +73,15 @@ public enum PinOrder: String, Sendable, CaseIterable {
 }
 
 extension SearchEngine {
-    /// One write at a time, from its checks to its index update (see the type's comment). Over a shared store the
-    /// state first catches up with the store, so that a write's checks (does this pin exist, was this POI created)
-    /// see what other replicas committed — a client whose requests a load balancer spreads over replicas can
-    /// create a record through one and delete it through another.
+    /// A write's checks, in the one order of writes (see the type's comment). Over a shared store the state first
+    /// catches up with the store, so that a write's checks (does this pin exist, was this POI created) see what other
+    /// replicas committed — a client whose requests a load balancer spreads over replicas can create a record through
+    /// one and delete it through another.
     ///
     /// A replica that cannot reach the store refuses writes at once (503) instead of sending each to wait out its
     /// deadlines: while the follower's last attempt failed (it tries again every poll interval, and writes resume
     /// with its first success), or when this write's own catch-up fails.
-    func ordered<T>(_ body: () throws(SearchError) -> T) throws(SearchError) -> T {
+    private func ordered<T>(_ body: () throws(SearchError) -> T) throws(SearchError) -> T {
         writer.lock()
         defer { writer.unlock() }
         if let replication {
@@ -92,79 +92,131 @@ extension SearchEngine {
         return try body()
     }
 
-    /// Commits a write to the store (when there is one), then applies it to the in-memory state.
+    /// A write of records, committed with the others waiting beside it (docs/ARCHITECTURE.md, "The walk of a
+    /// write"): `body` makes the write's checks, in write order, against the state with the waiting writes laid over
+    /// it (`current`, `pinCountWithWaiting`) and answers its changes; the write then waits for the commit that takes
+    /// it. The first write to find no commit running leads one: it commits every write waiting then, its own among
+    /// them, in one store transaction, while the writes behind it make their checks and queue for the next.
+    /// - Returns: what `body` answered, once the changes are durable and visible.
+    func submit<T>(_ body: () throws(SearchError) -> (changes: [StoreChange], answer: T)) throws(SearchError) -> T {
+        let (ticket, answer) = try ordered { () throws(SearchError) in
+            let (changes, answer) = try body()
+            return (pending.add(changes), answer)
+        }
+        committer.lock()
+        defer { committer.unlock() }
+        if ticket.outcome == nil { commitWaiting() }
+        if case .failure(let error)? = ticket.outcome { throw error }
+        return answer
+    }
+
+    /// A write that has the store to itself (an import, a change file): the waiting writes are committed first, and no
+    /// other write is checked or committed until `body` returns.
+    private func exclusively<T>(_ body: () throws(SearchError) -> T) throws(SearchError) -> T {
+        committer.lock()
+        defer { committer.unlock() }
+        commitWaiting()
+        return try ordered(body)
+    }
+
+    /// Commits every waiting write in one store transaction and applies them to the state; sets each one's outcome.
+    /// Holding `committer`: the store's commit runs without `writer`, so that other writes make their checks
+    /// meanwhile. A commit that fails fails its writes and every write queued behind them (their checks read its
+    /// records); nothing of them reaches the state.
+    func commitWaiting() {
+        let (changes, tickets) = writer.withLock { pending.take() }
+        guard let last = tickets.last else { return }
+        var outcome = Result<Void, SearchError>.success(())
+        do throws(SearchError) {
+            let sequences = try storeCommit(changes)
+            afterCommit?()
+            writer.withLock {
+                apply(committed: changes, sequences: sequences)
+                pending.settle(through: last.number)
+            }
+        } catch {
+            outcome = .failure(error)
+            for behind in writer.withLock({ pending.abandon() }) { behind.outcome = outcome }
+        }
+        for ticket in tickets { ticket.outcome = outcome }
+        snapshotIfDue()
+    }
+
+    /// How many writes wait for a commit (tests).
+    var waitingWrites: Int { writer.withLock { pending.count } }
+
+    /// A record as the next write's checks see it: as the waiting writes leave it, else as the state has it.
+    /// Holding `writer`.
+    func current(_ kind: RecordKind, id: String) -> Hit.Record? {
+        if let waiting = pending.record(kind, id: id) { return waiting }
+        return read { $0.record(kind, id: id) }
+    }
+
+    /// Commits `changes` to the store when there is one; answers the store's sequence before and after.
+    private func storeCommit(_ changes: [StoreChange]) throws(SearchError) -> (before: ChangeSequence, after: ChangeSequence)? {
+        guard let store else { return nil }
+        do { return try store.commit(changes) } catch { throw SearchError.from(error) }
+    }
+
+    /// Commits a write to the store and applies it, for a caller holding `committer` and `writer` (`exclusively`).
+    func commit(_ changes: [StoreChange]) throws(SearchError) {
+        let sequences = try storeCommit(changes)
+        afterCommit?()
+        apply(committed: changes, sequences: sequences)
+        snapshotIfDue()
+    }
+
+    /// Applies changes the store committed to the in-memory state, then stores their fence events; holding `writer`.
     ///
     /// A store owned by this process (SQLite): the state keeps the store's change sequence it stands at while every
     /// change reached it through this engine; when another process wrote to the store between two of ours, the
     /// sequence becomes unknown and no snapshot is written from this state (a snapshot must never claim changes it
     /// lacks). A shared store with a change feed (PostgreSQL): the write is applied at once (a client reads its own
-    /// write) but the state's sequence stays where the feed left it; the follower, woken by the store, then applies
-    /// every change up to and past this one as the store has it. Both happen under `writer`, so the follower never
-    /// applies a value older than this write after it.
-    func commit(_ changes: [StoreChange]) throws(SearchError) {
-        var sequences: (before: ChangeSequence, after: ChangeSequence)?
-        if let store {
-            do {
-                sequences = try store.commit(changes)
-            } catch {
-                throw SearchError.from(error)
-            }
-        }
-        afterCommit?()
+    /// write) but the state's sequence stays where the feed left it; the follower then applies every change up to and
+    /// past this one as the store has it, also under `writer`, so it never applies a value older than this write
+    /// after it. A record the follower already brought to what this write leaves (it read the commit from the feed
+    /// first) makes no fence event here: the follower's application made them.
+    private func apply(committed changes: [StoreChange], sequences: (before: ChangeSequence, after: ChangeSequence)?) {
         let followed = store?.feed != nil
         let watching = fences.map { !$0.isEmpty } ?? false
         var transitions: [RecordTransition] = []
         write { state in
             for change in changes {
-                var before: Hit.Record?
-                if watching {
-                    switch change {
-                    case .put(.poi(let poi)): before = state.record(.poi, id: poi.id)
-                    case .put(.pin(let pin)): before = state.record(.pin, id: pin.id)
-                    case .delete(let kind, let id): before = state.record(kind, id: id)
-                    }
-                }
+                let before: Hit.Record?
+                let after: Hit.Record?
                 switch change {
-                case .put(.poi(let poi)): _ = state.put(.poi(poi))
-                case .put(.pin(let pin)): _ = state.put(.pin(pin))
-                case .delete(let kind, let id): _ = state.delete(kind, id: id)
+                case .put(.poi(let poi)): (before, after) = (watching ? state.record(.poi, id: poi.id) : nil, .poi(poi))
+                case .put(.pin(let pin)): (before, after) = (watching ? state.record(.pin, id: pin.id) : nil, .pin(pin))
+                case .delete(let kind, let id): (before, after) = (watching ? state.record(kind, id: id) : nil, nil)
                 }
-                if watching {
-                    switch change {
-                    case .put(.poi(let poi)): transitions.append(RecordTransition(before: before, after: .poi(poi)))
-                    case .put(.pin(let pin)): transitions.append(RecordTransition(before: before, after: .pin(pin)))
-                    case .delete: transitions.append(RecordTransition(before: before, after: nil))
-                    }
-                }
+                if let after { _ = state.put(after) } else if case .delete(let kind, let id) = change { _ = state.delete(kind, id: id) }
+                if watching && !(followed && before == after) { transitions.append(RecordTransition(before: before, after: after)) }
             }
             if let sequences, !followed {
                 let ours = state.sequence == sequences.before && sequences.after.sequence == sequences.before.sequence + 1
                 state.sequence = ours ? sequences.after : nil
             }
         }
-        // The write is durable and visible; its fence events follow, in write order (the writer lock is held). An
-        // event store that fails loses those events, not the write: it is logged and counted.
-        if watching, let fences {
+        // The writes are durable and visible; their fence events follow, in write order (`writer` is held). An event
+        // store that fails loses those events, not the writes: it is counted.
+        if !transitions.isEmpty, let fences {
             do { try fences.record(transitions, at: nextTimestamp()) } catch { fenceFailures.add(1, ordering: .relaxed) }
         }
-        snapshotIfDue()
     }
 
     /// Creates or replaces a POI: durable in the store first, then visible to queries.
     @discardableResult
     public func upsertPOI(_ poi: POIRecord) throws(SearchError) -> (record: POIRecord, created: Bool) {
         try SearchEngine.validate(poi)
-        return try ordered { () throws(SearchError) in
-            let created = self.poi(id: poi.id) == nil
-            try commit([.put(.poi(poi))])
-            return (poi, created)
+        return try submit { () throws(SearchError) in
+            ([.put(.poi(poi))], (poi, current(.poi, id: poi.id) == nil))
         }
     }
 
     /// A batch of a live import: durable in the store first (one transaction), then visible to queries — in the one
     /// order of all writes. Rows were validated by the importer's parser, as for `poi import`.
     public func applyImported(_ rows: [ImportedRecord]) throws(SearchError) {
-        try ordered { () throws(SearchError) in
+        try exclusively { () throws(SearchError) in
             try commit(SearchEngine.inHilbertOrder(rows).map { .put($0) })
             // A batch is many changes at once: its houses are settled (and indexed with the rest at the next
             // geocoding) instead of lying in the layer every later write indexes again.
@@ -203,7 +255,7 @@ extension SearchEngine {
     @discardableResult
     public func applyOSMImport(_ result: consuming OSMImport) throws(SearchError) -> Int {
         var result = consume result
-        return try ordered { () throws(SearchError) in
+        return try exclusively { () throws(SearchError) in
             if let store, store.keepsAddresses {
                 do throws(CatalogError) { try result.writeMirror(to: store) } catch { throw SearchError.from(error) }
             }
@@ -242,25 +294,14 @@ extension SearchEngine {
     /// - Throws: `.invalid(parameter: "store")` when the store keeps no OpenStreetMap import (PostgreSQL); what `apply`
     ///   throws, as a storage error.
     public func applyOSMChange(_ apply: (any StoreOfRecord) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
-        try ordered { () throws(SearchError) in
+        try exclusively { () throws(SearchError) in
             guard let store, store.appliesOSMChanges else {
                 throw .invalid(parameter: "store", rule: "keeps no OpenStreetMap import to apply change files to (only a SQLite database does)")
             }
             let result: OSMChangeResult
             do { result = try apply(store) } catch { throw .storage("\(error)") }
             afterCommit?()
-            write { state in
-                for change in result.changes {
-                    switch change {
-                    case .put(.poi(let poi)): _ = state.put(.poi(poi))
-                    case .put(.pin(let pin)): _ = state.put(.pin(pin))
-                    case .delete(let kind, let id): _ = state.delete(kind, id: id)
-                    }
-                }
-                if let (before, after) = result.sequences {
-                    state.sequence = state.sequence == before && after.sequence == before.sequence + 1 ? after : nil
-                }
-            }
+            self.apply(committed: result.changes, sequences: result.sequences)
             var index = AddressIndex(result.addresses.asStored)
             if let policy = snapshotPolicy {
                 index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: result.addressGeneration).index
@@ -277,9 +318,9 @@ extension SearchEngine {
 
     /// Deletes a POI. - Throws: `.notFound` when there is none.
     public func deletePOI(id: String) throws(SearchError) {
-        try ordered { () throws(SearchError) in
-            guard poi(id: id) != nil else { throw .notFound(kind: "poi", id: id) }
-            try commit([.delete(.poi, id: id)])
+        try submit { () throws(SearchError) in
+            guard current(.poi, id: id) != nil else { throw .notFound(kind: "poi", id: id) }
+            return ([.delete(.poi, id: id)], ())
         }
     }
 
@@ -310,26 +351,24 @@ extension SearchEngine {
     public func createPin(_ input: PinInput, owner: String? = nil, maximumPerOwner: Int? = nil) throws(SearchError) -> PinRecord {
         try input.validate()
         let id = "p_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        return try ordered { () throws(SearchError) in
-            if let owner, let maximumPerOwner, pinCount(owner: owner) >= maximumPerOwner {
+        return try submit { () throws(SearchError) in
+            if let owner, let maximumPerOwner, pinCountWithWaiting(owner: owner) >= maximumPerOwner {
                 throw .quota("you have \(maximumPerOwner) pins, the most one user may have here: delete or move one instead")
             }
             let now = nextTimestamp()
             let pin = input.record(id: id, createdAt: now, updatedAt: now, owner: owner)
-            try commit([.put(.pin(pin))])
-            return pin
+            return ([.put(.pin(pin))], pin)
         }
     }
 
     /// Replaces a pin's fields, keeping its id and createdAt. - Throws: `.notFound` when there is none.
     public func updatePin(id: String, _ input: PinInput) throws(SearchError) -> PinRecord {
         try input.validate()
-        return try ordered { () throws(SearchError) in
-            guard let old = self.pin(id: id) else { throw .notFound(kind: "pin", id: id) }
+        return try submit { () throws(SearchError) in
+            guard case .pin(let old)? = current(.pin, id: id) else { throw .notFound(kind: "pin", id: id) }
             let now = nextTimestamp()
             let pin = input.record(id: id, createdAt: old.createdAt, updatedAt: now, owner: old.owner)
-            try commit([.put(.pin(pin))])
-            return pin
+            return ([.put(.pin(pin))], pin)
         }
     }
 
@@ -351,10 +390,18 @@ extension SearchEngine {
         }
     }
 
+    /// How many pins `owner` has placed, the waiting writes' among them (a write's quota check; holding `writer`).
+    func pinCountWithWaiting(owner: String) -> Int {
+        pending.records(.pin).reduce(pinCount(owner: owner)) { count, waiting in
+            func owned(_ record: Hit.Record?) -> Int { if case .pin(let pin)? = record, pin.owner == owner { 1 } else { 0 } }
+            return count - owned(read { $0.record(.pin, id: waiting.id) }) + owned(waiting.record)
+        }
+    }
+
     public func deletePin(id: String) throws(SearchError) {
-        try ordered { () throws(SearchError) in
-            guard self.pin(id: id) != nil else { throw .notFound(kind: "pin", id: id) }
-            try commit([.delete(.pin, id: id)])
+        try submit { () throws(SearchError) in
+            guard current(.pin, id: id) != nil else { throw .notFound(kind: "pin", id: id) }
+            return ([.delete(.pin, id: id)], ())
         }
     }
 

@@ -15,17 +15,25 @@ import Glibc
 /// durably stored in SQLite.
 ///
 /// Concurrency: all state sits behind one writer-preferring reader-writer lock. Queries run in parallel under the
-/// read lock; a write first commits to SQLite (so an acknowledged write is durable), then updates the in-memory
+/// read lock; a write first commits to the store (so an acknowledged write is durable), then updates the in-memory
 /// indexes under the write lock, so readers see either the old state or the new one, never a mix. Writes are
-/// ordered by one more lock, `writer`, held from a write's checks through its commit and its index update: two
-/// writes to one id apply in the same order in the store and in memory, and the check a write makes ("does this
-/// pin exist", its createdAt) still holds when it commits. Readers never wait on `writer`.
+/// ordered by one more lock, `writer`: a write makes its checks ("does this pin exist", its createdAt) and queues its
+/// changes under it, against the state with the writes still waiting for the store laid over it (`pending`); one
+/// write at a time, holding `committer`, then commits every waiting write in one transaction and applies them to
+/// the state under `writer` (a group commit: docs/ARCHITECTURE.md, "The walk of a write"). Two writes to one id apply in
+/// the same order in the store and in memory, and the check a write makes still holds when it commits. Readers
+/// never wait on `writer` or `committer`.
 public final class SearchEngine: @unchecked Sendable {
     // SAFETY: @unchecked Sendable because `state` is only read under `lock`'s read side and only mutated under its
-    // write side.
+    // write side, and `pending` is only used under `writer`.
     var state: EngineState
     let lock = ReadWriteLock()
     let writer = NSLock()
+    /// Held by the write that commits the waiting writes, and by a write that must have the store to itself
+    /// (`exclusively`). Taken before `writer` when both are.
+    let committer = NSLock()
+    /// Writes checked and queued, waiting for the commit that takes them.
+    var pending = PendingWrites()
     let store: (any StoreOfRecord)?
     /// The follower of a shared store's change feed (nil for a store this process owns).
     let replication: Replication?

@@ -85,10 +85,31 @@ struct RecordTransition {
 /// as they are stored.
 public final class FenceBook: Sendable {
     public let store: any FenceLog
+    /// A fence as writes test it, with its box, behind one reference: a candidate costs a retain, not a copy of the
+    /// definition's strings and arrays.
+    private final class Entry: Sendable {
+        let fence: Fence
+        let bounds: BoundingBox
+
+        init(_ fence: Fence) {
+            self.fence = fence
+            bounds = fence.bounds
+        }
+
+        /// Whether it holds the record and watches it: the box first, which rules out most candidates without the
+        /// great-circle distance.
+        func holds(_ record: Hit.Record?) -> Bool {
+            guard let record else { return false }
+            let p = record.position
+            return bounds.contains(latitude: p.latitude, longitude: p.longitude) && fence.watches(record)
+                && fence.contains(latitude: p.latitude, longitude: p.longitude)
+        }
+    }
+
     private struct Index: Sendable {
-        var fences: [String: Fence] = [:]
-        var grid: [Int64: [String]] = [:]
-        var large: Set<String> = []
+        var fences: [String: Entry] = [:]
+        var grid: [Int64: [Entry]] = [:]
+        var large: [Entry] = []
     }
 
     private let index = Mutex(Index())
@@ -108,11 +129,11 @@ public final class FenceBook: Sendable {
         }
     }
 
-    public var fences: [Fence] { index.withLock { $0.fences.values.sorted { $0.id < $1.id } } }
+    public var fences: [Fence] { index.withLock { $0.fences.values.map(\.fence).sorted { $0.id < $1.id } } }
 
     public var isEmpty: Bool { index.withLock { $0.fences.isEmpty } }
 
-    public func fence(id: String) -> Fence? { index.withLock { $0.fences[id] } }
+    public func fence(id: String) -> Fence? { index.withLock { $0.fences[id]?.fence } }
 
     /// Adds or replaces a fence, durable first.
     public func put(_ fence: Fence) throws(SearchError) {
@@ -159,29 +180,25 @@ public final class FenceBook: Sendable {
     }
 
     private static func add(_ fence: Fence, to index: inout Index) {
-        index.fences[fence.id] = fence
-        if let cells = cells(of: fence.bounds) {
-            for cell in cells { index.grid[cell, default: []].append(fence.id) }
+        let entry = Entry(fence)
+        index.fences[fence.id] = entry
+        if let cells = cells(of: entry.bounds) {
+            for cell in cells { index.grid[cell, default: []].append(entry) }
         } else {
-            index.large.insert(fence.id)
+            index.large.append(entry)
         }
     }
 
     private static func remove(_ id: String, from index: inout Index) {
-        guard let fence = index.fences.removeValue(forKey: id) else { return }
-        if index.large.remove(id) == nil, let cells = cells(of: fence.bounds) {
+        guard let entry = index.fences.removeValue(forKey: id) else { return }
+        if let cells = cells(of: entry.bounds) {
             for cell in cells {
-                index.grid[cell]?.removeAll { $0 == id }
+                index.grid[cell]?.removeAll { $0 === entry }
                 if index.grid[cell]?.isEmpty == true { index.grid[cell] = nil }
             }
+        } else {
+            index.large.removeAll { $0 === entry }
         }
-    }
-
-    /// The fences that may hold a position.
-    private func candidates(_ index: Index, latitude: Double, longitude: Double) -> [Fence] {
-        var ids = index.grid[Self.cell(latitude: latitude, longitude: longitude)] ?? []
-        ids += index.large
-        return ids.compactMap { index.fences[$0] }
     }
 
     /// The events of the writes' transitions, in the order of the writes and, within one, of the fences' ids;
@@ -192,14 +209,23 @@ public final class FenceBook: Sendable {
             guard !index.fences.isEmpty else { return }
             for transition in transitions {
                 var found: [(fence: String, detect: Fence.Detect, record: Hit.Record)] = []
-                var considered: Set<String> = []
-                for record in [transition.before, transition.after] {
-                    guard let record else { continue }
-                    let p = record.position
-                    for fence in candidates(index, latitude: p.latitude, longitude: p.longitude) where considered.insert(fence.id).inserted {
-                        guard let detect = Self.detect(fence, transition) else { continue }
-                        found.append((fence.id, detect, transition.after ?? record))
+                // The fences of the cells of the record's old and new positions (once each when they differ), and
+                // the large ones.
+                let cells = [transition.before, transition.after].compactMap { record in
+                    record.map { Self.cell(latitude: $0.position.latitude, longitude: $0.position.longitude) }
+                }
+                var lists = cells.map { index.grid[$0] ?? [] }
+                if cells.count == 2 {
+                    if cells[0] == cells[1] {
+                        lists.removeLast()
+                    } else {
+                        let first = Set(lists[0].map(ObjectIdentifier.init))
+                        lists[1].removeAll { first.contains(ObjectIdentifier($0)) }
                     }
+                }
+                for entry in lists.joined() + index.large {
+                    guard let detect = Self.detect(entry, transition) else { continue }
+                    found.append((entry.fence.id, detect, transition.after ?? transition.before!))
                 }
                 found.sort { $0.fence < $1.fence }
                 for event in found {
@@ -221,11 +247,10 @@ public final class FenceBook: Sendable {
     }
 
     /// What a transition reports to one fence, if anything.
-    private static func detect(_ fence: Fence, _ transition: RecordTransition) -> Fence.Detect? {
-        let wasInside =
-            transition.before.map { fence.watches($0) && fence.contains(latitude: $0.position.latitude, longitude: $0.position.longitude) } ?? false
-        let isInside =
-            transition.after.map { fence.watches($0) && fence.contains(latitude: $0.position.latitude, longitude: $0.position.longitude) } ?? false
+    private static func detect(_ entry: Entry, _ transition: RecordTransition) -> Fence.Detect? {
+        let fence = entry.fence
+        let wasInside = entry.holds(transition.before)
+        let isInside = entry.holds(transition.after)
         let detect: Fence.Detect
         switch (wasInside, isInside) {
         case (false, true): detect = .enter

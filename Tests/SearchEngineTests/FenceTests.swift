@@ -207,6 +207,44 @@ import Testing
         #expect(try reopened.store.events(fence: "zone", after: 1).map(\.sequence) == [2, 3])
     }
 
+    /// Fences too large for the grid (more than 10 000 cells of 0.01°: tested on every write) report as the small
+    /// ones do, beside a small one, and stop reporting once deleted or replaced by a small one elsewhere.
+    @Test func fencesTooLargeForTheGridReportLikeTheOthers() throws {
+        let engine = SearchEngine(pois: [], taxonomy: testTaxonomy)
+        let book = try FenceBook(store: FenceStore(path: nil))
+        engine.fences = book
+        // 3° × 1.5° (45 000 cells); a circle of 150 km around Tampere (well over 10 000 cells); a small box in Helsinki.
+        try book.put(Fence(id: "a-box", area: .box(BoundingBox(uncheckedWest: 23, south: 59.5, east: 26, north: 61))))
+        try book.put(Fence(id: "b-circle", area: .circle(center: Coordinate(uncheckedLatitude: 61.5, longitude: 23.8), radius: 150_000)))
+        try book.put(Fence(id: "c-small", area: .box(BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2))))
+        func move(_ id: String?, _ lat: Double, _ lon: Double) throws -> String {
+            let input = PinInput(uniqueKey: "u", firstName: "A", lastName: "B", mapString: "", mediaURL: "", latitude: lat, longitude: lon)
+            return try id.map { try engine.updatePin(id: $0, input).id } ?? engine.createPin(input).id
+        }
+        func events(after sequence: Int64) throws -> [String] {
+            try ["a-box", "b-circle", "c-small"].flatMap { fence in
+                try book.store.events(fence: fence, after: sequence).map { "\($0.sequence) \(fence) \($0.detect)" }
+            }.sorted { Int($0.split(separator: " ")[0])! < Int($1.split(separator: " ")[0])! }
+        }
+        // Helsinki (in the box and the small one; Tampere's circle ends ~160 km north of it), then Tampere (the box
+        // ends at 61°: out of it; into the circle), then Stockholm (out of everything).
+        let id = try move(nil, 60.15, 24.95)
+        _ = try move(id, 61.4978, 23.761)
+        _ = try move(id, 59.33, 18.07)
+        #expect(
+            try events(after: 0) == [
+                "1 a-box enter", "2 c-small enter", "3 a-box exit", "4 b-circle enter", "5 c-small exit", "6 b-circle exit",
+            ]
+        )
+        // Deleted, the large box reports nothing more; replaced by a small box in Helsinki, the circle no longer sees
+        // Tampere.
+        try book.delete(id: "a-box")
+        try book.put(Fence(id: "b-circle", area: .box(BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2))))
+        _ = try move(id, 61.4978, 23.761)
+        _ = try move(id, 60.15, 24.95)
+        #expect(try events(after: 6) == ["7 b-circle enter", "8 c-small enter"])
+    }
+
     /// A definition from JSON: each field checked, named in the error.
     @Test func definitionsAreValidatedByField() throws {
         let good = try Fence(

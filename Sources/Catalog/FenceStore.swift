@@ -13,11 +13,11 @@ import Synchronization
 ///
 /// **Which events are a fence's.** Events are appended in sequence order, so the table grows at its end. An index
 /// on (fence, sequence) would put each new event on the page of its fence's last one — a page written for every
-/// event, which held 10 000 fences to ~30 k events/s (`benchmarks/RESULTS.md`, "Live areas"). Instead a fence's
-/// sequence numbers gather in memory (`open`) and are written as one row of up to `blockSize` of them
-/// (`fence_event_block`, delta-encoded), in the transaction of the event that fills it. Every `sealEvery` events all
-/// open lists are written and `fence_event_sealed` records that every event up to there is in a block, so opening
-/// the file reads only the events after that mark to make the open lists again.
+/// event, which held 10 000 fences to ~30 k events/s (`benchmarks/RESULTS.md`, "Live areas: group commit and the
+/// fence store's blocks"). Instead a fence's sequence numbers gather in memory (`open`) and are written as one row of
+/// up to `blockSize` of them (`fence_event_block`, delta-encoded), in the transaction of the event that fills it.
+/// Every `sealEvery` events all open lists are written and `fence_event_sealed` records that every event up to there
+/// is in a block, so opening the file reads only the events after that mark to make the open lists again.
 public final class FenceStore: FenceLog, @unchecked Sendable {
     // SAFETY: @unchecked Sendable because its stored properties are a GRDB DatabaseQueue, which serializes every
     // access, settings, and `open`, used only inside the queue's closures (and behind a mutex besides).
@@ -99,7 +99,8 @@ public final class FenceStore: FenceLog, @unchecked Sendable {
                 if sequence > lastBlock[fence] ?? 0 { lists[fence, default: []].append(sequence) }
             }
             open.withLock { $0 = Open(lists: lists, sealed: sealed) }
-            // A file of version 1: its events are sealed into blocks now.
+            // Never sealed yet (a file of version 1, or a new one with fewer events than `sealEvery`): its events are
+            // sealed into blocks now, so that the next opening reads none of them again.
             if sealed == 0, !lists.isEmpty { try seal(db) }
         }
     }
@@ -146,10 +147,13 @@ public final class FenceStore: FenceLog, @unchecked Sendable {
             // The lists as this append leaves them, written to `open` only once every statement has run: a failed
             // one leaves them as they were. (A failed COMMIT after that leaves numbers of events that do not exist,
             // which reads skip: they fetch by number and fence.)
-            let (old, sealed) = open.withLock { ($0.lists, $0.sealed) }
+            // Only the lists of the events' fences are read: a copy of the whole dictionary held across the update
+            // below would make it copy every fence's entry.
+            let sealed = open.withLock { $0.sealed }
             var touched: [String: [Int64]] = [:]
             for event in stored {
-                touched[event.fence, default: old[event.fence] ?? []].append(event.sequence)
+                if touched[event.fence] == nil { touched[event.fence] = open.withLock { $0.lists[event.fence] } ?? [] }
+                touched[event.fence]!.append(event.sequence)
                 if touched[event.fence]!.count >= blockSize {
                     try writeBlock(db, fence: event.fence, touched[event.fence]!)
                     touched[event.fence] = []
@@ -157,7 +161,7 @@ public final class FenceStore: FenceLog, @unchecked Sendable {
             }
             let last = stored.last!.sequence
             if last - sealed >= sealEvery {
-                for (fence, sequences) in old.merging(touched, uniquingKeysWith: { $1 }) where !sequences.isEmpty {
+                for (fence, sequences) in open.withLock({ $0.lists }).merging(touched, uniquingKeysWith: { $1 }) where !sequences.isEmpty {
                     try writeBlock(db, fence: fence, sequences)
                 }
                 try db.execute(sql: "UPDATE fence_event_sealed SET through = ? WHERE id = 1", arguments: [last])

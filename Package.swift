@@ -245,7 +245,7 @@ let package = Package(
             dependencies: [
                 "API", "HTTPAPI", "HTTPServer", "VectorTile", "SearchEngine", "Catalog", "Records", "Datasets", "GeoCore", "Gazetteer", "BundledData",
                 "TestSupport", "Access",
-                "OSM", "Startup",
+                "OSM", "Startup", "PostgresStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

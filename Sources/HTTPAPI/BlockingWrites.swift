@@ -1,4 +1,6 @@
 import HTTPServer
+import Records
+import SearchEngine
 
 /// Writes block their thread until the store answers (PostgreSQL: up to the statement deadline, longer while the
 /// writer lock is queued for). They run on threads of their own, not on Swift's cooperative pool, whose few threads
@@ -17,4 +19,19 @@ final class BlockingWrites: Sendable {
 
     /// Stops the threads once the writes they run are done (the server has stopped taking requests).
     func shutdown() async { await pool.shutdown() }
+}
+
+extension BlockingWrites {
+    /// The pin a write is about to change, for the checks made before it (its owner). Over a shared store, a pin this
+    /// server has not seen — created through another server moments ago, not yet applied by the follower — is looked
+    /// for again after catching up with the store (on a write thread: that blocks on PostgreSQL), so a client whose
+    /// requests a load balancer spreads over the servers can change a pin it has just created.
+    func pinToChange(_ id: String, in engine: SearchEngine) async throws -> PinRecord? {
+        if let pin = engine.pin(id: id) { return pin }
+        guard engine.followsStore else { return nil }
+        return try await run {
+            engine.catchUp()
+            return engine.pin(id: id)
+        }
+    }
 }

@@ -37,6 +37,10 @@ final class FenceWebhooks: Sendable {
                 for fence in fences { loops[fence]?.wake.yield() }
             }
         }
+        // Fences other servers put or delete (a shared store) start or stop their loops here too.
+        book.watchDefinitions { [weak self] id, fence in
+            if let fence { self?.update(fence) } else { self?.remove(id) }
+        }
         for fence in book.fences { update(fence) }
     }
 
@@ -60,10 +64,11 @@ final class FenceWebhooks: Sendable {
         remove(fence.id)
         guard let url = fence.webhook else { return }
         let (wake, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let task = Task { [book, policy, deliveries, retries, deadLetters] in
+        let task = Task { [book, policy, holder, deliveries, retries, deadLetters] in
             await Self.run(
                 fence: fence.id,
                 url: url,
+                holder: holder,
                 store: book.store,
                 wake: wake,
                 policy: policy,
@@ -85,6 +90,7 @@ final class FenceWebhooks: Sendable {
     private static func run(
         fence: String,
         url: String,
+        holder: String,
         store: any FenceLog,
         wake: AsyncStream<Void>,
         policy: Policy,
@@ -92,7 +98,21 @@ final class FenceWebhooks: Sendable {
     ) async {
         var delivered = (try? store.delivery(fence: fence).delivered) ?? 0
         var iterator = wake.makeAsyncIterator()
+        let shared = store as? any SharedFenceLog
+        /// Over a shared store, only the server holding the fence's lease delivers: true when this one does (taken or
+        /// renewed), with the progress the last holder left.
+        func holdsLease() -> Bool {
+            guard let shared else { return true }
+            guard (try? shared.claimDelivery(fence: fence, holder: holder, seconds: Self.leaseSeconds)) == true else { return false }
+            delivered = max(delivered, (try? store.delivery(fence: fence).delivered) ?? 0)
+            return true
+        }
         while !Task.isCancelled {
+            guard holdsLease() else {
+                // Another server delivers; this one takes over when its lease runs out.
+                try? await Task.sleep(for: .seconds(Self.leaseSeconds / 3))
+                continue
+            }
             let pending = (try? store.events(fence: fence, after: delivered, limit: 100)) ?? []
             if pending.isEmpty {
                 // Wait for the next event (or a minute, in case a wake-up was missed).
@@ -104,6 +124,7 @@ final class FenceWebhooks: Sendable {
                 var ok = false
                 while !Task.isCancelled {
                     attempt += 1
+                    if shared != nil, !holdsLease() { break }
                     ok = await post(event, to: url, timeout: policy.timeout)
                     if ok || attempt >= policy.maximumAttempts { break }
                     counters.retries.increment()
@@ -111,12 +132,22 @@ final class FenceWebhooks: Sendable {
                     try? await Task.sleep(for: wait)
                 }
                 if Task.isCancelled { return }
+                // The lease went to another server (this one was cut off from the store): it carries on from here.
+                if shared != nil, !ok, attempt < policy.maximumAttempts { break }
                 try? store.setDelivered(fence: fence, through: event.sequence, dead: !ok)
                 delivered = event.sequence
                 if ok { counters.deliveries.increment() } else { counters.deadLetters.increment() }
             }
         }
     }
+
+    /// This server, as a holder of webhook leases in a shared store.
+    let holder = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
+    /// How long a webhook's lease lasts without renewal: a server that stops or is cut off hands its deliveries over
+    /// within this. It is renewed before every POST, so a holder keeps it while the receiver answers within
+    /// `WebhookPolicy.timeout` (10 s) and retries wait at most `longestRetry` (60 s)… which may exceed it: then another
+    /// server may send the same event again (delivery is at least once; receivers drop an id they have seen).
+    static let leaseSeconds = 30
 
     /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id`; delivered when the receiver answers 2xx.
     private static func post(_ event: FenceEvent, to url: String, timeout: Duration) async -> Bool {

@@ -143,7 +143,7 @@ struct RecordController {
     func updatePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let principal = try await write.principal(request, context)
         let id = try id(context)
-        guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
+        guard let old = try await writes.pinToChange(id, in: engine) else { throw SearchError.notFound(kind: "pin", id: id) }
         try WritePolicy.changePin(principal, owner: old.owner)
         let encoder = try encoder(request, owner: principal.owner)
         let input = try await pinInput(request)
@@ -154,7 +154,7 @@ struct RecordController {
     func deletePin(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let principal = try await write.principal(request, context)
         let id = try id(context)
-        guard let old = engine.pin(id: id) else { throw SearchError.notFound(kind: "pin", id: id) }
+        guard let old = try await writes.pinToChange(id, in: engine) else { throw SearchError.notFound(kind: "pin", id: id) }
         try WritePolicy.changePin(principal, owner: old.owner)
         try await writes.run { [engine] in try engine.deletePin(id: id) }
         return Response(status: .noContent)

@@ -256,7 +256,7 @@ struct StudentLocationAdapter {
     func update(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let principal = try await principal(request, context)
         let id = try objectID(context)
-        guard let old = engine.pin(id: id) else { throw ParseError.notFound }
+        guard let old = try await writes.pinToChange(id, in: engine) else { throw ParseError.notFound }
         try WritePolicy.changePin(principal, owner: old.owner)
         let pinInput = try input(try await body(request), over: old)
         let pin = try await writes.run { [engine] in try engine.updatePin(id: id, pinInput) }
@@ -270,7 +270,7 @@ struct StudentLocationAdapter {
     func delete(_ request: Request, _ context: AppRequestContext) async throws -> Response {
         let principal = try await principal(request, context)
         let id = try objectID(context)
-        guard let old = engine.pin(id: id) else { throw ParseError.notFound }
+        guard let old = try await writes.pinToChange(id, in: engine) else { throw ParseError.notFound }
         try WritePolicy.changePin(principal, owner: old.owner)
         try await writes.run { [engine] in try engine.deletePin(id: id) }
         return JSONResponse.body(Array("{}".utf8))

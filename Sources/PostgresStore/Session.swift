@@ -316,6 +316,22 @@ enum PostgresSchema {
         """
         CREATE TABLE area_block (seq integer PRIMARY KEY, data bytea NOT NULL);
         """,
+        // 5: live areas shared by every server (PostgresFenceLog).
+        """
+        CREATE TABLE fence_state (id integer PRIMARY KEY CHECK (id = 1), sequence bigint NOT NULL, version bigint NOT NULL);
+        INSERT INTO fence_state (id, sequence, version) VALUES (1, 0, 0);
+        CREATE TABLE fence (id text PRIMARY KEY, definition text, version bigint NOT NULL);
+        CREATE INDEX fence_version ON fence (version);
+        CREATE TABLE fence_event (seq bigint PRIMARY KEY, fence text NOT NULL, detect text NOT NULL, json text NOT NULL);
+        CREATE INDEX fence_event_fence ON fence_event (fence, seq);
+        CREATE TABLE fence_delivery (
+            fence text PRIMARY KEY,
+            delivered bigint NOT NULL DEFAULT 0,
+            dead integer NOT NULL DEFAULT 0,
+            holder text,
+            lease_until timestamptz
+        );
+        """,
     ]
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {

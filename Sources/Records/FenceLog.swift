@@ -1,7 +1,8 @@
 /// Where live areas (fences) and their events are kept (docs/ARCHITECTURE.md, "Live areas"): a fence as the JSON of
 /// its definition, an event as the JSON clients receive, numbered by one sequence over all fences (the SSE `id`, and
 /// `Last-Event-ID` to resume), and each webhook's progress. The SQLite file beside a database (`FenceStore`) is the
-/// one kept today; the engine's `FenceBook` knows only this protocol.
+/// one a single server keeps; PostgreSQL's (`PostgresFenceLog`, a `SharedFenceLog`) is the one several servers share.
+/// The engine's `FenceBook` knows only these protocols.
 public protocol FenceLog: Sendable {
     /// Every fence's definition, by id.
     func fences() throws -> [(id: String, definition: String)]
@@ -16,6 +17,25 @@ public protocol FenceLog: Sendable {
     func delivery(fence: String) throws -> (delivered: Int64, dead: Int)
     /// Records that the webhook is done with events up to `sequence`: delivered, or given up on (`dead`).
     func setDelivered(fence: String, through sequence: Int64, dead: Bool) throws
+}
+
+/// A fence log several servers share (docs/ARCHITECTURE.md, "Live areas"): a server reads the definitions and events
+/// the others add, and the events are numbered by one sequence that commits in its order, so that every server hands
+/// them out in the same order under the same numbers and a client may resume on any of them. Each event is made once,
+/// by the server that made the write; a webhook is delivered by one server at a time, the one holding its lease.
+public protocol SharedFenceLog: FenceLog {
+    /// The highest event sequence number and definition version stored so far.
+    func latest() throws -> (sequence: Int64, version: Int64)
+    /// Every fence's events after `sequence`, oldest first, at most `limit`.
+    func events(after sequence: Int64, limit: Int) throws -> [FenceEvent]
+    /// The fences put or deleted after `version` (a deleted one's definition is nil), in the order they changed, and
+    /// the version they leave.
+    func definitions(after version: Int64) throws -> (changes: [(id: String, definition: String?)], version: Int64)
+    /// Blocks until another server may have added events or definitions, or until `seconds` pass.
+    func waitForNews(seconds: Double)
+    /// Takes or renews the lease on delivering the fence's webhook for `seconds`: true when `holder` has it (no one
+    /// else held it, theirs ran out, or it was already `holder`'s).
+    func claimDelivery(fence: String, holder: String, seconds: Int) throws -> Bool
 }
 
 extension FenceLog {

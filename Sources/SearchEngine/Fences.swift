@@ -115,19 +115,39 @@ public final class FenceBook: Sendable {
     private let index = Mutex(Index())
     private let subscribers = Mutex<[UInt64: @Sendable ([FenceEvent]) -> Void]>([:])
     private let nextSubscriber = Atomic<UInt64>(0)
+    private let watchers = Mutex<[@Sendable (String, Fence?) -> Void]>([])
+    /// A shared log's position: the last event handed to the subscribers (held while handing, so that they get every
+    /// event once and in order), and the last definition version read.
+    private let handed = Mutex<Int64>(0)
+    private let definitionVersion = Mutex<Int64>(0)
+    private let following = Mutex<(stop: Bool, thread: Thread?)>((false, nil))
     static let cellDegrees = 0.01
     static let largeCells = 10_000
 
-    /// The fences kept in `store`; a definition that no longer parses is a storage error.
+    /// The fences kept in `store`; a definition that no longer parses is a storage error. A shared store's events are
+    /// handed out from those after the ones it has now.
     public init(store: any FenceLog) throws(SearchError) {
         self.store = store
         let kept: [(id: String, definition: String)]
-        do { kept = try store.fences() } catch { throw .storage("fences: \(error)") }
+        do {
+            if let shared = store as? any SharedFenceLog {
+                let latest = try shared.latest()
+                handed.withLock { $0 = latest.sequence }
+                definitionVersion.withLock { $0 = latest.version }
+            }
+            kept = try store.fences()
+        } catch {
+            throw .storage("fences: \(error)")
+        }
         for (id, definition) in kept {
             let fence = try Fence(json: definition, id: id)
             index.withLock { Self.add(fence, to: &$0) }
         }
     }
+
+    /// The store when other servers share it: then each write's events are made by the server that made the write,
+    /// and this book follows what the others add (`follow`).
+    public var shared: (any SharedFenceLog)? { store as? any SharedFenceLog }
 
     public var fences: [Fence] { index.withLock { $0.fences.values.map(\.fence).sorted { $0.id < $1.id } } }
 
@@ -149,6 +169,67 @@ public final class FenceBook: Sendable {
         guard fence(id: id) != nil else { throw .notFound(kind: "fence", id: id) }
         do { try store.delete(id: id) } catch { throw .storage("fences: \(error)") }
         index.withLock { Self.remove(id, from: &$0) }
+    }
+
+    /// Calls `body` with every fence another server put (or nil: deleted), as this book learns of it (`follow`).
+    public func watchDefinitions(_ body: @escaping @Sendable (String, Fence?) -> Void) { watchers.withLock { $0.append(body) } }
+
+    /// Follows a shared store on a thread of its own until `stopFollowing`: the fences other servers put or delete
+    /// reach the index, and their events the subscribers, in the store's order, within a second (at once when
+    /// PostgreSQL's notification arrives). Nothing for a store of this server's own.
+    public func follow() {
+        guard let shared else { return }
+        let thread = Thread { [self] in
+            while !following.withLock({ $0.stop }) {
+                readDefinitions()
+                try? handEvents(through: .max)
+                shared.waitForNews(seconds: 1)
+            }
+        }
+        thread.name = "poi-fences"
+        following.withLock { $0 = (false, thread) }
+        thread.start()
+    }
+
+    /// Stops following (a shutdown, tests); returns once the thread has ended its round.
+    public func stopFollowing() {
+        guard following.withLock({ $0.thread != nil }) else { return }
+        following.withLock { $0.stop = true }
+        while !(following.withLock { $0.thread?.isFinished ?? true }) { usleep(2_000) }
+        following.withLock { $0 = (false, nil) }
+    }
+
+    /// The definitions other servers changed since the last read, applied to the index and told to the watchers. A
+    /// definition this book already has (its own put, read back) changes nothing.
+    func readDefinitions() {
+        guard let shared else { return }
+        guard let (changes, version) = try? shared.definitions(after: definitionVersion.withLock { $0 }) else { return }
+        for (id, definition) in changes {
+            let fence = definition.flatMap { try? Fence(json: $0, id: id) }
+            let changed: Bool = index.withLock { index in
+                guard index.fences[id]?.fence != fence else { return false }
+                Self.remove(id, from: &index)
+                if let fence { Self.add(fence, to: &index) }
+                return true
+            }
+            if changed { for watcher in watchers.withLock({ $0 }) { watcher(id, fence) } }
+        }
+        definitionVersion.withLock { $0 = version }
+    }
+
+    /// Hands the subscribers every event of the shared store after the last handed, up to `sequence`, in order.
+    func handEvents(through sequence: Int64, known: [FenceEvent] = []) throws {
+        guard let shared else { return }
+        try handed.withLock { handed in
+            while handed < sequence {
+                // The events just appended here follow the last handed: no need to read them back.
+                let batch =
+                    known.first?.sequence == handed + 1 ? known : try shared.events(after: handed, limit: 1_000)
+                guard let last = batch.last else { return }
+                for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(batch) }
+                handed = last.sequence
+            }
+        }
     }
 
     /// Calls `body` with every batch of events as it is stored, until the returned token is passed to `unsubscribe`.
@@ -243,7 +324,12 @@ public final class FenceBook: Sendable {
         guard !events.isEmpty else { return }
         let stored: [FenceEvent]
         do { stored = try store.append(events) } catch { throw .storage("fence events: \(error)") }
-        for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(stored) }
+        if shared != nil {
+            // Other servers' events may come first in the one sequence: handed out in its order.
+            try? handEvents(through: stored.last!.sequence, known: stored)
+        } else {
+            for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(stored) }
+        }
     }
 
     /// What a transition reports to one fence, if anything.

@@ -158,8 +158,9 @@ extension SearchEngine {
             do {
                 let changes = try replication.feed.changes(after: applied.sequence)
                 if changes.sequence != applied || !changes.isEmpty {
-                    // Writes other servers made reach this server's fences too (docs/ARCHITECTURE.md, "Live areas").
-                    let watching = fences.map { !$0.isEmpty } ?? false
+                    // Writes other servers made reach this server's fences too (docs/ARCHITECTURE.md, "Live areas"),
+                    // unless the fences are shared: then the server that made a write made its events.
+                    let watching = fences.map { !$0.isEmpty && $0.shared == nil } ?? false
                     var transitions: [RecordTransition] = []
                     write { state in
                         if watching { transitions = Self.transitions(of: changes, in: state) }

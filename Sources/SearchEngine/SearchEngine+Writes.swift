@@ -124,14 +124,17 @@ extension SearchEngine {
     /// meanwhile. A commit that fails fails its writes and every write queued behind them (their checks read its
     /// records); nothing of them reaches the state.
     func commitWaiting() {
-        let (changes, tickets) = writer.withLock { pending.take() }
+        let (changes, tickets, made) = writer.withLock {
+            let (changes, tickets) = pending.take()
+            return (changes, tickets, sharedTransitions(of: changes))
+        }
         guard let last = tickets.last else { return }
         var outcome = Result<Void, SearchError>.success(())
         do throws(SearchError) {
             let sequences = try storeCommit(changes)
             afterCommit?()
             writer.withLock {
-                apply(committed: changes, sequences: sequences)
+                apply(committed: changes, sequences: sequences, made: made)
                 pending.settle(through: last.number)
             }
         } catch {
@@ -140,6 +143,27 @@ extension SearchEngine {
         }
         for ticket in tickets { ticket.outcome = outcome }
         snapshotIfDue()
+    }
+
+    /// What the changes do to each record, from the state before them (holding `writer`, before their commit), when
+    /// the fence log is shared with other servers and has fences; nil otherwise (`apply(committed:)` then makes
+    /// them). A record written twice in the changes goes from the first write to the second.
+    func sharedTransitions(of changes: [StoreChange]) -> [RecordTransition]? {
+        guard let fences, fences.shared != nil, !fences.isEmpty else { return nil }
+        var written: [PendingWrites.Key: Hit.Record?] = [:]
+        return read { state in
+            changes.map { change in
+                let (key, after): (PendingWrites.Key, Hit.Record?)
+                switch change {
+                case .put(.poi(let poi)): (key, after) = (.init(kind: .poi, id: poi.id), .poi(poi))
+                case .put(.pin(let pin)): (key, after) = (.init(kind: .pin, id: pin.id), .pin(pin))
+                case .delete(let kind, let id): (key, after) = (.init(kind: kind, id: id), nil)
+                }
+                let before = written[key] ?? state.record(key.kind, id: key.id)
+                written[key] = .some(after)
+                return RecordTransition(before: before, after: after)
+            }
+        }
     }
 
     /// How many writes wait for a commit (tests).
@@ -160,9 +184,10 @@ extension SearchEngine {
 
     /// Commits a write to the store and applies it, for a caller holding `committer` and `writer` (`exclusively`).
     func commit(_ changes: [StoreChange]) throws(SearchError) {
+        let made = sharedTransitions(of: changes)
         let sequences = try storeCommit(changes)
         afterCommit?()
-        apply(committed: changes, sequences: sequences)
+        apply(committed: changes, sequences: sequences, made: made)
         snapshotIfDue()
     }
 
@@ -176,9 +201,16 @@ extension SearchEngine {
     /// past this one as the store has it, also under `writer`, so it never applies a value older than this write
     /// after it. A record the follower already brought to what this write leaves (it read the commit from the feed
     /// first) makes no fence event here: the follower's application made them.
-    private func apply(committed changes: [StoreChange], sequences: (before: ChangeSequence, after: ChangeSequence)?) {
+    ///
+    /// With a fence log other servers share, the events are this server's to make, from the transitions `made`
+    /// before the commit (`sharedTransitions`): no follower makes them, and by now it may have applied the write.
+    private func apply(
+        committed changes: [StoreChange],
+        sequences: (before: ChangeSequence, after: ChangeSequence)?,
+        made: [RecordTransition]? = nil
+    ) {
         let followed = store?.feed != nil
-        let watching = fences.map { !$0.isEmpty } ?? false
+        let watching = made == nil && (fences.map { !$0.isEmpty } ?? false)
         var transitions: [RecordTransition] = []
         write { state in
             for change in changes {
@@ -199,6 +231,7 @@ extension SearchEngine {
         }
         // The writes are durable and visible; their fence events follow, in write order (`writer` is held). An event
         // store that fails loses those events, not the writes: it is counted.
+        if let made { transitions = made }
         if !transitions.isEmpty, let fences {
             do { try fences.record(transitions, at: nextTimestamp()) } catch { fenceFailures.add(1, ordering: .relaxed) }
         }

@@ -12,6 +12,7 @@ import Metrics
 import NIOCore
 import NIOPosix
 import NIOSSL
+import PostgresStore
 import Prometheus
 import Records
 import SearchEngine
@@ -85,7 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Where POST /v1/backups writes its backups (default: DB.backups beside the database).") var backupDir: String?
     @Option(
         help:
-            "Where live areas (fences) and their events are kept (default: DB.fences beside the database; with --store, in memory unless given)."
+            "Where live areas (fences) and their events are kept (default: DB.fences beside the database; with --store, in the shared store, so that every server knows every fence)."
     ) var fencesFile: String?
     @Flag(
         help:
@@ -176,12 +177,19 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "poi")
         logger.logLevel = .info
         logger.info("\(report)")
+        // Fences beside a SQLite database; with a shared store, in it, so that every server knows every fence and
+        // hands out the same events (unless --fences-file keeps this server's own).
         let fencesPath = fencesFile ?? (database.storeURL == nil ? database.path + ".fences" : nil)
         do {
-            engine.fences = try FenceBook(store: FenceStore(path: fencesPath))
+            if fencesPath == nil, let url = database.storeURL {
+                engine.fences = try FenceBook(store: PostgresFenceLog(url: url))
+            } else {
+                engine.fences = try FenceBook(store: FenceStore(path: fencesPath))
+            }
         } catch {
-            throw CLIError.failure("fences \(fencesPath ?? "in memory"): \(error)")
+            throw CLIError.failure("fences \(fencesPath ?? database.storeURL.map { _ in "in the shared store" } ?? "in memory"): \(error)")
         }
+        engine.fences?.follow()
         engine.loadOSMStatus()
         var follower: OSMFollower?
         if let replicate {
@@ -247,6 +255,7 @@ struct ServeCommand: AsyncParsableCommand {
             },
             Drain(name: "store follower", logger: logger) {
                 engine.stopFollowing()
+                engine.fences?.stopFollowing()
                 return nil
             },
         ]

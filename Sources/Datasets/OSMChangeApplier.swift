@@ -17,6 +17,10 @@ extension OSMImporter {
     ///   - name: what errors call the file.
     ///   - sequence: the replication sequence the file brings the data to (stored beside the data).
     ///   - timestamp: the time of that sequence (its `state.txt`); without it, the file's newest object's.
+    ///   - shared: a store the database's OpenStreetMap outputs are kept in as well (PostgreSQL, shared by several
+    ///     servers; `copyOutputs`): the file's POI changes and the addresses after it are written there inside the
+    ///     database's transaction, so that when they fail the database does not change either. Should the database's
+    ///     own commit fail after them, applying the file again writes the same final states again.
     /// - Throws: `OSMChangeError` for a modify or delete of an object the database does not have, a file older than
     ///   the data, or a database without an OpenStreetMap import; `CatalogError` for the store.
     public func apply(
@@ -25,7 +29,8 @@ extension OSMImporter {
         to store: any StoreOfRecord,
         sequence: Int? = nil,
         timestamp: String? = nil,
-        source: String? = nil
+        source: String? = nil,
+        alsoTo shared: (any StoreOfRecord)? = nil
     ) throws -> OSMChangeResult {
         // Only a SQLite database keeps the mirror a change file is applied to.
         guard let store = store as? CatalogStore else {
@@ -34,12 +39,42 @@ extension OSMImporter {
         let started = Date()
         let (value, before, after) = try store.updateOSM { mirror in
             var run = ChangeRun(importer: self, change: change, name: name, mirror: mirror)
-            return try run.run(sequence, timestamp, source)
+            let result = try run.run(sequence, timestamp, source)
+            if let shared {
+                if !result.changes.isEmpty { try shared.commit(result.changes) }
+                _ = try shared.replaceAddresses(result.addresses)
+            }
+            return result
         }
         var result = value
         result.sequences = (before, after)
         result.report.seconds = Date().timeIntervalSince(started)
         return result
+    }
+
+    /// Writes what OpenStreetMap imports made in `database` — its `osm-…` POIs, houses, street lines and map areas — to
+    /// `shared`, a store that keeps no mirror of its own (PostgreSQL): POIs put in blocks, the store's OSM POIs the
+    /// database lacks deleted, the addresses replaced. The database is then the extract's working copy that change
+    /// files are applied to (`apply(_:name:to:…:alsoTo:)`), and the shared store holds what they make.
+    /// - Returns: how many POIs were put and removed.
+    public static func copyOutputs(of database: CatalogStore, to shared: any StoreOfRecord) throws(CatalogError) -> (put: Int, removed: Int) {
+        var put = 0
+        var kept = Set<String>()
+        var failure: CatalogError?
+        _ = try database.loadAll(blockSize: 10_000) { block in
+            let pois = block.filter { $0.id.hasPrefix(OSMImport.idPrefix) }
+            guard failure == nil, !pois.isEmpty else { return }
+            do throws(CatalogError) { try shared.commit(pois.map { .put(.poi($0)) }) } catch { failure = error }
+            for poi in pois { kept.insert(poi.id) }
+            put += pois.count
+        }
+        if let failure { throw failure }
+        let stale = try shared.poiIDs(prefix: OSMImport.idPrefix).filter { !kept.contains($0) }
+        for start in stride(from: 0, to: stale.count, by: 10_000) {
+            try shared.commit(stale[start..<min(start + 10_000, stale.count)].map { .delete(.poi, id: $0) })
+        }
+        _ = try shared.replaceAddresses(try database.loadAddresses())
+        return (put, stale.count)
     }
 
     /// One application, inside the store's write transaction.

@@ -40,6 +40,11 @@ struct ImportCommand: ParsableCommand {
             "Import into a PostgreSQL store instead, postgresql://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]…]/DATABASE[?target_session_attrs=…&sslmode=…&sslrootcert=FILE&connect_timeout=S] (or env POI_STORE; --db wins over the env). Its replicas apply the records from the change feed."
     )
     var store: String?
+    @Option(
+        help:
+            "With --store: keep the OpenStreetMap extract's working copy in this SQLite database, so that change files (.osc) can be applied; an .osm.pbf is imported into it and its POIs and addresses copied to the store, and a change file is applied to it and what it makes written to the store in the same step."
+    )
+    var mirror: String?
     @Option(help: "Import into a running server (POST /v1/import) instead of a database; it sees the records at once.") var server: String?
     @Option(help: "API key for --server writes (or env POI_API_KEY).") var apiKey: String?
 
@@ -57,6 +62,7 @@ struct ImportCommand: ParsableCommand {
             return try importThrough(server)
         }
         let storeURL = try DatabaseOptions.checkedStoreURL(store: store, db: db)
+        if mirror != nil, storeURL == nil { throw CLIError.usage("--mirror goes with --store (without a store, --db is the database)") }
         // A code PROJ does not know is bad usage, found before any file is read (not an error on every row).
         var probe: [XY] = []
         do { try CoordinateConverter.shared.convert(&probe, from: source, to: .wgs84) } catch { throw CLIError.usage("--crs: \(error.description)") }
@@ -71,6 +77,8 @@ struct ImportCommand: ParsableCommand {
                 store = try CatalogStore(path: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve()))
             }
         } catch { throw CLIError.failure(error.description) }
+        let mirrorStore: CatalogStore?
+        do { mirrorStore = try mirror.map { try CatalogStore(path: $0) } } catch { throw CLIError.failure("\(error)") }
         let options = RecordImporter.Options(
             format: format.flatMap(ImportFormat.init(rawValue:)),
             crs: source,
@@ -85,13 +93,15 @@ struct ImportCommand: ParsableCommand {
         var addressSnapshot: PendingAddressSnapshot?
         for (index, file) in files.enumerated() {
             if (options.format ?? ImportFormat(path: file)) == .osmchange {
-                guard let catalog = store as? CatalogStore else {
-                    throw CLIError.usage("\(file): change files apply to a SQLite database (--db), not to \(store.location)")
+                guard let catalog = mirrorStore ?? store as? CatalogStore else {
+                    throw CLIError.usage(
+                        "\(file): change files apply to a SQLite database (--db), or to \(store.location) with the extract's working copy (--mirror FILE)"
+                    )
                 }
                 do {
                     addressSnapshot?.finish()
-                    let database = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
-                    try ChangeFiles.apply(file, to: catalog, sources: DataSources(db: database))
+                    let database = mirror ?? db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
+                    try ChangeFiles.apply(file, to: catalog, sources: DataSources(db: database), shared: mirrorStore == nil ? nil : store)
                     done.append(file)
                 } catch {
                     FileHandle.standardError.write(Data("poi: \(error)\n".utf8))
@@ -103,15 +113,23 @@ struct ImportCommand: ParsableCommand {
             if (options.format ?? ImportFormat(path: file)) == .osmpbf {
                 do {
                     addressSnapshot?.finish()
-                    let database = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
+                    let database = mirror ?? db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
                     let sources = DataSources(db: database)
+                    let local = storeURL == nil || mirrorStore != nil
                     let imported: Int
                     (imported, addressSnapshot) = try importOSM(
                         file,
-                        into: store,
-                        addressSnapshot: storeURL == nil ? sources.addressSnapshotPath : nil,
-                        gazetteerSnapshot: storeURL == nil ? sources.gazetteerSnapshotPath : nil
+                        into: mirrorStore ?? store,
+                        addressSnapshot: local ? sources.addressSnapshotPath : nil,
+                        gazetteerSnapshot: local ? sources.gazetteerSnapshotPath : nil
                     )
+                    if let mirrorStore {
+                        let started = Date()
+                        let (put, removed) = try OSMImporter.copyOutputs(of: mirrorStore, to: store)
+                        print(
+                            "\(store.location): \(put) POIs put (\(removed) removed) and the addresses replaced from \(database) in \(String(format: "%.2f", Date().timeIntervalSince(started))) s"
+                        )
+                    }
                     done.append("\(file) (\(imported))")
                 } catch {
                     FileHandle.standardError.write(Data("poi: \(error)\n".utf8))

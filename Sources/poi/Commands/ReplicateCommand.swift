@@ -5,30 +5,36 @@ import Datasets
 import Foundation
 import Gazetteer
 import OSM
+import PostgresStore
 import Records
 import Startup
 
 /// Change files applied to a SQLite database by the CLI (`poi import x.osc.gz`, `poi replicate`): one importer (the
 /// tag mapping and the gazetteer that places POIs in cities, loaded once), a summary line a file, and the address
 /// index's snapshot written after the last, so that the next `poi serve` maps it.
+///
+/// With `shared` (`--store` with `--mirror`), the database is the extract's working copy and each file's POIs and
+/// addresses are written to the shared store as well, in the same step (`OSMImporter.apply(…alsoTo:)`); its replicas
+/// take them from its change feed.
 struct ChangeFiles {
     let importer: OSMImporter
     let store: CatalogStore
+    let shared: (any StoreOfRecord)?
     let addressSnapshot: String?
     private var last: OSMChangeResult?
 
     /// - Parameter sources: where the database's snapshots live (the gazetteer's is mapped, or written once).
-    init(store: CatalogStore, sources: DataSources) throws {
+    init(store: CatalogStore, sources: DataSources, shared: (any StoreOfRecord)? = nil) throws {
         do {
             importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), gazetteerSnapshot: sources.gazetteerSnapshotPath)
         } catch {
             throw CLIError.failure("\(error)")
         }
-        (self.store, self.addressSnapshot) = (store, sources.addressSnapshotPath)
+        (self.store, self.shared, self.addressSnapshot) = (store, shared, sources.addressSnapshotPath)
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
-        let result = try importer.apply(change, name: name, to: store, sequence: sequence, timestamp: timestamp, source: source)
+        let result = try importer.apply(change, name: name, to: store, sequence: sequence, timestamp: timestamp, source: source, alsoTo: shared)
         let r = result.report
         for problem in r.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
         print(
@@ -50,8 +56,8 @@ struct ChangeFiles {
     }
 
     /// `poi import changes.osc.gz`: one file.
-    static func apply(_ file: String, to store: CatalogStore, sources: DataSources) throws {
-        var files = try ChangeFiles(store: store, sources: sources)
+    static func apply(_ file: String, to store: CatalogStore, sources: DataSources, shared: (any StoreOfRecord)? = nil) throws {
+        var files = try ChangeFiles(store: store, sources: sources, shared: shared)
         let change: OSMChange
         do { change = try OSMChange.read(file) } catch { throw CLIError.failure(error.description) }
         do { try files.apply(change, name: (file as NSString).lastPathComponent) } catch { throw CLIError.failure("\(error)") }
@@ -73,6 +79,15 @@ struct ReplicateCommand: ParsableCommand {
 
     @Argument(help: "The replication feed: a URL or a directory.") var source: String?
     @Option(help: "Database (default var/poi.sqlite).") var db: String?
+    @Option(
+        help:
+            "Also write each file's POIs and addresses to this shared PostgreSQL store (or env POI_STORE), whose replicas take them from its change feed; needs --mirror."
+    )
+    var store: String?
+    @Option(
+        help: "With --store: the SQLite database holding the extract's working copy (made by poi import x.osm.pbf --store URL --mirror FILE)."
+    )
+    var mirror: String?
     @Flag(help: "Apply the next change file only, then exit.") var once = false
     @Flag(help: "Apply every change file up to the feed's latest, then exit.") var catchUp = false
     @Option(help: "Seconds between looks at the feed when following it (1 to 86400).") var interval: Int = 60
@@ -85,7 +100,14 @@ struct ReplicateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let path = db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
+        // Only a store named here: POI_STORE alone does not turn a SQLite database's feed into a shared store's.
+        let storeURL = try store.flatMap { try DatabaseOptions.checkedStoreURL(store: $0, db: nil) }
+        if storeURL != nil, mirror == nil {
+            throw CLIError.usage("--store needs --mirror FILE: the SQLite database the extract's working copy is kept in")
+        }
+        if mirror != nil, storeURL == nil { throw CLIError.usage("--mirror goes with --store (without a store, --db is the database)") }
+        if mirror != nil, db != nil { throw CLIError.usage("give --db or --mirror, not both") }
+        let path = mirror ?? db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve())
         guard FileManager.default.fileExists(atPath: path) else { throw CLIError.failure("no database at \(path): import an extract first") }
         let store: CatalogStore
         do { store = try CatalogStore(path: path) } catch { throw CLIError.failure(error.description) }
@@ -115,7 +137,9 @@ struct ReplicateCommand: ParsableCommand {
             }
         }
         let replicator = Replicator(source: ReplicationSource(location))
-        var files = try ChangeFiles(store: store, sources: DataSources(db: path))
+        let shared: (any StoreOfRecord)?
+        do { shared = try storeURL.map { try PostgresStore(url: $0) } } catch { throw CLIError.failure("\(error)") }
+        var files = try ChangeFiles(store: store, sources: DataSources(db: path), shared: shared)
         defer { files.finish() }
         while true {
             do {

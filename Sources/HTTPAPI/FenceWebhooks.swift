@@ -129,7 +129,15 @@ final class FenceWebhooks: Sendable {
                     if ok || attempt >= policy.maximumAttempts { break }
                     counters.retries.increment()
                     let wait = min(policy.longestRetry, policy.firstRetry * (1 << min(attempt - 1, 20)))
-                    try? await Task.sleep(for: wait)
+                    // Over a shared store the wait is slept in slices, the lease renewed after each, so that a long
+                    // backoff does not hand the delivery to another server while this one still means to retry.
+                    var waited: Duration = .zero
+                    while waited < wait, !Task.isCancelled {
+                        let slice = shared == nil ? wait : min(wait - waited, .seconds(Self.leaseSeconds / 3))
+                        try? await Task.sleep(for: slice)
+                        waited += slice
+                        if shared != nil, waited < wait, !holdsLease() { break }
+                    }
                 }
                 if Task.isCancelled { return }
                 // The lease went to another server (this one was cut off from the store): it carries on from here.
@@ -144,9 +152,10 @@ final class FenceWebhooks: Sendable {
     /// This server, as a holder of webhook leases in a shared store.
     let holder = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
     /// How long a webhook's lease lasts without renewal: a server that stops or is cut off hands its deliveries over
-    /// within this. It is renewed before every POST, so a holder keeps it while the receiver answers within
-    /// `WebhookPolicy.timeout` (10 s) and retries wait at most `longestRetry` (60 s)… which may exceed it: then another
-    /// server may send the same event again (delivery is at least once; receivers drop an id they have seen).
+    /// within this. It is renewed before every POST and every 10 s of a retry's backoff, so a holder keeps it while
+    /// the receiver answers within `WebhookPolicy.timeout`; one that does not (a POST still in flight when the lease
+    /// runs out) may see another server send the same event again — delivery is at least once, and receivers drop an
+    /// id they have seen.
     static let leaseSeconds = 30
 
     /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id`; delivered when the receiver answers 2xx.

@@ -34,17 +34,11 @@ public final class PostgresFenceLog: SharedFenceLog {
     }
 
     init(hosts: HostList, location: String, logger: Logger) throws(CatalogError) {
-        var quieter = logger
-        quieter.logLevel = .critical
-        let quiet = quieter
+        var quiet = logger
+        quiet.logLevel = .critical
         self.logger = quiet
-        main = Session(hosts: hosts, logger: quiet, name: "fences", idleInTransaction: 3)
-        listener = Session(hosts: hosts, logger: quiet, name: "fence-news", idleInTransaction: 600)
-        main.onUnreachable = { [weak listener] in listener?.distrust() }
-        listener.onConnect = { [weak self] connection in
-            connection.addListener(channel: PostgresFenceLog.channel) { _, _ in self?.announce() }
-            _ = try connection.query("LISTEN poi_fences", logger: quiet).answer(on: connection)
-        }
+        (main, listener) = Session.pair(hosts: hosts, logger: quiet, names: ("fences", "fence-news"))
+        listener.listen(on: PostgresFenceLog.channel) { [weak self] _ in self?.announce() }
         do {
             try main.run { connection in try PostgresSchema.migrate(connection, logger: quiet) }
         } catch {
@@ -140,13 +134,19 @@ public final class PostgresFenceLog: SharedFenceLog {
     }
 
     public func events(fence: String, after sequence: Int64, limit: Int) throws -> [FenceEvent] {
+        try events(of: fence, after: sequence, limit: limit)
+    }
+
+    /// The events of one fence, or of all (nil), after `sequence`, oldest first.
+    private func events(of fence: String?, after sequence: Int64, limit: Int) throws -> [FenceEvent] {
         let limit = Int64(limit)
-        return try main.run { connection in
-            try connection.query(
-                "SELECT seq, fence, detect, json FROM fence_event WHERE fence = \(fence) AND seq > \(sequence) ORDER BY seq LIMIT \(limit)",
-                logger: logger
-            ).answer(on: connection).map(Self.event)
-        }
+        let query: PostgresQuery =
+            if let fence {
+                "SELECT seq, fence, detect, json FROM fence_event WHERE fence = \(fence) AND seq > \(sequence) ORDER BY seq LIMIT \(limit)"
+            } else {
+                "SELECT seq, fence, detect, json FROM fence_event WHERE seq > \(sequence) ORDER BY seq LIMIT \(limit)"
+            }
+        return try main.run { connection in try connection.query(query, logger: logger).answer(on: connection).map(Self.event) }
     }
 
     public func delivery(fence: String) throws -> (delivered: Int64, dead: Int) {
@@ -185,15 +185,7 @@ public final class PostgresFenceLog: SharedFenceLog {
         }
     }
 
-    public func events(after sequence: Int64, limit: Int) throws -> [FenceEvent] {
-        let limit = Int64(limit)
-        return try main.run { connection in
-            try connection.query(
-                "SELECT seq, fence, detect, json FROM fence_event WHERE seq > \(sequence) ORDER BY seq LIMIT \(limit)",
-                logger: logger
-            ).answer(on: connection).map(Self.event)
-        }
-    }
+    public func events(after sequence: Int64, limit: Int) throws -> [FenceEvent] { try events(of: nil, after: sequence, limit: limit) }
 
     public func definitions(after version: Int64) throws -> (changes: [(id: String, definition: String?)], version: Int64) {
         try main.run { connection in

@@ -43,22 +43,12 @@ public final class PostgresStore: StoreOfRecord, ChangeFeed {
         let parsed = try StoreURL(url)
         hosts = try HostList(url: parsed)
         location = parsed.location
-        var quieter = logger
-        quieter.logLevel = .critical
-        let quiet = quieter
+        var quiet = logger
+        quiet.logLevel = .critical
         self.logger = quiet
-        main = Session(hosts: hosts, logger: quiet, name: "main", idleInTransaction: 3)
-        follower = Session(hosts: hosts, logger: quiet, name: "feed", idleInTransaction: 600)
-        // When one connection finds PostgreSQL gone, the other is not trusted either: PostgreSQL ends every
-        // session when it stops, and a statement sent on a connection it ended may go unanswered.
-        main.onUnreachable = { [weak follower] in follower?.distrust() }
-        follower.onUnreachable = { [weak main] in main?.distrust() }
-        follower.onConnect = { [weak self] connection in
-            connection.addListener(channel: PostgresStore.channel) { _, notification in
-                self?.announce(UInt64(notification.payload) ?? 0)
-            }
-            _ = try connection.query("LISTEN poi_changes", logger: quiet).answer(on: connection)
-        }
+        // The follower is the session that LISTENs (and reads the feed).
+        (main, follower) = Session.pair(hosts: hosts, logger: quiet, names: ("main", "feed"))
+        follower.listen(on: PostgresStore.channel) { [weak self] payload in self?.announce(UInt64(payload) ?? 0) }
         do {
             try main.run { connection in try PostgresSchema.migrate(connection, logger: quiet) }
         } catch {

@@ -63,6 +63,25 @@ final class Session: @unchecked Sendable {
         self.idleInTransaction = idleInTransaction
     }
 
+    /// Two sessions to one store: `main`, for statements, and `listener`, which is to LISTEN (`listen(on:heard:)`) and
+    /// may run statements too. When either finds PostgreSQL gone, the other is not trusted either: PostgreSQL ends
+    /// every session when it stops, and a statement sent on a connection it ended may go unanswered.
+    static func pair(hosts: HostList, logger: Logger, names: (main: String, listener: String)) -> (main: Session, listener: Session) {
+        let main = Session(hosts: hosts, logger: logger, name: names.main, idleInTransaction: 3)
+        let listener = Session(hosts: hosts, logger: logger, name: names.listener, idleInTransaction: 600)
+        main.onUnreachable = { [weak listener] in listener?.distrust() }
+        listener.onUnreachable = { [weak main] in main?.distrust() }
+        return (main, listener)
+    }
+
+    /// LISTENs on `channel` on every connection this session opens, handing each notification's payload to `heard`.
+    func listen(on channel: String, heard: @escaping @Sendable (String) -> Void) {
+        onConnect = { [logger] connection in
+            connection.addListener(channel: channel) { _, notification in heard(notification.payload) }
+            _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger).answer(on: connection)
+        }
+    }
+
     func run<T>(_ body: (PostgresConnection) throws -> T) throws(CatalogError) -> T {
         lock.lock()
         defer { lock.unlock() }

@@ -81,8 +81,9 @@ struct RecordTransition {
 }
 
 /// The fences of an engine, found by position through a grid of 0.01° cells (a fence covering more than 10 000
-/// cells is tested on every write), their events kept in a `FenceLog` (SQLite's `FenceStore`) and handed to subscribers (SSE, webhooks)
-/// as they are stored.
+/// cells is tested on every write), their events kept in a `FenceLog` — SQLite's `FenceStore`, or PostgreSQL's
+/// `PostgresFenceLog` that several servers share (a `SharedFenceLog`, followed by `follow`) — and handed to
+/// subscribers (SSE, webhooks) in the order of their numbers.
 public final class FenceBook: Sendable {
     public let store: any FenceLog
     /// A fence as writes test it, with its box, behind one reference: a candidate costs a retain, not a copy of the

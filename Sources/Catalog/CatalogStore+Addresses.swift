@@ -187,8 +187,9 @@ extension CatalogStore {
         }
     }
 
+    /// The OpenStreetMap state is the mirror's (`updateOSM`): `osm` is not kept here.
     @discardableResult
-    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
+    public func replaceAddresses(_ data: AddressData, osm: OSMMirrorState?) throws(CatalogError) -> String {
         let generation = UUID().uuidString
         do {
             try pool.write { db in

@@ -42,7 +42,8 @@ extension OSMImporter {
             let result = try run.run(sequence, timestamp, source)
             if let shared {
                 if !result.changes.isEmpty { try shared.commit(result.changes) }
-                _ = try shared.replaceAddresses(result.addresses)
+                // With the sequence and time the file brings the data to, for the replicas' /health.
+                _ = try shared.replaceAddresses(result.addresses, osm: try mirror.state())
             }
             return result
         }
@@ -73,7 +74,7 @@ extension OSMImporter {
         for start in stride(from: 0, to: stale.count, by: 10_000) {
             try shared.commit(stale[start..<min(start + 10_000, stale.count)].map { .delete(.poi, id: $0) })
         }
-        _ = try shared.replaceAddresses(try database.loadAddresses())
+        _ = try shared.replaceAddresses(try database.loadAddresses(), osm: try database.osmMirrorState())
         return (put, stale.count)
     }
 

@@ -72,13 +72,10 @@ final class BackupTasks: Sendable {
         json.field("id", task.id)
         json.field("status", task.status.rawValue)
         json.field("path", task.path)
-        for (name, value): (StaticString, Int?) in [
+        json.counts([
             ("pois", task.manifest?.pois), ("pins", task.manifest?.pins), ("sequence", task.manifest.map { Int($0.sequence) }),
             ("bytes", task.manifest?.files.reduce(0) { $0 + $1.bytes }),
-        ] {
-            json.key(name)
-            if let value { json.number(value) } else { json.null() }
-        }
+        ])
         json.optionalFields([
             ("sha256", task.manifest?.files.first(where: { $0.name == Backup.databaseName })?.sha256), ("error", task.error),
             ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt),

@@ -213,13 +213,10 @@ final class ImportTasks: Sendable {
         json.field("kind", task.kind.rawValue)
         json.field("crs", task.crs)
         json.field("strict", task.strict)
-        for (name, value): (StaticString, Int) in [
+        json.counts([
             ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
             ("duplicates", task.duplicates),
-        ] {
-            json.key(name)
-            json.number(value)
-        }
+        ])
         json.key("problems")
         json.beginArray()
         for problem in task.problems {

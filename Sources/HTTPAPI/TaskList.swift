@@ -88,6 +88,14 @@ extension JSONWriter {
             if let value { string(value) } else { null() }
         }
     }
+
+    /// Counts, each a number or null when unknown yet.
+    mutating func counts(_ fields: [(StaticString, Int?)]) {
+        for (name, value) in fields {
+            key(name)
+            if let value { number(value) } else { null() }
+        }
+    }
 }
 
 /// Where an import or a backup task stands.

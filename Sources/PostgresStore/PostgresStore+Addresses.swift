@@ -53,7 +53,7 @@ extension PostgresStore {
     }
 
     @discardableResult
-    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
+    public func replaceAddresses(_ data: AddressData, osm: OSMMirrorState?) throws(CatalogError) -> String {
         let generation = UUID().uuidString
         let houseBlocks = data.addresses.blocks.map { ($0.count, ByteBuffer(bytes: $0.bytes)) }
         var streetBlocks: [ByteBuffer] = []
@@ -86,9 +86,30 @@ extension PostgresStore {
                         .answer(on: connection, within: 60)
                 }
                 _ = try connection.query("UPDATE address_state SET generation = \(generation) WHERE id = 1", logger: logger).answer(on: connection)
+                if let osm {
+                    _ = try connection.query(
+                        """
+                        UPDATE address_state SET osm_sequence = \(osm.sequence.map(Int64.init)), osm_timestamp = \(osm.timestamp),
+                            osm_source = \(osm.source) WHERE id = 1
+                        """,
+                        logger: logger
+                    ).answer(on: connection)
+                }
                 _ = try connection.query("SELECT pg_notify('poi_changes', \(String(number)))", logger: logger).answer(on: connection)
                 return generation
             }
+        }
+    }
+
+    /// As the last change file written here left it (`replaceAddresses(_:osm:)`); nil before the first.
+    public func osmMirrorState() throws(CatalogError) -> OSMMirrorState? {
+        try main.run { connection in
+            let rows = try connection.query("SELECT osm_sequence, osm_timestamp, osm_source FROM address_state WHERE id = 1", logger: logger)
+                .answer(on: connection)
+            guard let row = rows.first else { return nil }
+            let (sequence, timestamp, source) = try row.decode((Int64?, String?, String?).self)
+            guard sequence != nil || timestamp != nil || source != nil else { return nil }
+            return OSMMirrorState(sequence: sequence.map(Int.init), timestamp: timestamp, source: source)
         }
     }
 

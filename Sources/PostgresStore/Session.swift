@@ -351,6 +351,10 @@ enum PostgresSchema {
             lease_until timestamptz
         );
         """,
+        // 6: where the addresses stand in OpenStreetMap's history, written with them (replaceAddresses(_:osm:)).
+        """
+        ALTER TABLE address_state ADD COLUMN osm_sequence bigint, ADD COLUMN osm_timestamp text, ADD COLUMN osm_source text;
+        """,
     ]
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {

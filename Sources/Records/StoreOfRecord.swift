@@ -59,9 +59,12 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     func loadAddresses() throws(CatalogError) -> AddressData
 
     /// Replaces every address and street line with `data`, in one transaction.
+    /// - Parameter osm: where in OpenStreetMap's history the addresses stand (the change file they come from), kept in
+    ///   the same transaction by a store that keeps no mirror of its own (PostgreSQL), so that its replicas report it
+    ///   (`osmMirrorState`); nil leaves what is kept. A SQLite database keeps it in its mirror and ignores this.
     /// - Returns: the addresses' new generation (`addressGeneration`).
     @discardableResult
-    func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String
+    func replaceAddresses(_ data: AddressData, osm: OSMMirrorState?) throws(CatalogError) -> String
 
     /// A token that changes with every `replaceAddresses` (nil: the store keeps no addresses): what a snapshot of
     /// the address index is checked against.
@@ -73,7 +76,8 @@ public protocol StoreOfRecord: AnyObject, Sendable {
     /// Whether change files can be applied to this store's OpenStreetMap import (it keeps the mirror they need).
     var appliesOSMChanges: Bool { get }
 
-    /// Where the store's OpenStreetMap import stands in OSM's history (nil: it holds none, or keeps no mirror).
+    /// Where the store's OpenStreetMap import stands in OSM's history: a SQLite database's mirror's, a shared store's as
+    /// the last change file written to it left it (`replaceAddresses(_:osm:)`); nil when it holds none.
     func osmMirrorState() throws(CatalogError) -> OSMMirrorState?
 
     /// The embedded database file the store is (what `poi backup` copies); nil for a server's store.
@@ -86,9 +90,13 @@ extension StoreOfRecord {
     public func loadAddresses() throws(CatalogError) -> AddressData { AddressData() }
 
     @discardableResult
-    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String {
+    public func replaceAddresses(_ data: AddressData, osm: OSMMirrorState?) throws(CatalogError) -> String {
         throw .storage("\(location) keeps no addresses or streets (only SQLite databases do)")
     }
+
+    /// Replaces every address and street line, leaving the OpenStreetMap state as it is.
+    @discardableResult
+    public func replaceAddresses(_ data: AddressData) throws(CatalogError) -> String { try replaceAddresses(data, osm: nil) }
 
     public func addressGeneration() throws(CatalogError) -> String? { nil }
 

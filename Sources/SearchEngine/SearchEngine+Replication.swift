@@ -227,6 +227,8 @@ extension SearchEngine {
         if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
         replaceAddressBase(index)
         addressGenerationSeen.withLock { $0 = generation }
+        // A change file written to the shared store brings its sequence and time with the addresses.
+        loadOSMStatus()
         log("addresses replaced in the store: \(index.houseCount) houses loaded again in \(ContinuousClock.now - started)")
     }
 }

@@ -321,6 +321,23 @@ extension SearchEngine {
         }
     }
 
+    /// A change file over a shared store (`poi serve --store URL --replicate FEED --mirror FILE`): `apply` applies it to
+    /// the extract's working copy and writes what it makes to the store given it (`OSMImporter.apply(…alsoTo:)`);
+    /// this server then takes it from the store's change feed at once, as its replicas do when they next look.
+    public func applySharedOSMChange(_ apply: (any StoreOfRecord) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
+        guard let store, followsStore else {
+            throw .invalid(parameter: "store", rule: "is not a shared store (a SQLite database applies change files itself)")
+        }
+        let result: OSMChangeResult
+        do { result = try apply(store) } catch { throw .storage("\(error)") }
+        catchUp()
+        updateOSMStatus { status in
+            if let timestamp = result.report.timestamp { status.timestamp = timestamp }
+            if let sequence = result.report.sequence { status.sequence = sequence }
+        }
+        return result
+    }
+
     /// Applies an OpenStreetMap change file: `apply` runs the store's one transaction (the mirror, POIs and addresses:
     /// `OSMImporter.apply`), then its POIs reach the in-memory state and the address index is rebuilt from the
     /// addresses it answers and swapped in whole — a read sees the data before the change or after it, never half.

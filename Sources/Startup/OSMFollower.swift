@@ -1,3 +1,4 @@
+import Catalog
 import Datasets
 import Foundation
 import OSM
@@ -10,9 +11,15 @@ import Synchronization
 /// then the POIs and the rebuilt address index swapped in, while reads go on against what was there before. A feed
 /// that cannot be reached, or a change that cannot be applied, is retried at the next look; the server's status says
 /// so (`/health` `osm.lastError`, `poi_osm_change_failures`).
+///
+/// Over a shared PostgreSQL store (`poi serve --store URL --replicate FEED --mirror FILE`) the extract's working copy is
+/// a SQLite database, `mirror`: each file is applied to it and what it makes written to the store in the same step
+/// (`OSMImporter.apply(…alsoTo:)`), and this server and every replica take it from the store's change feed. One
+/// server (or one `poi replicate --store`) follows a feed for a store.
 public final class OSMFollower: Sendable {
     let engine: SearchEngine
     let importer: OSMImporter
+    let mirror: CatalogStore?
     let replicator: Replicator
     let interval: Double
     let log: @Sendable (String) -> Void
@@ -23,23 +30,36 @@ public final class OSMFollower: Sendable {
     private let running = Atomic<Bool>(false)
 
     /// - Throws: `OSMChangeError` when the store holds no OpenStreetMap import or its sequence is unknown.
-    public init(engine: SearchEngine, importer: OSMImporter, source: String, interval: Double, log: @escaping @Sendable (String) -> Void) throws {
+    public init(
+        engine: SearchEngine,
+        importer: OSMImporter,
+        source: String,
+        interval: Double,
+        mirror: CatalogStore? = nil,
+        log: @escaping @Sendable (String) -> Void
+    ) throws {
         engine.loadOSMStatus()
-        guard let status = engine.osmStatus else {
+        if mirror != nil, !engine.followsStore {
+            throw OSMChangeError(file: source, line: nil, reason: "a working copy (--mirror) goes with a shared store (--store)")
+        }
+        // The data's sequence: nil when there is no import, .some(nil) when the extract did not say.
+        let known: Int??
+        if let mirror { known = try mirror.osmMirrorState().map(\.sequence) } else { known = engine.osmStatus.map(\.sequence) }
+        guard let sequence = known else {
             throw OSMChangeError(
                 file: source,
                 line: nil,
                 reason: "the store holds no OpenStreetMap import to keep current (import the extract's .osm.pbf first)"
             )
         }
-        guard status.sequence != nil else {
+        guard sequence != nil else {
             throw OSMChangeError(
                 file: source,
                 line: nil,
                 reason: "the data's replication sequence is unknown (the extract does not say): set it with poi replicate --from N --once"
             )
         }
-        (self.engine, self.importer, self.interval, self.log) = (engine, importer, interval, log)
+        (self.engine, self.importer, self.mirror, self.interval, self.log) = (engine, importer, mirror, interval, log)
         replicator = Replicator(source: ReplicationSource(source))
         engine.updateOSMStatus { $0.source = source }
     }
@@ -73,12 +93,28 @@ public final class OSMFollower: Sendable {
 
     /// One look at the feed: every change file after the data's sequence, applied in order.
     func step() {
-        guard let current = engine.osmStatus?.sequence else { return }
         let source = replicator.source.location
         do {
+            // The working copy's sequence, read each time: it is what the files are applied to.
+            guard let current = try mirror.map({ try $0.osmMirrorState()?.sequence }) ?? engine.osmStatus?.sequence else { return }
             _ = try replicator.catchUp(from: current) { change, name, state in
-                let result = try engine.applyOSMChange { store in
-                    try importer.apply(change, name: name, to: store, sequence: state.sequence, timestamp: state.timestamp, source: source)
+                let result: OSMChangeResult
+                if let mirror {
+                    result = try engine.applySharedOSMChange { shared in
+                        try importer.apply(
+                            change,
+                            name: name,
+                            to: mirror,
+                            sequence: state.sequence,
+                            timestamp: state.timestamp,
+                            source: source,
+                            alsoTo: shared
+                        )
+                    }
+                } else {
+                    result = try engine.applyOSMChange { store in
+                        try importer.apply(change, name: name, to: store, sequence: state.sequence, timestamp: state.timestamp, source: source)
+                    }
                 }
                 let r = result.report
                 engine.updateOSMStatus { $0.applied += 1 }

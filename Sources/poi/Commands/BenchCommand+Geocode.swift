@@ -13,29 +13,25 @@ import SpatialIndex
 import Startup
 
 /// The options of the geocoding benchmarks.
-struct GeocodeBenchOptions: ParsableArguments {
+struct GeocodeBenchOptions: BenchOptionGroups {
     @OptionGroup var data: BenchDataOptions
     @OptionGroup var load: BenchQueryOptions
 
     @Option(help: "Also search this database's imported addresses and streets (house-level geocoding).") var db: String?
 
-    func runner(_ op: BenchRun.Operation) -> BenchRun {
-        var run = BenchRun(op: op, data: data, load: load)
-        run.db = db
-        return run
-    }
+    func configure(_ run: inout BenchRun) { run.db = db }
 }
 
 struct GeocodeBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "geocode", abstract: "Forward geocoding, 10 results.")
     @OptionGroup var options: GeocodeBenchOptions
 
-    func run() throws { try options.runner(.geocode).runCommand() }
+    func run() throws { try options.run(.geocode) }
 }
 
 struct AutocompleteBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "autocomplete", abstract: "Place-name prefixes, 5 results.")
     @OptionGroup var options: GeocodeBenchOptions
 
-    func run() throws { try options.runner(.autocomplete).runCommand() }
+    func run() throws { try options.run(.autocomplete) }
 }

@@ -13,7 +13,7 @@ import SpatialIndex
 import Startup
 
 /// The options of the keyword benchmarks.
-struct KeywordBenchOptions: ParsableArguments {
+struct KeywordBenchOptions: BenchOptionGroups {
     @OptionGroup var data: BenchDataOptions
     @OptionGroup var load: BenchQueryOptions
 
@@ -22,11 +22,7 @@ struct KeywordBenchOptions: ParsableArguments {
     @Option(help: "Write the queries run, one {\"q\",\"lat\",\"lon\"} per line, for peers to replay.") var dumpQueries: String?
     @Option(help: "Also print the N slowest queries with their times to standard error.") var slowest: Int = 0
 
-    func runner(_ op: BenchRun.Operation) -> BenchRun {
-        var run = BenchRun(op: op, data: data, load: load)
-        (run.db, run.keywordFile, run.dumpQueries, run.slowest) = (db, keywordFile, dumpQueries, slowest)
-        return run
-    }
+    func configure(_ run: inout BenchRun) { (run.db, run.keywordFile, run.dumpQueries, run.slowest) = (db, keywordFile, dumpQueries, slowest) }
 }
 
 struct KeywordBench: ParsableCommand {
@@ -43,19 +39,17 @@ struct KeywordBench: ParsableCommand {
     )
     var `repeat`: Int = 1
 
-    func run() throws {
+    func validate() throws {
         guard (1...100).contains(`repeat`) else { throw ValidationError("--repeat must be from 1 to 100") }
         guard `repeat` == 1 || classes != nil else { throw ValidationError("--repeat times the queries of --classes; give --classes") }
-        var run = options.runner(.keyword)
-        run.classes = classes
-        run.repeats = `repeat`
-        try run.runCommand()
     }
+
+    func run() throws { try options.run(.keyword) { ($0.classes, $0.repeats) = (classes, `repeat`) } }
 }
 
 struct KeywordNearbyBench: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "keyword-nearby", abstract: "The 10 nearest matches within 5 km.")
     @OptionGroup var options: KeywordBenchOptions
 
-    func run() throws { try options.runner(.keywordNearby).runCommand() }
+    func run() throws { try options.run(.keywordNearby) }
 }

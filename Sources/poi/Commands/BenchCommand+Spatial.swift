@@ -13,17 +13,13 @@ import SpatialIndex
 import Startup
 
 /// The options of the spatial benchmarks.
-struct SpatialBenchOptions: ParsableArguments {
+struct SpatialBenchOptions: BenchOptionGroups {
     @OptionGroup var data: BenchDataOptions
     @OptionGroup var load: BenchQueryOptions
 
     @Option(help: "JSONL records to index instead of generated ones.") var input: String?
 
-    func runner(_ op: BenchRun.Operation) -> BenchRun {
-        var run = BenchRun(op: op, data: data, load: load)
-        run.input = input
-        return run
-    }
+    func configure(_ run: inout BenchRun) { run.input = input }
 }
 
 struct KNNBench: ParsableCommand {
@@ -31,12 +27,11 @@ struct KNNBench: ParsableCommand {
     @OptionGroup var options: SpatialBenchOptions
     @Option(help: "Neighbours per query (1 to 10000).") var k: Int = 10
 
-    func run() throws {
-        guard (1...10_000).contains(k) else { throw CLIError.usage("--k must be between 1 and 10000") }
-        var run = options.runner(.knn)
-        run.k = k
-        try run.runCommand()
+    func validate() throws {
+        guard (1...10_000).contains(k) else { throw ValidationError("--k must be between 1 and 10000") }
     }
+
+    func run() throws { try options.run(.knn) { $0.k = k } }
 }
 
 struct RadiusBench: ParsableCommand {
@@ -44,12 +39,11 @@ struct RadiusBench: ParsableCommand {
     @OptionGroup var options: SpatialBenchOptions
     @Option(help: "Radius in metres.") var radius: Double = 1_000
 
-    func run() throws {
-        guard radius > 0, radius.isFinite else { throw CLIError.usage("--radius must be a positive number of metres") }
-        var run = options.runner(.radius)
-        run.radius = radius
-        try run.runCommand()
+    func validate() throws {
+        guard radius > 0, radius.isFinite else { throw ValidationError("--radius must be a positive number of metres") }
     }
+
+    func run() throws { try options.run(.radius) { $0.radius = radius } }
 }
 
 struct BoxBench: ParsableCommand {
@@ -57,10 +51,9 @@ struct BoxBench: ParsableCommand {
     @OptionGroup var options: SpatialBenchOptions
     @Option(help: "Side of the square box in metres.") var boxSize: Double = 600
 
-    func run() throws {
-        guard boxSize > 0, boxSize.isFinite else { throw CLIError.usage("--box-size must be a positive number of metres") }
-        var run = options.runner(.bbox)
-        run.boxSize = boxSize
-        try run.runCommand()
+    func validate() throws {
+        guard boxSize > 0, boxSize.isFinite else { throw ValidationError("--box-size must be a positive number of metres") }
     }
+
+    func run() throws { try options.run(.bbox) { $0.boxSize = boxSize } }
 }

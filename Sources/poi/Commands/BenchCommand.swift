@@ -49,6 +49,24 @@ struct BenchQueryOptions: ParsableArguments {
     }
 }
 
+/// A benchmark family's options: the shared groups, and what the family adds to each run.
+protocol BenchOptionGroups: ParsableArguments {
+    var data: BenchDataOptions { get }
+    var load: BenchQueryOptions { get }
+    /// Puts the family's own options into a run.
+    func configure(_ run: inout BenchRun)
+}
+
+extension BenchOptionGroups {
+    /// Runs `op` with these options and then a subcommand's own (`adjust`); its errors as the CLI's.
+    func run(_ op: BenchRun.Operation, _ adjust: (inout BenchRun) -> Void = { _ in }) throws {
+        var run = BenchRun(op: op, data: data, load: load)
+        configure(&run)
+        adjust(&run)
+        try run.runCommand()
+    }
+}
+
 extension BenchRun {
     /// The run a subcommand's option groups describe.
     init(op: Operation, data: BenchDataOptions, load: BenchQueryOptions) {

@@ -104,7 +104,16 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var replicate: String?
     @Option(help: "Seconds between looks at the --replicate feed (1 to 86400).") var replicateInterval: Double = 60
+    @Option(
+        help:
+            "With --store and --replicate: the SQLite database holding the extract's working copy (made by poi import x.osm.pbf --store URL --mirror FILE); each change file is applied to it and what it makes written to the store, which every server takes from its change feed. One server per store follows the feed."
+    )
+    var mirror: String?
     @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if mirror != nil, replicate == nil { throw ValidationError("--mirror goes with --replicate (the feed applied to it)") }
+    }
 
     /// One event loop per two cores, at least one.
     static func defaultEventLoops(cores: Int) -> Int { max(1, cores / 2) }
@@ -194,24 +203,38 @@ struct ServeCommand: AsyncParsableCommand {
         var follower: OSMFollower?
         if let replicate {
             guard (1...86_400).contains(replicateInterval) else { throw CLIError.usage("--replicate-interval must be 1 to 86400 seconds") }
-            guard !engine.followsStore else {
+            guard engine.followsStore == (mirror != nil) else {
                 throw CLIError.usage(
-                    "--replicate applies change files to a SQLite database; replicas of a shared store get them through its change feed"
+                    engine.followsStore
+                        ? "--replicate over a shared store needs --mirror FILE, the SQLite database of the extract's working copy"
+                        : "--mirror goes with --store (without a store, the database itself keeps the extract's working copy)"
                 )
             }
+            let workingCopy: CatalogStore?
+            do {
+                workingCopy = try mirror.map { path in
+                    guard FileManager.default.fileExists(atPath: path) else {
+                        throw CLIError.failure("--mirror: no database at \(path): import an extract first")
+                    }
+                    return try CatalogStore(path: path)
+                }
+            } catch let error as CLIError { throw error } catch { throw CLIError.failure("--mirror: \(error)") }
             let importer: OSMImporter
             do { importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(database.dataDir), gazetteer: gazetteer) } catch {
                 throw CLIError.failure("\(error)")
             }
             do {
-                follower = try OSMFollower(engine: engine, importer: importer, source: replicate, interval: replicateInterval) { [logger] line in
+                follower = try OSMFollower(engine: engine, importer: importer, source: replicate, interval: replicateInterval, mirror: workingCopy) {
+                    [logger] line in
                     logger.info("\(line)")
                 }
             } catch {
                 throw CLIError.failure("--replicate: \(error)")
             }
             follower?.start()
-            logger.info("following \(replicate) every \(replicateInterval) s from sequence \(engine.osmStatus?.sequence ?? 0)")
+            logger.info(
+                "following \(replicate) every \(replicateInterval) s from sequence \((try? workingCopy?.osmMirrorState()?.sequence) ?? engine.osmStatus?.sequence ?? 0)"
+            )
         }
         if lockMemory {
             let start = ContinuousClock.now

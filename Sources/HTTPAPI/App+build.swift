@@ -270,6 +270,17 @@ func makeRouter(
             }
             json.endObject()
         }
+        // Live areas shared with other servers: the last event handed out, and whether the store could be read.
+        if let fences = engine.fences?.followStatus {
+            json.key("fences")
+            json.beginObject()
+            json.field("handed", Int(fences.handed))
+            json.key("readSecondsAgo")
+            if let read = fences.readAt { json.number((Date().timeIntervalSince(read) * 10).rounded() / 10) } else { json.null() }
+            json.field("failures", fences.failures)
+            if let error = fences.lastError { json.field("lastError", error) }
+            json.endObject()
+        }
         // Keys fetched from the identity provider: the server keeps serving tokens from the last keys when the
         // provider is down, and says so here.
         if let status = tokens?.keyStatus {

@@ -16,7 +16,10 @@ final class FenceWebhooks: Sendable {
 
     let book: FenceBook
     let policy: Policy
-    private let loops = Mutex<[String: (task: Task<Void, Never>, wake: AsyncStream<Void>.Continuation)]>([:])
+    /// Each fence's loop, woken by its fence's new events (`wake`) and, over a shared store, when no other server
+    /// holds its lease (`leaseFree`).
+    private let loops = Mutex<[String: Loop]>([:])
+    private let leaseWatch = Mutex<Task<Void, Never>?>(nil)
     private let deliveries = Counter(label: "poi_fence_webhook_deliveries_total")
     private let retries = Counter(label: "poi_fence_webhook_retries_total")
     private let deadLetters = Counter(label: "poi_fence_webhook_dead_letters_total")
@@ -42,6 +45,34 @@ final class FenceWebhooks: Sendable {
             if let fence { self?.update(fence) } else { self?.remove(id) }
         }
         for fence in book.fences { update(fence) }
+        if let shared = book.store as? any SharedFenceLog { watchLeases(shared) }
+    }
+
+    struct Loop {
+        let task: Task<Void, Never>
+        let wake: AsyncStream<Void>.Continuation
+        let leaseFree: AsyncStream<Void>.Continuation
+
+        func end() {
+            task.cancel()
+            wake.finish()
+            leaseFree.finish()
+        }
+    }
+
+    /// Over a shared store: one look every third of a lease at which fences' leases other servers hold, and a wake-up
+    /// for each of this server's waiting loops whose lease is free — one query a server, not a claim a fence.
+    private func watchLeases(_ shared: any SharedFenceLog) {
+        let task = Task { [weak self, holder, policy] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(policy.leaseSeconds) / 3)
+                guard let self, let held = try? shared.deliveriesHeld(byOtherThan: holder) else { continue }
+                self.loops.withLock { loops in
+                    for (fence, loop) in loops where !held.contains(fence) { loop.leaseFree.yield() }
+                }
+            }
+        }
+        leaseWatch.withLock { $0 = task }
     }
 
     /// Stops every delivery loop and returns once they have ended (a shutdown). A delivery cut short is sent again
@@ -52,10 +83,8 @@ final class FenceWebhooks: Sendable {
             loops.removeAll()
             return all
         }
-        for loop in stopped {
-            loop.task.cancel()
-            loop.wake.finish()
-        }
+        leaseWatch.withLock { $0?.cancel() }
+        for loop in stopped { loop.end() }
         for loop in stopped { await loop.task.value }
     }
 
@@ -64,27 +93,23 @@ final class FenceWebhooks: Sendable {
         remove(fence.id)
         guard let url = fence.webhook else { return }
         let (wake, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (leaseFree, leaseContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let task = Task { [book, policy, holder, deliveries, retries, deadLetters] in
             await Self.run(
                 fence: fence.id,
                 url: url,
                 holder: holder,
                 store: book.store,
-                wake: wake,
+                wakes: (wake, leaseFree),
                 policy: policy,
                 counters: (deliveries, retries, deadLetters)
             )
         }
-        loops.withLock { $0[fence.id] = (task, continuation) }
+        loops.withLock { $0[fence.id] = Loop(task: task, wake: continuation, leaseFree: leaseContinuation) }
     }
 
     func remove(_ id: String) {
-        loops.withLock { loops in
-            loops.removeValue(forKey: id).map {
-                $0.task.cancel()
-                $0.wake.finish()
-            }
-        }
+        loops.withLock { loops in loops.removeValue(forKey: id)?.end() }
     }
 
     private static func run(
@@ -92,25 +117,36 @@ final class FenceWebhooks: Sendable {
         url: String,
         holder: String,
         store: any FenceLog,
-        wake: AsyncStream<Void>,
+        wakes: (events: AsyncStream<Void>, leaseFree: AsyncStream<Void>),
         policy: Policy,
         counters: (deliveries: Counter, retries: Counter, deadLetters: Counter)
     ) async {
         var delivered = (try? store.delivery(fence: fence).delivered) ?? 0
-        var iterator = wake.makeAsyncIterator()
+        var iterator = wakes.events.makeAsyncIterator()
+        var leaseFree = wakes.leaseFree.makeAsyncIterator()
         let shared = store as? any SharedFenceLog
-        /// Over a shared store, only the server holding the fence's lease delivers: true when this one does (taken or
-        /// renewed), with the progress the last holder left.
+        let renewal: Duration = .seconds(policy.leaseSeconds) / 3
+        /// When this loop last asked for the lease and got it (nil: it does not hold it).
+        var claimed: ContinuousClock.Instant?
+        /// Over a shared store, only the server holding the fence's lease delivers: true when this one does, with the
+        /// progress the last holder left. The lease is renewed once a third of it has passed, not before every
+        /// POST: it then still has two thirds to run, more than a POST's timeout (`WebhookPolicy.leaseSeconds`).
         func holdsLease() -> Bool {
             guard let shared else { return true }
-            guard (try? shared.claimDelivery(fence: fence, holder: holder, seconds: Self.leaseSeconds)) == true else { return false }
-            delivered = max(delivered, (try? store.delivery(fence: fence).delivered) ?? 0)
+            let asked = ContinuousClock.now
+            if let claimed, asked - claimed < renewal { return true }
+            guard (try? shared.claimDelivery(fence: fence, holder: holder, seconds: policy.leaseSeconds)) == true else {
+                claimed = nil
+                return false
+            }
+            if claimed == nil { delivered = max(delivered, (try? store.delivery(fence: fence).delivered) ?? 0) }
+            claimed = asked
             return true
         }
         while !Task.isCancelled {
             guard holdsLease() else {
-                // Another server delivers; this one takes over when its lease runs out.
-                try? await Task.sleep(for: .seconds(Self.leaseSeconds / 3))
+                // Another server delivers; this one tries again when the lease watch finds it free.
+                guard await leaseFree.next() != nil else { return }
                 continue
             }
             let pending = (try? store.events(fence: fence, after: delivered, limit: 100)) ?? []
@@ -133,13 +169,15 @@ final class FenceWebhooks: Sendable {
                     // backoff does not hand the delivery to another server while this one still means to retry.
                     var waited: Duration = .zero
                     while waited < wait, !Task.isCancelled {
-                        let slice = shared == nil ? wait : min(wait - waited, .seconds(Self.leaseSeconds / 3))
+                        let slice = shared == nil ? wait : min(wait - waited, renewal)
                         try? await Task.sleep(for: slice)
                         waited += slice
                         if shared != nil, waited < wait, !holdsLease() { break }
                     }
                 }
-                if Task.isCancelled { return }
+                // A delivery the receiver answered is recorded even when the loop is stopping (a shutdown), so that
+                // the next holder does not send it again.
+                if Task.isCancelled && !ok { return }
                 // The lease went to another server (this one was cut off from the store): it carries on from here.
                 if shared != nil, !ok, attempt < policy.maximumAttempts { break }
                 try? store.setDelivered(fence: fence, through: event.sequence, dead: !ok)
@@ -151,12 +189,6 @@ final class FenceWebhooks: Sendable {
 
     /// This server, as a holder of webhook leases in a shared store.
     let holder = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
-    /// How long a webhook's lease lasts without renewal: a server that stops or is cut off hands its deliveries over
-    /// within this. It is renewed before every POST and every 10 s of a retry's backoff, so a holder keeps it while
-    /// the receiver answers within `WebhookPolicy.timeout`; one that does not (a POST still in flight when the lease
-    /// runs out) may see another server send the same event again — delivery is at least once, and receivers drop an
-    /// id they have seen.
-    static let leaseSeconds = 30
 
     /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id`; delivered when the receiver answers 2xx.
     private static func post(_ event: FenceEvent, to url: String, timeout: Duration) async -> Bool {
@@ -182,16 +214,25 @@ public struct WebhookPolicy: Sendable {
     public var firstRetry: Duration = .milliseconds(100)
     public var longestRetry: Duration = .seconds(60)
     public var timeout: Duration = .seconds(10)
+    /// Over a shared store, how long a webhook's lease lasts without renewal: a server that stops or is cut off hands
+    /// its deliveries over within this (plus a third of it, the other servers' next look). The holder renews it once
+    /// a third has passed, before a POST and during a retry's backoff, so it keeps it while the receiver answers
+    /// within `timeout` (which must stay under two thirds of it); a POST still in flight when the lease runs out may
+    /// see another server send the same event again — delivery is at least once, and receivers drop an id they have
+    /// seen.
+    public var leaseSeconds = 30
 
     public init(
         maximumAttempts: Int = 20,
         firstRetry: Duration = .milliseconds(100),
         longestRetry: Duration = .seconds(60),
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(10),
+        leaseSeconds: Int = 30
     ) {
         self.maximumAttempts = maximumAttempts
         self.firstRetry = firstRetry
         self.longestRetry = longestRetry
         self.timeout = timeout
+        self.leaseSeconds = leaseSeconds
     }
 }

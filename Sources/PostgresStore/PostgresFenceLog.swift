@@ -235,6 +235,18 @@ public final class PostgresFenceLog: SharedFenceLog {
         }
     }
 
+    public func deliveriesHeld(byOtherThan holder: String) throws -> Set<String> {
+        try main.run { connection in
+            let rows = try connection.query(
+                "SELECT fence FROM fence_delivery WHERE holder IS NOT NULL AND holder <> \(holder) AND lease_until >= now()",
+                logger: logger
+            ).answer(on: connection)
+            var held = Set<String>()
+            for row in rows { held.insert(try row.decode(String.self)) }
+            return held
+        }
+    }
+
     static func event(_ row: PostgresRow) throws -> FenceEvent {
         let (sequence, fence, detect, json) = try row.decode((Int64, String, String, String).self)
         return FenceEvent(sequence: sequence, fence: fence, detect: detect, json: json)

@@ -122,6 +122,7 @@ public final class FenceBook: Sendable {
     private let handed = Mutex<Int64>(0)
     private let definitionVersion = Mutex<Int64>(0)
     private let following = Mutex<(stop: Bool, thread: Thread?)>((false, nil))
+    private let followed = Mutex(FollowStatus())
     static let cellDegrees = 0.01
     static let largeCells = 10_000
 
@@ -175,15 +176,44 @@ public final class FenceBook: Sendable {
     /// Calls `body` with every fence another server put (or nil: deleted), as this book learns of it (`follow`).
     public func watchDefinitions(_ body: @escaping @Sendable (String, Fence?) -> Void) { watchers.withLock { $0.append(body) } }
 
+    /// How following a shared store goes, for `/health`: the last event handed out, when a round last read the
+    /// store whole, and the error of the last round that could not (cleared by the next that could).
+    public struct FollowStatus: Sendable {
+        public var handed: Int64 = 0
+        public var readAt: Date?
+        public var lastError: String?
+        public var failures = 0
+    }
+
+    /// Where following a shared store stands (nil: the store is this server's own, or it is not followed).
+    public var followStatus: FollowStatus? {
+        guard shared != nil, following.withLock({ $0.thread != nil }) else { return nil }
+        var status = followed.withLock { $0 }
+        status.handed = handed.withLock { $0 }
+        return status
+    }
+
     /// Follows a shared store on a thread of its own until `stopFollowing`: the fences other servers put or delete
     /// reach the index, and their events the subscribers, in the store's order, within a second (at once when
-    /// PostgreSQL's notification arrives). Nothing for a store of this server's own.
+    /// PostgreSQL's notification arrives). Nothing for a store of this server's own. A round that cannot read the
+    /// store (PostgreSQL down or failing over) is tried again at the next, and `followStatus` says so meanwhile.
     public func follow() {
         guard let shared else { return }
         let thread = Thread { [self] in
             while !following.withLock({ $0.stop }) {
-                readDefinitions()
-                try? handEvents(through: .max)
+                do {
+                    try readDefinitions()
+                    try handEvents(through: .max)
+                    followed.withLock {
+                        $0.readAt = Date()
+                        $0.lastError = nil
+                    }
+                } catch {
+                    followed.withLock {
+                        $0.lastError = "\(error)"
+                        $0.failures += 1
+                    }
+                }
                 shared.waitForNews(seconds: 1)
             }
         }
@@ -202,9 +232,9 @@ public final class FenceBook: Sendable {
 
     /// The definitions other servers changed since the last read, applied to the index and told to the watchers. A
     /// definition this book already has (its own put, read back) changes nothing.
-    func readDefinitions() {
+    func readDefinitions() throws {
         guard let shared else { return }
-        guard let (changes, version) = try? shared.definitions(after: definitionVersion.withLock { $0 }) else { return }
+        let (changes, version) = try shared.definitions(after: definitionVersion.withLock { $0 })
         for (id, definition) in changes {
             let fence = definition.flatMap { try? Fence(json: $0, id: id) }
             let changed: Bool = index.withLock { index in

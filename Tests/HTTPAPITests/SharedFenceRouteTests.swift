@@ -21,9 +21,14 @@ import Testing
         return engine
     }
 
-    @Test func aFenceAnsweredByEveryServerWithOneStreamAndOneDelivery() async throws {
-        let url = try TestPostgres.database("shared_fence_routes")
-        let received = Mutex<[Int64]>([])
+    /// The ids of the events a webhook receiver got, in the order they came.
+    final class Received: Sendable {
+        let ids = Mutex<[Int64]>([])
+        func withLock<T>(_ body: (inout [Int64]) -> T) -> T { ids.withLock { body(&$0) } }
+    }
+
+    /// A webhook receiver for a live socket: `POST /hook` records each event's id.
+    static func receiver(_ received: Received) -> some ApplicationProtocol {
         let router = Router()
         router.post("/hook") { request, _ -> HTTPResponse.Status in
             let body = try await request.body.collect(upTo: 1 << 20)
@@ -31,7 +36,13 @@ import Testing
             received.withLock { $0.append((object["id"] as! NSNumber).int64Value) }
             return .ok
         }
-        let receiver = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+    }
+
+    @Test func aFenceAnsweredByEveryServerWithOneStreamAndOneDelivery() async throws {
+        let url = try TestPostgres.database("shared_fence_routes")
+        let received = Received()
+        let receiver = Self.receiver(received)
         let engines = [try Self.server(url), try Self.server(url)]
         defer { for engine in engines { engine.fences?.stopFollowing() } }
         var configuration = ServerConfiguration()
@@ -82,6 +93,11 @@ import Testing
                         headers: [HTTPField.Name("Last-Event-ID")!: String(fromB[4].id)]
                     )
                     #expect(FenceRouteTests.events(String(buffer: resumed.body)).map(\.id) == Array(stored.map(\.sequence).dropFirst(5)))
+                    // B's /health says how following the shared fences goes: every stored event handed out.
+                    let health = try json(try await b.execute(uri: "/health", method: .get))
+                    let following = health["fences"] as? [String: Any] ?? [:]
+                    #expect((following["handed"] as? Int ?? 0) >= Int(stored.last?.sequence ?? 1), "\(health)")
+                    #expect(following["failures"] as? Int == 0 && following["lastError"] == nil, "\(health)")
 
                     // Every event reached the receiver once, in order, though both servers run a delivery loop.
                     while received.withLock({ $0.count }) < stored.count, clock.now - start < .seconds(300) {
@@ -99,5 +115,71 @@ import Testing
                 }
             }
         }
+    }
+
+    /// A server that stops hands its webhooks over: the other one, started while the lease was still held, is woken
+    /// by its lease watch once the lease runs out (no claim per fence meanwhile) and delivers the rest, in order.
+    @Test func aStoppedServersWebhookIsTakenOverWhenItsLeaseRunsOut() async throws {
+        let url = try TestPostgres.database("shared_fence_takeover")
+        let received = Received()
+        let receiver = Self.receiver(received)
+        let engines = [try Self.server(url), try Self.server(url)]
+        defer { for engine in engines { engine.fences?.stopFollowing() } }
+        var configuration = ServerConfiguration()
+        configuration.webhookPolicy = WebhookPolicy(
+            maximumAttempts: 20,
+            firstRetry: .milliseconds(5),
+            longestRetry: .milliseconds(50),
+            timeout: .seconds(1),
+            leaseSeconds: 2
+        )
+        let policy = configuration
+        let pin = Mutex<String?>(nil)
+        try await receiver.test(.live) { hook in
+            let first = buildApplication(configuration: policy, engine: engines[0], gazetteer: nil, metrics: testRegistry)
+            try await first.test(.router) { a in
+                let fence =
+                    #"{"id":"zone","area":{"type":"bbox","bbox":[24.9,60.1,25.0,60.2]},"detect":["enter","exit"],"webhook":"http://127.0.0.1:\#(hook.port!)/hook"}"#
+                #expect(try await a.execute(uri: "/v1/fences", method: .post, body: ByteBuffer(string: fence)).status == .created)
+                for step in 0..<4 { try await Self.move(a, pin, step: step) }
+                _ = try await Self.awaitDelivery(engines[0], received, "server A's deliveries")
+            }
+            // A has stopped; its lease runs for up to two seconds more. B starts now and waits for it.
+            let second = buildApplication(configuration: policy, engine: engines[1], gazetteer: nil, metrics: testRegistry)
+            try await second.test(.router) { b in
+                for step in 4..<8 { try await Self.move(b, pin, step: step) }
+                let stored = try await Self.awaitDelivery(engines[0], received, "server B taking the webhook over")
+                try await Task.sleep(for: .milliseconds(300))  // time for a second delivery, were there one
+                #expect(stored.count == 8)
+                #expect(received.withLock { $0 } == stored.map(\.sequence), "every event once, in order")
+            }
+        }
+    }
+
+    /// The pin in or out of the fence by turns: created at the first step, moved after.
+    static func move(_ client: some TestClientProtocol, _ pin: borrowing Mutex<String?>, step: Int) async throws {
+        let body = FenceRouteTests.pin(step % 2 == 0 ? 60.15 : 61.0, 24.95)
+        if let id = pin.withLock({ $0 }) {
+            #expect(try await client.execute(uri: "/v1/pins/\(id)", method: .put, body: body).status == .ok)
+        } else {
+            let id = try json(try await client.execute(uri: "/v1/pins", method: .post, body: body))["id"] as? String
+            pin.withLock { $0 = id }
+        }
+    }
+
+    /// Waits until the receiver has as many events as the store and their delivery is recorded, or fails saying what
+    /// was awaited; the stored events.
+    static func awaitDelivery(_ engine: SearchEngine, _ received: Received, _ what: String) async throws -> [FenceEvent] {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var stored: [FenceEvent] = []
+        while clock.now - start < .seconds(300) {
+            stored = try engine.fences!.store.events(fence: "zone", after: 0)
+            let recorded = try engine.fences!.store.delivery(fence: "zone").delivered
+            if received.withLock({ $0.count }) >= stored.count, recorded >= stored.last?.sequence ?? 0 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(received.withLock { $0.count } >= stored.count, "awaited \(what): \(received.withLock { $0 }) of \(stored.map(\.sequence))")
+        return stored
     }
 }

@@ -29,18 +29,18 @@ import Testing
         b.fences!.watchDefinitions { id, fence in learned.withLock { $0.append("\(id) \(fence == nil ? "gone" : "put")") } }
         let zone = Fence(id: "zone", area: .box(BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2)))
         try a.fences!.put(zone)
-        b.fences!.readDefinitions()
+        try b.fences!.readDefinitions()
         #expect(b.fences!.fence(id: "zone") == zone)
         // A server started after the fence was made reads it at start.
         #expect(try Self.server(url).fences!.fence(id: "zone") == zone)
         var wider = zone
         wider.area = .box(BoundingBox(uncheckedWest: 24.0, south: 60.0, east: 25.0, north: 61.0))
         try a.fences!.put(wider)
-        b.fences!.readDefinitions()
+        try b.fences!.readDefinitions()
         #expect(b.fences!.fence(id: "zone") == wider)
         try b.fences!.delete(id: "zone")
-        a.fences!.readDefinitions()
-        b.fences!.readDefinitions()  // its own deletion, read back: nothing new
+        try a.fences!.readDefinitions()
+        try b.fences!.readDefinitions()  // its own deletion, read back: nothing new
         #expect(a.fences!.fence(id: "zone") == nil)
         #expect(learned.withLock { $0 } == ["zone put", "zone put"], "B learns of A's two puts, not of its own deletion")
     }
@@ -56,7 +56,7 @@ import Testing
         let box = BoundingBox(uncheckedWest: 24.9, south: 60.1, east: 25.0, north: 60.2)
         let zone = Fence(id: "zone", area: .box(box), detect: [.enter, .exit])
         try servers[0].fences!.put(zone)
-        servers[1].fences!.readDefinitions()
+        try servers[1].fences!.readDefinitions()
         // Each server's follower reads every write back from the feed before the write is applied here — the order
         // a busy server meets when the follower takes the writer lock between a commit and its application: the
         // events must still be made, once.

@@ -60,15 +60,17 @@ final class FenceWebhooks: Sendable {
         }
     }
 
-    /// Over a shared store: one look every third of a lease at which fences' leases other servers hold, and a wake-up
-    /// for each of this server's waiting loops whose lease is free — one query a server, not a claim a fence.
+    /// Over a shared store: one look every third of a lease for fences with events waiting whose lease no other
+    /// server holds (its holder stopped, or went idle and let it run out), and a wake-up for this server's loops of
+    /// those — one query a server, not a claim a fence. A lease that ran out with nothing to deliver is left alone:
+    /// taking it over would cost each fence a claim and two reads for nothing.
     private func watchLeases(_ shared: any SharedFenceLog) {
         let task = Task { [weak self, holder, policy] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(policy.leaseSeconds) / 3)
-                guard let self, let held = try? shared.deliveriesHeld(byOtherThan: holder) else { continue }
+                guard let self, let waiting = try? shared.deliveriesWaiting(for: holder), !waiting.isEmpty else { continue }
                 self.loops.withLock { loops in
-                    for (fence, loop) in loops where !held.contains(fence) { loop.leaseFree.yield() }
+                    for fence in waiting { loops[fence]?.leaseFree.yield() }
                 }
             }
         }

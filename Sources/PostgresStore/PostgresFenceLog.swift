@@ -235,10 +235,15 @@ public final class PostgresFenceLog: SharedFenceLog {
         }
     }
 
-    public func deliveriesHeld(byOtherThan holder: String) throws -> Set<String> {
+    public func deliveriesWaiting(for holder: String) throws -> Set<String> {
         try main.run { connection in
             let rows = try connection.query(
-                "SELECT fence FROM fence_delivery WHERE holder IS NOT NULL AND holder <> \(holder) AND lease_until >= now()",
+                """
+                SELECT f.id FROM fence f LEFT JOIN fence_delivery d ON d.fence = f.id
+                WHERE f.definition IS NOT NULL
+                    AND (d.fence IS NULL OR d.holder IS NULL OR d.holder = \(holder) OR d.lease_until < now())
+                    AND EXISTS (SELECT 1 FROM fence_event e WHERE e.fence = f.id AND e.seq > coalesce(d.delivered, 0))
+                """,
                 logger: logger
             ).answer(on: connection)
             var held = Set<String>()

@@ -36,8 +36,9 @@ public protocol SharedFenceLog: FenceLog {
     /// Takes or renews the lease on delivering the fence's webhook for `seconds`: true when `holder` has it (no one
     /// else held it, theirs ran out, or it was already `holder`'s).
     func claimDelivery(fence: String, holder: String, seconds: Int) throws -> Bool
-    /// The fences whose delivery lease a holder other than `holder` has now (one query, however many fences).
-    func deliveriesHeld(byOtherThan holder: String) throws -> Set<String>
+    /// The fences with events not yet delivered whose lease no other holder than `holder` has now — run out, never
+    /// taken, or `holder`'s own: what a waiting server should take over (one query, however many fences).
+    func deliveriesWaiting(for holder: String) throws -> Set<String>
 }
 
 extension FenceLog {

@@ -48,10 +48,8 @@ extension CatalogStore {
     /// Every map area, in the order written (the order of the objects they come from, the sea last).
     static func areas(_ db: Database) throws -> AreaList {
         let blocks = try Data.fetchAll(db, sql: "SELECT data FROM map_area_block ORDER BY seq").map { [UInt8]($0) }
-        do {
-            return try AreaList(checking: blocks)
-        } catch {
-            throw CatalogError.storage("the map area blocks are corrupt: \(error.reason)")
+        return try AddressBlock.CorruptBlock.reading("the map area blocks are") { () throws(AddressBlock.CorruptBlock) in
+            try AreaList(checking: blocks)
         }
     }
 
@@ -70,10 +68,8 @@ extension CatalogStore {
             let data: Data = row[2]
             blocks.append(HouseList.Block(bytes: [UInt8](data), count: row[1]))
         }
-        do {
-            return try HouseList(checking: blocks)
-        } catch {
-            throw CatalogError.storage("the address blocks are corrupt: \(error.reason)")
+        return try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
+            try HouseList(checking: blocks)
         }
     }
 

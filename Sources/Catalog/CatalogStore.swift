@@ -277,6 +277,9 @@ public final class CatalogStore: StoreOfRecord {
     func read<T>(_ body: (Database) throws -> T) throws(CatalogError) -> T {
         do {
             return try pool.read(body)
+        } catch let error as CatalogError {
+            // Already phrased for users (a corrupt block says which): not wrapped a second time.
+            throw error
         } catch {
             throw .storage("\(error)")
         }

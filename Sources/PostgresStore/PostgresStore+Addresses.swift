@@ -23,10 +23,8 @@ extension PostgresStore {
                     let (count, buffer) = try row.decode((Int32, ByteBuffer).self)
                     blocks.append(HouseList.Block(bytes: Array(buffer.readableBytesView), count: Int(count)))
                 }
-                do throws(AddressBlock.CorruptBlock) {
-                    data.addresses = try HouseList(checking: blocks)
-                } catch {
-                    throw CatalogError.storage("the address blocks are corrupt: \(error.reason)")
+                data.addresses = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
+                    try HouseList(checking: blocks)
                 }
                 let streets = try connection.query("SELECT seq, data FROM street_block ORDER BY seq", logger: logger)
                     .answer(on: connection, within: 600)
@@ -42,10 +40,8 @@ extension PostgresStore {
                     .answer(on: connection, within: 600)
                 var areaBlocks: [[UInt8]] = []
                 for row in areas { areaBlocks.append(Array(try row.decode(ByteBuffer.self).readableBytesView)) }
-                do throws(AddressBlock.CorruptBlock) {
-                    data.areas = try AreaList(checking: areaBlocks)
-                } catch {
-                    throw CatalogError.storage("the area blocks are corrupt: \(error.reason)")
+                data.areas = try AddressBlock.CorruptBlock.reading("the area blocks are") { () throws(AddressBlock.CorruptBlock) in
+                    try AreaList(checking: areaBlocks)
                 }
                 return data
             }

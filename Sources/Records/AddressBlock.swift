@@ -26,6 +26,11 @@ public enum AddressBlock {
         public let reason: String
         public init(reason: String) { self.reason = reason }
         public var description: String { "address block: \(reason)" }
+
+        /// Decodes stored blocks; a corrupt one is a storage error that says `what` is corrupt and why.
+        public static func reading<T>(_ what: String, _ decode: () throws(CorruptBlock) -> T) throws(CatalogError) -> T {
+            do { return try decode() } catch { throw .storage("\(what) corrupt: \(error.reason)") }
+        }
     }
 
     public static func encode(_ houses: some Collection<AddressPoint>) -> [UInt8] {

@@ -159,6 +159,22 @@ import Testing
         #expect(try Array(store.loadAddresses().addresses) == second)
     }
 
+    /// A stored block that does not decode is a storage error saying which blocks and why, not a crash or an empty book.
+    @Test func aCorruptStoredBlockIsAStorageErrorThatSaysWhich() throws {
+        var random = testRandom("aCorruptStoredBlockIsAStorageErrorThatSaysWhich")
+        let path = scratch.file("corrupt.sqlite")
+        let store = try CatalogStore(path: path)
+        try store.replaceAddresses(AddressData(addresses: houses(10, &random)))
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE address_block SET data = x'FFFF'") }
+        #expect {
+            _ = try store.loadAddresses()
+        } throws: { error in
+            guard case .storage(let message) = error as? CatalogError else { return false }
+            return message.hasPrefix("the address blocks are corrupt: ")
+        }
+    }
+
     /// `asStored` — what an import builds its address index from, without a round trip through the database — gives
     /// the street lines exactly as the store gives them back: random vertices anywhere on Earth, halves of the last
     /// unit included.

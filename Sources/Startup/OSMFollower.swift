@@ -49,7 +49,7 @@ public final class OSMFollower: Sendable {
             throw OSMChangeError(
                 file: source,
                 line: nil,
-                reason: "the store holds no OpenStreetMap import to keep current (import the extract's .osm.pbf first)"
+                reason: "\(mirror?.location ?? "the store") holds no OpenStreetMap import to keep current (import the extract's .osm.pbf first)"
             )
         }
         guard sequence != nil else {
@@ -95,8 +95,10 @@ public final class OSMFollower: Sendable {
     func step() {
         let source = replicator.source.location
         do {
-            // The working copy's sequence, read each time: it is what the files are applied to.
-            guard let current = try mirror.map({ try $0.osmMirrorState()?.sequence }) ?? engine.osmStatus?.sequence else { return }
+            // A working copy's sequence is read each time: it is what the files are applied to.
+            let sequence: Int?
+            if let mirror { sequence = try mirror.osmMirrorState()?.sequence } else { sequence = engine.osmStatus?.sequence }
+            guard let current = sequence else { return }
             _ = try replicator.catchUp(from: current) { change, name, state in
                 let result: OSMChangeResult
                 if let mirror {

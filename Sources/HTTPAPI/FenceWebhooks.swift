@@ -141,7 +141,10 @@ final class FenceWebhooks: Sendable {
                 claimed = nil
                 return false
             }
-            if claimed == nil { delivered = max(delivered, (try? store.delivery(fence: fence).delivered) ?? 0) }
+            // Taken anew, or held so long ago that it may have lapsed and another server delivered meanwhile.
+            if claimed.map({ asked - $0 >= .seconds(policy.leaseSeconds) }) ?? true {
+                delivered = max(delivered, (try? store.delivery(fence: fence).delivered) ?? 0)
+            }
             claimed = asked
             return true
         }

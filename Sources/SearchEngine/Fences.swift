@@ -120,6 +120,10 @@ public final class FenceBook: Sendable {
     /// A shared log's position: the last event handed to the subscribers (held while handing, so that they get every
     /// event once and in order), and the last definition version read.
     private let handed = Mutex<Int64>(0)
+    /// A copy of `handed` for `/health`, read without its lock: `handed` is held across a read of the shared store,
+    /// and an event loop waiting for it would stall behind PostgreSQL (in a failover, for good: the read itself
+    /// needs that loop).
+    private let handedMark = Atomic<Int64>(0)
     private let definitionVersion = Mutex<Int64>(0)
     private let following = Mutex<(stop: Bool, thread: Thread?)>((false, nil))
     private let followed = Mutex(FollowStatus())
@@ -135,6 +139,7 @@ public final class FenceBook: Sendable {
             if let shared = store as? any SharedFenceLog {
                 let latest = try shared.latest()
                 handed.withLock { $0 = latest.sequence }
+                handedMark.store(latest.sequence, ordering: .relaxed)
                 definitionVersion.withLock { $0 = latest.version }
             }
             kept = try store.fences()
@@ -189,7 +194,7 @@ public final class FenceBook: Sendable {
     public var followStatus: FollowStatus? {
         guard shared != nil, following.withLock({ $0.thread != nil }) else { return nil }
         var status = followed.withLock { $0 }
-        status.handed = handed.withLock { $0 }
+        status.handed = handedMark.load(ordering: .relaxed)
         return status
     }
 
@@ -259,6 +264,7 @@ public final class FenceBook: Sendable {
                 guard let last = batch.last else { return }
                 for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber(batch) }
                 handed = last.sequence
+                handedMark.store(last.sequence, ordering: .relaxed)
             }
         }
     }

@@ -2,11 +2,18 @@ import API
 import HTTPServer
 import Hummingbird
 
-/// The input of a read operation: its query string as form parameters, and its path parameter.
+/// The input of a read operation: its query string as form parameters, its path parameters, and the request header
+/// fields a read may answer by.
 struct ReadInput {
     let query: FormQuery
-    /// The path parameter (`{id}`) as it came, still percent-encoded.
-    let pathParameter: Substring?
+    /// The path parameters (`{id}`; a tile's `{layer}`, `{z}`, `{x}`, `{y}`) in the path's order, as they came, still
+    /// percent-encoded.
+    let pathParameters: [Substring]
+    var acceptEncoding: String? = nil
+    var ifNoneMatch: String? = nil
+
+    /// The last path parameter: a record route's `{id}`.
+    var pathParameter: Substring? { pathParameters.last }
 
     var parameters: QueryParameters { RequestParameters(query) }
 }
@@ -68,17 +75,36 @@ final class RouteRegistrar {
     /// router and by the fast lane alike.
     func read(_ operationId: String, cost: ReadCost = .light, _ handler: @escaping @Sendable (ReadInput) throws -> ReadAnswer) {
         guard let route = RouteTable.route(operationId), route.method == .get else { preconditionFailure("\(operationId) is not a GET route") }
-        let name = route.segments.last.flatMap { $0.hasPrefix("{") && $0.hasSuffix("}") ? String($0.dropFirst().dropLast()) : nil }
+        // `{name}` or `{name}.suffix` segments, in order.
+        let names = route.segments.compactMap { segment -> String? in
+            guard segment.hasPrefix("{"), let close = segment.firstIndex(of: "}") else { return nil }
+            return String(segment[segment.index(after: segment.startIndex)..<close])
+        }
         on(operationId) { request, context in
-            let answer = try handler(ReadInput(query: FormQuery(request.uri.query), pathParameter: name.flatMap { context.parameters.get($0)?[...] }))
-            return Response(
-                status: answer.status,
-                headers: [.contentType: answer.contentType],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+            let answer = try handler(
+                ReadInput(
+                    query: FormQuery(request.uri.query),
+                    pathParameters: names.compactMap { context.parameters.get($0)?[...] },
+                    acceptEncoding: request.headers[.acceptEncoding],
+                    ifNoneMatch: request.headers[.ifNoneMatch]
+                )
             )
+            // The fields in the byte lane's order (`ResponseHead`): Content-Type, the read's own, then Hummingbird's.
+            var headers = HTTPFields()
+            if let contentType = answer.contentType { headers[.contentType] = contentType }
+            headers.append(contentsOf: answer.fields)
+            guard ReadAnswer.admitsContent(answer.status) else { return Response(status: answer.status, headers: headers) }
+            return Response(status: answer.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
         reads.add(operationId: operationId, path: route.path, pattern: Self.pattern(route), cost: cost) { request in
-            try handler(ReadInput(query: FormQuery(request.query), pathParameter: request.pathParameter))
+            try handler(
+                ReadInput(
+                    query: FormQuery(request.query),
+                    pathParameters: request.pathParameters,
+                    acceptEncoding: request.acceptEncoding,
+                    ifNoneMatch: request.ifNoneMatch
+                )
+            )
         }
     }
 

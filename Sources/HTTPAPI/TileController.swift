@@ -21,15 +21,10 @@ struct TileController {
     static let baseLineLimit = 50_000
 
     func register(on routes: RouteRegistrar) {
-        routes.on("tile") { [engine] request, context in
-            let y = context.parameters.get("y")
-            let parsed = try TileRequest(
-                layer: context.parameters.get("layer"),
-                z: context.parameters.get("z"),
-                x: context.parameters.get("x"),
-                y: y,
-                RequestParameters(request)
-            )
+        routes.read("tile", cost: .heavyWhen(Self.isHeavy)) { [engine] input in
+            let parameters = input.pathParameters.map(String.init)
+            guard parameters.count == 4 else { throw Problem(.notFound, "no tile at this path") }
+            let parsed = try TileRequest(layer: parameters[0], z: parameters[1], x: parameters[2], y: parameters[3], input.parameters)
             if parsed.layer == .base {
                 let book = engine.addresses
                 let lines = book.lines(in: parsed.baseBox, limit: Self.baseLineLimit)
@@ -44,11 +39,11 @@ struct TileController {
                     throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it holds more than \(Self.baseLineLimit) areas")
                 }
                 let tile = parsed.encodeBase(lines: lines.lines, water: water.areas, buildings: buildings.areas)
-                return Self.answer(tile, layer: parsed.layer, request: request)
+                return Self.answer(tile, layer: parsed.layer, input: input)
             }
             var writer = parsed.writer()
             try engine.tile(parsed.query, into: &writer)
-            return Self.answer(writer.encoded(), layer: parsed.layer, request: request)
+            return Self.answer(writer.encoded(), layer: parsed.layer, input: input)
         }
         routes.on("tileJSON") { [engine, tls] request, context in
             let parsed = try TileJSONRequest(layer: context.parameters.get("layer"), RequestParameters(request))
@@ -74,25 +69,34 @@ struct TileController {
             }
     }
 
+    /// Whether a tile request is for the read workers: a `base` tile (street lines and areas) or a tile above zoom 13,
+    /// which may cluster or gather thousands of records; a deep POI or pin tile holds a few and is answered on the loop.
+    /// Judged from the target's text (`/tiles/{layer}/{z}/…`); where it cannot be read, heavy.
+    @Sendable static func isHeavy(target: String) -> Bool {
+        let path = target.split(separator: "?", maxSplits: 1).first ?? ""
+        let segments = path.split(separator: "/")
+        guard segments.count == 5, segments[1] == "pois" || segments[1] == "pins", let z = Int(segments[2]) else { return true }
+        return z < 14
+    }
+
     /// The tile's answer: 204 when empty; else its bytes, gzip-compressed if the client accepts it, with an ETag
     /// naming the bytes and their coding, or 304 when the client already holds them. POI tiles may be cached for a
     /// minute; pin tiles, which users move all the time, are revalidated on every use.
-    static func answer(_ tile: [UInt8], layer: TileLayer, request: Request) -> Response {
-        var headers: HTTPFields = [
-            .cacheControl: layer == .pins ? "no-cache" : "public, max-age=60",  // the base changes with imports and change files
-            .vary: "Accept-Encoding",
+    static func answer(_ tile: [UInt8], layer: TileLayer, input: ReadInput) -> ReadAnswer {
+        // The base changes with imports and change files, the POIs with writes: a minute's staleness at most.
+        var fields = [
+            HTTPField(name: .cacheControl, value: layer == .pins ? "no-cache" : "public, max-age=60"),
+            HTTPField(name: .vary, value: "Accept-Encoding"),
         ]
-        guard !tile.isEmpty else { return Response(status: .noContent, headers: headers) }
-        let gzip = GzipEncoding.accepted(by: request.headers[.acceptEncoding])
-        let compressed = gzip ? GzipEncoding.compress(tile) : nil
+        guard !tile.isEmpty else { return ReadAnswer(status: .noContent, contentType: nil, body: [], fields: fields) }
+        let compressed = GzipEncoding.accepted(by: input.acceptEncoding) ? GzipEncoding.compress(tile) : nil
         let tag = etag(of: tile, gzip: compressed != nil)
-        headers[.eTag] = tag
-        if let condition = request.headers[.ifNoneMatch], matches(condition, tag) {
-            return Response(status: .notModified, headers: headers)
+        fields.append(HTTPField(name: .eTag, value: tag))
+        if let condition = input.ifNoneMatch, matches(condition, tag) {
+            return ReadAnswer(status: .notModified, contentType: nil, body: [], fields: fields)
         }
-        headers[.contentType] = contentType
-        if compressed != nil { headers[.contentEncoding] = "gzip" }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: compressed ?? tile)))
+        if compressed != nil { fields.append(HTTPField(name: .contentEncoding, value: "gzip")) }
+        return ReadAnswer(status: .ok, contentType: contentType, body: compressed ?? tile, fields: fields)
     }
 
     /// A strong ETag of the tile's bytes (their CRC-32 and Adler-32, zlib's, which run at gigabytes a second where

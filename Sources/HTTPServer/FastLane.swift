@@ -51,7 +51,9 @@ public struct FastLane: Sendable {
 /// tests compare them).
 struct ResponseHead {
     let status: HTTPResponse.Status
-    let contentType: String
+    let contentType: String?
+    /// A read's further fields, after Content-Type.
+    var fields: [HTTPField] = []
     let body: [UInt8]
     let requestID: String
     /// A problem+json answer, whose fields the error middleware orders differently.
@@ -60,10 +62,11 @@ struct ResponseHead {
     let date: String
     let server: String
 
-    init(status: HTTPResponse.Status, contentType: String, body: [UInt8], requestID: String, server: String) {
-        self.status = status
-        self.contentType = contentType
-        self.body = body
+    init(_ read: ReadAnswer, requestID: String, server: String) {
+        self.status = read.status
+        self.contentType = read.contentType
+        self.fields = read.fields
+        self.body = read.body
         self.requestID = requestID
         self.isProblem = false
         self.date = HTTPDate.now()
@@ -89,22 +92,29 @@ struct ResponseHead {
     func write(to buffer: inout ByteBuffer, includeBody: Bool, close: Bool) {
         let reason = status == .ok ? "OK" : status.reasonPhrase
         let bound =
-            200 + reason.utf8.count + contentType.utf8.count + requestID.utf8.count + date.utf8.count + server.utf8.count
-            + (includeBody ? body.count : 0)
+            200 + reason.utf8.count + (contentType?.utf8.count ?? 0) + requestID.utf8.count + date.utf8.count + server.utf8.count
+            + fields.reduce(0) { $0 + 4 + $1.name.rawName.utf8.count + $1.value.utf8.count } + (includeBody ? body.count : 0)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bound) { memory in
             var out = RawOutput(base: memory.baseAddress!.assumingMemoryBound(to: UInt8.self))
             out.put("HTTP/1.1 ")
             out.put(status.code)
             out.put(" ")
             out.put(text: reason)
-            out.field("Content-Type", contentType)
+            if let contentType { out.field("Content-Type", contentType) }
+            for field in fields {
+                out.put("\r\n")
+                out.put(text: field.name.rawName)
+                out.put(": ")
+                out.put(text: field.value)
+            }
             if isProblem {
                 out.field("X-Request-Id", requestID)
                 if status == .unauthorized { out.field("WWW-Authenticate", "Bearer") }
                 if let retryAfter { out.field("Retry-After", String(retryAfter)) }
                 out.field("Content-Length", String(body.count))
             } else {
-                out.field("Content-Length", String(body.count))
+                // None for a status without content, as Hummingbird leaves it out.
+                if ReadAnswer.admitsContent(status) { out.field("Content-Length", String(body.count)) }
                 out.field("X-Request-Id", requestID)
             }
             out.field("Date", date)
@@ -163,20 +173,19 @@ extension FastLane {
     /// `requestID` is the request's `X-Request-Id`, used when at most 64 characters long, else one is made.
     /// `log` is what the request log needs beside the answer: the method and the client's address.
     func respond(
-        _ route: (entry: ReadRoutes.Entry, parameter: Substring?),
+        _ route: (entry: ReadRoutes.Entry, parameters: [Substring]),
         path: Substring,
-        query: Substring?,
+        request: ReadRequest,
         requestID: String?,
         log: (isHead: Bool, client: String?) = (false, nil)
     ) -> ResponseHead {
         let start = DispatchTime.now().uptimeNanoseconds
         let wallClock = accessLog == nil ? 0 : AccessLog.now()
-        let (entry, parameter) = route
+        let entry = route.entry
         let requestID = RequestID.of(requestID)
         let answer: ResponseHead
         do {
-            let read = try entry.handler(ReadRequest(query: query, pathParameter: parameter))
-            answer = ResponseHead(status: read.status, contentType: read.contentType, body: read.body, requestID: requestID, server: serverName)
+            answer = ResponseHead(try entry.handler(request), requestID: requestID, server: serverName)
         } catch {
             let problem: Problem
             if let known = self.problem(error) {
@@ -309,7 +318,7 @@ extension FastLane {
     /// A read request the byte lane took, with the route its path matched: all that its answer needs, made on the
     /// event loop or, for a heavy read, on a worker.
     public struct TakenRead: Sendable {
-        let route: (entry: ReadRoutes.Entry, parameter: Substring?)
+        let route: (entry: ReadRoutes.Entry, parameters: [Substring])
         let request: FastRequest
         /// The request target's path and query, split once.
         let path: Substring
@@ -322,10 +331,16 @@ extension FastLane {
 
     /// Writes the whole response to `read` into `buffer`.
     public func respond(_ read: TakenRead, into buffer: inout ByteBuffer) {
+        let request = ReadRequest(
+            query: read.query,
+            pathParameters: read.route.parameters,
+            acceptEncoding: read.request.acceptEncoding,
+            ifNoneMatch: read.request.ifNoneMatch
+        )
         let answer = respond(
             read.route,
             path: read.path,
-            query: read.query,
+            request: request,
             requestID: read.request.requestID,
             log: (read.request.isHead, read.client)
         )

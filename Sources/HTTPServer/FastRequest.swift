@@ -27,6 +27,9 @@ public struct FastRequest: Equatable, Sendable {
     var close: Bool
     /// A write's `Authorization` header (nil for reads, which never need it in the lane).
     var authorization: Substring? = nil
+    /// A read's `Accept-Encoding` and `If-None-Match` (a tile's coding and revalidation).
+    var acceptEncoding: String? = nil
+    var ifNoneMatch: String? = nil
 
     var isHead: Bool { method == .head }
 
@@ -91,6 +94,8 @@ public struct FastRequest: Equatable, Sendable {
         var sawConnection = false
         var fields = 0
         var authorization: Substring?
+        var acceptEncoding: String?
+        var ifNoneMatch: String?
         var bodyLength: Int?
         while true {
             guard i < count else { return i > limit ? .other : .incomplete }
@@ -140,6 +145,13 @@ public struct FastRequest: Equatable, Sendable {
             } else if method.isWrite && equalsLowercased(name, "authorization") {
                 guard authorization == nil else { return .other }
                 authorization = String(decoding: value, as: UTF8.self)[...]
+            } else if !method.isWrite && equalsLowercased(name, "accept-encoding") {
+                // One line: several would be joined by the router, which is left to do so.
+                guard acceptEncoding == nil else { return .other }
+                acceptEncoding = String(decoding: value, as: UTF8.self)
+            } else if !method.isWrite && equalsLowercased(name, "if-none-match") {
+                guard ifNoneMatch == nil else { return .other }
+                ifNoneMatch = String(decoding: value, as: UTF8.self)
             } else if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding")
                 || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade")
             {
@@ -151,7 +163,16 @@ public struct FastRequest: Equatable, Sendable {
         let length = i + (bodyLength ?? 0)
         guard length <= count else { return .incomplete }
         let target = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[targetStart..<targetEnd]), as: UTF8.self)
-        return .request(FastRequest(method: method, target: target, requestID: requestID, close: close, authorization: authorization), length: length)
+        let request = FastRequest(
+            method: method,
+            target: target,
+            requestID: requestID,
+            close: close,
+            authorization: authorization,
+            acceptEncoding: acceptEncoding,
+            ifNoneMatch: ifNoneMatch
+        )
+        return .request(request, length: length)
     }
 
     private static func startsWith(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {

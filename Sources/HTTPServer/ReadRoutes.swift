@@ -1,34 +1,54 @@
 import HTTPTypes
 
-/// What a read operation answers: status, content type and body. Read operations are synchronous functions of
-/// the query string (and a path parameter); the same function serves the application's router and the byte lane,
-/// so the two cannot answer differently.
+/// What a read operation answers: status, content type, further header fields and body. Read operations are
+/// synchronous functions of the query string, the path parameters and a few request header fields; the same function
+/// serves the application's router and the byte lane, so the two cannot answer differently.
 public struct ReadAnswer: Sendable {
     public var status: HTTPResponse.Status
-    public var contentType: String
+    /// nil for an answer without content (204, 304).
+    public var contentType: String?
     public var body: [UInt8]
+    /// Header fields written after Content-Type, in this order (a tile's caching and coding).
+    public var fields: [HTTPField]
 
-    public init(status: HTTPResponse.Status, contentType: String, body: [UInt8]) {
+    public init(status: HTTPResponse.Status, contentType: String?, body: [UInt8], fields: [HTTPField] = []) {
         self.status = status
         self.contentType = contentType
         self.body = body
+        self.fields = fields
     }
 
     public static func json(_ body: [UInt8], geojson: Bool = false) -> ReadAnswer {
         ReadAnswer(status: .ok, contentType: geojson ? "application/geo+json" : "application/json", body: body)
     }
+
+    /// Whether a status admits content, and with it a Content-Length (RFC 9110 §8.6: not 1xx, 204 or 304).
+    public static func admitsContent(_ status: HTTPResponse.Status) -> Bool {
+        status.kind != .informational && status != .noContent && status != .notModified
+    }
 }
 
 /// A read request as the transport hands it to a read operation: the query string (without `?`) and the path
-/// parameter (`{id}`), both as they came, still percent-encoded.
+/// parameters (`{id}`, or `{z}`, `{x}` and `{y}` of a tile), as they came, still percent-encoded; and the request
+/// header fields a read may answer by (the byte lane reads these two only).
 public struct ReadRequest: Sendable {
     public let query: Substring?
-    public let pathParameter: Substring?
+    /// In the order of the route's path.
+    public let pathParameters: [Substring]
+    /// `Accept-Encoding`, for a compressed answer.
+    public let acceptEncoding: String?
+    /// `If-None-Match`, for a 304.
+    public let ifNoneMatch: String?
 
-    public init(query: Substring?, pathParameter: Substring?) {
+    public init(query: Substring?, pathParameters: [Substring] = [], acceptEncoding: String? = nil, ifNoneMatch: String? = nil) {
         self.query = query
-        self.pathParameter = pathParameter
+        self.pathParameters = pathParameters
+        self.acceptEncoding = acceptEncoding
+        self.ifNoneMatch = ifNoneMatch
     }
+
+    /// The last path parameter: a record route's `{id}`.
+    public var pathParameter: Substring? { pathParameters.last }
 
     /// The path and the query of a request target (`/v1/nearby?lat=1`), split at its first `?`.
     public static func split(target: Substring) -> (path: Substring, query: Substring?) {
@@ -51,6 +71,8 @@ public enum ReadCost: Sendable {
     case heavy
     /// Heavy when the query string has this parameter (`q` on nearby and within).
     case heavyWith(parameter: String)
+    /// Heavy when this says so of the request target (a tile by its zoom and layer).
+    case heavyWhen(@Sendable (String) -> Bool)
 
     /// Whether the read of `target` (path and query, as it came) is heavy. A key with `%` or `+` in it is taken as
     /// possibly the parameter: only where the answer is made depends on this, never what it says.
@@ -58,6 +80,7 @@ public enum ReadCost: Sendable {
         switch self {
         case .light: return false
         case .heavy: return true
+        case .heavyWhen(let isHeavy): return isHeavy(target)
         case .heavyWith(let parameter):
             var target = target
             return target.withUTF8 { bytes in
@@ -94,50 +117,73 @@ public struct ReadRoutes: Sendable {
 
     public init() {}
 
-    /// Adds the read operation of `path` (`/v1/pois/{id}`: a parameter only as the last segment).
+    /// Adds the read operation of `path` (`/v1/pois/{id}`, `/tiles/{layer}/{z}/{x}/{y}.mvt`).
     public mutating func add(operationId: String, path: String, pattern: String, cost: ReadCost, handler: @escaping ReadHandler) {
         table.add(path: path, Entry(operationId: operationId, pattern: pattern, cost: cost, handler: handler))
     }
 
     public var isEmpty: Bool { table.isEmpty }
 
-    /// The read operation answering GET `path` (without its query), with its path parameter.
-    public func match(_ path: Substring) -> (entry: Entry, parameter: Substring?)? { table.match(path) }
+    /// The read operation answering GET `path` (without its query), with its path parameters.
+    public func match(_ path: Substring) -> (entry: Entry, parameters: [Substring])? { table.match(path) }
 }
 
-/// Routes by path, as the router matches them: literal paths by dictionary, `prefix/{id}` paths by prefix, where the
-/// parameter is one whole segment.
+/// Routes by path, as the router matches them: literal paths by dictionary, others segment by segment, where a
+/// parameter is one whole non-empty segment (`{id}`), or one with a literal suffix and a non-empty stem (`{y}.mvt`).
 public struct PathTable<Entry: Sendable>: Sendable {
+    private enum Segment: Sendable {
+        case literal(Substring)
+        /// A parameter, with the literal text that follows it in its segment ("" for none).
+        case parameter(suffix: Substring)
+    }
+
     private var literal: [Substring: Entry] = [:]
-    private var parameterized: [(prefix: String, entry: Entry)] = []
+    private var parameterized: [(segments: [Segment], entry: Entry)] = []
 
     public init() {}
 
-    /// Whether the table can hold `path`: literal, or with one parameter as its last segment.
+    /// Whether the table can hold `path`: each segment literal, a parameter, or a parameter and a literal suffix.
     public static func accepts(_ path: String) -> Bool {
-        guard let brace = path.firstIndex(of: "{") else { return true }
-        return path.last == "}" && path[brace...].dropFirst().allSatisfy { $0 != "{" && $0 != "/" }
-            && path[path.index(before: brace)] == "/"
+        path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().allSatisfy { segment in
+            guard let open = segment.firstIndex(of: "{") else { return !segment.contains("}") }
+            guard open == segment.startIndex, let close = segment.firstIndex(of: "}"), close > segment.index(after: open) else { return false }
+            return !segment[segment.index(after: close)...].contains { $0 == "{" || $0 == "}" }
+        }
     }
 
-    /// Adds the route of `path` (`/v1/pois/{id}`: a parameter only as the last segment).
+    /// Adds the route of `path` (`/v1/pois/{id}`, `/tiles/{layer}/{z}/{x}/{y}.mvt`).
     public mutating func add(path: String, _ entry: Entry) {
-        precondition(Self.accepts(path), "a lane route's parameter is its last segment: \(path)")
-        if let brace = path.firstIndex(of: "{") {
-            parameterized.append((String(path[..<brace]), entry))
-        } else {
+        precondition(path.hasPrefix("/") && Self.accepts(path), "a lane route's parameters are whole segments, or ones with a suffix: \(path)")
+        guard path.contains("{") else {
             literal[Substring(path)] = entry
+            return
         }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { segment -> Segment in
+            guard segment.first == "{", let close = segment.firstIndex(of: "}") else { return .literal(segment) }
+            return .parameter(suffix: segment[segment.index(after: close)...])
+        }
+        parameterized.append((segments, entry))
     }
 
     public var isEmpty: Bool { literal.isEmpty && parameterized.isEmpty }
 
-    /// The route of `path` (without its query), with its path parameter.
-    public func match(_ path: Substring) -> (entry: Entry, parameter: Substring?)? {
-        if let entry = literal[path] { return (entry, nil) }
-        for (prefix, entry) in parameterized where path.hasPrefix(prefix) {
-            let rest = path.dropFirst(prefix.count)
-            if !rest.isEmpty, !rest.contains("/") { return (entry, rest) }
+    /// The route of `path` (without its query), with its path parameters in order.
+    public func match(_ path: Substring) -> (entry: Entry, parameters: [Substring])? {
+        if let entry = literal[path] { return (entry, []) }
+        guard path.first == "/" else { return nil }
+        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        routes: for (segments, entry) in parameterized where segments.count == parts.count {
+            var parameters: [Substring] = []
+            for (segment, part) in zip(segments, parts) {
+                switch segment {
+                case .literal(let text):
+                    guard part == text else { continue routes }
+                case .parameter(let suffix):
+                    guard part.count > suffix.count, part.hasSuffix(suffix) else { continue routes }
+                    parameters.append(part.dropLast(suffix.count))
+                }
+            }
+            return (entry, parameters)
         }
         return nil
     }

@@ -118,6 +118,22 @@ import Testing
                     length: request.utf8.count
                 )
         )
+        // The two fields a read may answer by (a tile's coding and revalidation), as they came but trimmed.
+        let tile = "GET /tiles/pois/14/1/2.mvt HTTP/1.1\r\nAccept-Encoding:  gzip, br \r\nif-none-match: W/\"1\", \"2\"\r\n\r\n"
+        #expect(
+            Self.parse(tile)
+                == .request(
+                    FastRequest(
+                        method: .get,
+                        target: "/tiles/pois/14/1/2.mvt",
+                        requestID: nil,
+                        close: false,
+                        acceptEncoding: "gzip, br",
+                        ifNoneMatch: #"W/"1", "2""#
+                    ),
+                    length: tile.utf8.count
+                )
+        )
         let head = "HEAD /health HTTP/1.1\r\nConnection: close\r\n\r\nGET /next"
         #expect(Self.parse(head) == .request(FastRequest(method: .head, target: "/health", requestID: nil, close: true), length: head.utf8.count - 9))
     }
@@ -131,6 +147,8 @@ import Testing
             "GET /health HTTP/1.1\r\nUpgrade: websocket\r\n\r\n", "GET /health HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\n\r\n",
             "GET /health HTTP/1.1\r\nConnection: close\r\nConnection: close\r\n\r\n",
             "GET /health HTTP/1.1\r\nX-Request-Id: a\r\nX-Request-Id: b\r\n\r\n", "GET /health HTTP/1.1\r\nX-Request-Id: caf\u{e9}\r\n\r\n",
+            "GET /health HTTP/1.1\r\nAccept-Encoding: gzip\r\naccept-encoding: br\r\n\r\n",
+            "GET /health HTTP/1.1\r\nIf-None-Match: \"a\"\r\nIf-None-Match: \"b\"\r\n\r\n",
             "GET /health HTTP/1.1\r\nBad Name: x\r\n\r\n", "GET /health HTTP/1.1\r\n: x\r\n\r\n", "GET /health HTTP/1.1\r\nA: x\r\n folded\r\n\r\n",
             "GET /health HTTP/1.1\r\nA: x\0y\r\n\r\n", "GET /health HTTP/1.1\r\nA: x\ry\r\n\r\n", "GET /health HTTP/1.1\r\n\rx",
             "GET ?x HTTP/1.1\r\n\r\n", "GET /health?pad=\(String(repeating: "x", count: 40_000)) HTTP/1.1\r\n\r\n",
@@ -256,11 +274,36 @@ import Testing
         }
         for target in [
             "/v1/nearby?lat=60&lon=25&radius=1000&limit=10", "/v1/within?bbox=24,60,25,61", "/v1/convert?from=wgs84&to=gcj02&lat=39.9&lon=116.4",
-            "/v1/pois/osm-1", "/health",
+            "/v1/pois/osm-1", "/health", "/tiles/pois/14/9326/4741.mvt", "/tiles/pins/16/37305/18966.mvt?kind=all",
         ] {
             #expect(try !heavy(target), "\(target)")
         }
+        // A shallow or base tile can gather thousands of records or lines.
+        for target in ["/tiles/pois/10/582/296.mvt", "/tiles/base/16/37305/18966.mvt", "/tiles/pois/x/1/2.mvt"] {
+            #expect(try heavy(target), "\(target)")
+        }
         // A pin's answer depends on who reads it (`owned`), so it goes through the router, which reads credentials.
         #expect(reads.match(ReadRequest.split(target: "/v1/pins/p-1").path) == nil)
+    }
+
+    /// Lane routes by path as the router matches them: literal, a whole-segment parameter, or a parameter with a
+    /// suffix whose stem is not empty; anything else is the router's.
+    @Test func pathTableMatchesSegmentsAndSuffixes() {
+        var table = PathTable<String>()
+        table.add(path: "/health", "health")
+        table.add(path: "/v1/pois/{id}", "poi")
+        table.add(path: "/tiles/{layer}/{z}/{x}/{y}.mvt", "tile")
+        #expect(table.match("/health")?.entry == "health")
+        #expect(table.match("/v1/pois/osm-n1").map { [$0.entry] + $0.parameters.map(String.init) } == ["poi", "osm-n1"])
+        #expect(
+            table.match("/tiles/pois/14/9326/4741.mvt").map { [$0.entry] + $0.parameters.map(String.init) } == ["tile", "pois", "14", "9326", "4741"]
+        )
+        for path in [
+            "/v1/pois/", "/v1/pois/a/b", "/tiles/pois/14/9326/.mvt", "/tiles/pois/14/9326/4741.png", "/tiles/pois/14/9326/4741.mvt/",
+            "/tiles/pois/14//4741.mvt", "/tiles/pois/14/4741.mvt", "/tile/pois/14/9326/4741.mvt", "health", "",
+        ] {
+            #expect(table.match(path[...]) == nil, "\(path)")
+        }
+        #expect(PathTable<String>.accepts("/tiles/{layer}.json") && !PathTable<String>.accepts("/a/{b") && !PathTable<String>.accepts("/a/x{b}"))
     }
 }

@@ -123,6 +123,74 @@ extension LiveTests {
             )
         }
 
+        /// Vector tiles on the byte lane answer as the router does, byte for byte but for the Date header — every
+        /// layer, zooms 0–18 around Helsinki and outside the pyramid, filters, gzip or not, and revalidation with the
+        /// tile's own ETag (304), another tag, `*` and a weak one — and a deep tile is answered on the loop, a shallow
+        /// one on the read workers, both in order on one connection.
+        @Test func tilesAnswerAsTheRouterDoes() throws {
+            let seed = testSeed("tilesAnswerAsTheRouterDoes")
+            var random = SplitMix64(seed: seed)
+            func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
+            let (first, second) = try databases()
+            let fast = try LiveServer(arguments: ["--db", first])
+            defer { fast.stop() }
+            let routed = try LiveServer(arguments: ["--db", second, "--no-fast-lane"])
+            defer { routed.stop() }
+            func tile(_ z: Int) -> (x: Int, y: Int) {
+                let n = Double(1 << z)
+                let (lat, lon) = (60.17 + Double(random.next() % 1000) / 20_000, 24.94 + Double(random.next() % 1000) / 10_000)
+                let phi = lat * .pi / 180
+                return (Int((lon + 180) / 360 * n), Int((1 - log(tan(phi) + 1 / cos(phi)) / .pi) / 2 * n))
+            }
+            func headers(_ reply: RawHTTP.Reply) -> String {
+                normalized(reply).components(separatedBy: "\r\n\r\n").first ?? ""
+            }
+            func body(_ reply: RawHTTP.Reply) -> [UInt8] {
+                guard let end = reply.bytes.firstRange(of: Array("\r\n\r\n".utf8)) else { return [] }
+                return Array(reply.bytes[end.upperBound...])
+            }
+            var pipeline = ""
+            for index in 0..<240 {
+                let layer = pick(["pois", "pois", "pins", "base", "nope"])
+                let z = pick(Array(0...18) + [30, -1])
+                let (x, y) = z >= 0 && z <= 18 ? tile(z) : (0, 0)
+                let filter = pick(["", "?q=kahvila", "?category=food", "?cluster=0", "?cluster=1", "?kind=all", "?q=%20", "?limit=x"])
+                let path = pick([
+                    "/tiles/\(layer)/\(z)/\(x)/\(y).mvt", "/tiles/\(layer)/\(z)/\(x)/\(y).mvt", "/tiles/\(layer)/\(z)/\(x)/\(y).mvt",
+                    "/tiles/\(layer)/\(z)/\(x)/.mvt", "/tiles/\(layer)/\(z)/\(x)/\(y).png", "/tiles/\(layer)/\(z)/x/\(y).mvt",
+                ])
+                let target = path + filter
+                let gzip = pick(["", "Accept-Encoding: gzip\r\n", "Accept-Encoding: br;q=1, gzip;q=0\r\n", "Accept-Encoding: *\r\n"])
+                // The tile's own tag, as the fast server gives it.
+                let first = try RawHTTP.exchange(port: fast.port, "GET \(target) HTTP/1.1\r\nHost: x\r\n\(gzip)Connection: close\r\n\r\n")
+                let tag = headers(first).split(separator: "\r\n").first { $0.hasPrefix("ETag: ") }.map { String($0.dropFirst(6)) }
+                let condition = pick([
+                    "", "", "If-None-Match: \(tag ?? "\"x\"")\r\n", "If-None-Match: W/\(tag ?? "\"x\""), \"y\"\r\n", "If-None-Match: *\r\n",
+                    "If-None-Match: \"other\"\r\n",
+                ])
+                let method = index % 9 == 0 ? "HEAD" : "GET"
+                let request = "\(method) \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: tile-\(index)\r\n\(gzip)\(condition)Connection: close\r\n\r\n"
+                let a = try RawHTTP.exchange(port: fast.port, request)
+                let b = try RawHTTP.exchange(port: routed.port, request)
+                #expect(a.status != nil && a.status! < 500, "\(request)\n\(a.text.prefix(300))\nstderr:\n\(fast.stderr)")
+                #expect(
+                    headers(a) == headers(b) && body(a) == body(b),
+                    "SEED=\(seed) \(request)\nfast lane:\n\(headers(a))\nrouter:\n\(headers(b))\nbodies \(body(a).count) and \(body(b).count) bytes"
+                )
+                pipeline += "GET \(target) HTTP/1.1\r\nHost: x\r\nX-Request-Id: p\(index)\r\n\(gzip)\(condition)\r\n"
+            }
+            pipeline += "GET /health HTTP/1.1\r\nHost: x\r\nX-Request-Id: last\r\nConnection: close\r\n\r\n"
+            let a = try RawHTTP.exchange(port: fast.port, pipeline)
+            let b = try RawHTTP.exchange(port: routed.port, pipeline)
+            #expect(a.closed && b.closed)
+            let strip = { (reply: RawHTTP.Reply) in
+                reply.bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).filter { !$0.starts(with: Array("Date: ".utf8)) }
+            }
+            #expect(strip(a) == strip(b), "SEED=\(seed) pipelined tiles: \(a.bytes.count) and \(b.bytes.count) bytes")
+            let ids = a.text.split(separator: "\r\n").filter { $0.hasPrefix("X-Request-Id: ") }.map { String($0.dropFirst(14)) }
+            #expect(ids == (0..<240).map { "p\($0)" } + ["last"], "SEED=\(seed) the pipelined answers' order")
+        }
+
         /// Pipelined requests on one keep-alive connection are answered in order, whichever path answers each: a
         /// write (the router) between fast reads, and a read that arrives while the write is still being answered.
         @Test func pipelinedAnswersKeepTheirOrder() throws {

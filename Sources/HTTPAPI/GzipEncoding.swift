@@ -7,10 +7,26 @@ enum GzipEncoding {
     static let level: Int32 = 6
 
     /// The bytes gzip-compressed; nil only if zlib refuses (out of memory).
+    ///
+    /// The window and the hash table are sized to the input (`window(for:)`): zlib's default state is 256 KB, which
+    /// malloc takes from mmap and the kernel zeroes page by page for every tile, where a deep tile is a few hundred
+    /// bytes. A window at least as long as the input loses no match.
     static func compress(_ input: [UInt8], level: Int32 = GzipEncoding.level) -> [UInt8]? {
         var stream = z_stream()
-        // windowBits 15 + 16: the gzip header and trailer.
-        guard deflateInit2_(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        let (windowBits, memoryLevel) = window(for: input.count)
+        // windowBits + 16: the gzip header and trailer.
+        guard
+            deflateInit2_(
+                &stream,
+                level,
+                Z_DEFLATED,
+                windowBits + 16,
+                memoryLevel,
+                Z_DEFAULT_STRATEGY,
+                ZLIB_VERSION,
+                Int32(MemoryLayout<z_stream>.size)
+            )
+                == Z_OK
         else {
             return nil
         }
@@ -28,6 +44,13 @@ enum GzipEncoding {
         guard status == Z_STREAM_END else { return nil }
         output.removeSubrange(Int(stream.total_out)...)
         return output
+    }
+
+    /// zlib's `windowBits` (9–15: a window of 2^bits bytes, at least the input's length up to zlib's largest) and
+    /// `memLevel` (its hash table and buffers, 2–8, zlib's default for the largest window).
+    static func window(for count: Int) -> (windowBits: Int32, memoryLevel: Int32) {
+        let bits = count <= 1 ? 9 : min(15, max(9, Int.bitWidth - (count - 1).leadingZeroBitCount))
+        return (Int32(bits), Int32(bits - 7))
     }
 
     /// Whether an `Accept-Encoding` value admits gzip: a `gzip` (or `x-gzip`) or `*` coding with a q-value above 0,

@@ -306,4 +306,25 @@ import Testing
         }
         #expect(PathTable<String>.accepts("/tiles/{layer}.json") && !PathTable<String>.accepts("/a/{b") && !PathTable<String>.accepts("/a/x{b}"))
     }
+
+    /// gzip with a window sized to the input: every size around the window steps, compressible or not, is a gzip
+    /// member that `gzip -d` takes back to the same bytes, and the window is never shorter than the input (up to 32 KB).
+    @Test func gzipWithAWindowSizedToTheTile() throws {
+        let seed = testSeed("gzipWithAWindowSizedToTheTile")
+        var random = SplitMix64(seed: seed)
+        for count in [0, 1, 2, 255, 256, 257, 511, 512, 513, 4_095, 4_096, 4_097, 32_767, 32_768, 32_769, 100_000] {
+            let (bits, level) = GzipEncoding.window(for: count)
+            #expect((9...15).contains(bits) && (2...8).contains(level) && (1 << bits >= min(count, 32_768)), "\(count): \(bits), \(level)")
+            // Half the bytes drawn from a few words (matches to find), half noise.
+            let words: [[UInt8]] = [Array("Kahvila ".utf8), Array("food.cafe".utf8), [0x1a, 0x08, 0x00], Array("osm-n2225393043".utf8)]
+            var input: [UInt8] = []
+            while input.count < count {
+                if random.next() % 2 == 0 { input += words[Int(random.next() % 4)] } else { input.append(UInt8(truncatingIfNeeded: random.next())) }
+            }
+            input = Array(input.prefix(count))
+            let compressed = try #require(GzipEncoding.compress(input), "SEED=\(seed) \(count)")
+            #expect(compressed.starts(with: [0x1f, 0x8b]))
+            #expect(try TileRouteTests.gunzip(compressed) == input, "SEED=\(seed) \(count) bytes")
+        }
+    }
 }

@@ -95,7 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
     var preload = false
     @Flag(
         help:
-            "Lock the process's memory, snapshots included, with mlockall: never paged out. Needs ulimit -l above the process's size or CAP_IPC_LOCK."
+            "Lock the mapped files in memory with mlock — the snapshots (those mapped later too), the program and its libraries: never paged out. Needs ulimit -l above their size or CAP_IPC_LOCK."
     )
     var lockMemory = false
     @Option(
@@ -238,8 +238,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if lockMemory {
             let start = ContinuousClock.now
-            do { try ResidentMemory.lockAll() } catch { throw CLIError.failure(error.description) }
-            logger.info("memory locked (\(ResidentMemory.mappedBytes >> 20) MB of snapshots mapped) in \(ContinuousClock.now - start)")
+            do { try ResidentMemory.lockFiles() } catch { throw CLIError.failure(error.description) }
+            ResidentMemory.onLockFailure { [logger] error in logger.error("\(error.description); that snapshot is served unlocked") }
+            logger.info("mapped files locked (\(ResidentMemory.mappedBytes >> 20) MB of snapshots mapped) in \(ContinuousClock.now - start)")
         }
         if preload { Self.keepWarm(logger: logger) }
         if let status = configuration.authenticator.tokens?.keyStatus {

@@ -14,7 +14,7 @@ import SearchEngine
 final class BackupTasks: Sendable {
     typealias Status = TaskStatus
 
-    struct Task: Sendable {
+    struct Task: Sendable, TaskRecord {
         let id: String
         var status: Status = .queued
         let path: String
@@ -68,19 +68,14 @@ final class BackupTasks: Sendable {
     static func json(_ task: Task) -> [UInt8] { TaskAnswers.json(task) { write($0, to: &$1) } }
 
     static func write(_ task: Task, to json: inout JSONWriter) {
-        json.beginObject()
-        json.field("id", task.id)
-        json.field("status", task.status.rawValue)
-        json.field("path", task.path)
-        json.counts([
-            ("pois", task.manifest?.pois), ("pins", task.manifest?.pins), ("sequence", task.manifest.map { Int($0.sequence) }),
-            ("bytes", task.manifest?.files.reduce(0) { $0 + $1.bytes }),
-        ])
-        json.optionalFields([
-            ("sha256", task.manifest?.files.first(where: { $0.name == Backup.databaseName })?.sha256), ("error", task.error),
-            ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt),
-        ])
-        json.endObject()
+        TaskAnswers.write(task, to: &json) { json in
+            json.field("path", task.path)
+            json.counts([
+                ("pois", task.manifest?.pois), ("pins", task.manifest?.pins), ("sequence", task.manifest.map { Int($0.sequence) }),
+                ("bytes", task.manifest?.files.reduce(0) { $0 + $1.bytes }),
+            ])
+            json.optionalFields([("sha256", task.manifest?.files.first(where: { $0.name == Backup.databaseName })?.sha256)])
+        }
     }
 }
 

@@ -19,7 +19,7 @@ import Synchronization
 final class ImportTasks: Sendable {
     typealias Status = TaskStatus
 
-    struct Task: Sendable {
+    struct Task: Sendable, TaskRecord {
         let id: String
         var status: Status = .queued
         let format: ImportFormat
@@ -206,28 +206,25 @@ final class ImportTasks: Sendable {
     static func json(_ task: Task) -> [UInt8] { TaskAnswers.json(task) { write($0, to: &$1) } }
 
     static func write(_ task: Task, to json: inout JSONWriter) {
-        json.beginObject()
-        json.field("id", task.id)
-        json.field("status", task.status.rawValue)
-        json.field("format", task.format.rawValue)
-        json.field("kind", task.kind.rawValue)
-        json.field("crs", task.crs)
-        json.field("strict", task.strict)
-        json.counts([
-            ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
-            ("duplicates", task.duplicates),
-        ])
-        json.key("problems")
-        json.beginArray()
-        for problem in task.problems {
-            json.beginObject()
-            json.field("line", problem.line)
-            json.field("reason", problem.reason)
-            json.endObject()
+        TaskAnswers.write(task, to: &json) { json in
+            json.field("format", task.format.rawValue)
+            json.field("kind", task.kind.rawValue)
+            json.field("crs", task.crs)
+            json.field("strict", task.strict)
+            json.counts([
+                ("bytes", task.bytes), ("bytesRead", task.bytesRead), ("imported", task.imported), ("skipped", task.skipped),
+                ("duplicates", task.duplicates),
+            ])
+            json.key("problems")
+            json.beginArray()
+            for problem in task.problems {
+                json.beginObject()
+                json.field("line", problem.line)
+                json.field("reason", problem.reason)
+                json.endObject()
+            }
+            json.endArray()
         }
-        json.endArray()
-        json.optionalFields([("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)])
-        json.endObject()
     }
 }
 

@@ -102,3 +102,25 @@ extension JSONWriter {
 enum TaskStatus: String, Sendable {
     case queued, running, succeeded, failed
 }
+
+/// What every kind of task's JSON has: its id and status first, its error and times last.
+protocol TaskRecord {
+    var id: String { get }
+    var status: TaskStatus { get }
+    var error: String? { get }
+    var createdAt: String { get }
+    var startedAt: String? { get }
+    var finishedAt: String? { get }
+}
+
+extension TaskAnswers {
+    /// A task's JSON object: id and status, the fields of its kind (`fields`), then its error and times.
+    static func write<T: TaskRecord>(_ task: T, to json: inout JSONWriter, fields: (inout JSONWriter) -> Void) {
+        json.beginObject()
+        json.field("id", task.id)
+        json.field("status", task.status.rawValue)
+        fields(&json)
+        json.optionalFields([("error", task.error), ("createdAt", task.createdAt), ("startedAt", task.startedAt), ("finishedAt", task.finishedAt)])
+        json.endObject()
+    }
+}

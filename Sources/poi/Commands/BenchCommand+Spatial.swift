@@ -20,6 +20,11 @@ struct SpatialBenchOptions: BenchOptionGroups {
     @Option(help: "JSONL records to index instead of generated ones.") var input: String?
 
     func configure(_ run: inout BenchRun) { run.input = input }
+
+    /// A distance option is a positive, finite number of metres.
+    static func requireMetres(_ value: Double, _ option: String) throws {
+        guard value > 0, value.isFinite else { throw ValidationError("\(option) must be a positive number of metres") }
+    }
 }
 
 struct KNNBench: ParsableCommand {
@@ -39,9 +44,7 @@ struct RadiusBench: ParsableCommand {
     @OptionGroup var options: SpatialBenchOptions
     @Option(help: "Radius in metres.") var radius: Double = 1_000
 
-    func validate() throws {
-        guard radius > 0, radius.isFinite else { throw ValidationError("--radius must be a positive number of metres") }
-    }
+    func validate() throws { try SpatialBenchOptions.requireMetres(radius, "--radius") }
 
     func run() throws { try options.run(.radius) { $0.radius = radius } }
 }
@@ -51,9 +54,7 @@ struct BoxBench: ParsableCommand {
     @OptionGroup var options: SpatialBenchOptions
     @Option(help: "Side of the square box in metres.") var boxSize: Double = 600
 
-    func validate() throws {
-        guard boxSize > 0, boxSize.isFinite else { throw ValidationError("--box-size must be a positive number of metres") }
-    }
+    func validate() throws { try SpatialBenchOptions.requireMetres(boxSize, "--box-size") }
 
     func run() throws { try options.run(.bbox) { $0.boxSize = boxSize } }
 }

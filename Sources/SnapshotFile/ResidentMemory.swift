@@ -18,7 +18,7 @@ import Darwin
 /// - **locking** (`lockFiles`): `mlock` of every file-backed mapping — the snapshots, the program and its libraries,
 ///   the snapshots mapped later included — so that what a query reads stays in memory, guaranteed. The anonymous
 ///   heap is not locked: without swap (the usual server) nothing can page it out, and `mlockall` would also fill and
-///   pin every thread's whole stack and every malloc arena reserved (measured: ~140 MB more at 1 M POIs). It needs
+///   pin every thread's whole stack and every malloc arena reserved (measured: ~80 MB more RSS at 1 M POIs). It needs
 ///   the memlock limit (`ulimit -l`) above the mapped files' size or `CAP_IPC_LOCK`.
 public enum ResidentMemory {
     private static let live = Mutex<[UInt: Int]>([:])

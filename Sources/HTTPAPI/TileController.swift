@@ -72,11 +72,27 @@ struct TileController {
     /// Whether a tile request is for the read workers: a `base` tile (street lines and areas) or a tile above zoom 13,
     /// which may cluster or gather thousands of records; a deep POI or pin tile holds a few and is answered on the loop.
     /// Judged from the target's text (`/tiles/{layer}/{z}/…`); where it cannot be read, heavy.
+    private static let tilesPrefix = Array("/tiles/".utf8)
+
     @Sendable static func isHeavy(target: String) -> Bool {
-        let path = target.split(separator: "?", maxSplits: 1).first ?? ""
-        let segments = path.split(separator: "/")
-        guard segments.count == 5, segments[1] == "pois" || segments[1] == "pins", let z = Int(segments[2]) else { return true }
-        return z < 14
+        // On the target's bytes, no strings made: this runs for every tile request on the event loop.
+        var target = target
+        return target.withUTF8 { bytes in
+            let end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+            // "/tiles/" "pois/" or "pins/", then the zoom's digits and "/".
+            let prefix = tilesPrefix
+            guard end > prefix.count + 5, bytes.starts(with: prefix) else { return true }
+            let layer = UnsafeBufferPointer(rebasing: bytes[prefix.count..<(prefix.count + 5)])
+            guard layer.elementsEqual("pois/".utf8) || layer.elementsEqual("pins/".utf8) else { return true }
+            var z = 0
+            var i = prefix.count + 5
+            while i < end, bytes[i] != UInt8(ascii: "/") {
+                guard bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9"), z < 1_000 else { return true }
+                z = z * 10 + Int(bytes[i] - UInt8(ascii: "0"))
+                i += 1
+            }
+            return i == prefix.count + 5 || i == end || z < 14
+        }
     }
 
     /// The tile's answer: 204 when empty; else its bytes, gzip-compressed if the client accepts it, with an ETag

@@ -279,7 +279,10 @@ import Testing
             #expect(try !heavy(target), "\(target)")
         }
         // A shallow or base tile can gather thousands of records or lines.
-        for target in ["/tiles/pois/10/582/296.mvt", "/tiles/base/16/37305/18966.mvt", "/tiles/pois/x/1/2.mvt"] {
+        for target in [
+            "/tiles/pois/10/582/296.mvt", "/tiles/pois/13/4663/2370.mvt?cluster=0", "/tiles/base/16/37305/18966.mvt", "/tiles/pois/x/1/2.mvt",
+            "/tiles/pins/99999/1/2.mvt", "/tiles/pins/1a/1/2.mvt",
+        ] {
             #expect(try heavy(target), "\(target)")
         }
         // A pin's answer depends on who reads it (`owned`), so it goes through the router, which reads credentials.

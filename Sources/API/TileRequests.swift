@@ -87,12 +87,24 @@ public struct TileRequest: Sendable {
         )
     }
 
-    private static func integer(_ name: String, _ text: String?, in range: ClosedRange<Int>, rule: String = "") throws(ParameterError) -> Int {
-        let message =
-            "must be an integer between \(range.lowerBound) and \(range.upperBound)\(rule.isEmpty ? "" : " " + rule) (got \"\(text ?? "")\")"
+    /// The rule's text is made only for a refusal: this runs three times a tile.
+    private static func integer(
+        _ name: String,
+        _ text: String?,
+        in range: ClosedRange<Int>,
+        rule: @autoclosure () -> String = ""
+    ) throws(ParameterError)
+        -> Int
+    {
         guard let text, !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text),
             range.contains(value)
-        else { throw ParameterError(name, message) }
+        else {
+            let rule = rule()
+            throw ParameterError(
+                name,
+                "must be an integer between \(range.lowerBound) and \(range.upperBound)\(rule.isEmpty ? "" : " " + rule) (got \"\(text ?? "")\")"
+            )
+        }
         return value
     }
 

@@ -122,12 +122,23 @@ struct TileController {
         let (crc, adler) = tile.withUnsafeBufferPointer { b in
             (crc32(0, b.baseAddress, UInt32(b.count)), adler32(1, b.baseAddress, UInt32(b.count)))
         }
-        func hex(_ v: UInt, _ digits: Int) -> String {
-            let text = String(v, radix: 16)
-            return String(repeating: "0", count: max(0, digits - text.count)) + text
+        // Written as bytes, once: two padded hex numbers, the length in hex, the coding.
+        var text: [UInt8] = [UInt8(ascii: "\"")]
+        text.reserveCapacity(40)
+        func hex(_ value: UInt, digits: Int) {
+            let shown = max(digits, (UInt.bitWidth - value.leadingZeroBitCount + 3) / 4)
+            for shift in stride(from: (shown - 1) * 4, through: 0, by: -4) { text.append(Self.hexDigits[Int(value >> UInt(shift) & 0xF)]) }
         }
-        return "\"\(hex(crc, 8))\(hex(adler, 8))-\(String(tile.count, radix: 16))\(gzip ? "-gzip" : "")\""
+        hex(crc, digits: 8)
+        hex(adler, digits: 8)
+        text.append(UInt8(ascii: "-"))
+        hex(UInt(tile.count), digits: 1)
+        if gzip { text += Array("-gzip".utf8) }
+        text.append(UInt8(ascii: "\""))
+        return String(decoding: text, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// If-None-Match (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours by the weak comparison.
     static func matches(_ condition: String, _ tag: String) -> Bool {

@@ -330,4 +330,33 @@ import Testing
             #expect(try TileRouteTests.gunzip(compressed) == input, "SEED=\(seed) \(count) bytes")
         }
     }
+
+    /// A tile's ETag: its CRC-32 and Adler-32 as 8 hex digits each, its length in hex, its coding — the same text as
+    /// zlib's sums formatted by `String(_:radix:)`, for drawn tiles of every length class.
+    @Test func aTileETagNamesItsSumsLengthAndCoding() {
+        let seed = testSeed("aTileETagNamesItsSumsLengthAndCoding")
+        var random = SplitMix64(seed: seed)
+        for count in [0, 1, 15, 16, 255, 256, 4_095, 65_536] + (0..<20).map({ _ in Int(random.next() % 100_000) }) {
+            let tile = (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            // The sums written here from their definitions (RFC 1952 §8, RFC 1950 §9), not asked of zlib.
+            var crc: UInt32 = 0xFFFF_FFFF
+            var (a, b): (UInt32, UInt32) = (1, 0)
+            for byte in tile {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+                a = (a + UInt32(byte)) % 65_521
+                b = (b + a) % 65_521
+            }
+            let (crcValue, adler) = (UInt(crc ^ 0xFFFF_FFFF), UInt(b << 16 | a))
+            func padded(_ v: UInt) -> String {
+                let text = String(v, radix: 16)
+                return String(repeating: "0", count: 8 - text.count) + text
+            }
+            let crcText = padded(crcValue)
+            for gzip in [false, true] {
+                let expected = "\"\(crcText)\(padded(adler))-\(String(count, radix: 16))\(gzip ? "-gzip" : "")\""
+                #expect(TileController.etag(of: tile, gzip: gzip) == expected, "SEED=\(seed) \(count) bytes")
+            }
+        }
+    }
 }

@@ -69,11 +69,11 @@ struct TileController {
             }
     }
 
+    private static let tilesPrefix = Array("/tiles/".utf8)
+
     /// Whether a tile request is for the read workers: a `base` tile (street lines and areas) or a tile above zoom 13,
     /// which may cluster or gather thousands of records; a deep POI or pin tile holds a few and is answered on the loop.
     /// Judged from the target's text (`/tiles/{layer}/{z}/…`); where it cannot be read, heavy.
-    private static let tilesPrefix = Array("/tiles/".utf8)
-
     @Sendable static func isHeavy(target: String) -> Bool {
         // On the target's bytes, no strings made: this runs for every tile request on the event loop.
         var target = target

@@ -101,12 +101,7 @@ struct ResponseHead {
             out.put(" ")
             out.put(text: reason)
             if let contentType { out.field("Content-Type", contentType) }
-            for field in fields {
-                out.put("\r\n")
-                out.put(text: field.name.rawName)
-                out.put(": ")
-                out.put(text: field.value)
-            }
+            for field in fields { out.field(named: field.name.rawName, field.value) }
             if isProblem {
                 out.field("X-Request-Id", requestID)
                 if status == .unauthorized { out.field("WWW-Authenticate", "Bearer") }
@@ -159,6 +154,14 @@ private struct RawOutput {
         put(text: value)
     }
 
+    /// The same, with a name known only when answering (a read's own fields).
+    mutating func field(named name: String, _ value: String) {
+        put("\r\n")
+        put(text: name)
+        put(": ")
+        put(text: value)
+    }
+
     /// A non-negative integer's decimal digits.
     mutating func put(_ value: Int) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
@@ -173,7 +176,7 @@ extension FastLane {
     /// `requestID` is the request's `X-Request-Id`, used when at most 64 characters long, else one is made.
     /// `log` is what the request log needs beside the answer: the method and the client's address.
     func respond(
-        _ route: (entry: ReadRoutes.Entry, parameters: [Substring]),
+        _ entry: ReadRoutes.Entry,
         path: Substring,
         request: ReadRequest,
         requestID: String?,
@@ -181,7 +184,6 @@ extension FastLane {
     ) -> ResponseHead {
         let start = DispatchTime.now().uptimeNanoseconds
         let wallClock = accessLog == nil ? 0 : AccessLog.now()
-        let entry = route.entry
         let requestID = RequestID.of(requestID)
         let answer: ResponseHead
         do {
@@ -338,7 +340,7 @@ extension FastLane {
             ifNoneMatch: read.request.ifNoneMatch
         )
         let answer = respond(
-            read.route,
+            read.route.entry,
             path: read.path,
             request: request,
             requestID: read.request.requestID,

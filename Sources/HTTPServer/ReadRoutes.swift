@@ -47,9 +47,6 @@ public struct ReadRequest: Sendable {
         self.ifNoneMatch = ifNoneMatch
     }
 
-    /// The last path parameter: a record route's `{id}`.
-    public var pathParameter: Substring? { pathParameters.last }
-
     /// The path and the query of a request target (`/v1/nearby?lat=1`), split at its first `?`.
     public static func split(target: Substring) -> (path: Substring, query: Substring?) {
         guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target, nil) }

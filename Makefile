@@ -30,7 +30,7 @@ format:
 test: export PATH := $(CURDIR)/.venv/bin:$(PATH)
 test: setup lint
 	$(SWIFT) build --build-tests
-	scripts/postgres/with-server $(SWIFT) test
+	scripts/postgres/with-server scripts/test/swift-tests $(SWIFT)
 	scripts/contract/run .build/debug/poi
 	scripts/browser/run .build/debug/poi
 	scripts/compat/run .build/debug/poi

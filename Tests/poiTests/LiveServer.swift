@@ -6,7 +6,9 @@ import Glibc
 #endif
 
 /// Every suite that starts servers, run one test at a time (nested suites inherit `.serialized`): on 2 shared cores
-/// a live test then competes with the unit suites only, never with another server's start-up.
+/// a live test then competes with the unit suites only, never with another server's start-up. `make test` runs
+/// them in a process of their own beside the rest (`scripts/test/swift-tests`), so that the chain does not wait for
+/// the unit suites and then run alone on one core.
 @Suite(.serialized) enum LiveTests {}
 
 /// A `poi serve` process on a real socket for live tests.

@@ -670,15 +670,20 @@ public struct OSMImporter: Sendable {
         }
 
         /// Gives the POIs that lack them the city and country of their point.
+        /// Places the POIs without a city or country, on every core: a reverse geocode each (~11 µs), a tenth of
+        /// a country's read when it ran on the reading thread alone.
         mutating func locateUnlocated() throws(ImportError) {
-            guard let locate = importer.locate else { return }
-            for i in unlocated {
-                let found: (city: String?, country: String?)
-                do { found = try locate(result.pois[i].lat, result.pois[i].lon) } catch {
-                    throw .cannotRead("\(file): cannot place POIs in cities: \(error)")
-                }
-                result.pois[i].city = result.pois[i].city ?? found.city.map { String($0.prefix(500)) }
-                result.pois[i].country = result.pois[i].country ?? found.country
+            guard let locate = importer.locate, !unlocated.isEmpty else { return }
+            let points = unlocated.map { (result.pois[$0].lat, result.pois[$0].lon) }
+            let found: [(city: String?, country: String?)]
+            do {
+                found = try ConcurrentRanges.map(points.count) { range in try range.map { try locate(points[$0].0, points[$0].1) } }
+            } catch {
+                throw .cannotRead("\(file): cannot place POIs in cities: \(error)")
+            }
+            for (i, place) in zip(unlocated, found) {
+                result.pois[i].city = result.pois[i].city ?? place.city.map { String($0.prefix(500)) }
+                result.pois[i].country = result.pois[i].country ?? place.country
             }
         }
 

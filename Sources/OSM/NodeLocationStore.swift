@@ -158,6 +158,59 @@ public struct NodeLocationStore: Sendable {
         }
     }
 
+    /// The position (in id order) of each block's first node: what `forEachNode(in:starts:_:)` finds a range by.
+    public func blockStarts() -> [Int] {
+        var starts: [Int] = []
+        starts.reserveCapacity(counts.count)
+        var total = 0
+        for n in counts {
+            starts.append(total)
+            total += Int(n)
+        }
+        return starts
+    }
+
+    /// The nodes at positions `range` of the id order, as `forEachNode` gives them; `starts` is `blockStarts()`.
+    public func forEachNode(in range: Range<Int>, starts: [Int], _ body: (Int64, Int32, Int32) throws -> Void) rethrows {
+        precondition(tail.count == 0, "NodeLocationStore.finish() must be called before reading every node")
+        guard !range.isEmpty else { return }
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "nodes \(range) of \(count)")
+        // The last block starting at or before the range.
+        var (low, high) = (0, starts.count)
+        while low < high {
+            let mid = (low + high) >> 1
+            if starts[mid] <= range.lowerBound { low = mid + 1 } else { high = mid }
+        }
+        var b = low - 1
+        var left = range.count
+        var skip = range.lowerBound - starts[b]
+        while left > 0 {
+            var cursor = start(of: b)
+            let n = Int(counts[b])
+            try bytes.withBytes(at: addresses[b]) { chunk, _ in
+                while true {
+                    if skip > 0 {
+                        skip -= 1
+                    } else {
+                        try body(cursor.id, cursor.latitude, cursor.longitude)
+                        left -= 1
+                        if left == 0 { return }
+                    }
+                    guard cursor.index + 1 < n else { return }
+                    Self.next(&cursor, chunk)
+                }
+            }
+            b += 1
+        }
+    }
+
+    /// The id of the node at `position` of the id order; `starts` is `blockStarts()`.
+    public func id(at position: Int, starts: [Int]) -> Int64 {
+        var id: Int64 = 0
+        forEachNode(in: position..<(position + 1), starts: starts) { found, _, _ in id = found }
+        return id
+    }
+
     /// Node ids that cut the store into ranges of about `nodes` nodes each: the first id of every such range but the
     /// first, ascending.
     public func idBounds(every nodes: Int) -> [Int64] {

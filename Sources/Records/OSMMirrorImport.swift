@@ -84,11 +84,17 @@ public final class EncodedOSMMirror: @unchecked Sendable {
     }
 
     /// Starts encoding `data` on a thread of its own, at most `ahead` bytes of blocks before they are taken, the
-    /// nodes' way lists made `nodesARange` nodes at a time.
-    public init(_ data: OSMMirrorImport, ahead: Int = 64 << 20, nodesARange: Int = 8_000_000) {
+    /// nodes' way lists made `nodesARange` nodes at a time, the node blocks `chunkBlocks` a task on `workers` threads.
+    public init(
+        _ data: OSMMirrorImport,
+        ahead: Int = 64 << 20,
+        nodesARange: Int = 8_000_000,
+        chunkBlocks: Int = 256,
+        workers: Int = ConcurrentRanges.workers
+    ) {
         (relations, coastlineWays, state, self.ahead) = (data.relations, data.coastlineWays, data.state, ahead)
         let thread = Thread { [self] in
-            try? Self.encode(data, nodesARange: nodesARange) { table, block in try put(table, block) }
+            try? Self.encode(data, nodesARange: nodesARange, chunkBlocks: chunkBlocks, workers: workers) { table, block in try put(table, block) }
             condition.lock()
             finished = true
             condition.broadcast()
@@ -141,7 +147,7 @@ public final class EncodedOSMMirror: @unchecked Sendable {
     }
 
     /// The blocks of `data` in order, each handed to `emit`.
-    static func encode(_ data: OSMMirrorImport, nodesARange: Int, emit: (Table, Block) throws -> Void) throws {
+    static func encode(_ data: OSMMirrorImport, nodesARange: Int, chunkBlocks: Int, workers: Int, emit: (Table, Block) throws -> Void) throws {
         var memberWays = Set<Int64>()
         for r in data.relations { for m in r.members ?? [] where m.type == .way { memberWays.insert(m.ref) } }
         // The ways in id order (an extract sorted by type and id has them so already).
@@ -152,7 +158,9 @@ public final class EncodedOSMMirror: @unchecked Sendable {
             // The last of equal ids wins, as in a re-read.
             order = order.enumerated().filter { k, i in k + 1 == order.count || wayIDs[order[k + 1]] != wayIDs[i] }.map(\.element)
         }
-        try nodeBlocks(data, order: order, memberWays: memberWays, nodesARange: nodesARange) { try emit(.nodes, $0) }
+        try nodeBlocks(data, order: order, memberWays: memberWays, nodesARange: nodesARange, chunkBlocks: chunkBlocks, workers: workers) {
+            try emit(.nodes, $0)
+        }
         var out = VarintWriter()
         var (count, first, previousID, previousRef): (Int, Int64, Int64, Int64) = (0, 0, 0, 0)
         for i in order {
@@ -193,26 +201,35 @@ public final class EncodedOSMMirror: @unchecked Sendable {
     /// the multipolygons kept — as (node, way) pairs sorted by node then way: only the nodes of those ways take a
     /// pair, not every node a slot (the untagged ways of a country's nodes have none). The pairs are made for a range
     /// of nodes at a time (`nodesARange`), so that a country's ~12 M of them are never all held.
+    ///
+    /// Within a range the blocks are encoded on every core, `chunkBlocks` blocks a task, a task per worker at a time,
+    /// and handed on in order: one thread encoding them was the import's longest step after the read (2.5 s of a
+    /// 10 M-node extract, the writer waiting for it). A block starts at every `NodeBlock.size`-th node however the
+    /// work is cut, so the bytes are those one thread makes.
     static func nodeBlocks(
         _ data: OSMMirrorImport,
         order: [Int],
         memberWays: Set<Int64>,
         nodesARange: Int,
+        chunkBlocks: Int,
+        workers: Int,
         emit: (Block) throws -> Void
     ) throws {
         let wayIDs = data.ways.ids
         let used = order.filter { memberWays.contains(wayIDs[$0]) || data.ways.hasTags(at: $0) }
-        let bounds = data.nodes.idBounds(every: nodesARange)
+        let starts = data.nodes.blockStarts()
+        let total = data.nodes.count
+        let chunk = NodeBlock.size * max(1, min(chunkBlocks, (total + NodeBlock.size - 1) / NodeBlock.size))
+        let range = max(1, nodesARange / chunk) * chunk
         var uses: [(node: Int64, way: Int64)] = []
-        var use = 0
-        var rangeEnd = Int64.min
-        /// The pairs of the nodes from `start` to the next bound.
-        func load(from start: Int64) {
-            let end = bounds.first { $0 > start } ?? .max
+        for rangeStart in stride(from: 0, to: total, by: range) {
+            let rangeEnd = min(total, rangeStart + range)
+            // The pairs of the range's nodes.
+            let (low, high) = (data.nodes.id(at: rangeStart, starts: starts), rangeEnd < total ? data.nodes.id(at: rangeEnd, starts: starts) : .max)
             uses.removeAll(keepingCapacity: true)
             for i in used {
                 let refs = data.ways.refs(at: i)
-                for (k, ref) in refs.enumerated() where ref >= start && ref < end {
+                for (k, ref) in refs.enumerated() where ref >= low && ref < high {
                     // A closed way names its first node again at its end: once.
                     if k == refs.count - 1 && refs.count > 1 && ref == refs[0] { continue }
                     uses.append((ref, wayIDs[i]))
@@ -220,14 +237,39 @@ public final class EncodedOSMMirror: @unchecked Sendable {
             }
             // Ways in `order` are ascending, so each node's ways stay in way order.
             uses.sort { $0.node < $1.node || ($0.node == $1.node && $0.way < $1.way) }
-            (use, rangeEnd) = (0, end)
+            let pairs = uses
+            for group in stride(from: rangeStart, to: rangeEnd, by: chunk * workers) {
+                let end = min(rangeEnd, group + chunk * workers)
+                let blocks = ConcurrentRanges.map((end - group + chunk - 1) / chunk, workers: workers) { tasks in
+                    tasks.flatMap { task in
+                        encodeNodes(data, (group + task * chunk)..<min(end, group + (task + 1) * chunk), starts: starts, uses: pairs)
+                    }
+                }
+                for block in blocks { try emit(block) }
+            }
         }
+    }
+
+    /// The blocks of the nodes at positions `nodes` of the id order (a multiple of `NodeBlock.size` from the first):
+    /// each node with its house number and the ways of `uses` that use it.
+    static func encodeNodes(_ data: OSMMirrorImport, _ nodes: Range<Int>, starts: [Int], uses: [(node: Int64, way: Int64)]) -> [Block] {
+        var blocks: [Block] = []
         var out = VarintWriter()
         var previous = NodeBlock.Previous()
-        var (count, first, n): (Int, Int64, Int) = (0, 0, 0)
+        var (count, first) = (0, Int64(0))
+        // Where the nodes' house numbers and pairs start: found by the first node.
+        var (n, use) = (-1, -1)
         var nodeWays: [Int64] = []
-        try data.nodes.forEachNode { id, latitude, longitude in
-            if id >= rangeEnd { load(from: id) }
+        data.nodes.forEachNode(in: nodes, starts: starts) { id, latitude, longitude in
+            if use < 0 {
+                n = data.numberIDs.lowerBound(of: id)
+                var (low, high) = (0, uses.count)
+                while low < high {
+                    let mid = (low + high) >> 1
+                    if uses[mid].node < id { low = mid + 1 } else { high = mid }
+                }
+                use = low
+            }
             if count == 0 {
                 out = VarintWriter()
                 out.bytes.reserveCapacity(NodeBlock.size * 10)
@@ -254,10 +296,11 @@ public final class EncodedOSMMirror: @unchecked Sendable {
             )
             count += 1
             if count == NodeBlock.size {
-                try emit(block(first, count, out))
+                blocks.append(block(first, count, out))
                 count = 0
             }
         }
-        if count > 0 { try emit(block(first, count, out)) }
+        if count > 0 { blocks.append(block(first, count, out)) }
+        return blocks
     }
 }

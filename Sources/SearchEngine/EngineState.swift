@@ -231,18 +231,10 @@ struct EngineState {
 
     /// `InvertedIndex.terms(of:)` of each record, computed on all cores.
     static func analyze(_ pois: ArraySlice<POIRecord>) -> [InvertedIndex.Analyzed] {
-        typealias Analyzed = InvertedIndex.Analyzed
-        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
-        let chunk = (pois.count + workers - 1) / workers
-        let slots = WorkerSlots<[Analyzed]>(count: workers, initial: [])
-        defer { slots.deallocate() }
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let start = pois.startIndex + worker * chunk
-            let end = min(pois.endIndex, start + chunk)
-            guard start < end else { return }
-            slots.set(worker, pois[start..<end].map { InvertedIndex.terms(of: EngineState.fields(.poi($0))) })
+        let start = pois.startIndex
+        return ConcurrentRanges.map(pois.count) { range in
+            pois[(start + range.lowerBound)..<(start + range.upperBound)].map { InvertedIndex.terms(of: EngineState.fields(.poi($0))) }
         }
-        return (0..<workers).flatMap { slots.get($0) }
     }
 
     /// Adds or replaces a record; returns its number.
@@ -355,25 +347,4 @@ struct RecordMeta: Sendable {
     var nameLength: UInt16 = 0
     var latitude = 0.0
     var longitude = 0.0
-}
-
-/// One result slot per worker of `DispatchQueue.concurrentPerform`, in memory of its own.
-private struct WorkerSlots<Value>: @unchecked Sendable {
-    // SAFETY: each worker writes only its own slot, and slots are read only after concurrentPerform returns.
-    private let pointer: UnsafeMutablePointer<Value>
-    private let count: Int
-
-    init(count: Int, initial: Value) {
-        self.count = count
-        pointer = .allocate(capacity: count)
-        pointer.initialize(repeating: initial, count: count)
-    }
-
-    func set(_ slot: Int, _ value: Value) { pointer[slot] = value }
-    func get(_ slot: Int) -> Value { pointer[slot] }
-
-    func deallocate() {
-        pointer.deinitialize(count: count)
-        pointer.deallocate()
-    }
 }

@@ -120,8 +120,9 @@ import Testing
     }
 
     /// The mirror's blocks come through the encoder's bounded queue whole and in order, whatever the queue's bound (one
-    /// block at a time, or all of them) and however many ranges the nodes' way lists are made in; an encoder whose
-    /// blocks are not wanted stops when cancelled (else taking the rest would wait for it forever).
+    /// block at a time, or all of them), however many ranges the nodes' way lists are made in and however the node
+    /// blocks are cut into tasks and spread over threads — the same bytes as one thread encoding every block; an
+    /// encoder whose blocks are not wanted stops when cancelled (else taking the rest would wait for it forever).
     @Test func mirrorBlocksComeInOrderWhateverTheQueue() throws {
         let mirror = try #require(Self.imported.mirror)
         func blocks(_ encoded: EncodedOSMMirror) -> [String] {
@@ -141,6 +142,13 @@ import Testing
         #expect(difference(blocks(EncodedOSMMirror(mirror, ahead: 1)), all) == nil)
         #expect(mirror.nodes.idBounds(every: 2_000).count > 5)
         #expect(difference(blocks(EncodedOSMMirror(mirror, nodesARange: 2_000)), all) == nil)
+        // A task of one block or of three, on one to three threads (a range then holds several groups of tasks, and
+        // the last group fewer tasks than threads), ranges of a task's nodes or of several.
+        #expect(difference(blocks(EncodedOSMMirror(mirror, ahead: .max, chunkBlocks: .max, workers: 1)), all) == nil)
+        for (chunkBlocks, workers, range) in [(1, 2, 2_000), (3, 3, 2_000), (2, 1, 8_000_000), (3, 2, 8_000_000)] {
+            let cut = blocks(EncodedOSMMirror(mirror, nodesARange: range, chunkBlocks: chunkBlocks, workers: workers))
+            #expect(difference(cut, all) == nil, "\(chunkBlocks) blocks a task, \(workers) threads, ranges of \(range) nodes")
+        }
         let cancelled = EncodedOSMMirror(mirror, ahead: 1)
         cancelled.cancel()
         #expect(blocks(cancelled).count <= 1)

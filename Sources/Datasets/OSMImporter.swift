@@ -670,8 +670,8 @@ public struct OSMImporter: Sendable {
         }
 
         /// Gives the POIs that lack them the city and country of their point.
-        /// Places the POIs without a city or country, on every core: a reverse geocode each (~11 µs), a tenth of
-        /// a country's read when it ran on the reading thread alone.
+        /// Places the POIs without a city or country, on every core: a reverse geocode each (~11 µs). On the reading
+        /// thread alone it was 1.44 s of a 10 M-node country-shaped extract's 5.4 s read; on two cores, 0.82 s.
         mutating func locateUnlocated() throws(ImportError) {
             guard let locate = importer.locate, !unlocated.isEmpty else { return }
             let points = unlocated.map { (result.pois[$0].lat, result.pois[$0].lon) }

@@ -211,13 +211,6 @@ public struct NodeLocationStore: Sendable {
         return id
     }
 
-    /// Node ids that cut the store into ranges of about `nodes` nodes each: the first id of every such range but the
-    /// first, ascending.
-    public func idBounds(every nodes: Int) -> [Int64] {
-        let blocks = Swift.max(1, nodes / Self.blockSize)
-        return stride(from: blocks, to: firstIDs.count, by: blocks).map { firstIDs[$0] }
-    }
-
     /// The location of node `id`, or nil when the file has no such node. Call `finish()` after the last append.
     /// - Complexity: O(log n).
     public func location(of id: Int64) -> (latitude: Double, longitude: Double)? {

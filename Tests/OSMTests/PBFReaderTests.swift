@@ -304,6 +304,19 @@ import Testing
             #expect(truth[id].map { $0 == (latitude, longitude) } == true, "node \(id)")
         }
         #expect(seen == ids)
+        // Ranges of positions (blocks here are often part-full: runs end anywhere), against the slice of the whole.
+        let starts = store.blockStarts()
+        for _ in 0..<300 {
+            let a = Int(random.next() % UInt64(ids.count + 1))
+            let b = min(ids.count, a + Int(random.next() % 300))
+            var part: [Int64] = []
+            store.forEachNode(in: a..<b, starts: starts) { id, latitude, longitude in
+                part.append(id)
+                #expect(truth[id].map { $0 == (latitude, longitude) } == true, "node \(id)")
+            }
+            #expect(part == Array(ids[a..<b]), "nodes \(a)..<\(b)")
+            if a < ids.count { #expect(store.id(at: a, starts: starts) == ids[a]) }
+        }
         var cursor = NodeLocationStore.Cursor()
         for k in 0..<60_000 {
             let probe = k % 3 == 0 ? ids[Int(random.next() % UInt64(ids.count))] + Int64(random.next() % 3) - 1 : ids[k % ids.count]

@@ -41,17 +41,19 @@ let package = Package(
         .systemLibrary(name: "CPrefetch"),
         .systemLibrary(name: "CScheduling"),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
+        // Work spread over threads: a value made on a thread of its own, a map over ranges on every core.
+        .target(name: "Parallelism", swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile", "CPrefetch"], swiftSettings: swiftSettings),
         // The records (POIs, pins, addresses, fences' events), their formats, and the protocol of a store of record
         // (`StoreOfRecord`, `FenceLog`): no storage engine. SQLite is `Catalog`'s, PostgreSQL `PostgresStore`'s.
-        .target(name: "Records", dependencies: ["GeoCore", "BundledData", "OSM"], swiftSettings: swiftSettings),
+        .target(name: "Records", dependencies: ["GeoCore", "BundledData", "OSM", "Parallelism"], swiftSettings: swiftSettings),
         .target(name: "TextIndex", dependencies: ["SnapshotFile"], swiftSettings: swiftSettings),
         .target(
             name: "Gazetteer",
-            dependencies: ["GeoCore", "Records", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile"],
+            dependencies: ["GeoCore", "Records", "SpatialIndex", "TextIndex", "BundledData", "SnapshotFile", "Parallelism"],
             swiftSettings: swiftSettings
         ),
         // The store of record in one SQLite file (GRDB): records, addresses, the OpenStreetMap mirror, fences, backups.
@@ -67,7 +69,7 @@ let package = Package(
         // database, synthetic POIs drawn from the gazetteer's places.
         .target(
             name: "Datasets",
-            dependencies: ["Catalog", "Records", "Gazetteer", "GeoCore", "BundledData", "OSM", "SnapshotFile"],
+            dependencies: ["Catalog", "Records", "Gazetteer", "GeoCore", "BundledData", "OSM", "SnapshotFile", "Parallelism"],
             swiftSettings: swiftSettings
         ),
         // Who may write what: API keys with scopes, users' tokens (JWT), rate limits. Serves no HTTP; fetches the
@@ -98,7 +100,7 @@ let package = Package(
         .target(
             name: "SearchEngine",
             dependencies: [
-                "GeoCore", "SpatialIndex", "TextIndex", "Records", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch",
+                "GeoCore", "SpatialIndex", "TextIndex", "Records", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch", "Parallelism",
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
@@ -175,6 +177,7 @@ let package = Package(
             name: "poi",
             dependencies: [
                 "GeoCore",
+                "Parallelism",
                 "SpatialIndex",
                 "Gazetteer",
                 "Catalog",
@@ -208,6 +211,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ParallelismTests", dependencies: ["Parallelism"], swiftSettings: swiftSettings),
         .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "SnapshotFile", "TestSupport"], swiftSettings: swiftSettings),

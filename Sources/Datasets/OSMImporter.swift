@@ -3,6 +3,7 @@ import Foundation
 import Gazetteer
 import GeoCore
 import OSM
+import Parallelism
 import Records
 import SnapshotFile
 

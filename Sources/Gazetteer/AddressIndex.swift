@@ -1,4 +1,5 @@
 import GeoCore
+import Parallelism
 import Records
 import SnapshotFile
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import GeoCore
 import OSM
+import Parallelism
 
 /// What an OpenStreetMap import keeps so that change files can be applied to it later: every node's location (in
 /// `NodeBlock`s), every way's node ids and the tags of those with output, every relation and the members and tags of

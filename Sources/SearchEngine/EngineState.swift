@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Gazetteer
 import GeoCore
+import Parallelism
 import Records
 import SnapshotFile
 import SpatialIndex

@@ -6,6 +6,7 @@ import Datasets
 import Foundation
 import Gazetteer
 import GeoCore
+import Parallelism
 import PostgresStore
 import Records
 import SnapshotFile

@@ -1,4 +1,4 @@
-import GeoCore
+import Parallelism
 import Testing
 
 struct ConcurrentRangesTests {

@@ -12,11 +12,9 @@ import SearchEngine
 /// runs at a time, on a queue of its own, while the server goes on reading and writing. `GET /v1/backups/{id}` says
 /// where it went and what it holds. Tasks are kept in memory (the last 100); the backups are files.
 final class BackupTasks: Sendable {
-    typealias Status = TaskStatus
-
     struct Task: Sendable, TaskRecord {
         let id: String
-        var status: Status = .queued
+        var status: TaskStatus = .queued
         let path: String
         var manifest: Backup.Manifest?
         var error: String?

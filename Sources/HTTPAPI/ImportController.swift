@@ -17,11 +17,9 @@ import Synchronization
 /// into the running server's indexes under the engine's write lock, so the records are queryable as the task runs
 /// and all of them once it reports `succeeded`. Tasks are kept in memory (the last 1 000); the records are durable.
 final class ImportTasks: Sendable {
-    typealias Status = TaskStatus
-
     struct Task: Sendable, TaskRecord {
         let id: String
-        var status: Status = .queued
+        var status: TaskStatus = .queued
         let format: ImportFormat
         let kind: RecordKind
         let crs: String

@@ -40,13 +40,14 @@ import TextIndex
             }
             queries.append(String(decoding: key, as: UTF8.self))
         }
+        // Every key copied out once, not once a query.
+        let keys = (0..<Int32(names.count)).map { Array(names.key($0)) }
         for query in queries {
             let q = Array(query.utf8)
             let maxEdits = EditDistance.allowedTypos(length: query.unicodeScalars.count)
             guard maxEdits > 0, !q.isEmpty else { continue }
             var expected = Set<Int32>()
-            for k in 0..<Int32(names.count) {
-                let key = Array(names.key(k))
+            for (k, key) in zip(Int32(0)..., keys) {
                 guard abs(key.count - q.count) <= maxEdits, !key.isEmpty, key[0] == q[0] || key[key.count - 1] == q[q.count - 1] else { continue }
                 let d = NameIndexTypoTests.distance(q, key)
                 if d > 0 && d <= maxEdits { expected.insert(k) }

@@ -149,10 +149,28 @@ public struct DataSources: Sendable {
         }
     }
 
-    /// The gazetteer, through its snapshot (`gazetteerSnapshotPath`) when `useSnapshot`; and how it was made.
-    public func loadGazetteer(useSnapshot: Bool = true) throws(StartupError) -> (gazetteer: Gazetteer, source: String) {
+    /// Which gazetteer snapshot a process reads, or writes when it has to build the gazetteer.
+    public enum GazetteerSnapshot: Sendable {
+        /// `gazetteerSnapshotPath`: the one this user's databases share, else one beside the database.
+        case ofTheDatabase
+        /// Only the one this user's databases share (`Gazetteer.sharedSnapshotPath`); none where it cannot be kept.
+        /// For the commands that open no database of their own (`poi geocode`, `poi reverse`): the first builds the
+        /// gazetteer and writes it, the next map it.
+        case shared
+        /// None: built from the data files (what `poi bench geocode` times as the load).
+        case none
+    }
+
+    /// The gazetteer, through the snapshot `snapshot` names; and how it was made.
+    public func loadGazetteer(snapshot: GazetteerSnapshot = .ofTheDatabase) throws(StartupError) -> (gazetteer: Gazetteer, source: String) {
+        let path: String? =
+            switch snapshot {
+            case .ofTheDatabase: gazetteerSnapshotPath
+            case .shared: Gazetteer.sharedSnapshotPath(directory: dataDirectory)
+            case .none: nil
+            }
         do {
-            if useSnapshot, let snapshot = gazetteerSnapshotPath { return try Gazetteer.load(directory: dataDirectory, snapshot: snapshot) }
+            if let path { return try Gazetteer.load(directory: dataDirectory, snapshot: path) }
             return (try Gazetteer.load(directory: dataDirectory), "built from the data files")
         } catch let error as DataFileError {
             throw .failure("\(error.description) (set --data-dir or POI_DATA_DIR to the bundled data directory)")

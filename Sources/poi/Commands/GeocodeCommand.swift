@@ -120,8 +120,10 @@ struct GazetteerOptions: ParsableArguments {
 
     var sources: DataSources { DataSources(db: db, dataDir: dataDir).showingProgress() }
 
+    /// Through the snapshot this user's databases share: the first command builds the gazetteer and writes it, the
+    /// next map it.
     func gazetteer() throws -> Gazetteer {
-        keepUntilExit(try startup { () throws(StartupError) in try sources.loadGazetteer(useSnapshot: false).gazetteer })
+        keepUntilExit(try startup { () throws(StartupError) in try sources.loadGazetteer(snapshot: .shared).gazetteer })
     }
 
     func addresses() throws -> AddressBook { keepUntilExit(try startup { () throws(StartupError) in try sources.loadAddresses() }) }

@@ -206,7 +206,9 @@ let package = Package(
         // What the tests share: scratch directories, seeds, certificates, tokens, Python oracles.
         .target(
             name: "TestSupport",
-            dependencies: ["GeoCore", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            dependencies: [
+                "GeoCore", "Gazetteer", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

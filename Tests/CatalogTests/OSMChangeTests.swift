@@ -16,7 +16,7 @@ import Testing
 /// relations) from the printed seed.
 @Suite struct OSMChangeTests {
     static let dataDirectory = Repository.data.path
-    static let gazetteer = try! Gazetteer.load(directory: dataDirectory)
+    static let gazetteer = BundledGazetteer.shared
     static let importer = OSMImporter(mapping: try! OSMTagMapping.load(directory: dataDirectory)) {
         gazetteer.cityAndCountry(latitude: $0, longitude: $1)
     }

@@ -16,7 +16,7 @@ import Testing
     static let repository = Repository.root
     static let dataDirectory = repository.appendingPathComponent("data").path
     static let helsinki = dataDirectory + "/Helsinki.osm.pbf"
-    static let gazetteer = try! Gazetteer.load(directory: dataDirectory)
+    static let gazetteer = BundledGazetteer.shared
     static let importer = OSMImporter(mapping: try! OSMTagMapping.load(directory: dataDirectory)) {
         gazetteer.cityAndCountry(latitude: $0, longitude: $1)
     }

@@ -1,4 +1,5 @@
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import Gazetteer
@@ -113,14 +114,14 @@ import Testing
     @Test(arguments: cases)
     func bestMatchComesFirst(_ c: Case) throws {
         let query = try GeocodeQuery(text: c.query, limit: 5, country: c.country)
-        let results = GazetteerFixture.shared.geocode(query)
+        let results = BundledGazetteer.shared.geocode(query)
         #expect(results.first?.id == c.expected, "\(c.query): got \(results.prefix(3).map { "\($0.id) \($0.displayName)" })")
         #expect(zip(results, results.dropFirst()).allSatisfy { $0.score >= $1.score }, "scores not descending")
         if let country = c.country { #expect(results.allSatisfy { $0.country == country }) }
     }
 
     @Test func chineseStreetTextIsReportedUnresolved() throws {
-        let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: "北京市海淀区中关村南大街5号"))
+        let results = BundledGazetteer.shared.geocode(try GeocodeQuery(text: "北京市海淀区中关村南大街5号"))
         let first = try #require(results.first)
         #expect(first.unresolved == "中关村南大街5号")
         #expect(first.type == "district")
@@ -141,7 +142,7 @@ import Testing
         ("Mannerheimintie 13, Helsinki", "geonames:658225", "Mannerheimintie 13"),
     ])
     func streetAddressesFallBackToTheirPlace(_ text: String, _ expected: String, _ street: String) throws {
-        let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: text))
+        let results = BundledGazetteer.shared.geocode(try GeocodeQuery(text: text))
         let first = try #require(results.first, "\(text)")
         #expect(first.id == expected, "\(text): got \(results.prefix(3).map { "\($0.id) \($0.displayName)" })")
         #expect(first.unresolved == street)
@@ -149,39 +150,39 @@ import Testing
 
     @Test func placesNamedAsTypedAreNotStreets() throws {
         // "Springfield, IL": the first part is a place, so nothing is unresolved; an unknown text still finds nothing.
-        let springfield = try #require(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Springfield, IL")).first)
+        let springfield = try #require(BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Springfield, IL")).first)
         #expect(springfield.unresolved == nil && springfield.admin1 == "Illinois")
-        #expect(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Foo Bar Street 3, Nowhereville Qqq")).isEmpty)
+        #expect(BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Foo Bar Street 3, Nowhereville Qqq")).isEmpty)
     }
 
     @Test func ambiguousChineseDistrictsAreAllOffered() throws {
-        let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: "朝阳区", limit: 10))
+        let results = BundledGazetteer.shared.geocode(try GeocodeQuery(text: "朝阳区", limit: 10))
         let ids = Set(results.prefix(2).map(\.id))
         #expect(ids == ["adcode:110105", "adcode:220104"])
     }
 
     @Test func chineseLanguageNames() throws {
-        let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Haidian, Beijing", language: "zh"))
+        let results = BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Haidian, Beijing", language: "zh"))
         #expect(results.first?.name == "海淀区")
         #expect(results.first?.displayName == "北京市海淀区")
-        let helsinki = GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Helsinki", language: "zh"))
+        let helsinki = BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Helsinki", language: "zh"))
         #expect(helsinki.first?.name == "赫尔辛基")
     }
 
     @Test func originBiasPrefersNearbyPlaces() throws {
         let portland = try Coordinate(latitude: 43.66, longitude: -70.26)  // Portland, Maine
-        let results = GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Portland", near: portland))
+        let results = BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Portland", near: portland))
         #expect(results.first?.id == "geonames:4975802")
         #expect((results.first?.distance ?? .infinity) < 10_000)
     }
 
     @Test func limitIsHonoured() throws {
-        #expect(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "San", limit: 7)).count == 7)
-        #expect(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "Springfield", limit: 1)).count == 1)
+        #expect(BundledGazetteer.shared.geocode(try GeocodeQuery(text: "San", limit: 7)).count == 7)
+        #expect(BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Springfield", limit: 1)).count == 1)
     }
 
     @Test func nonsenseFindsNothing() throws {
-        #expect(GazetteerFixture.shared.geocode(try GeocodeQuery(text: "qqqxxzzqqq")).isEmpty)
+        #expect(BundledGazetteer.shared.geocode(try GeocodeQuery(text: "qqqxxzzqqq")).isEmpty)
     }
 
     @Test func badInputGetsClearErrors() {

@@ -36,7 +36,7 @@ import Testing
         let directory = scratch.url
         let path = directory.appendingPathComponent("g.snapshot").path
         let data = DataDirectory.resolve()
-        let expected = try GazetteerSnapshotTests.answers(GazetteerFixture.shared)
+        let expected = try GazetteerSnapshotTests.answers(BundledGazetteer.shared)
 
         let first = try Gazetteer.load(directory: data, snapshot: path)
         #expect(first.source.hasPrefix("built (no snapshot at"), "\(first.source)")
@@ -46,7 +46,7 @@ import Testing
         #expect(try GazetteerSnapshotTests.answers(second.gazetteer) == expected)
         // The places are columns read in place from the file: every one reads back whole, and the capitals (stored,
         // not recomputed) are the same.
-        let built = GazetteerFixture.shared
+        let built = BundledGazetteer.shared
         #expect(second.gazetteer.places.count == built.places.count && second.gazetteer.capitals == built.capitals)
         #expect(second.gazetteer.places.ids.isMapped && second.gazetteer.places.alternates.blob.isMapped)
         #expect(second.gazetteer.places.indices.allSatisfy { second.gazetteer.places[$0] == built.places[$0] })

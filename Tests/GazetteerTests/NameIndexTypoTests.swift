@@ -1,5 +1,6 @@
 import Foundation
 import GeoCore
+import TestSupport
 import Testing
 import TextIndex
 
@@ -26,7 +27,7 @@ import TextIndex
     }
 
     @Test func typoCandidatesEqualBruteForce() {
-        let names = GazetteerFixture.shared.names
+        let names = BundledGazetteer.shared.names
         var random = SplitMix64(seed: 2026)
         var queries = ["helsnki", "barcelna", "amsterdm", "toronot", "мосвка", "санкт петербур", "北京", "上海市", "hlesinki", "zurch"]
         // Keys of the index with one random byte edit (any script; the result need not be valid UTF-8 to be looked up).

@@ -1,11 +1,12 @@
 import GeoCore
+import TestSupport
 import Testing
 
 @testable import Gazetteer
 
 @Suite struct ReverseGeocodingTests {
     @Test func helsinkiCentre() throws {
-        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: 60.1699, longitude: 24.9384))
+        let result = BundledGazetteer.shared.reverse(try Coordinate(latitude: 60.1699, longitude: 24.9384))
         #expect(result.place?.id == "geonames:658225")
         #expect(result.country == "FI")
         #expect(result.countryName == "Finland")
@@ -15,7 +16,7 @@ import Testing
 
     @Test func zhongguancunIsInHaidian() throws {
         // Zhongguancun, WGS-84.
-        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: 39.9836, longitude: 116.3164))
+        let result = BundledGazetteer.shared.reverse(try Coordinate(latitude: 39.9836, longitude: 116.3164))
         #expect(result.country == "CN")
         let division = try #require(result.division)
         #expect(division.adcode == "110108")
@@ -27,14 +28,14 @@ import Testing
         for (lat, lon, id) in [
             (40.71427, -74.00597, "geonames:5128581"), (-33.86785, 151.20732, "geonames:2147714"), (35.6895, 139.69171, "geonames:1850147"),
         ] {
-            let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: lat, longitude: lon))
+            let result = BundledGazetteer.shared.reverse(try Coordinate(latitude: lat, longitude: lon))
             #expect(result.place?.id == id)
             #expect((result.place?.distance ?? .infinity) < 1)
         }
     }
 
     @Test func middleOfTheOceanStillAnswersWithDistance() throws {
-        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: -48.8767, longitude: -123.3933))  // Point Nemo
+        let result = BundledGazetteer.shared.reverse(try Coordinate(latitude: -48.8767, longitude: -123.3933))  // Point Nemo
         let place = try #require(result.place)
         #expect((place.distance ?? 0) > 1_000_000)
         #expect(result.country == nil && result.countryName == nil && result.admin1 == nil && result.city == nil)
@@ -42,7 +43,7 @@ import Testing
 
     /// The Gulf of Guinea at 0,0 is 578 km from Takoradi (Ghana): the nearest place with its distance, no country.
     @Test func openSeaClaimsNoCountry() throws {
-        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: 0, longitude: 0))
+        let result = BundledGazetteer.shared.reverse(try Coordinate(latitude: 0, longitude: 0))
         #expect(result.place?.name == "Takoradi")
         #expect((result.place?.distance ?? 0) > 500_000)
         #expect(result.country == nil)
@@ -52,21 +53,21 @@ import Testing
     /// Far from any place but on land, the outline names the country: the Algerian Sahara, the Australian outback.
     @Test(arguments: [(23.4, 5.5, "DZ"), (-25.0, 131.0, "AU"), (64.0, -42.0, "GL")])
     func farFromPlacesTheOutlineNamesTheCountry(_ lat: Double, _ lon: Double, _ country: String) throws {
-        let result = GazetteerFixture.shared.reverse(try Coordinate(latitude: lat, longitude: lon))
+        let result = BundledGazetteer.shared.reverse(try Coordinate(latitude: lat, longitude: lon))
         #expect((result.place?.distance ?? 0) > Gazetteer.placeRadius)
         #expect(result.country == country)
     }
 
     /// A suburb answers the city it belongs to: the Sydney Opera House is nearest to The Rocks, in Sydney.
     @Test func suburbsNameTheirCity() throws {
-        let opera = GazetteerFixture.shared.reverse(try Coordinate(latitude: -33.8568, longitude: 151.2153))
+        let opera = BundledGazetteer.shared.reverse(try Coordinate(latitude: -33.8568, longitude: 151.2153))
         #expect(opera.place?.name == "The Rocks")
         #expect(opera.city == "Sydney")
         #expect(opera.country == "AU")
-        let helsinki = GazetteerFixture.shared.reverse(try Coordinate(latitude: 60.1699, longitude: 24.9384))
+        let helsinki = BundledGazetteer.shared.reverse(try Coordinate(latitude: 60.1699, longitude: 24.9384))
         #expect(helsinki.city == "Helsinki")
         // A village far from any large city has none.
-        let lapland = GazetteerFixture.shared.reverse(try Coordinate(latitude: 68.66, longitude: 27.54))
+        let lapland = BundledGazetteer.shared.reverse(try Coordinate(latitude: 68.66, longitude: 27.54))
         #expect(lapland.country == "FI")
         #expect(lapland.city == nil)
     }
@@ -74,7 +75,7 @@ import Testing
     /// The outline test is the even-odd rule: a point is inside a country's polygon exactly when a brute-force
     /// winding count over its rings says so.
     @Test func outlineContainmentMatchesWindingNumbers() throws {
-        let outlines = try #require(GazetteerFixture.shared.outlines)
+        let outlines = try #require(BundledGazetteer.shared.outlines)
         var random = SplitMix64(seed: 5)
         for _ in 0..<300 {
             let x = random.uniform(-180...180)
@@ -92,7 +93,7 @@ import Testing
     /// The grid answers as the polygons do: random points everywhere, and points within a cell of China's border
     /// (where most cells are mixed and a wrong centre answer would show). Replay with the seed printed.
     @Test func outlineGridMatchesPolygonTest() throws {
-        let outlines = try #require(GazetteerFixture.shared.outlines)
+        let outlines = try #require(BundledGazetteer.shared.outlines)
         let seed = UInt64(20_261_128)
         print("outlineGridMatchesPolygonTest seed \(seed)")
         var random = SplitMix64(seed: seed)
@@ -129,7 +130,7 @@ import Testing
 
     /// Reverse geocoding is exact nearest-neighbour: compare with brute force over every place.
     @Test func nearestPlaceMatchesBruteForce() throws {
-        let gazetteer = GazetteerFixture.shared
+        let gazetteer = BundledGazetteer.shared
         var random = SplitMix64(seed: 11)
         for _ in 0..<20 {
             let point = try Coordinate(latitude: random.uniform(-60...70), longitude: random.uniform(-180...180))

@@ -5,13 +5,14 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import SearchEngine
+import TestSupport
 import Testing
 
 /// The AMap Web API wire format through the router: the string envelope, GCJ-02 in and out, JSONP, business errors,
 /// v3 and v5 counts; the real clients run against a live server in scripts/compat/run.
 @Suite struct AMapAdapterTests {
     func amapApp() -> some ApplicationProtocol {
-        buildApplication(configuration: ServerConfiguration(), engine: makeEngine(), gazetteer: bundledGazetteer, metrics: testRegistry)
+        buildApplication(configuration: ServerConfiguration(), engine: makeEngine(), gazetteer: BundledGazetteer.shared, metrics: testRegistry)
     }
 
     /// The Beijing test POI (WGS-84 39.9836, 116.3164) as AMap writes it.

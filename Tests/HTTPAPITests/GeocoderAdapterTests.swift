@@ -5,18 +5,14 @@ import HTTPAPI
 import Hummingbird
 import HummingbirdTesting
 import SearchEngine
+import TestSupport
 import Testing
-
-/// The bundled gazetteer, loaded once for the adapter tests.
-let bundledGazetteer: Gazetteer = {
-    do { return try Gazetteer.load(directory: DataDirectory.resolve()) } catch { fatalError("the bundled gazetteer must load from data/: \(error)") }
-}()
 
 /// Nominatim and Photon wire formats (what geopy and other clients read), through the router; geopy itself runs
 /// against a live server in scripts/compat/run.
 @Suite struct GeocoderAdapterTests {
     func adapterApp() -> some ApplicationProtocol {
-        buildApplication(configuration: ServerConfiguration(), engine: makeEngine(), gazetteer: bundledGazetteer, metrics: testRegistry)
+        buildApplication(configuration: ServerConfiguration(), engine: makeEngine(), gazetteer: BundledGazetteer.shared, metrics: testRegistry)
     }
 
     func array(_ response: TestResponse) throws -> [[String: Any]] {
@@ -29,7 +25,7 @@ let bundledGazetteer: Gazetteer = {
                 try await client.execute(uri: "/nominatim/search?q=Berlin&format=json&limit=1&addressdetails=1&extratags=True", method: .get)
             )
             let berlin = try #require(places.first)
-            let expected = try #require(bundledGazetteer.geocode(try GeocodeQuery(text: "Berlin", limit: 1)).first)
+            let expected = try #require(BundledGazetteer.shared.geocode(try GeocodeQuery(text: "Berlin", limit: 1)).first)
             #expect(berlin["lat"] as? String == String(format: "%.7f", expected.latitude))
             #expect(berlin["lon"] as? String == String(format: "%.7f", expected.longitude))
             #expect(berlin["display_name"] as? String == expected.displayName)

@@ -76,7 +76,7 @@ import Testing
         let (engine, path) = try engine()
         let extract = Repository.data.appendingPathComponent("Helsinki.osm.pbf")
         let bytes = try Data(contentsOf: extract)
-        let gazetteer = try Gazetteer.load(directory: extract.deletingLastPathComponent().path)
+        let gazetteer = BundledGazetteer.shared
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
         try await app.test(.router) { client in
             var imported: [Int] = []
@@ -145,7 +145,7 @@ import Testing
     @Test func recordsWithAddressTagsAreHousesAsSoonAsWritten() async throws {
         let (engine, path) = try engine("houses.sqlite")
         let data = Repository.data
-        let gazetteer = try Gazetteer.load(directory: data.path)
+        let gazetteer = BundledGazetteer.shared
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
         let rows = """
             {"id":"h1","name":"Kahvila Testi","category":"food.cafe","lat":60.16990,"lon":24.93840,"tags":{"addr:housenumber":"7","addr:street":"Testikatu","addr:postcode":"00100","addr:city":"Helsinki"}}

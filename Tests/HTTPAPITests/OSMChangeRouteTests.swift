@@ -41,7 +41,7 @@ import Testing
         let path = scratch.file("db.sqlite")
         let engine = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy)
         let data = Repository.data.path
-        let gazetteer = try Gazetteer.load(directory: data)
+        let gazetteer = BundledGazetteer.shared
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
         try await app.test(.router) { client in
             let extract = try Data(contentsOf: Repository.data.appendingPathComponent("Helsinki.osm.pbf"))

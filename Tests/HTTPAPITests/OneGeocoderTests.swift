@@ -18,7 +18,9 @@ import Testing
 @Suite struct OneGeocoderTests {
     static let imported: OSMImport = {
         do {
-            return try OSMImporter.bundled(dataDirectory: Repository.data.path).read(Repository.path("data/Helsinki.osm.pbf"))
+            return try OSMImporter.bundled(dataDirectory: Repository.data.path, gazetteer: BundledGazetteer.shared).read(
+                Repository.path("data/Helsinki.osm.pbf")
+            )
         } catch {
             fatalError("the bundled extract must import: \(error)")
         }
@@ -46,7 +48,12 @@ import Testing
         for _ in 0..<10 { questions.append(streets[Int(random.next() % UInt64(streets.count))] + ", Helsinki") }
         questions += ["Helsinki", "Espoo", "Berlin", "Paris, France", "Springfield, Illinois", "Tokyo", "北京市海淀区", "Sydney", "Toronto", "Nairobi"]
         let asked = questions
-        let app = buildApplication(configuration: ServerConfiguration(), engine: Self.engine, gazetteer: bundledGazetteer, metrics: testRegistry)
+        let app = buildApplication(
+            configuration: ServerConfiguration(),
+            engine: Self.engine,
+            gazetteer: BundledGazetteer.shared,
+            metrics: testRegistry
+        )
         try await app.test(.router) { client in
             for question in asked {
                 let q = Self.encoded(question)

@@ -45,7 +45,7 @@ import Testing
         let seed = testSeed("aFeedFollowedByOneServerReachesEveryServer") % 1_000_000
         let url = try TestPostgres.database("shared_osm_feed")
         let data = Repository.data.path
-        let gazetteer = try Gazetteer.load(directory: data)
+        let gazetteer = BundledGazetteer.shared
         let importer = try OSMImporter.bundled(dataDirectory: data, gazetteer: gazetteer)
         // The extract imported into its working copy, at sequence 7, and copied to the store.
         let extract = scratch.file("base.osm.pbf")

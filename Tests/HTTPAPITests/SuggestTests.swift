@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Records
 import SearchEngine
+import TestSupport
 import Testing
 
 /// Type-ahead through the router: `/v1/suggest` (POIs by pinyin, houses and streets as typed, places in one list),
@@ -50,7 +51,7 @@ import Testing
     }()
 
     func suggestApp() -> some ApplicationProtocol {
-        buildApplication(configuration: ServerConfiguration(), engine: Self.engine, gazetteer: bundledGazetteer, metrics: testRegistry)
+        buildApplication(configuration: ServerConfiguration(), engine: Self.engine, gazetteer: BundledGazetteer.shared, metrics: testRegistry)
     }
 
     /// "a=1&b=x y" with each value percent-encoded.

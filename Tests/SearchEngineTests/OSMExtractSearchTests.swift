@@ -15,7 +15,7 @@ import Testing
 @Suite struct OSMExtractSearchTests {
     static let dataDirectory = Repository.data.path
     static let imported: OSMImport = {
-        let importer = try! OSMImporter.bundled(dataDirectory: dataDirectory)
+        let importer = try! OSMImporter.bundled(dataDirectory: dataDirectory, gazetteer: BundledGazetteer.shared)
         return try! importer.read(dataDirectory + "/Helsinki.osm.pbf")
     }()
     static let engine = SearchEngine(pois: imported.pois, taxonomy: try! CategoryTaxonomy.load(directory: dataDirectory))
@@ -69,7 +69,7 @@ import Testing
     @Test func buildingZoomReverseAnswersTheNearestObjectWithItsHouse() throws {
         let engine = SearchEngine(pois: Self.imported.pois, taxonomy: try CategoryTaxonomy.load(directory: Self.dataDirectory))
         engine.replaceAddressBase(AddressIndex(Self.imported.addresses))
-        let geocoder = Geocoder(engine: engine, gazetteer: try Gazetteer.load(directory: Self.dataDirectory))
+        let geocoder = Geocoder(engine: engine, gazetteer: BundledGazetteer.shared)
         var random = testRandom("buildingZoomReverseAnswersTheNearestObjectWithItsHouse")
         let houses = Self.imported.addresses.addresses
         func metres(_ p: Coordinate, _ latitude: Double, _ longitude: Double) -> Double {

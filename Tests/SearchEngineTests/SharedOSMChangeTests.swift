@@ -16,7 +16,7 @@ import Testing
 /// against a fresh import of osmium's changed extract).
 @Suite(.serialized, .enabled(if: TestPostgres.isAvailable, Comment(rawValue: TestPostgres.unavailable ?? ""))) struct SharedOSMChangeTests {
     static let dataDirectory = Repository.data.path
-    static let gazetteer = try! Gazetteer.load(directory: dataDirectory)
+    static let gazetteer = BundledGazetteer.shared
     static let importer = OSMImporter(mapping: try! OSMTagMapping.load(directory: dataDirectory)) {
         gazetteer.cityAndCountry(latitude: $0, longitude: $1)
     }

@@ -23,6 +23,29 @@ import TextIndex
     struct Corpus {
         var records: [POIRecord]
         var engine: SearchEngine
+        /// The scorer's analysis of `records`, kept for the queries that follow while they are unchanged.
+        private let analysis = Analysis()
+
+        init(records: [POIRecord], engine: SearchEngine) { (self.records, self.engine) = (records, engine) }
+
+        /// The scorer for `query` over the records as they are now.
+        func oracle(_ query: SearchQuery) -> Oracle { analysis.oracle(records, query) }
+
+        /// The records' analysis (their terms, lengths, document frequencies) does not depend on the query: it is made
+        /// again only when the records differ from those it was made of.
+        final class Analysis {
+            private var kept: Oracle?
+
+            func oracle(_ records: [POIRecord], _ query: SearchQuery) -> Oracle {
+                if var oracle = kept, oracle.records == records {
+                    oracle.query = query
+                    return oracle
+                }
+                let made = Oracle(records: records, query: query)
+                kept = made
+                return made
+            }
+        }
     }
 
     static func corpus(_ random: inout SplitMix64, count: Int, names: [String] = names) -> Corpus {
@@ -275,10 +298,9 @@ import TextIndex
     @Test func topKEqualsTheExhaustiveScorer() throws {
         var random = testRandom("topKEqualsTheExhaustiveScorer")
         let corpus = Self.corpus(&random, count: 3_000)
-        var oracle = Oracle(records: corpus.records, query: SearchQuery(text: ""))
         for trial in 0..<100 {
             let query = try Self.randomQuery(&random)
-            oracle.query = query
+            let oracle = corpus.oracle(query)
             let expected = oracle.ranking()
             let page = try corpus.engine.search(query)
             let got = page.results.map { Int($0.id.dropFirst())! }
@@ -290,9 +312,8 @@ import TextIndex
     }
 
     /// The engine's page for `query` is the scorer's ranking's first `limit` (equal keys position by position).
-    static func expectScorersOrder(_ corpus: Corpus, _ query: SearchQuery, _ context: String, analysed: Oracle? = nil) throws {
-        var oracle = analysed ?? Oracle(records: corpus.records, query: query)
-        oracle.query = query
+    static func expectScorersOrder(_ corpus: Corpus, _ query: SearchQuery, _ context: String) throws {
+        let oracle = corpus.oracle(query)
         let expected = oracle.ranking()
         let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
         #expect(got.count == min(query.limit, expected.count), "\(context)")
@@ -319,7 +340,6 @@ import TextIndex
         var random = testRandom("shortPrefixesWithManyCompletionsEqualTheScorer")
         let vocabulary = Self.completions(&random)
         let corpus = Self.corpus(&random, count: 4_000, names: Self.names + vocabulary)
-        let analysed = Oracle(records: corpus.records, query: SearchQuery(text: ""))
         for trial in 0..<60 {
             let head = Self.names[Int(random.next() % UInt64(Self.names.count))]
             let tail = vocabulary[Int(random.next() % UInt64(vocabulary.count))]
@@ -330,8 +350,7 @@ import TextIndex
             try Self.expectScorersOrder(
                 corpus,
                 query,
-                "trial \(trial): q=\(text) origin=\(String(describing: origin)) categories=\(query.categories)",
-                analysed: analysed
+                "trial \(trial): q=\(text) origin=\(String(describing: origin)) categories=\(query.categories)"
             )
         }
     }
@@ -345,19 +364,13 @@ import TextIndex
         // The bare letters are rarer than each completion: one name word in a few hundred.
         let corpus = Self.corpus(&random, count: 6_000, names: Self.names + Self.names + vocabulary + ["m", "k"])
         let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17)]
-        let analysed = Oracle(records: corpus.records, query: SearchQuery(text: ""))
         for trial in 0..<60 {
             let head = Self.names[Int(random.next() % UInt64(Self.names.count))]
             let text = head + " " + ["m", "k", "m", "k", "mo", "ka"][trial % 6]
             let c = centres[trial % centres.count]
             let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
             let query = SearchQuery(text: text, origin: origin, category: trial % 7 == 0 ? "food" : nil, limit: 1 + Int(random.next() % 30))
-            try Self.expectScorersOrder(
-                corpus,
-                query,
-                "trial \(trial): q=\(text) origin=\(origin) categories=\(query.categories)",
-                analysed: analysed
-            )
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(origin) categories=\(query.categories)")
         }
     }
 
@@ -389,7 +402,6 @@ import TextIndex
         let words = ["cafe", "coffee", "kahvila", "咖啡", "kahvila", "supermarket"]
         let centres = [(60.17, 24.94), (39.98, 116.31), (41.39, 2.17), (0.0, 0.0)]
         for round in 0..<2 {
-            let analysed = Oracle(records: corpus.records, query: SearchQuery(text: ""))
             for trial in 0..<24 {
                 let c = centres[trial % centres.count]
                 let origin = try Coordinate(latitude: c.0 + random.uniform(-0.3...0.3), longitude: c.1 + random.uniform(-0.3...0.3))
@@ -398,8 +410,7 @@ import TextIndex
                 try Self.expectScorersOrder(
                     corpus,
                     query,
-                    "round \(round), trial \(trial): q=\(word) origin=\(origin) \(query.categories)",
-                    analysed: analysed
+                    "round \(round), trial \(trial): q=\(word) origin=\(origin) \(query.categories)"
                 )
             }
             guard round == 0 else { break }
@@ -437,7 +448,6 @@ import TextIndex
         var random = testRandom("twoLabelWordsEqualTheScorer")
         let labelWords = ["cafe", "kahvila", "university", "supermarket", "restaurant"]
         let corpus = Self.corpus(&random, count: 4_000, names: Self.names + labelWords + labelWords)
-        let analysed = Oracle(records: corpus.records, query: SearchQuery(text: ""))
         for trial in 0..<60 {
             let first = labelWords[Int(random.next() % UInt64(labelWords.count))]
             var second = first
@@ -447,7 +457,7 @@ import TextIndex
             let origin =
                 trial % 2 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
             let query = SearchQuery(text: text, origin: origin, limit: 1 + Int(random.next() % 30))
-            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))", analysed: analysed)
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))")
         }
     }
 
@@ -497,7 +507,6 @@ import TextIndex
             )
         }
         let corpus = Corpus(records: records, engine: SearchEngine.typedOnly(pois: records, taxonomy: testTaxonomy))
-        let analysed = Oracle(records: corpus.records, query: SearchQuery(text: ""))
         for trial in 0..<80 {
             var words = chains[Int(random.next() % UInt64(chains.count))].split(separator: " ").map(String.init)
             switch trial % 4 {
@@ -510,14 +519,14 @@ import TextIndex
             let origin =
                 trial % 3 == 0 ? try Coordinate(latitude: 60.17 + random.uniform(-0.2...0.2), longitude: 24.94 + random.uniform(-0.2...0.2)) : nil
             let query = SearchQuery(text: text, origin: origin, limit: 1 + Int(random.next() % 30))
-            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))", analysed: analysed)
+            try Self.expectScorersOrder(corpus, query, "trial \(trial): q=\(text) origin=\(String(describing: origin))")
         }
         // Prefixes as typed that reach the rare completion.
         for (trial, text) in ["la p", "la pi", "la pia", "la piaz", "la piazz", "la piazzo", "piazz", "piazza la"].enumerated() {
             for limit in [3, 10, 25] {
                 let origin = trial % 3 == 0 && limit == 10 ? try Coordinate(latitude: 60.2, longitude: 24.9) : nil
                 let query = SearchQuery(text: text, origin: origin, limit: limit)
-                try Self.expectScorersOrder(corpus, query, "q=\(text) limit=\(limit) origin=\(String(describing: origin))", analysed: analysed)
+                try Self.expectScorersOrder(corpus, query, "q=\(text) limit=\(limit) origin=\(String(describing: origin))")
             }
         }
     }
@@ -564,13 +573,12 @@ import TextIndex
             )
         }
         let corpus = Corpus(records: records, engine: SearchEngine.typedOnly(pois: records, taxonomy: testTaxonomy))
-        var oracle = Oracle(records: corpus.records, query: SearchQuery(text: ""))
         for trial in 0..<60 {
             let text = ["alpha b", "alpha b", "alpha bo", "b alpha"][trial % 4]
             let limit = 1 + Int(random.next() % 40)
             let offset = trial % 3 == 0 ? Int(random.next() % 200) : 0
             let query = SearchQuery(text: text, limit: limit, offset: offset)
-            oracle.query = query
+            let oracle = corpus.oracle(query)
             let expected = Array(oracle.ranking().dropFirst(offset))
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
             let context = "trial \(trial): q=\(text) limit=\(limit) offset=\(offset)"
@@ -587,13 +595,11 @@ import TextIndex
         var corpus = Self.corpus(&random, count: 600)
         let texts = ["north cafe", "cafe java", "kahvila b", "sushi pizza c", "harbour market", "咖啡 north", "b", "caf"]
         for step in 0..<80 {
-            // The records are analysed once a step (they change only between steps), for every query of the step.
-            var oracle = Oracle(records: corpus.records, query: SearchQuery(text: texts[0]))
             for text in texts {
                 let origin = step % 2 == 0 ? nil : Coordinate(uncheckedLatitude: 60.17, longitude: 24.94)
                 let query = SearchQuery(text: text, origin: origin, limit: 10)
-                oracle.query = query
-                try Self.expectScorersOrder(corpus, query, "step \(step): q=\(text)", analysed: oracle)
+                try Self.expectScorersOrder(corpus, query, "step \(step): q=\(text)")
+                let oracle = corpus.oracle(query)
                 let groups = oracle.groups()
                 let matching = corpus.records.indices.filter { oracle.matchesFirstWord($0, groups) }.count
                 #expect(try corpus.engine.search(query).total == matching, "step \(step): q=\(text)")
@@ -630,9 +636,9 @@ import TextIndex
         for _ in 0..<300 { try Self.renameRandomRecord(&corpus, &random, words: 1...2) }
         for word in ["cafe", "java", "bar", "caf", "kahvila", "sushi pizza", "north cafe"] {
             let query = SearchQuery(text: word, limit: 20, offset: 40)
-            let expected = Oracle(records: corpus.records, query: query).ranking()
+            let oracle = corpus.oracle(query)
+            let expected = oracle.ranking()
             let got = try corpus.engine.search(query).results.map { Int($0.id.dropFirst())! }
-            let oracle = Oracle(records: corpus.records, query: query)
             let groups = oracle.groups()
             let keys = got.compactMap { oracle.key($0, groups) }
             let want = expected.dropFirst(40).prefix(20)

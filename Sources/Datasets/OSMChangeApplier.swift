@@ -267,16 +267,14 @@ extension OSMImporter {
             if remakesSea, let box = state.box {
                 let made = OSMImporter.sea(try coastline(), box: box)
                 sea = made.areas
-                report.problems.keep(contentsOf: made.problems.map { ImportProblem(file: name, line: 0, reason: $0) })
-                report.problemCount += made.problems.count
+                report.problems.add(contentsOf: made.problems.map { ImportProblem(file: name, line: 0, reason: $0) })
             }
             let (addresses, generation) = try mirror.replaceAddresses(of: objects, with: added, sea: sea)
             report.houses = added.addresses.count
             report.streets = added.streets.count
             var problems = made.report.problems
-            problems.keep(contentsOf: report.problems)
+            problems.add(report.problems)
             report.problems = problems
-            report.problemCount += made.report.problemCount
 
             if let newest = timestamp ?? change.newestTimestamp, state.timestamp.map({ Self.instant($0) < Self.instant(newest) }) ?? true {
                 state.timestamp = newest

@@ -295,8 +295,7 @@ public struct OSMImporter: Sendable {
         mutating func problem(_ reason: String) throws(ImportError) {
             let problem = ImportProblem(file: file, line: 0, reason: reason)
             if importer.strict { throw .rejected(problem) }
-            result.report.problemCount += 1
-            result.report.problems.keep(problem)
+            result.report.problems.add(problem)
         }
 
         mutating func take(_ block: OSMBlock) throws(ImportError) {
@@ -643,8 +642,7 @@ public struct OSMImporter: Sendable {
             result.report.streets += r.streets
             result.report.interpolations += r.interpolations
             result.report.areas += r.areas
-            result.report.problemCount += r.problemCount
-            result.report.problems.keep(contentsOf: r.problems)
+            result.report.problems.add(r.problems)
         }
 
         /// The sea the coastline bounds, within the file's box (or its nodes' box when the header has none).

@@ -171,16 +171,16 @@ final class ImportTasks: Sendable {
         do { result = try engine.applyOSMChange { store in try osm.apply(change, name: name, to: store) } } catch {
             throw .cannotRead(error.description)
         }
-        return report(written: result.report.poisPut, problemCount: result.report.problemCount, result.report.problems, result.report.seconds)
+        return report(written: result.report.poisPut, result.report.problems, result.report.seconds)
     }
 
     /// The task's report of an OpenStreetMap extract or change file: its POIs written, its problems skipped.
-    private static func report(written: Int, problemCount: Int, _ problems: [ImportProblem], _ seconds: Double) -> ImportReport {
+    private static func report(written: Int, _ problems: ImportProblems, _ seconds: Double) -> ImportReport {
         var report = ImportReport()
         report.imported = written
         report.written = written
-        report.skipped = problemCount
-        report.problems = problems
+        report.skipped = problems.total
+        report.problems = problems.kept
         report.seconds = seconds
         return report
     }
@@ -195,7 +195,7 @@ final class ImportTasks: Sendable {
         progress: @escaping (Int) -> Void
     ) throws(ImportError) -> ImportReport {
         let result = try osm.read(path, name: name) { read, _ in progress(read) }
-        let answer = report(written: result.pois.count, problemCount: result.report.problemCount, result.report.problems, result.report.seconds)
+        let answer = report(written: result.pois.count, result.report.problems, result.report.seconds)
         // Handed over, not shared: the engine lets go of each part once it is written.
         do { try engine.applyOSMImport(consume result) } catch { throw .cannotRead("\(name): \(error.description)") }
         return answer

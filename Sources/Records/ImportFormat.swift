@@ -59,6 +59,33 @@ extension Array where Element == ImportProblem {
     }
 }
 
+/// The problems of an OpenStreetMap import or change file: the first `[ImportProblem].kept` with their reasons, and
+/// how many there were in all.
+public struct ImportProblems: Sendable, Equatable {
+    /// The first problems, with their reasons.
+    public private(set) var kept: [ImportProblem] = []
+    /// How many problems there were, kept or only counted.
+    public private(set) var total = 0
+
+    public init() {}
+
+    public mutating func add(_ problem: ImportProblem) {
+        total += 1
+        kept.keep(problem)
+    }
+
+    public mutating func add(contentsOf problems: some Collection<ImportProblem>) {
+        total += problems.count
+        kept.keep(contentsOf: problems)
+    }
+
+    /// Another report's problems after these: as many of its kept ones as there is room for, and its total.
+    public mutating func add(_ other: ImportProblems) {
+        total += other.total
+        kept.keep(contentsOf: other.kept)
+    }
+}
+
 /// A row of an import, parsed and validated.
 public enum ImportedRecord: Sendable, Equatable {
     case poi(POIRecord)

@@ -51,9 +51,8 @@ public struct OSMImportReport: Sendable {
     public var areas = 0
     /// POIs of earlier imports that this extract no longer has (removed when written).
     public var removed = 0
-    /// Objects skipped or imported incompletely, with why (the first `[ImportProblem].kept`), and how many in all.
-    public var problems: [ImportProblem] = []
-    public var problemCount = 0
+    /// Objects skipped or imported incompletely, with why.
+    public var problems = ImportProblems()
     public var seconds = 0.0
     /// Bytes per node of the node-location store ways are assembled from.
     public var bytesPerNode = 0
@@ -72,8 +71,7 @@ public struct OSMChangeReport: Sendable {
     public var poisRemoved = 0
     public var houses = 0
     public var streets = 0
-    public var problems: [ImportProblem] = []
-    public var problemCount = 0
+    public var problems = ImportProblems()
     public var seconds = 0.0
     /// The data's OSM timestamp and replication sequence after the change.
     public var timestamp: String?

@@ -259,9 +259,9 @@ struct ImportCommand: ParsableCommand {
             pending = PendingAddressSnapshot(path: addressSnapshot, written: write, stored: Date())
         }
         // A clipped extract has many ways that leave it: the first 20 problems, then how many more.
-        for problem in report.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
-        if report.problemCount > 20 {
-            FileHandle.standardError.write(Data("\(name): \(report.problemCount - 20) more problems like these\n".utf8))
+        for problem in report.problems.kept.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
+        if report.problems.total > 20 {
+            FileHandle.standardError.write(Data("\(name): \(report.problems.total - 20) more problems like these\n".utf8))
         }
         if !store.keepsAddresses && report.addresses > 0 {
             FileHandle.standardError.write(
@@ -274,7 +274,7 @@ struct ImportCommand: ParsableCommand {
         print(
             "\(file): \(report.nodes) nodes, \(report.ways) ways, \(report.relations) relations read; imported \(report.pois) POIs (\(removed) removed), "
                 + "\(report.addresses) addresses, \(report.streets) streets, \(report.interpolations) interpolation lines, \(report.areas) water and building areas; "
-                + "\(report.problemCount) problems, in \(String(format: "%.2f", report.seconds + written)) s "
+                + "\(report.problems.total) problems, in \(String(format: "%.2f", report.seconds + written)) s "
                 + "(read \(String(format: "%.2f", report.seconds)) s, stored \(String(format: "%.2f", written)) s)"
         )
         return (report.pois, pending)

@@ -36,10 +36,10 @@ struct ChangeFiles {
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
         let result = try importer.apply(change, name: name, to: store, sequence: sequence, timestamp: timestamp, source: source, alsoTo: shared)
         let r = result.report
-        for problem in r.problems.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
+        for problem in r.problems.kept.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
         print(
             "\(name): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations changed, \(r.rebuilt) objects built from them again; "
-                + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, \(r.houses) houses and \(r.streets) streets made, \(r.problemCount) problems, "
+                + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, \(r.houses) houses and \(r.streets) streets made, \(r.problems.total) problems, "
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result

@@ -105,6 +105,25 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("var")), "no ./var/ where the command ran")
     }
 
+    /// `poi geocode` and `poi reverse` keep the gazetteer in the snapshot this user's databases share: the first
+    /// builds it and writes it there, the next maps it (the file is not written again) and answers alike.
+    @Test func theGazetteerIsBuiltOnceAndMappedAfter() throws {
+        let cache = scratch.url.appendingPathComponent("cache").path
+        let arguments = ["reverse", "--lat", "-33.8568", "--lon", "151.2153", "--format", "json"]
+        let first = try CLI.run(arguments, environment: ["POI_CACHE_DIR": cache])
+        #expect(first.status == 0, "\(first.stderr)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: cache).filter { $0.hasSuffix(".snapshot") }
+        try #require(written.count == 1, "one gazetteer snapshot in \(cache): \(written)")
+        let path = cache + "/" + written[0]
+        let inode = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
+        let second = try CLI.run(arguments, environment: ["POI_CACHE_DIR": cache])
+        #expect(second.status == 0 && second.stdout == first.stdout, "\(second.stdout) \(second.stderr)")
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int == inode,
+            "the snapshot was mapped, not written again"
+        )
+    }
+
     @Test func geocodingFallsBackAndSaysWhatItDoesNotKnow() throws {
         let street = try CLI.run(["geocode", "1600 Amphitheatre Parkway, Mountain View, CA", "--limit", "1"])
         #expect(street.status == 0, "\(street.stderr)")

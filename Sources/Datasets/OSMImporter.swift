@@ -19,12 +19,12 @@ import SnapshotFile
 ///   their ends.
 ///
 /// One pass over the file, on every core: `ParallelBlockReader`'s threads decode blocks and turn their nodes and
-/// ways into POIs, addresses and streets (`Piece`); the reading thread gathers the pieces in file order (`State`):
-/// node locations into a packed `NodeLocationStore` (5–6 bytes a node) until the first block of ways, which waits for
-/// them, way node lists into a packed `WayTable` for relations, which it converts itself. Memory grows with those two
-/// tables and with what the file makes (see docs/ARCHITECTURE.md, "Country scale"). An object that refers to a node
-/// or way the file lacks is reported with its id and imported from what is there (a clipped extract); under `strict` the first such problem, in file order, stops the
-/// import before anything is written.
+/// ways into POIs, addresses and streets (`Piece`); the reading thread gathers the pieces in file order (`State`): node
+/// locations into a packed `NodeLocationStore` (5–6 bytes a node) until the first block of ways, which waits for them,
+/// way node lists into a packed `WayTable` for relations, which it converts itself. Memory grows with those two tables
+/// and with what the file makes (see docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country scale). An
+/// object that refers to a node or way the file lacks is reported with its id and imported from what is there (a
+/// clipped extract); under `strict` the first such problem, in file order, stops the import before anything is written.
 public struct OSMImporter: Sendable {
     public let mapping: OSMTagMapping
     public var strict = false
@@ -186,7 +186,7 @@ public struct OSMImporter: Sendable {
     ///
     /// The mirror goes first, and is let go once written: the node locations and way lists it holds (two fifths of a
     /// country's import) are freed before `mirrorWritten` is called, where `poi import` starts building the address
-    /// index beside the rest of the writes (docs/ARCHITECTURE.md, "Country scale").
+    /// index beside the rest of the writes (docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country scale).
     /// - Returns: the number of POIs removed, and the addresses' new generation (nil: the store keeps none).
     @discardableResult
     public static func write(

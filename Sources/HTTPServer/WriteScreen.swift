@@ -4,7 +4,7 @@ import HTTPTypes
 /// its rate limit (429) is answered from the request's head alone, its body read and dropped, with the answer the
 /// router's handler would have thrown — the same problem, fields and bytes (`ResponseHead`), the same request
 /// metrics and request-log entry. Under a flood of refused writes the readers beside it then lose what a flood of
-/// `/health` costs them, not the router's per-request work (docs/ARCHITECTURE.md, "The byte lane").
+/// `/health` costs them, not the router's per-request work (docs/ARCHITECTURE.md, "The walk of a read").
 ///
 /// Only routes whose handler asks for the principal before anything else are screened (`WriteRoutes`), and only
 /// what can be decided without waiting: a token not yet in the verified-token cache goes to the router. A write

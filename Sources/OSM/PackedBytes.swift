@@ -1,7 +1,7 @@
 /// Bytes kept in chunks of about a megabyte that are never moved: a store of millions of varint-coded objects grows
 /// without the copy (and the twice-the-size moment) of one growing array. An object's bytes never straddle two
 /// chunks, so an object is read from one buffer; its place is an `Address` (chunk and offset in one integer).
-/// See docs/ARCHITECTURE.md, "Country scale".
+/// See docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country scale.
 public struct PackedBytes: Sendable {
     public typealias Address = Int
 

@@ -2,7 +2,7 @@
 /// what the mirror for change files keeps, with the tags of the ways that make something. A way's ids are a varint
 /// count and the differences from the previous id (zigzag varints): 1–3 bytes an id where plain arrays take 8; its
 /// tags, if kept, a count and each key and value as a length and UTF-8 (a dictionary of tag arrays took ~200 bytes a
-/// way). See docs/ARCHITECTURE.md, "Country scale".
+/// way). See docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country scale.
 public struct WayTable: Sendable {
     public private(set) var ids: [Int64] = []
     private var addresses: [PackedBytes.Address] = []

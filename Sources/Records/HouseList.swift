@@ -1,7 +1,7 @@
 /// Houses as the stores keep them: `AddressBlock`s (~35 bytes a house), not an array of `AddressPoint`s (128 bytes
 /// a house and its texts on the heap). A country's import holds millions of houses from when the file is read until
 /// they are written and indexed: as blocks they take a quarter of the memory, the stores write the blocks as they are,
-/// and an index reads them a block at a time (docs/ARCHITECTURE.md, "Country scale").
+/// and an index reads them a block at a time (docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country scale).
 ///
 /// Houses appended one by one wait in a tail and become a block at `AddressBlock.size`; `seal()` makes the tail a block
 /// at any size (what an import's threads do with the houses of one block of the file, so that the thread gathering

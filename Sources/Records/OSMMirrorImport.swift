@@ -50,8 +50,8 @@ public struct OSMMirrorState: Sendable, Equatable {
 /// encoded on a thread of their own (the encoding is most of the mirror's cost at import) and handed over through a
 /// bounded queue: the encoder runs ahead of the writer — while the import writes POIs and addresses — by at most
 /// `ahead` bytes, so the mirror's blocks are never all in memory at once (at 52 M nodes they are ~400 MB; see
-/// docs/ARCHITECTURE.md, "Country scale"). Its blocks are taken once, by `forEachBlock`; `cancel()` stops an encoder
-/// whose blocks will not be taken.
+/// docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country scale). Its blocks are taken once, by
+/// `forEachBlock`; `cancel()` stops an encoder whose blocks will not be taken.
 public final class EncodedOSMMirror: @unchecked Sendable {
     package struct Block: Sendable {
         package let first: Int64

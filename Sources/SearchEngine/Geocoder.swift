@@ -33,7 +33,7 @@ public enum GeocodeCandidate: Sendable {
 /// The one geocoder of a process, built once at start-up (`poi serve`: `buildApp`; the CLI: per command) and asked by
 /// every surface — v1 `/v1/geocode`, `/v1/reverse` and `/v1/suggest`, Nominatim, Photon, AMap `geo`, `regeo` and
 /// input tips, and `poi geocode`/`reverse`/`suggest`: places from the gazetteer, houses and streets from the address
-/// book, POIs from the engine, in one ranking (docs/ARCHITECTURE.md, "Geocoding on every surface").
+/// book, POIs from the engine, in one ranking (docs/ARCHITECTURE.md, "Geocoding, on every surface").
 ///
 /// The text is parsed once, into the query (`GeocodeQuery`'s address readings), and the readings are what every
 /// address index is asked with. The address book is the engine's as the last background step indexed it

@@ -282,8 +282,9 @@ extension SearchEngine {
     /// An OpenStreetMap import into the running server, written in the order `poi import` writes one
     /// (`OSMImporter.write`) so that what is written is let go before the next part is made: the mirror of the extract
     /// first; then its POIs put and the `osm-` POIs it no longer has deleted, in one transaction and in the one order
-    /// of all writes; then the address index built, its addresses and streets stored, and the index replaced. The
-    /// freed heap goes back to the system after each part (docs/ARCHITECTURE.md, "Country scale").
+    /// of all writes; then the address index built, its addresses and streets stored, and the index replaced. The freed
+    /// heap goes back to the system after each part (docs/ARCHITECTURE.md, "OpenStreetMap that stays current", country
+    /// scale).
     /// - Returns: the number of POIs removed.
     @discardableResult
     public func applyOSMImport(_ result: consuming OSMImport) throws(SearchError) -> Int {

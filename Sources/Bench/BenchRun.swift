@@ -129,7 +129,7 @@ public struct BenchRun {
         var gazetteer: Gazetteer?
         var addresses = AddressBook.empty
         let load = try clock.measure {
-            gazetteer = try? keepUntilExit(DataSources(dataDir: dataDir).loadGazetteer(snapshot: .none).gazetteer)
+            gazetteer = try? keepUntilExit(DataSources(dataDir: dataDir).loadGazetteer(snapshot: .noSnapshot).gazetteer)
             // With --db, the database's imported addresses and streets are searched too (house-level geocoding).
             if let db { addresses = try DataSources(db: db, dataDir: dataDir).loadAddresses() }
         }

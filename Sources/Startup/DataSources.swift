@@ -158,7 +158,7 @@ public struct DataSources: Sendable {
         /// gazetteer and writes it, the next map it.
         case shared
         /// None: built from the data files (what `poi bench geocode` times as the load).
-        case none
+        case noSnapshot
     }
 
     /// The gazetteer, through the snapshot `snapshot` names; and how it was made.
@@ -167,7 +167,7 @@ public struct DataSources: Sendable {
             switch snapshot {
             case .ofTheDatabase: gazetteerSnapshotPath
             case .shared: Gazetteer.sharedSnapshotPath(directory: dataDirectory)
-            case .none: nil
+            case .noSnapshot: nil
             }
         do {
             if let path { return try Gazetteer.load(directory: dataDirectory, snapshot: path) }

@@ -39,12 +39,13 @@ let package = Package(
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPrefetch"),
+        .systemLibrary(name: "CChecksum"),
         .systemLibrary(name: "CScheduling"),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         // Work spread over threads: a value made on a thread of its own, a map over ranges on every core.
         .target(name: "Parallelism", swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
-        .target(name: "SnapshotFile", dependencies: ["CZlib"], swiftSettings: swiftSettings),
+        .target(name: "SnapshotFile", dependencies: ["CZlib", "CChecksum"], swiftSettings: swiftSettings),
         .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile", "CPrefetch"], swiftSettings: swiftSettings),
         // The records (POIs, pins, addresses, fences' events), their formats, and the protocol of a store of record
@@ -214,7 +215,7 @@ let package = Package(
         ),
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ParallelismTests", dependencies: ["Parallelism"], swiftSettings: swiftSettings),
-        .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "CChecksum", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "SnapshotFile", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(

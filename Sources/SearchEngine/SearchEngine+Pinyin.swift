@@ -10,7 +10,7 @@ extension PinyinDictionary {
     /// Reads `pinyin.tsv.gz` of a data directory.
     public static func load(directory: String) throws -> PinyinDictionary {
         let bytes = try GzipFile.read(directory + "/pinyin.tsv.gz")
-        return try PinyinDictionary(table: String(decoding: bytes, as: UTF8.self))
+        return try PinyinDictionary(tableBytes: bytes)
     }
 }
 

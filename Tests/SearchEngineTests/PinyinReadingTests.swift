@@ -2,9 +2,9 @@ import BundledData
 import Foundation
 import TestSupport
 import Testing
-import TextIndex
 
 @testable import SearchEngine
+@testable import TextIndex
 
 /// The readings of whole names against pypinyin (an independent implementation on the same open tables), on every
 /// Chinese division name of the bundled data and on chain and landmark names of Beijing.
@@ -61,7 +61,45 @@ import TextIndex
         #expect(dictionary.reading(of: name).map { $0.map { dictionary.syllable($0) } ?? "-" }.joined(separator: " ") == expected)
     }
 
+    /// The table as the dictionary holds it, against the rows read again here with `String`'s own splitting: every
+    /// character's readings in their order, every phrase's first reading of each character (a later row of the same
+    /// phrase wins, as it does there), and the syllables.
+    @Test func everyRowOfTheBundledTableIsHeldAsWritten() throws {
+        let dictionary = try #require(PinyinDictionary.bundled)
+        var characters: [UInt32: [String]] = [:]
+        var phrases: [String: [String]] = [:]
+        var syllables = Set<String>()
+        try GzipFile.forEachLine(PythonScript.repository.path + "/data/pinyin.tsv.gz") { line in
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 3 else { return }
+            if fields[0] == "c" {
+                characters[fields[1].unicodeScalars.first!.value] = fields[2].split(separator: ",").map(String.init)
+                syllables.formUnion(characters[fields[1].unicodeScalars.first!.value]!)
+            } else {
+                let parts = fields[2].split(separator: " ").map { $0.split(separator: "|").map(String.init) }
+                phrases[fields[1]] = parts.map { $0[0] }
+                for part in parts { syllables.formUnion(part) }
+            }
+        }
+        #expect(characters.count > 20_000 && phrases.count > 10_000, "\(characters.count) characters, \(phrases.count) phrases")
+        #expect(dictionary.syllables == syllables.sorted())
+        for (scalar, readings) in characters {
+            #expect(dictionary.readings(of: scalar).map { dictionary.syllable($0) } == Array(readings.prefix(255)), "U+\(String(scalar, radix: 16))")
+        }
+        #expect(dictionary.phrases.count == phrases.count)
+        for (phrase, readings) in phrases {
+            #expect(dictionary.phrases[phrase].map { $0.map { dictionary.syllable($0) } } == readings, "\(phrase)")
+        }
+    }
+
     @Test func theTableIsRefusedWithItsLineWhenMalformed() {
+        #expect(throws: PinyinTableError.self) { try PinyinDictionary(table: "c\t好\thao\n\nc\t你\tni,Nǐ\n") }
+        do throws(PinyinTableError) {
+            _ = try PinyinDictionary(table: "c\t好\thao\n\np\t你好\tni\n")
+            Issue.record("a phrase with one reading for two characters was taken")
+        } catch {
+            #expect(error.line == 2, "empty lines are not counted: \(error)")
+        }
         #expect(throws: PinyinTableError.self) { try PinyinDictionary(table: "c\t好\thao\nx\t好\thao\n") }
         #expect(throws: PinyinTableError.self) { try PinyinDictionary(table: "p\t你好\tni\n") }
         #expect(throws: PinyinTableError.self) { try PinyinDictionary(table: "c\t好\tHǎo\n") }

@@ -41,7 +41,6 @@ public enum SnapshotLayout {
     static let alignment = 8
 
     static func padding(_ length: Int) -> Int { (alignment - length % alignment) % alignment }
-
 }
 
 /// How a snapshot's payload is checksummed: the header's word at offset 12.
@@ -341,7 +340,7 @@ final class Flusher: @unchecked Sendable {
     private var direct: Bool
     private var writing = false
     private var finished = false
-    /// CRC-32 of the payload written so far (the flusher's thread only, until `finish` returns).
+    /// `SnapshotChecksum.written` of the payload written so far (the flusher's thread only, until `finish` returns).
     private var crc: UInt32 = 0
     /// Whether the next buffer is the first, which starts with the header's room (not in the checksum).
     private var first = true

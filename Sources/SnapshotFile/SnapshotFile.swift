@@ -45,16 +45,17 @@ public enum SnapshotLayout {
 
 /// How a snapshot's payload is checksummed: the header's word at offset 12.
 ///
-/// Files are written with CRC-32C, which x86-64 processors compute with an instruction (SSE 4.2's `crc32`, eight bytes
-/// a step): a server reads and checks every snapshot at each start (780 MB at 52 M OSM nodes), and zlib's table-driven
-/// CRC-32 was the largest single item of that start's profile. Files written before carry 0 in that word, CRC-32 as
-/// zlib computes it, and are still read; any other value is a format this program does not know (rebuilt).
+/// Files are written with CRC-32C where the processor computes it with an instruction (x86-64's SSE 4.2 `crc32`, eight
+/// bytes a step): a server reads and checks every snapshot at each start (780 MB at 52 M OSM nodes), and zlib's
+/// table-driven CRC-32 was the largest single item of that start's profile. Elsewhere they are written with zlib's
+/// CRC-32, which is faster there than CRC-32C bit by bit. Files of earlier builds carry 0 in that word (CRC-32) and are
+/// still read; any other value is a format this program does not know (rebuilt).
 public enum SnapshotChecksum: UInt32, Sendable {
     case crc32 = 0
     case crc32c = 1
 
     /// What new files are written with.
-    public static let written = SnapshotChecksum.crc32c
+    public static let written: SnapshotChecksum = hardware ? .crc32c : .crc32
 
     /// The checksum continued over `bytes` (0 to start).
     public func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {

@@ -73,16 +73,20 @@ import Testing
         try writer.write(values)
         try writer.commit()
         let header = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(16)
-        #expect(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) } == SnapshotChecksum.crc32c.rawValue)
+        #expect(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 12, as: UInt32.self) } == SnapshotChecksum.written.rawValue)
+        #expect(SnapshotChecksum.written == (SnapshotChecksum.hardware ? .crc32c : .crc32))
         let back: [UInt64] = try SnapshotReader(path: path, formatVersion: 2).read()
         #expect(back == values)
 
-        // A file of an earlier build: CRC-32 as zlib computes it, kind 0.
+        // A file of an earlier build (or of a processor without the instruction): CRC-32 as zlib computes it, kind 0.
         let older = try rewritten(path, kind: 0) { payload in payload.withUnsafeBytes { SnapshotChecksum.crc32.update(0, $0) } }
         let olderBack: [UInt64] = try SnapshotReader(path: older, formatVersion: 2).read()
         #expect(olderBack == values)
 
-        // Kind 0 with a CRC-32C value: the checksum does not match.
+        // A file written with CRC-32C (kind 1) is read whatever this processor has; kind 0 with its value does not match.
+        let crc32c = try rewritten(path, kind: 1) { payload in payload.withUnsafeBytes { SnapshotChecksum.crc32c.update(0, $0) } }
+        let crc32cBack: [UInt64] = try SnapshotReader(path: crc32c, formatVersion: 2).read()
+        #expect(crc32cBack == values)
         let mixed = try rewritten(path, kind: 0) { payload in payload.withUnsafeBytes { SnapshotChecksum.crc32c.update(0, $0) } }
         #expect(throws: SnapshotError.corrupt(path: mixed, reason: "checksum mismatch")) { try SnapshotReader(path: mixed, formatVersion: 2) }
 

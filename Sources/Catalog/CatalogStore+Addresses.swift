@@ -62,15 +62,21 @@ extension CatalogStore {
 
     /// Every house, in the order written.
     static func houses(_ db: Database) throws -> HouseList {
-        var blocks: [HouseList.Block] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, count, data FROM address_block ORDER BY seq")
-        while let row = try rows.next() {
-            let data: Data = row[2]
-            blocks.append(HouseList.Block(bytes: [UInt8](data), count: row[1]))
-        }
+        let blocks = try houseBlocks(db)
         return try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
             try HouseList(checking: blocks)
         }
+    }
+
+    /// The houses' blocks as stored, in order, not yet checked.
+    static func houseBlocks(_ db: Database) throws -> [HouseList.Block] {
+        var blocks: [HouseList.Block] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT count, data FROM address_block ORDER BY seq")
+        while let row = try rows.next() {
+            let data: Data = row[1]
+            blocks.append(HouseList.Block(bytes: [UInt8](data), count: row[0]))
+        }
+        return blocks
     }
 
     /// Replaces every house with these, their blocks as they are.

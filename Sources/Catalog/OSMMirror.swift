@@ -338,23 +338,40 @@ public final class OSMMirror {
     /// Replaces the houses, street lines and map areas made from the objects `objects` (their ids: `osm-n1`, `osm-w2`; a house
     /// `osm-n1#2` is the object's too) with `added`, keeping the store's order (by object type, then id, as an
     /// extract is sorted), and gives the addresses a new generation.
-    /// - Returns: every house and street line after the change, and the new generation.
+    /// - Returns: every house and street line after the change, the new generation, and how many of the houses' blocks
+    ///   were encoded again (of how many after the change).
     /// - Parameter sea: the sea made again (nil: the sea stays as it is).
     public func replaceAddresses(
         of objects: Set<String>,
         with added: AddressData,
         sea newSea: [MapArea]? = nil
     ) throws -> (
-        data: AddressData, generation: String
+        data: AddressData, generation: String, houseBlocks: (encoded: Int, of: Int)
     ) {
         // By (type, id) keys, not strings: millions of houses are looked at, a few thousand objects changed.
         var changed = Set<Int64>()
         for id in objects { if let key = OSMObjectKey.order(of: id) { changed.insert(OSMObjectKey.packed(key)) } }
-        let kept = try CatalogStore.houses(db).filter { house in
-            guard let key = OSMObjectKey.order(of: house.id) else { return !objects.contains(OSMObjectKey.object(of: house.id)) }
-            return !changed.contains(OSMObjectKey.packed(key))
+        let addedHouses = OSMObjectKey.inOrder(added.addresses)
+        let blocks = try CatalogStore.houseBlocks(db)
+        let houses: HouseList
+        var encoded = 0
+        let replaced = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
+            try OSMObjectKey.replacingHouses(in: blocks, changed: changed, added: addedHouses)
         }
-        let houses = HouseList(OSMObjectKey.merged(kept, Array(OSMObjectKey.inOrder(added.addresses)), id: \.id))
+        if let replaced {
+            (houses, encoded) = (replaced.houses, replaced.encodedAgain)
+        } else {
+            // Ids that are not OpenStreetMap objects' (a database older than the mirror's own houses): merged whole.
+            let stored = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
+                try HouseList(checking: blocks)
+            }
+            let kept = stored.filter { house in
+                guard let key = OSMObjectKey.order(of: house.id) else { return !objects.contains(OSMObjectKey.object(of: house.id)) }
+                return !changed.contains(OSMObjectKey.packed(key))
+            }
+            houses = HouseList(OSMObjectKey.merged(kept, Array(addedHouses), id: \.id))
+            encoded = blocks.count
+        }
         try CatalogStore.writeHouses(houses, db)
         for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
         try CatalogStore.insertStreets(added.streets, db)
@@ -369,7 +386,8 @@ public final class OSMMirror {
         data.addresses = houses
         data.streets = try CatalogStore.streets(db)
         data.areas = areas
-        return (data, generation)
+        let written = houses.blocks.count
+        return (data, generation, (encoded, written))
     }
 }
 

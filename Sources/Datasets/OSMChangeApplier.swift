@@ -269,7 +269,8 @@ extension OSMImporter {
                 sea = made.areas
                 report.problems.add(contentsOf: made.problems.map { ImportProblem(file: name, line: 0, reason: $0) })
             }
-            let (addresses, generation) = try mirror.replaceAddresses(of: objects, with: added, sea: sea)
+            let (addresses, generation, houseBlocks) = try mirror.replaceAddresses(of: objects, with: added, sea: sea)
+            report.houseBlocks = houseBlocks
             report.houses = added.addresses.count
             report.streets = added.streets.count
             var problems = made.report.problems

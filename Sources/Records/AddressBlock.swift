@@ -2,7 +2,13 @@ import GeoCore
 
 /// Houses as the SQLite store keeps them: blocks of `AddressBlock.size` houses, each one BLOB, instead of one row a
 /// house. A country's 2.3 M houses took 2.3 M inserts into two B-trees (the rows and their unique ids), half of
-/// writing an extract; as blocks they are ~120 writes of sequential bytes, and read back without a row cursor.
+/// writing an extract; as blocks they are a few thousand writes of sequential bytes, and read back without a row cursor.
+///
+/// A block holds at most `size` (512) houses, so that a change file, which replaces the houses of a few thousand
+/// objects, finds most blocks without a house of theirs and keeps them as they are (`forEachID` reads the ids alone;
+/// `OSMObjectKey.replacingHouses`). Blocks of 20 000 were each reached by some change, and every house was decoded and
+/// encoded again; at 512 a file of ~2 800 objects rewrites 18 % of the blocks of 2.3 M houses, in the same bytes
+/// (RESULTS.md, issue 57).
 ///
 /// Format (version 2): the byte 2; the block's distinct streets, places, postcodes and cities — a LEB128 varint of
 /// their number, then each as a varint of its UTF-8 length and its bytes; then per house:
@@ -13,12 +19,12 @@ import GeoCore
 /// - postcode and city as references;
 /// - latitude and longitude as the little-endian bits of their Doubles (exactly what was written).
 ///
-/// A block of 20 000 houses of an extract names a few hundred streets and a few cities and postcodes, and neighbouring
-/// ids share most of their digits: about 35 bytes a house against 70 in version 1, which wrote every text in full
+/// A block of an extract's houses names a few dozen streets and a few cities and postcodes, and neighbouring ids share
+/// most of their digits: about 30 bytes a house against 70 in version 1, which wrote every text in full
 /// (the byte 1, then per house its seven texts as house number and unit are here, then the coordinates). Half the
 /// bytes is half of what SQLite copies through its log and into the database on an import. Both versions are read.
 public enum AddressBlock {
-    public static let size = 20_000
+    public static let size = 512
     static let version: UInt8 = 2
 
     /// Why a block could not be read.
@@ -174,6 +180,64 @@ public enum AddressBlock {
         guard reader.at == block.count else { throw CorruptBlock(reason: "\(block.count - reader.at) bytes after its \(count) houses") }
     }
 
+    /// Walks the block's `count` houses with `decode`'s checks, one for one, and hands each house's id (its UTF-8
+    /// bytes) to `body` without making a text of anything: what a change file reads of the blocks it leaves as they
+    /// are (`HouseList`'s users in the stores). A block this accepts, `decode` reads, and the other way round (tested on
+    /// damaged blocks).
+    public static func forEachID(
+        _ block: UnsafeRawBufferPointer,
+        count: Int,
+        _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(CorruptBlock) {
+        guard let first = block.first, first == 1 || first == version else {
+            throw CorruptBlock(reason: "version \(block.first.map(String.init) ?? "none"), not 1 or \(version)")
+        }
+        var reader = Reader(block: block, at: 1)
+        var textCount: UInt64?
+        if first == 2 {
+            let count = try reader.varint()
+            guard count <= UInt64(block.count) else { throw CorruptBlock(reason: "\(count) texts in \(block.count) bytes") }
+            for _ in 0..<count { _ = try reader.bytes(Int(clamping: try reader.varint()), what: "a text") }
+            textCount = count
+        }
+        func shared() throws(CorruptBlock) {
+            guard let textCount else {
+                _ = try reader.textBytes()
+                return
+            }
+            let k = try reader.varint()
+            guard k <= textCount else { throw CorruptBlock(reason: "a reference to text \(k) of \(textCount)") }
+        }
+        var previousID: [UInt8] = []
+        for _ in 0..<count {
+            var hasID = true
+            if textCount != nil {
+                let sharedBytes = try reader.varint()
+                guard sharedBytes <= UInt64(previousID.count) else {
+                    throw CorruptBlock(reason: "an id sharing \(sharedBytes) bytes of the \(previousID.count) before it")
+                }
+                previousID.removeSubrange(Int(sharedBytes)...)
+                previousID.append(contentsOf: try reader.bytes(Int(clamping: try reader.varint()), what: "an id").buffer)
+            } else if let id = try reader.textBytes() {
+                previousID.removeAll(keepingCapacity: true)
+                previousID.append(contentsOf: id)
+            } else {
+                hasID = false
+            }
+            try shared()
+            try shared()
+            let hasNumber = try reader.textBytes() != nil
+            _ = try reader.textBytes()
+            try shared()
+            try shared()
+            guard hasID, hasNumber else { throw CorruptBlock(reason: "a house without an id or a number") }
+            _ = try reader.double()
+            _ = try reader.double()
+            previousID.withUnsafeBytes(body)
+        }
+        guard reader.at == block.count else { throw CorruptBlock(reason: "\(block.count - reader.at) bytes after its \(count) houses") }
+    }
+
     /// Reads a block's varints, texts and coordinates, refusing any that runs past its end.
     struct Reader {
         let block: UnsafeRawBufferPointer
@@ -206,9 +270,14 @@ public enum AddressBlock {
 
         /// A text written as its length plus one (0: none) and its bytes.
         mutating func text() throws(CorruptBlock) -> String? {
+            try textBytes().map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// `text()`'s bytes, not made a text.
+        mutating func textBytes() throws(CorruptBlock) -> UnsafeRawBufferPointer? {
             let stored = try varint()
             guard stored > 0 else { return nil }
-            return try bytes(Int(clamping: stored - 1), what: "a text").string
+            return try bytes(Int(clamping: stored - 1), what: "a text").buffer
         }
 
         mutating func double() throws(CorruptBlock) -> Double {

@@ -73,6 +73,23 @@ public struct HouseList: Sendable, Equatable, Sequence, ExpressibleByArrayLitera
         append(contentsOf: other.tail)
     }
 
+    /// Appends a block as it is, its bytes not encoded again: one the caller has checked (`decode(_:)`, or
+    /// `AddressBlock.forEachID`, which checks as much and also gives `idBytes`, the UTF-8 bytes of its ids together).
+    public mutating func append(_ block: Block, idBytes: Int) {
+        seal()
+        sealed.append(block)
+        count += block.count
+        self.idBytes += idBytes
+    }
+
+    /// A block's houses, checked as `init(checking:)` checks them.
+    public static func decode(_ block: Block) throws(AddressBlock.CorruptBlock) -> [AddressPoint] {
+        var houses: [AddressPoint] = []
+        houses.reserveCapacity(block.count)
+        try decode(block, into: &houses)
+        return houses
+    }
+
     /// Makes the houses waiting in the tail a block of their own.
     public mutating func seal() {
         guard !tail.isEmpty else { return }

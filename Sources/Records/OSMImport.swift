@@ -71,6 +71,8 @@ public struct OSMChangeReport: Sendable {
     public var poisRemoved = 0
     public var houses = 0
     public var streets = 0
+    /// The stored houses' blocks encoded again by the change (the others kept as they were), of all after it.
+    public var houseBlocks = (encoded: 0, of: 0)
     public var problems = ImportProblems()
     public var seconds = 0.0
     /// The data's OSM timestamp and replication sequence after the change.

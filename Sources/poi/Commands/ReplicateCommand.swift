@@ -39,7 +39,8 @@ struct ChangeFiles {
         for problem in r.problems.kept.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
         print(
             "\(name): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations changed, \(r.rebuilt) objects built from them again; "
-                + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, \(r.houses) houses and \(r.streets) streets made, \(r.problems.total) problems, "
+                + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, \(r.houses) houses (\(r.houseBlocks.encoded) of \(r.houseBlocks.of) house blocks written anew) and \(r.streets) streets made, "
+                + "\(r.problems.total) problems, "
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result

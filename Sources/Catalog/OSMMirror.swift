@@ -485,9 +485,22 @@ public enum OSMObjectKey {
         }
         var out: [T] = []
         out.reserveCapacity(first.count + second.count)
-        var (i, j) = (0, 0)
-        while i < first.count && j < second.count {
-            // `second`'s item goes first only when its key is strictly smaller (positions break ties in the concatenation).
+        merge(first[...], firstKeys[...], second[...], secondKeys[...], into: &out)
+        return out
+    }
+
+    /// Appends two runs in order, each with its items' keys (at the same indices), merged: `second`'s item goes first
+    /// only when its key is strictly smaller (positions break ties in the concatenation).
+    static func merge<T>(
+        _ first: ArraySlice<T>,
+        _ firstKeys: ArraySlice<(type: Int, id: Int64, part: Int)?>,
+        _ second: ArraySlice<T>,
+        _ secondKeys: ArraySlice<(type: Int, id: Int64, part: Int)?>,
+        into out: inout [T]
+    ) {
+        precondition(first.indices == firstKeys.indices && second.indices == secondKeys.indices, "keys at the items' indices")
+        var (i, j) = (first.startIndex, second.startIndex)
+        while i < first.endIndex && j < second.endIndex {
             if precedes(secondKeys[j], 1, firstKeys[i], 0) {
                 out.append(second[j])
                 j += 1
@@ -498,7 +511,6 @@ public enum OSMObjectKey {
         }
         out.append(contentsOf: first[i...])
         out.append(contentsOf: second[j...])
-        return out
     }
 
     /// Whether the item with key `x` at `a` goes before the one with key `y` at `b`.

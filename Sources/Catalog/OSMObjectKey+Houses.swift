@@ -18,7 +18,7 @@ extension OSMObjectKey {
         added: HouseList
     ) throws(AddressBlock.CorruptBlock) -> (houses: HouseList, encodedAgain: Int)? {
         let addedHouses = Array(added)
-        var addedKeys: [(type: Int, id: Int64, part: Int)] = []
+        var addedKeys: [(type: Int, id: Int64, part: Int)?] = []
         addedKeys.reserveCapacity(addedHouses.count)
         for house in addedHouses {
             guard let key = order(of: house.id) else { return nil }
@@ -28,7 +28,7 @@ extension OSMObjectKey {
         var encodedAgain = 0
         var next = 0
         var kept: [AddressPoint] = []
-        var keptKeys: [(type: Int, id: Int64, part: Int)] = []
+        var keptKeys: [(type: Int, id: Int64, part: Int)?] = []
         var merged: [AddressPoint] = []
         for (k, block) in blocks.enumerated() {
             // First the ids alone (the block checked on the way): most blocks lose no house and gain none.
@@ -79,19 +79,7 @@ extension OSMObjectKey {
             }
             encodedAgain += 1
             merged.removeAll(keepingCapacity: true)
-            var i = 0
-            while i < kept.count && next < end {
-                // An added house goes first only when its key is strictly smaller, as in `merged`.
-                if precedes(addedKeys[next], 1, keptKeys[i], 0) {
-                    merged.append(addedHouses[next])
-                    next += 1
-                } else {
-                    merged.append(kept[i])
-                    i += 1
-                }
-            }
-            merged.append(contentsOf: kept[i...])
-            merged.append(contentsOf: addedHouses[next..<end])
+            merge(kept[...], keptKeys[...], addedHouses[next..<end], addedKeys[next..<end], into: &merged)
             next = end
             // Left in the tail: a touched block after this one joins it; an untouched one seals it.
             out.append(contentsOf: merged)

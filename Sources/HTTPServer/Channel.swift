@@ -112,6 +112,10 @@ public struct ConnectionLimits: Sendable {
     /// An import body must arrive at this rate at least: its deadline is the request timeout plus its declared
     /// length at this rate (so a 100 MB import may take minutes, and a trickle is still cut off).
     public var minimumImportRate: Int
+    /// How long a connection is not read after the byte lane refused one of its writes (401, 429): a client just told
+    /// no, or told to wait, has nothing to send at once, and what it floods with waits in its socket instead of
+    /// taking the event loop from the readers beside it. Zero reads on at once.
+    public var refusedWritePause: Duration
 
     public init(
         requestTimeout: Duration = .seconds(10),
@@ -120,8 +124,10 @@ public struct ConnectionLimits: Sendable {
         maximumHeadSize: Int = 64 * 1_024,
         maximumBodySize: Int = 1 << 20,
         maximumImportSize: Int = 1 << 30,
-        minimumImportRate: Int = 256 * 1_024
+        minimumImportRate: Int = 256 * 1_024,
+        refusedWritePause: Duration = .milliseconds(10)
     ) {
+        self.refusedWritePause = refusedWritePause
         self.maximumImportSize = maximumImportSize
         self.minimumImportRate = minimumImportRate
         self.requestTimeout = requestTimeout

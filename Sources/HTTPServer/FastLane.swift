@@ -260,6 +260,8 @@ extension FastLane {
         /// The request at the start of the input was answered (and read from it); `close`: it asked for
         /// `Connection: close`.
         case answered(close: Bool)
+        /// The request at the start of the input was a screened write, refused (401, 429) and answered.
+        case refused(close: Bool)
         /// The request at the start of the input was read from it and is heavy: its answer is for the read workers.
         case heavy(TakenRead)
         /// The request at the start of the input is a screened write let through: its first `length` bytes are the
@@ -299,7 +301,7 @@ extension FastLane {
             let answer = ResponseHead(problem: problem, body: problem.json(requestID: requestID), requestID: requestID, server: serverName)
             answer.write(to: &buffer, includeBody: true, close: request.close)
             account(answer, route: pattern, method: write.method, caller: refusal.caller, client: client, since: (start, wallClock))
-            return .answered(close: request.close)
+            return .refused(close: request.close)
         case .request(let request, let length):
             let (path, query) = ReadRequest.split(target: request.target[...])
             guard let route = reads.match(path) else { return .other }

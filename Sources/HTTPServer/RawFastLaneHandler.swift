@@ -31,7 +31,10 @@ import Synchronization
 /// through, its bytes alone go to the pipeline behind, what follows waits as behind a heavy read, and the lane takes
 /// the connection back once the router's answer has been written (`ConnectionTimers.pipelineAnswered`, called by
 /// `ConnectionIdleHandler`) — so a client that sends writes and reads on one connection keeps the lane for its reads,
-/// and a flooding writer whose writes are refused never reaches the router.
+/// and a flooding writer whose writes are refused never reaches the router. After a refusal the connection is not read
+/// for `ConnectionLimits.refusedWritePause`: what it sends meanwhile waits, as behind a heavy read, and is answered in
+/// turn after the pause — a flood of refused writes then waits in its own sockets, and the event loop goes to the
+/// readers beside it.
 final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -51,6 +54,9 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var awaitingWorker = false
     /// A write let through by the screen is being answered by the pipeline behind; later requests wait for it.
     private var awaitingPipeline = false
+    /// A write was refused on this connection and its pause (`ConnectionLimits.refusedWritePause`) is running: later
+    /// requests wait for it to end.
+    private var pausedAfterRefusal = false
     /// Reading stopped (`autoRead` off) because more than `waitingLimit` bytes arrived while a heavy read was answered:
     /// what a client pipelines behind it is held in memory only up to that, the rest waits in the socket.
     private var readsPaused = false
@@ -88,8 +94,9 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             input = earlier
         }
         timers.touch()
-        if awaitingWorker || awaitingPipeline {
-            // Answered in order once the heavy read's or the write's answer is written.
+        if isWaiting {
+            // Answered in order once the heavy read's or the write's answer is written, or the pause after a refusal
+            // has run.
             partial = input
             if input.readableBytes > waitingLimit && !readsPaused {
                 readsPaused = true
@@ -99,6 +106,10 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         answer(&input, context: context)
     }
+
+    /// Whether later input waits: for a heavy read's answer, for the router's answer to a write, or for the pause after
+    /// a refused write.
+    private var isWaiting: Bool { awaitingWorker || awaitingPipeline || pausedAfterRefusal }
 
     /// How many bytes may wait behind a heavy read before reading stops: a whole head of the largest size.
     private var waitingLimit: Int { max(timers.limits.maximumHeadSize, 65_536) }
@@ -118,7 +129,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
                 client: client,
                 into: &buffer
             ) {
-            case .answered(close: true):
+            case .answered(close: true), .refused(close: true):
                 closing = true
                 timers.requestRead()
                 context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
@@ -126,6 +137,15 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .answered(close: false):
                 context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
                 wrote = true
+            case .refused(close: false):
+                context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
+                wrote = true
+                let pause = limits.refusedWritePause
+                guard pause > .zero else { continue }
+                timers.requestRead()
+                if input.readableBytes > 0 { partial = input }
+                pauseAfterRefusal(pause, context: context)
+                return
             case .heavy(let read):
                 timers.requestRead()
                 if input.readableBytes > 0 { partial = input }
@@ -176,7 +196,20 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// After an answer that later input waited for (a heavy read's, or the router's to a write handed on): answers
+    /// Stops answering this connection for `pause`, then goes on with what waited.
+    private func pauseAfterRefusal(_ pause: Duration, context: ChannelHandlerContext) {
+        pausedAfterRefusal = true
+        let (seconds, attoseconds) = pause.components
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+            pausedAfterRefusal = false
+            guard context.channel.isActive, !passingOn, !closing else { return }
+            goOn(context: context)
+        }
+    }
+
+    /// After an answer that later input waited for (a heavy read's, or the router's to a write handed on) or a pause
+    /// after a refusal: answers
     /// what waited, completes as a read what went on to the pipeline behind, delivers the events held back once no
     /// heavy read is pending, and reads again once nothing is.
     private func goOn(context: ChannelHandlerContext) {
@@ -190,7 +223,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             forwarded = false
             context.fireChannelReadComplete()
         }
-        guard !awaitingWorker else { return }
+        guard !awaitingWorker && !pausedAfterRefusal else { return }
         if !heldEvents.isEmpty {
             // Written out before the handlers behind hear of the events: at shutdown they close the connection at
             // once, which would drop answers still waiting for the tick's flush.
@@ -256,15 +289,16 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
         // none): the event stops here instead of crossing the eight handlers behind — 3 % of a nearby request's
         // CPU (perf, issue 17). The next read is asked for on their behalf — unless a heavy read is being answered,
         // whose completion asks for it.
-        if !closing && !awaitingWorker && !awaitingPipeline { context.read() }
+        if !closing && !isWaiting { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         var inputClosed = false
         if case ChannelEvent.inputClosed = event { inputClosed = true }
         // While a heavy read is answered, the handlers behind — which close a connection whose input ended, or with
-        // no request in progress at shutdown — would cut its answer off: they hear of either once it is written.
-        if awaitingWorker && (inputClosed || event is ChannelShouldQuiesceEvent) {
+        // no request in progress at shutdown — would cut its answer off: they hear of either once it is written. So
+        // while a refusal's pause runs, or they would answer the requests waiting for it out of turn.
+        if (awaitingWorker || pausedAfterRefusal) && (inputClosed || event is ChannelShouldQuiesceEvent) {
             heldEvents.append(event)
             return
         }

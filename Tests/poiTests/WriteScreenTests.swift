@@ -198,6 +198,42 @@ extension LiveTests {
             }
         }
 
+        /// After a refused write the connection is not read for `--refused-write-pause`: what was pipelined behind the
+        /// refusal — reads, another refused write, the end of the client's input — is answered after the pause, in
+        /// order and whole; with a pause of 0, the same answers.
+        @Test(arguments: [0, 700])
+        func aRefusedWritersConnectionPausesAndLosesNothing(pause: Int) throws {
+            let db = scratch.file("pause-\(pause).sqlite")
+            let empty = scratch.file("pause-empty.jsonl")
+            FileManager.default.createFile(atPath: empty, contents: Data())
+            let imported = try CLI.run(["import", empty, "--db", db])
+            try #require(imported.status == 0, "\(imported.stderr)")
+            let server = try LiveServer(arguments: ["--db", db, "--api-key", "operator-key-123", "--refused-write-pause", "\(pause)"])
+            defer { server.stop() }
+            let requests = [
+                Self.request(id: "p-0", "POST", "/v1/pins", authorization: nil, body: Self.pin),
+                Self.request(id: "p-1", "GET", "/health", authorization: nil, body: nil),
+                Self.request(id: "p-2", "POST", "/v1/pins", authorization: "Bearer wrong-key-456", body: Self.pin),
+                Self.request(id: "p-3", "GET", "/v1/nearby?lat=60.17&lon=24.94", authorization: nil, body: nil),
+            ]
+            let started = ContinuousClock.now
+            // Sent at once, then the client's side closed: the end of input waits for the answers too.
+            let reply = try RawHTTP.exchange(port: server.port, requests.joined(), halfClose: true)
+            let elapsed = ContinuousClock.now - started
+            let answers = Self.answers(reply.text)
+            let ids = answers.map { answer in
+                answer.split(separator: "\r\n").first { $0.hasPrefix("X-Request-Id: ") }.map { String($0.dropFirst(14)) } ?? "none"
+            }
+            #expect(
+                ids == ["p-0", "p-1", "p-2", "p-3"],
+                "pause \(pause): answers \(ids)\n\(reply.text.prefix(1_500))\n\(server.stderr.suffix(2_000))"
+            )
+            #expect(answers.map { Self.status($0) ?? 0 } == [401, 200, 401, 200], "pause \(pause)\n\(reply.text.prefix(1_500))")
+            #expect(reply.closed, "pause \(pause): the connection stays open after the client's input ended")
+            // Two refusals, each followed by a pause before the next request is read: a lower bound only.
+            #expect(elapsed >= .milliseconds(2 * pause), "pause \(pause): all answered after \(elapsed)")
+        }
+
         /// Refusals must be byte-identical (but for Date and the wait); other answers carry ids and times of their own
         /// server, so only their statuses are compared.
         func compare(_ a: String, _ b: String, _ what: String, _ server: LiveServer) throws {

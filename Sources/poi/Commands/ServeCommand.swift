@@ -50,6 +50,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var writeRate: Double?
     @Option(help: "Writes in a row before --write-rate applies.") var writeBurst: Int = 20
+    @Option(
+        help:
+            "Milliseconds a connection is not read after one of its writes was refused (401, 429) before the router: a flood of refused writes waits in its own sockets instead of taking the readers' time (0: none)."
+    )
+    var refusedWritePause: Double = 10
     @Option(help: "The most pins one user (token) may have.") var maxPinsPerUser: Int = 100
     @Option(help: "Serve HTTPS with this PEM certificate chain (with --tls-key).") var tlsCert: String?
     @Option(help: "The PEM private key of --tls-cert.") var tlsKey: String?
@@ -135,10 +140,14 @@ struct ServeCommand: AsyncParsableCommand {
         for (name, value) in [("--request-timeout", requestTimeout), ("--idle-timeout", idleTimeout)] where !(value > 0 && value <= 86_400) {
             throw CLIError.usage("\(name) must be a number of seconds greater than 0 and at most 86400")
         }
+        guard refusedWritePause >= 0 && refusedWritePause <= 10_000 else {
+            throw CLIError.usage("--refused-write-pause must be a number of milliseconds from 0 to 10000")
+        }
         let limits = ConnectionLimits(
             requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)),
             idleTimeout: .milliseconds(Int64(idleTimeout * 1_000)),
-            maximumConnections: maxConnections
+            maximumConnections: maxConnections,
+            refusedWritePause: .microseconds(Int64(refusedWritePause * 1_000))
         )
         var configuration = ServerConfiguration(
             host: host,

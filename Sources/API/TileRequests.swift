@@ -64,6 +64,8 @@ public enum BaseLayer: String, Sendable, CaseIterable {
 public struct TileRequest: Sendable {
     public var layer: TileLayer
     public var query: TileQuery
+    /// The filters as asked (`query` holds them as the engine takes them).
+    public var filters: TileFilters
 
     /// `z`, `x` and `y` as they came in the path; `y` without its `.mvt`.
     public init<S>(layer: String?, z: String?, x: String?, y: String?, _ p: RequestParameters<S>) throws(ParameterError) {
@@ -72,7 +74,7 @@ public struct TileRequest: Sendable {
         let last = (1 << zoom) - 1
         let column = try Self.integer("x", x, in: 0...last, rule: "at zoom \(zoom)")
         let row = try Self.integer("y", y, in: 0...last, rule: "at zoom \(zoom)")
-        let filters = try TileFilters(p)
+        filters = try TileFilters(p)
         if self.layer == .base {
             if filters.text != nil { throw ParameterError("q", "does not apply to the base layer (streets): leave it out") }
             if filters.category != nil { throw ParameterError("category", "does not apply to the base layer (streets): leave it out") }

@@ -51,6 +51,10 @@ public final class AddressIndex: Sendable {
     let streetOfLine: FlatArray<Int32>
     /// `sortedNames`, once made.
     let nameOrder = Mutex<[Int32]?>(nil)
+    /// A number no other index of this process has: what is derived from this index alone (the `base` tiles) is
+    /// the same while it is the same.
+    public let serial = AddressIndex.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<UInt64>(0)
 
     /// A house under one of its street's house numbers.
     struct NumberEntry: BitwiseCopyable, Equatable {

@@ -212,7 +212,7 @@ func makeRouter(
     let write = WriteAccess(configuration)
     let tokens = configuration.authenticator.tokens
     QueryController(engine: engine).register(on: routes)
-    TileController(engine: engine, tls: configuration.tls != nil).register(on: routes)
+    TileController(engine: engine, tls: configuration.tls != nil, cache: TileCache(budget: configuration.tileCacheBytes)).register(on: routes)
     // Live areas: the engine's fences (poi serve keeps them beside the database), else fences in memory.
     if engine.fences == nil { engine.fences = try? FenceBook(store: FenceStore(path: nil)) }
     if let book = engine.fences {

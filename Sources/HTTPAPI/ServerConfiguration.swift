@@ -69,6 +69,8 @@ public struct ServerConfiguration: Sendable {
     public var backupDirectory: String?
     /// The request log (`--access-log FILE|-`); nil: none.
     public var accessLog: AccessLog?
+    /// Bytes of vector tiles kept while their layer's data stays the same (`--tile-cache-mb`; `TileCache`); 0: none.
+    public var tileCacheBytes = 64 << 20
 
     /// Largest accepted request body.
     public var maximumBodySize: Int { limits.maximumBodySize }

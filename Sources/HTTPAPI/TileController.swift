@@ -1,6 +1,7 @@
 import API
 import CZlib
 import Foundation
+import Gazetteer
 import GeoCore
 import HTTPServer
 import HTTPTypes
@@ -9,41 +10,35 @@ import SearchEngine
 
 /// Vector tiles and their TileJSON (docs/ARCHITECTURE.md, "Vector tiles"): the engine picks the records, the API
 /// layer writes the Mapbox Vector Tile, and this answers it the way map clients and HTTP caches expect — gzip when
-/// accepted, an ETag of the tile's bytes (304 on a match), 204 for an empty tile.
+/// accepted, an ETag of the tile's bytes (304 on a match), 204 for an empty tile. Tiles made are kept while their
+/// layer's data stays the same (`TileCache`).
 struct TileController {
     let engine: SearchEngine
     /// Whether this server speaks TLS itself: the scheme of the tile URLs TileJSON gives, unless a proxy in front
     /// says otherwise (`X-Forwarded-Proto`).
     let tls: Bool
+    let cache: TileCache
 
     static let contentType = "application/vnd.mapbox-vector-tile"
     /// The most street lines a base tile holds, and the most areas of each kind.
     static let baseLineLimit = 50_000
 
     func register(on routes: RouteRegistrar) {
-        routes.read("tile", cost: .heavyWhen(Self.isHeavy)) { [engine] input in
+        routes.read("tile", cost: .heavyWhen(Self.isHeavy)) { [engine, cache] input in
             let parameters = input.pathParameters.map(String.init)
             guard parameters.count == 4 else { throw Problem(.notFound, "no tile at this path") }
             let parsed = try TileRequest(layer: parameters[0], z: parameters[1], x: parameters[2], y: parameters[3], input.parameters)
-            if parsed.layer == .base {
-                let book = engine.addresses
-                let lines = book.lines(in: parsed.baseBox, limit: Self.baseLineLimit)
-                guard !lines.truncated else {
-                    throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it crosses more than \(Self.baseLineLimit) streets")
-                }
-                let water = book.areas.areas(of: .water, in: parsed.baseBox, limit: Self.baseLineLimit)
-                let buildings =
-                    parsed.query.tile.z >= TileRequest.buildingsFrom
-                    ? book.areas.areas(of: .building, in: parsed.baseBox, limit: Self.baseLineLimit) : (areas: [], truncated: false)
-                guard !water.truncated && !buildings.truncated else {
-                    throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it holds more than \(Self.baseLineLimit) areas")
-                }
-                let tile = parsed.encodeBase(lines: lines.lines, water: water.areas, buildings: buildings.areas)
-                return Self.answer(tile, layer: parsed.layer, input: input)
-            }
-            var writer = parsed.writer()
-            try engine.tile(parsed.query, into: &writer)
-            return Self.answer(writer.encoded(), layer: parsed.layer, input: input)
+            let gzip = GzipEncoding.accepted(by: input.acceptEncoding)
+            let tile = parsed.query.tile
+            let key = TileCache.Key(layer: parsed.layer.rawValue, z: tile.z, x: tile.x, y: tile.y, filters: parsed.filters.queryString, gzip: gzip)
+            // The version first, then the tile: a write in between makes the tile kept newer than its version says,
+            // which costs a miss, never a stale answer.
+            let book = parsed.layer == .base ? engine.addresses : nil
+            let version = book?.base.serial ?? engine.tileVersion(parsed.layer.kind)
+            if let kept = cache.answer(key, version: version) { return Self.conditional(kept, input: input) }
+            let answer = Self.content(try Self.encode(parsed, book: book, engine: engine), layer: parsed.layer, gzip: gzip)
+            cache.keep(answer, for: key, version: version)
+            return Self.conditional(answer, input: input)
         }
         routes.on("tileJSON") { [engine, tls] request, context in
             let parsed = try TileJSONRequest(layer: context.parameters.get("layer"), RequestParameters(request))
@@ -95,24 +90,51 @@ struct TileController {
         }
     }
 
-    /// The tile's answer: 204 when empty; else its bytes, gzip-compressed if the client accepts it, with an ETag
-    /// naming the bytes and their coding, or 304 when the client already holds them. POI tiles may be cached for a
-    /// minute; pin tiles, which users move all the time, are revalidated on every use.
-    static func answer(_ tile: [UInt8], layer: TileLayer, input: ReadInput) -> ReadAnswer {
+    /// The tile's bytes: the base's streets, water and buildings from `book`, or the engine's records.
+    static func encode(_ parsed: TileRequest, book: AddressBook?, engine: SearchEngine) throws -> [UInt8] {
+        if let book {
+            let lines = book.lines(in: parsed.baseBox, limit: Self.baseLineLimit)
+            guard !lines.truncated else {
+                throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it crosses more than \(Self.baseLineLimit) streets")
+            }
+            let water = book.areas.areas(of: .water, in: parsed.baseBox, limit: Self.baseLineLimit)
+            let buildings =
+                parsed.query.tile.z >= TileRequest.buildingsFrom
+                ? book.areas.areas(of: .building, in: parsed.baseBox, limit: Self.baseLineLimit) : (areas: [], truncated: false)
+            guard !water.truncated && !buildings.truncated else {
+                throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it holds more than \(Self.baseLineLimit) areas")
+            }
+            return parsed.encodeBase(lines: lines.lines, water: water.areas, buildings: buildings.areas)
+        }
+        var writer = parsed.writer()
+        try engine.tile(parsed.query, into: &writer)
+        return writer.encoded()
+    }
+
+    /// The tile's answer to any request: 204 when empty; else its bytes, gzip-compressed when `gzip` (the client
+    /// accepts it), with an ETag naming the bytes and their coding. POI tiles may be cached for a minute; pin tiles,
+    /// which users move all the time, are revalidated on every use.
+    static func content(_ tile: [UInt8], layer: TileLayer, gzip: Bool) -> ReadAnswer {
         // The base changes with imports and change files, the POIs with writes: a minute's staleness at most.
         var fields = [
             HTTPField(name: .cacheControl, value: layer == .pins ? "no-cache" : "public, max-age=60"),
             HTTPField(name: .vary, value: "Accept-Encoding"),
         ]
         guard !tile.isEmpty else { return ReadAnswer(status: .noContent, contentType: nil, body: [], fields: fields) }
-        let compressed = GzipEncoding.accepted(by: input.acceptEncoding) ? GzipEncoding.compress(tile) : nil
-        let tag = etag(of: tile, gzip: compressed != nil)
-        fields.append(HTTPField(name: .eTag, value: tag))
-        if let condition = input.ifNoneMatch, matches(condition, tag) {
-            return ReadAnswer(status: .notModified, contentType: nil, body: [], fields: fields)
-        }
+        let compressed = gzip ? GzipEncoding.compress(tile) : nil
+        fields.append(HTTPField(name: .eTag, value: etag(of: tile, gzip: compressed != nil)))
         if compressed != nil { fields.append(HTTPField(name: .contentEncoding, value: "gzip")) }
         return ReadAnswer(status: .ok, contentType: contentType, body: compressed ?? tile, fields: fields)
+    }
+
+    /// `answer` (from `content`), or 304 with its caching fields when the client already holds its bytes
+    /// (`If-None-Match`).
+    static func conditional(_ answer: ReadAnswer, input: ReadInput) -> ReadAnswer {
+        guard answer.status == .ok, let condition = input.ifNoneMatch,
+            let tag = answer.fields.first(where: { $0.name == .eTag })?.value, matches(condition, tag)
+        else { return answer }
+        let fields = answer.fields.filter { $0.name != .contentEncoding }
+        return ReadAnswer(status: .notModified, contentType: nil, body: [], fields: fields)
     }
 
     /// A strong ETag of the tile's bytes (their CRC-32 and Adler-32, zlib's, which run at gigabytes a second where

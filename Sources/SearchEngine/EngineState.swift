@@ -41,6 +41,10 @@ struct EngineState {
     /// Names these contents for what is derived from them and kept (`WordCursorCache`): a number no state had
     /// before, given when a state is made and again after each write (`SearchEngine.write`).
     var generation = EngineState.newGeneration()
+    /// Name the POIs' and the pins' contents apart (a number no state had before, given again when a record of the
+    /// kind is put or deleted), for what is derived from one kind alone: vector tiles (`SearchEngine.tileVersion`).
+    var poiVersion = EngineState.newGeneration()
+    var pinVersion = EngineState.newGeneration()
 
     private static let generations = Atomic<UInt64>(0)
     static func newGeneration() -> UInt64 { generations.add(1, ordering: .relaxed).newValue }
@@ -258,6 +262,7 @@ struct EngineState {
         }
         records.set(Int(number), record)
         setMeta(number, record)
+        touch(kind)
         let p = EngineState.position(record)
         if kind == .poi {
             poiSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
@@ -299,8 +304,14 @@ struct EngineState {
         unindex(old, number)
         records.set(Int(number), nil)
         setMeta(number, nil)
+        touch(kind)
         if kind == .poi { noteHouses(of: id, now: nil) }
         return old
+    }
+
+    /// Marks the records of `kind` changed (`poiVersion`, `pinVersion`).
+    private mutating func touch(_ kind: RecordKind) {
+        if kind == .poi { poiVersion = EngineState.newGeneration() } else { pinVersion = EngineState.newGeneration() }
     }
 
     private mutating func unindex(_ record: Hit.Record, _ number: UInt32) {

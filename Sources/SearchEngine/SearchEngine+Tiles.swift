@@ -66,6 +66,12 @@ extension SearchEngine {
         }
     }
 
+    /// A number that names the records of `kind` as they are now: it changes with every write of a record of that kind
+    /// (and with a state loaded anew), and no other contents had it. What `tile` makes for the same query is the same
+    /// while it is the same — a tile cache's validator (`TileCache`). Read it before the tile: a write in between
+    /// then only makes the kept tile newer than its number says.
+    public func tileVersion(_ kind: RecordKind) -> UInt64 { read { kind == .poi ? $0.poiVersion : $0.pinVersion } }
+
     /// The records of a tile as values (`TileContent`).
     public func tile(_ query: TileQuery) throws(SearchError) -> TileContent {
         var content = TileContent()

@@ -70,6 +70,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Attribution shown with --tiles, e.g. \"© OpenStreetMap contributors\".") var tilesAttribution: String = ""
     @Option(
         help:
+            "Megabytes of vector tiles kept while their layer's data stays the same: a tile asked again is answered without being made again (0: none)."
+    )
+    var tileCacheMb: Int = 64
+    @Option(
+        help:
             "This server's name among the replicas of a --store (default: HOSTNAME:PORT); the store keeps its change log until every named replica has applied it."
     )
     var replicaName: String?
@@ -163,6 +168,8 @@ struct ServeCommand: AsyncParsableCommand {
             dataDirectory: DataDirectory.resolve(database.dataDir)
         )
         configuration.fastLane = fastLane
+        guard (0...65_536).contains(tileCacheMb) else { throw CLIError.usage("--tile-cache-mb must be a number of megabytes from 0 to 65536") }
+        configuration.tileCacheBytes = tileCacheMb << 20
         configuration.backupDirectory = backupDir
         configuration.authenticator = try await makeAuthenticator(legacyKey: configuration.apiKey)
         switch writeRate {

@@ -17,12 +17,9 @@ import Synchronization
 final class TileCache: Sendable {
     /// What a tile's answer depends on besides the data.
     struct Key: Hashable, Sendable {
-        var layer: String
-        var z: Int
-        var x: Int
-        var y: Int
-        /// The filters' query string (`TileFilters.queryString`: the same for the same filters, however written).
-        var filters: String
+        /// `layer/z/x/y` and the filters' query string (`TileFilters.queryString`: the same for the same filters,
+        /// however they were written).
+        var tile: String
         var gzip: Bool
     }
 

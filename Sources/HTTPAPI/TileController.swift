@@ -29,8 +29,7 @@ struct TileController {
             guard parameters.count == 4 else { throw Problem(.notFound, "no tile at this path") }
             let parsed = try TileRequest(layer: parameters[0], z: parameters[1], x: parameters[2], y: parameters[3], input.parameters)
             let gzip = GzipEncoding.accepted(by: input.acceptEncoding)
-            let tile = parsed.query.tile
-            let key = TileCache.Key(layer: parsed.layer.rawValue, z: tile.z, x: tile.x, y: tile.y, filters: parsed.filters.queryString, gzip: gzip)
+            let key = TileCache.Key(tile: "\(parsed.layer.rawValue)/\(parsed.query.tile)\(parsed.filters.queryString)", gzip: gzip)
             // The version first, then the tile: a write in between makes the tile kept newer than its version says,
             // which costs a miss, never a stale answer.
             let book = parsed.layer == .base ? engine.addresses : nil

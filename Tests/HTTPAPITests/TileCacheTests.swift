@@ -127,7 +127,7 @@ import Testing
         let cache = TileCache(budget: budget)
         var latest: [TileCache.Key: (version: UInt64, body: [UInt8])] = [:]
         for step in 0..<5_000 {
-            let key = TileCache.Key(layer: "pois", z: 14, x: Int(random.next() % 60), y: 7, filters: "", gzip: false)
+            let key = TileCache.Key(tile: "pois/14/\(random.next() % 60)/7", gzip: false)
             let version = random.next() % 3
             if random.next() % 2 == 0 {
                 let body = [UInt8](repeating: UInt8(step % 251), count: Int(random.next() % 12_000))
@@ -141,7 +141,7 @@ import Testing
             #expect(cache.heldBytes <= budget, "SEED=\(seed) step \(step): \(cache.heldBytes) bytes held")
         }
         let big = ReadAnswer(status: .ok, contentType: "x", body: [UInt8](repeating: 1, count: budget / 8))
-        let key = TileCache.Key(layer: "base", z: 1, x: 0, y: 0, filters: "", gzip: true)
+        let key = TileCache.Key(tile: "base/1/0/0", gzip: true)
         cache.keep(big, for: key, version: 1)
         #expect(cache.answer(key, version: 1) == nil, "a tile over an eighth of the budget is not kept")
         #expect(TileCache(budget: 0).answer(key, version: 1) == nil)

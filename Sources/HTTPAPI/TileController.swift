@@ -33,7 +33,7 @@ struct TileController {
             // The version first, then the tile: a write in between makes the tile kept newer than its version says,
             // which costs a miss, never a stale answer.
             let book = parsed.layer == .base ? engine.addresses : nil
-            let version = book?.base.serial ?? engine.tileVersion(parsed.layer.kind)
+            let version = book?.base.serial ?? engine.tileVersion(parsed.query)
             if let kept = cache.answer(key, version: version) { return Self.conditional(kept, input: input) }
             let answer = Self.content(try Self.encode(parsed, book: book, engine: engine), layer: parsed.layer, gzip: gzip)
             cache.keep(answer, for: key, version: version)

@@ -41,10 +41,10 @@ struct EngineState {
     /// Names these contents for what is derived from them and kept (`WordCursorCache`): a number no state had
     /// before, given when a state is made and again after each write (`SearchEngine.write`).
     var generation = EngineState.newGeneration()
-    /// Name the POIs' and the pins' contents apart (a number no state had before, given again when a record of the
-    /// kind is put or deleted), for what is derived from one kind alone: vector tiles (`SearchEngine.tileVersion`).
-    var poiVersion = EngineState.newGeneration()
-    var pinVersion = EngineState.newGeneration()
+    /// When the POIs and the pins last changed, by area, for what is derived from the records of one kind in a box:
+    /// vector tiles (`SearchEngine.tileVersion`).
+    var poiCells = ChangedCells()
+    var pinCells = ChangedCells()
 
     private static let generations = Atomic<UInt64>(0)
     static func newGeneration() -> UInt64 { generations.add(1, ordering: .relaxed).newValue }
@@ -254,7 +254,10 @@ struct EngineState {
         let number: UInt32
         if let existing = kind == .poi ? poiNumber(id) : pinNumbers[id] {
             number = existing
-            if let old = self.record(Int(number)) { unindex(old, number) }
+            if let old = self.record(Int(number)) {
+                unindex(old, number)
+                noteChange(old)
+            }
         } else {
             number = UInt32(records.count)
             records.append(nil)
@@ -262,7 +265,7 @@ struct EngineState {
         }
         records.set(Int(number), record)
         setMeta(number, record)
-        touch(kind)
+        noteChange(record)
         let p = EngineState.position(record)
         if kind == .poi {
             poiSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
@@ -304,14 +307,19 @@ struct EngineState {
         unindex(old, number)
         records.set(Int(number), nil)
         setMeta(number, nil)
-        touch(kind)
+        noteChange(old)
         if kind == .poi { noteHouses(of: id, now: nil) }
         return old
     }
 
-    /// Marks the records of `kind` changed (`poiVersion`, `pinVersion`).
-    private mutating func touch(_ kind: RecordKind) {
-        if kind == .poi { poiVersion = EngineState.newGeneration() } else { pinVersion = EngineState.newGeneration() }
+    /// Notes a record put or deleted where it stands (or stood) in its kind's `ChangedCells`.
+    private mutating func noteChange(_ record: Hit.Record) {
+        let p = EngineState.position(record)
+        if EngineState.kind(record) == .poi {
+            poiCells.note(latitude: p.latitude, longitude: p.longitude)
+        } else {
+            pinCells.note(latitude: p.latitude, longitude: p.longitude)
+        }
     }
 
     private mutating func unindex(_ record: Hit.Record, _ number: UInt32) {

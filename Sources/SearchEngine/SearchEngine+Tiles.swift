@@ -66,11 +66,23 @@ extension SearchEngine {
         }
     }
 
-    /// A number that names the records of `kind` as they are now: it changes with every write of a record of that kind
-    /// (and with a state loaded anew), and no other contents had it. What `tile` makes for the same query is the same
-    /// while it is the same — a tile cache's validator (`TileCache`). Read it before the tile: a write in between
-    /// then only makes the kept tile newer than its number says.
-    public func tileVersion(_ kind: RecordKind) -> UInt64 { read { kind == .poi ? $0.poiVersion : $0.pinVersion } }
+    /// A number that names the records `tile` reads for `query` as they are now: it changes when a record of the
+    /// query's kind in the tile's box (grown by the buffer and, on a GCJ-02 or BD-09 map, by the datum's margin) is
+    /// put, moved or deleted, and when a state is loaded anew (`ChangedCells`); with a `q` filter, whose words may
+    /// be matched through the index's whole vocabulary, when any record of the kind is. What `tile` makes for the
+    /// query is the same while the number is — a tile cache's validator (`TileCache`). Read it before the tile: a
+    /// write in between then only makes the kept tile newer than its number says.
+    public func tileVersion(_ query: TileQuery) -> UInt64 {
+        let box = query.datum.wgs84SearchBox(query.tile.bounds(buffer: query.buffer, extent: query.extent))
+        return read { s in
+            switch (query.kind, query.text == nil) {
+            case (.poi, true): s.poiCells.version(in: box)
+            case (.poi, false): s.poiCells.everywhere
+            case (.pin, true): s.pinCells.version(in: box)
+            case (.pin, false): s.pinCells.everywhere
+            }
+        }
+    }
 
     /// The records of a tile as values (`TileContent`).
     public func tile(_ query: TileQuery) throws(SearchError) -> TileContent {

@@ -13,8 +13,8 @@ import Testing
 
 /// The tile cache never answers from data older than the request's: a server that keeps tiles and one that keeps
 /// none, over one engine, give the same answers — status, bytes, ETag, every field — to a seeded walk of tile
-/// requests (POIs and pins, zooms 11–17, filters, gzip, `If-None-Match`) between writes of POIs and pins. And the
-/// cache holds no more than its budget. Replay a failure with SEED=<printed seed>.
+/// requests (POIs and pins, zooms 11–17, filters, gzip, `If-None-Match`) between writes of POIs and pins, near the
+/// tiles asked and farther away. And the cache holds no more than its budget. Replay a failure with SEED=<printed seed>.
 @Suite struct TileCacheTests {
     /// The walk's state, used by one task at a time (the router test closures are `@Sendable`).
     final class Walk: @unchecked Sendable {
@@ -29,8 +29,11 @@ import Testing
         func pick<T>(_ values: [T]) -> T { values[Int(random.next() % UInt64(values.count))] }
         func unit() -> Double { Double(random.next() >> 11) / Double(1 << 53) }
         func chance(_ one: UInt64) -> Bool { random.next() % one == 0 }
-        /// A position among makeEngine's Helsinki POIs.
-        func position() -> (Double, Double) { (60.165 + 0.07 * unit(), 24.93 + 0.02 * unit()) }
+        /// A position among makeEngine's Helsinki POIs, or in the degree around them (four cells of `ChangedCells` a
+        /// side), so that some writes change a tile and others leave it be.
+        func position() -> (Double, Double) {
+            chance(2) ? (60.165 + 0.07 * unit(), 24.93 + 0.02 * unit()) : (59.7 + unit(), 24.4 + unit())
+        }
     }
 
     @Test func keptTilesAreTheTilesMadeNow() async throws {
@@ -41,6 +44,10 @@ import Testing
         uncachedConfiguration.tileCacheBytes = 0
         let cached = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: nil, metrics: testRegistry)
         let uncached = buildApplication(configuration: uncachedConfiguration, engine: engine, gazetteer: nil, metrics: testRegistry)
+        let tiles = (0..<16).map { _ in
+            let (latitude, longitude) = walk.position()
+            return TileRouteTests.tile(11 + Int(walk.random.next() % 6), latitude, longitude)
+        }
         try await cached.test(.router) { a in
             try await uncached.test(.router) { b in
                 for step in 0..<400 {
@@ -49,8 +56,8 @@ import Testing
                         try Self.write(step, engine, walk)
                         continue
                     }
-                    let (latitude, longitude) = walk.position()
-                    let tile = TileRouteTests.tile(11 + Int(walk.random.next() % 7), latitude, longitude)
+                    // One of a few tiles, so that a tile kept is asked again after writes elsewhere and in it.
+                    let tile = walk.pick(tiles)
                     let layer = walk.pick(["pois", "pins"])
                     let filters = walk.pick(["", "?cluster=0", "?q=cafe", "?category=food.cafe&cluster=0", "?coordsys=gcj02"])
                     let uri = "/tiles/\(layer)/\(tile).mvt\(filters)"
@@ -82,15 +89,50 @@ import Testing
         #expect(walk.notModified > 0, "SEED=\(seed): no If-None-Match matched, so 304 was never compared")
     }
 
+    /// A record that leaves a kept tile for a place far away, or comes into it from there, makes it anew; a record
+    /// that moves far away from it leaves it kept.
+    @Test func aRecordMovedOutOfOrIntoAKeptTileMakesItAnew() async throws {
+        let engine = makeEngine()
+        var uncachedConfiguration = ServerConfiguration()
+        uncachedConfiguration.tileCacheBytes = 0
+        let cached = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: nil, metrics: testRegistry)
+        let uncached = buildApplication(configuration: uncachedConfiguration, engine: engine, gazetteer: nil, metrics: testRegistry)
+        // p0 (Cafe 0) stands at 60.17, 24.94; Tallinn is 80 km south, many cells away.
+        let uri = "/tiles/pois/\(TileRouteTests.tile(15, 60.17, 24.94)).mvt?cluster=0"
+        let cafe = POIRecord(id: "p0", name: "Cafe 0", category: "food.cafe", city: "Helsinki", country: "FI", lat: 60.17, lon: 24.94)
+        try await cached.test(.router) { a in
+            try await uncached.test(.router) { b in
+                func same(_ what: String) async throws -> [UInt8] {
+                    let x = try await a.execute(uri: uri, method: .get)
+                    let y = try await b.execute(uri: uri, method: .get)
+                    #expect(x.status == y.status && x.headers[.eTag] == y.headers[.eTag], "\(what): \(x.status) against \(y.status)")
+                    #expect(Array(x.body.readableBytesView) == Array(y.body.readableBytesView), "\(what): bodies differ")
+                    return Array(x.body.readableBytesView)
+                }
+                let first = try await same("at first")
+                _ = try engine.upsertPOI(POIRecord(id: "far", name: "Kauko", category: "food.cafe", lat: 59.44, lon: 24.75))
+                #expect(try await same("after a write far away") == first)
+                var moved = cafe
+                (moved.lat, moved.lon) = (59.437, 24.7536)
+                _ = try engine.upsertPOI(moved)
+                #expect(try await same("after p0 left for Tallinn") != first)
+                _ = try engine.upsertPOI(cafe)
+                #expect(try await same("after p0 came back") == first)
+            }
+        }
+    }
+
     /// A drawn write: a POI put or deleted, a pin created, moved or deleted.
     static func write(_ step: Int, _ engine: SearchEngine, _ walk: Walk) throws {
         let (latitude, longitude) = walk.position()
         switch walk.random.next() % 4 {
         case 0:
-            let id = "w\(step)"
+            // A POI made, or one moved (and perhaps renamed) from where it stood.
+            let moved = !walk.pois.isEmpty && walk.chance(2)
+            let id = moved ? walk.pick(walk.pois) : "w\(step)"
             let name = walk.pick(["Kahvila", "Cafe Uusi", "Bar"])
             _ = try engine.upsertPOI(POIRecord(id: id, name: name, category: "food.cafe", lat: latitude, lon: longitude))
-            walk.pois.append(id)
+            if !moved { walk.pois.append(id) }
         case 1:
             guard !walk.pois.isEmpty else { return }
             let id = walk.pick(walk.pois)

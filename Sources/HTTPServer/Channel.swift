@@ -87,6 +87,7 @@ public struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
             try pipeline.addHandler(HTTPGuard(timers: timers, limits: limits, streamedBodyPath: streamedBodyPath))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: tls != nil))
             try pipeline.addHandler(ConnectionIdleHandler(timers: timers, idleTimeout: .init(limits.idleTimeout)))
+            if limits.refusedWritePause > .zero { try pipeline.addHandler(RefusalPause(pause: .init(limits.refusedWritePause))) }
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
         }
     }

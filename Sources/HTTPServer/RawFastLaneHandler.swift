@@ -199,9 +199,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Stops answering this connection for `pause`, then goes on with what waited.
     private func pauseAfterRefusal(_ pause: Duration, context: ChannelHandlerContext) {
         pausedAfterRefusal = true
-        let (seconds, attoseconds) = pause.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
+        context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: TimeAmount(pause)) { [self] in
             pausedAfterRefusal = false
             guard context.channel.isActive, !passingOn, !closing else { return }
             goOn(context: context)

@@ -198,40 +198,58 @@ extension LiveTests {
             }
         }
 
-        /// After a refused write the connection is not read for `--refused-write-pause`: what was pipelined behind the
-        /// refusal — reads, another refused write, the end of the client's input — is answered after the pause, in
-        /// order and whole; with a pause of 0, the same answers.
-        @Test(arguments: [0, 700])
-        func aRefusedWritersConnectionPausesAndLosesNothing(pause: Int) throws {
-            let db = scratch.file("pause-\(pause).sqlite")
+        /// After a refused write the connection is not read for `--refused-write-pause`, whether the byte lane or the
+        /// router refused it (`--no-fast-lane`): the next request, sent once the refusal is answered, is answered after
+        /// the pause. On the lane, what was pipelined behind the refusal — reads, another refused write, the end of the
+        /// client's input — is answered after the pause too, in order and whole. With a pause of 0, the same answers.
+        @Test(arguments: [(0, true), (700, true), (700, false)])
+        func aRefusedWritersConnectionPausesAndLosesNothing(pause: Int, fastLane: Bool) throws {
+            let db = scratch.file("pause-\(pause)-\(fastLane).sqlite")
             let empty = scratch.file("pause-empty.jsonl")
             FileManager.default.createFile(atPath: empty, contents: Data())
             let imported = try CLI.run(["import", empty, "--db", db])
             try #require(imported.status == 0, "\(imported.stderr)")
-            let server = try LiveServer(arguments: ["--db", db, "--api-key", "operator-key-123", "--refused-write-pause", "\(pause)"])
+            let lane = fastLane ? [] : ["--no-fast-lane"]
+            let server = try LiveServer(arguments: ["--db", db, "--api-key", "operator-key-123", "--refused-write-pause", "\(pause)"] + lane)
             defer { server.stop() }
+            let what = "pause \(pause), fast lane \(fastLane)"
+            func ids(_ text: String) -> [String] {
+                Self.answers(text).map { answer in
+                    answer.split(separator: "\r\n").first { $0.hasPrefix("X-Request-Id: ") }.map { String($0.dropFirst(14)) } ?? "none"
+                }
+            }
+            // One request at a time: the read sent after the refusal's answer is answered after the pause, which
+            // began before the refused write's answer was written (a lower bound only).
+            let fd = try RawHTTP.connect(port: server.port)
+            defer { close(fd) }
+            let started = ContinuousClock.now
+            RawHTTP.send(fd, Array(Self.request(id: "s-0", "POST", "/v1/pins", authorization: nil, body: Self.pin).utf8))
+            let refused = RawHTTP.readResponse(fd)
+            RawHTTP.send(fd, Array(Self.request(id: "s-1", "GET", "/health", authorization: nil, body: nil).utf8))
+            let read = RawHTTP.readResponse(fd)
+            let elapsed = ContinuousClock.now - started
+            #expect(refused.status == 401 && read.status == 200, "\(what): \(refused.text.prefix(300))\n\(read.text.prefix(300))")
+            #expect(ids(refused.text + read.text) == ["s-0", "s-1"], "\(what)\n\(server.stderr.suffix(2_000))")
+            #expect(elapsed >= .milliseconds(pause), "\(what): the read after the refusal answered after \(elapsed)")
+            guard fastLane else { return }
+            // Pipelined on the lane, then the client's side closed: the end of input waits for the answers too.
             let requests = [
                 Self.request(id: "p-0", "POST", "/v1/pins", authorization: nil, body: Self.pin),
                 Self.request(id: "p-1", "GET", "/health", authorization: nil, body: nil),
                 Self.request(id: "p-2", "POST", "/v1/pins", authorization: "Bearer wrong-key-456", body: Self.pin),
                 Self.request(id: "p-3", "GET", "/v1/nearby?lat=60.17&lon=24.94", authorization: nil, body: nil),
             ]
-            let started = ContinuousClock.now
-            // Sent at once, then the client's side closed: the end of input waits for the answers too.
+            let pipelined = ContinuousClock.now
             let reply = try RawHTTP.exchange(port: server.port, requests.joined(), halfClose: true)
-            let elapsed = ContinuousClock.now - started
-            let answers = Self.answers(reply.text)
-            let ids = answers.map { answer in
-                answer.split(separator: "\r\n").first { $0.hasPrefix("X-Request-Id: ") }.map { String($0.dropFirst(14)) } ?? "none"
-            }
+            let all = ContinuousClock.now - pipelined
             #expect(
-                ids == ["p-0", "p-1", "p-2", "p-3"],
-                "pause \(pause): answers \(ids)\n\(reply.text.prefix(1_500))\n\(server.stderr.suffix(2_000))"
+                ids(reply.text) == ["p-0", "p-1", "p-2", "p-3"],
+                "\(what): answers \(ids(reply.text))\n\(reply.text.prefix(1_500))\n\(server.stderr.suffix(2_000))"
             )
-            #expect(answers.map { Self.status($0) ?? 0 } == [401, 200, 401, 200], "pause \(pause)\n\(reply.text.prefix(1_500))")
-            #expect(reply.closed, "pause \(pause): the connection stays open after the client's input ended")
+            #expect(Self.answers(reply.text).map { Self.status($0) ?? 0 } == [401, 200, 401, 200], "\(what)\n\(reply.text.prefix(1_500))")
+            #expect(reply.closed, "\(what): the connection stays open after the client's input ended")
             // Two refusals, each followed by a pause before the next request is read: a lower bound only.
-            #expect(elapsed >= .milliseconds(2 * pause), "pause \(pause): all answered after \(elapsed)")
+            #expect(all >= .milliseconds(2 * pause), "\(what): all answered after \(all)")
         }
 
         /// Refusals must be byte-identical (but for Date and the wait); other answers carry ids and times of their own

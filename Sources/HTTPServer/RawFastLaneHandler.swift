@@ -207,9 +207,8 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// After an answer that later input waited for (a heavy read's, or the router's to a write handed on) or a pause
-    /// after a refusal: answers
-    /// what waited, completes as a read what went on to the pipeline behind, delivers the events held back once no
-    /// heavy read is pending, and reads again once nothing is.
+    /// after a refusal: answers what waited, completes as a read what went on to the pipeline behind, delivers the
+    /// events held back once no heavy read or pause is pending, and reads again once nothing is.
     private func goOn(context: ChannelHandlerContext) {
         if var waiting = partial {
             partial = nil

@@ -7,6 +7,7 @@ import Gazetteer
 import OSM
 import PostgresStore
 import Records
+import SearchEngine
 import Startup
 
 /// Change files applied to a SQLite database by the CLI (`poi import x.osc.gz`, `poi replicate`): one importer (the
@@ -21,7 +22,14 @@ struct ChangeFiles {
     let store: CatalogStore
     let shared: (any StoreOfRecord)?
     let addressSnapshot: String?
+    let snapshot: String?
     private var last: OSMChangeResult?
+    /// The records the files changed since the first, and the store's sequence before and after them, to bring the
+    /// index snapshot forward at `finish` (`SearchEngine.advanceSnapshot`); nil once a file's changes did not follow
+    /// the last one's, or past `forwardLimit` records (the next start then builds the index from the store).
+    private var forward: (changes: [StoreChange], before: ChangeSequence, after: ChangeSequence)?
+    private var forwardBroken = false
+    static let forwardLimit = 100_000
 
     /// - Parameter sources: where the database's snapshots live (the gazetteer's is mapped, or written once).
     init(store: CatalogStore, sources: DataSources, shared: (any StoreOfRecord)? = nil) throws {
@@ -30,7 +38,7 @@ struct ChangeFiles {
         } catch {
             throw CLIError.failure("\(error)")
         }
-        (self.store, self.shared, self.addressSnapshot) = (store, shared, sources.addressSnapshotPath)
+        (self.store, self.shared, self.addressSnapshot, self.snapshot) = (store, shared, sources.addressSnapshotPath, sources.snapshotPath)
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
@@ -44,10 +52,33 @@ struct ChangeFiles {
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result
+        if let sequences = result.sequences, !forwardBroken {
+            var next = forward ?? (changes: [], before: sequences.before, after: sequences.before)
+            if next.after == sequences.before && next.changes.count + result.changes.count <= Self.forwardLimit {
+                next.changes += result.changes
+                next.after = sequences.after
+                forward = next
+            } else {
+                (forward, forwardBroken) = (nil, true)
+            }
+        }
     }
 
-    /// Writes the address index's snapshot of the last change applied.
+    /// Writes the address index's snapshot of the last change applied, and brings the index snapshot of a SQLite
+    /// database forward by the records the files changed.
     func finish() {
+        if shared == nil, let forward, let snapshot {
+            let started = Date()
+            do {
+                if try SearchEngine.advanceSnapshot(at: snapshot, by: forward.changes, from: forward.before, to: forward.after) {
+                    print(
+                        "brought the index snapshot \(snapshot) forward by \(forward.changes.count) changed records in \(String(format: "%.2f", Date().timeIntervalSince(started))) s"
+                    )
+                }
+            } catch {
+                FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
+            }
+        }
         guard let last, let addressSnapshot else { return }
         do {
             try AddressIndex(last.addresses.asStored).writeSnapshot(to: addressSnapshot, generation: last.addressGeneration)

@@ -50,6 +50,24 @@ import Testing
         return out
     }
 
+    /// The `i`th drawn pin, at `p`'s position: fixed timestamps, owned and unowned (the owner must survive the snapshot
+    /// and the store).
+    static func pin(_ id: String, _ i: Int, at p: POIRecord) -> PinRecord {
+        PinRecord(
+            id: id,
+            uniqueKey: "u\(i % 7)",
+            firstName: "Kahvila",
+            lastName: "\(i)",
+            mapString: "Helsinki",
+            mediaURL: "",
+            lat: p.lat,
+            lon: p.lon,
+            createdAt: "2026-01-01T00:00:00.000Z",
+            updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z",
+            owner: i % 3 == 0 ? nil : "user-\(i % 5)"
+        )
+    }
+
     /// Random writes of every kind (creates, moves, renames, deletes of POIs and pins), the same for a given seed.
     static func write(_ engine: SearchEngine, seed: UInt64, count: Int, pins: inout [String]) throws {
         var random = SplitMix64(seed: seed)
@@ -59,20 +77,7 @@ import Testing
             case 0: try? engine.deletePOI(id: "t\(random.next() % 2_000)")
             case 1:
                 // Through the import path, so that ids and timestamps are the same for the same seed.
-                let pin = PinRecord(
-                    id: "pin-\(seed % 1_000)-\(i)",
-                    uniqueKey: "u\(i % 7)",
-                    firstName: "Kahvila",
-                    lastName: "\(i)",
-                    mapString: "Helsinki",
-                    mediaURL: "",
-                    lat: p.lat,
-                    lon: p.lon,
-                    createdAt: "2026-01-01T00:00:00.000Z",
-                    updatedAt: "2026-01-01T00:00:\(String(format: "%02d", i % 60)).000Z",
-                    // Owned and unowned pins: the owner must survive the snapshot and the store.
-                    owner: i % 3 == 0 ? nil : "user-\(i % 5)"
-                )
+                let pin = pin("pin-\(seed % 1_000)-\(i)", i, at: p)
                 try engine.applyImported([.pin(pin)])
                 pins.append(pin.id)
             case 2 where !pins.isEmpty:
@@ -209,18 +214,7 @@ import Testing
             switch random.next() % 5 {
             case 0: changes.append(.delete(.poi, id: "t\(random.next() % 2_000)"))
             case 1:
-                let pin = PinRecord(
-                    id: "pin-\(i)",
-                    uniqueKey: "u\(i % 7)",
-                    firstName: "Kahvila",
-                    lastName: "\(i)",
-                    mapString: "Helsinki",
-                    mediaURL: "",
-                    lat: p.lat,
-                    lon: p.lon,
-                    createdAt: "2026-01-01T00:00:00.000Z",
-                    updatedAt: "2026-01-01T00:00:00.000Z"
-                )
+                let pin = Self.pin("pin-\(i)", i, at: p)
                 changes.append(.put(.pin(pin)))
                 pins.append(pin.id)
             case 2 where !pins.isEmpty: changes.append(.delete(.pin, id: pins.removeFirst()))

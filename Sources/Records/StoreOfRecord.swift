@@ -8,8 +8,7 @@ public struct ChangeSequence: Sendable, Equatable, CustomStringConvertible {
     public var sequence: UInt64
 
     public init(identity: String, sequence: UInt64) {
-        self.identity = identity
-        self.sequence = sequence
+        (self.identity, self.sequence) = (identity, sequence)
     }
 
     public var description: String { "\(identity)#\(sequence)" }

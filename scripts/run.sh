@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job behind `make run`: `poi serve` on the bundled data. The default database (var/poi.sqlite) is created
+# The main job behind `make run` (a debug build) and `make run-release`: `poi serve` on the bundled data. The default database (var/poi.sqlite) is created
 # from the bundled Helsinki POIs on first use; the gazetteer is read from data/. Listens on 127.0.0.1:8080 unless
 # HOST/PORT say otherwise (a non-loopback HOST needs POI_API_KEY).
 set -euo pipefail

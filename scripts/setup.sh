@@ -2,7 +2,7 @@
 # Idempotent set-up for a fresh Debian 12 machine: installs what the command at hand needs, and does nothing when it
 # is all present.
 #
-#   scripts/setup.sh serve   what building and serving need (make run, make release): the compiler's system
+#   scripts/setup.sh serve   what building and serving need (make run, make run-release, make release): the compiler's system
 #                            libraries, PROJ's data and Leaflet for the map page — no browser, database or proxy
 #   scripts/setup.sh [test]  all of that and the test tools (make test, make build): see below
 set -euo pipefail

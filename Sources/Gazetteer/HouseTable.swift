@@ -65,7 +65,7 @@ struct HouseTable: Sendable {
                 for k in block.indices {
                     var id = block[k].id
                     id.withUTF8 { utf8 in
-                        UnsafeMutableBufferPointer(rebasing: idBytes[idEnd..<(idEnd + utf8.count)]).initialize(fromContentsOf: utf8)
+                        _ = UnsafeMutableBufferPointer(rebasing: idBytes[idEnd..<(idEnd + utf8.count)]).initialize(fromContentsOf: utf8)
                         idEnd += utf8.count
                     }
                     idEnds[i + k] = UInt64(idEnd)

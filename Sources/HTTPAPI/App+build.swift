@@ -129,24 +129,24 @@ func makeRouter(
         let replica =
             engine.followsStore
             ? (
-                sequence: metrics.makeGauge(name: "poi_store_sequence", help: "The store's change sequence this replica has applied."),
-                connected: metrics.makeGauge(name: "poi_store_connected", help: "1 when this replica reached the store on its last attempt, else 0."),
-                lag: metrics.makeGauge(name: "poi_store_lag_seconds", help: "Seconds since this replica last knew it had every committed change.")
+                sequence: metrics.gauge("poi_store_sequence", help: "The store's change sequence this replica has applied."),
+                connected: metrics.gauge("poi_store_connected", help: "1 when this replica reached the store on its last attempt, else 0."),
+                lag: metrics.gauge("poi_store_lag_seconds", help: "Seconds since this replica last knew it had every committed change.")
             )
             : nil
         // A store with an OpenStreetMap import (made at start or later, by an import): how far behind OpenStreetMap its
         // data is, and a followed feed's failures. The registry answers a gauge it has already for the same name.
         let osmGauges = { @Sendable in
             (
-                sequence: metrics.makeGauge(
-                    name: "poi_osm_sequence",
+                sequence: metrics.gauge(
+                    "poi_osm_sequence",
                     help: "The replication sequence the OpenStreetMap data stands at (-1: unknown)."
                 ),
-                timestamp: metrics.makeGauge(name: "poi_osm_timestamp_seconds", help: "The OpenStreetMap data's time, in seconds since 1970."),
-                lag: metrics.makeGauge(name: "poi_osm_lag_seconds", help: "Seconds from the OpenStreetMap data's time to now."),
-                applied: metrics.makeGauge(name: "poi_osm_changes_applied", help: "Change files applied from the followed feed since start."),
-                failures: metrics.makeGauge(
-                    name: "poi_osm_change_failures",
+                timestamp: metrics.gauge("poi_osm_timestamp_seconds", help: "The OpenStreetMap data's time, in seconds since 1970."),
+                lag: metrics.gauge("poi_osm_lag_seconds", help: "Seconds from the OpenStreetMap data's time to now."),
+                applied: metrics.gauge("poi_osm_changes_applied", help: "Change files applied from the followed feed since start."),
+                failures: metrics.gauge(
+                    "poi_osm_change_failures",
                     help: "Looks at the followed feed that failed (unreachable, a gap, a change that could not be applied) since start."
                 )
             )
@@ -155,13 +155,13 @@ func makeRouter(
         let providerKeys =
             tokens?.keyStatus != nil
             ? (
-                keys: metrics.makeGauge(name: "poi_auth_keys", help: "Signing keys of the identity provider in force."),
-                age: metrics.makeGauge(name: "poi_auth_keys_age_seconds", help: "Seconds since the identity provider's keys were last fetched."),
-                reachable: metrics.makeGauge(
-                    name: "poi_auth_provider_reachable",
+                keys: metrics.gauge("poi_auth_keys", help: "Signing keys of the identity provider in force."),
+                age: metrics.gauge("poi_auth_keys_age_seconds", help: "Seconds since the identity provider's keys were last fetched."),
+                reachable: metrics.gauge(
+                    "poi_auth_provider_reachable",
                     help: "1 when the last fetch of the provider's keys succeeded, else 0."
                 ),
-                failures: metrics.makeGauge(name: "poi_auth_key_fetch_failures", help: "Failed fetches of the provider's keys since start.")
+                failures: metrics.gauge("poi_auth_key_fetch_failures", help: "Failed fetches of the provider's keys since start.")
             ) : nil
         routes.on("metrics") { _, _ -> Response in
             if let providerKeys, let status = tokens?.keyStatus {
@@ -332,5 +332,12 @@ enum JSONResponse {
             headers: [.contentType: geojson ? "application/geo+json" : "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
         )
+    }
+}
+
+extension PrometheusCollectorRegistry {
+    /// A gauge under its full name (the registry answers the one it has already for the same name).
+    fileprivate func gauge(_ name: String, help: String) -> Gauge {
+        makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help))
     }
 }

@@ -23,7 +23,7 @@ final class ConnectionTimers {
         lingering = true
         deadline?.cancel()
         deadline = nil
-        flushed.whenComplete { _ in
+        flushed.assumeIsolated().whenComplete { _ in
             context.close(mode: .output, promise: nil)
             context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(in: .seconds(2)) { context.close(promise: nil) }
         }

@@ -132,7 +132,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .answered(close: true), .refused(close: true):
                 closing = true
                 timers.requestRead()
-                context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
                 return
             case .answered(close: false):
                 context.write(wrapOutboundOut(.byteBuffer(buffer)), promise: nil)
@@ -186,7 +186,7 @@ final class RawFastLaneHandler: ChannelInboundHandler, RemovableChannelHandler {
             if read.close {
                 closing = true
                 partial = nil
-                context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in context.close(promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
                 return
             }
             timers.touch()

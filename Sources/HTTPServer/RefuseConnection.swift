@@ -12,7 +12,7 @@ final class RefuseConnection: ChannelInboundHandler, RemovableChannelHandler {
     /// flood would hold them in lingering closes.
     func channelActive(context: ChannelHandlerContext) {
         let problem = Problem(.serviceUnavailable, "the server is at its limit of \(maximum) open connections; retry shortly", retryAfter: 1)
-        context.writeAndFlush(NIOAny(problem.rawResponse())).whenComplete { _ in
+        context.writeAndFlush(NIOAny(problem.rawResponse())).assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
     }

@@ -430,7 +430,7 @@ struct KeywordRanker {
                     heap.offer(.init(bucket: bucket, score: score, doc: doc))
                 }
             }
-        case .label(let lists, let categories, let score):
+        case .label(let lists, _, let score):
             if query.origin != nil, query.kind.includes(.poi), lists.reduce(0, { $0 + $1.count }) > Self.labelWalkThreshold {
                 walkNearest(lists, score: score, bucket: bucket, into: &heap)
                 return

@@ -144,7 +144,6 @@ import Testing
     /// removes it.
     @Test func recordsWithAddressTagsAreHousesAsSoonAsWritten() async throws {
         let (engine, path) = try engine("houses.sqlite")
-        let data = Repository.data
         let gazetteer = BundledGazetteer.shared
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
         let rows = """

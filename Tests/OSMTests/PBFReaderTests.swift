@@ -216,7 +216,7 @@ import Testing
         try Data(damaged).write(to: URL(fileURLWithPath: path))
         let reader = try PBFReader(path: path)
         var thrown: PBFError?
-        do { while try reader.nextBlock() != nil {} } catch let error as PBFError { thrown = error }
+        do { while try reader.nextBlock() != nil {} } catch { thrown = error }
         guard case .corruptBlob(let offset, _) = thrown else {
             Issue.record("expected corruptBlob, got \(String(describing: thrown))")
             return

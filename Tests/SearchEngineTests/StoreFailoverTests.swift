@@ -14,7 +14,7 @@ import Testing
 @Suite(.serialized, .enabled(if: TestPostgres.isAvailable, Comment(rawValue: TestPostgres.unavailable ?? ""))) struct StoreFailoverTests {
     /// Retries `body` while the store answers `.unavailable`, up to `seconds` (the time a promotion takes on a loaded
     /// machine); fails with the last error if it never succeeds.
-    static func eventually<T>(_ what: String, seconds: Double = 60, _ body: () throws -> T) throws -> T {
+    @discardableResult static func eventually<T>(_ what: String, seconds: Double = 60, _ body: () throws -> T) throws -> T {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             do {

@@ -24,7 +24,7 @@ public final class ScratchDirectory: Sendable {
     /// Writes `bytes` to `name` in the directory; answers its path.
     public func write(_ name: String, _ bytes: [UInt8]) -> String {
         let path = file(name)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         return path
     }
 

@@ -51,7 +51,7 @@ public final class TestKeyServer: @unchecked Sendable {
     public init(directory: String, certificate: String, key: String) throws {
         self.directory = directory
         log = directory + "/requests.log"
-        FileManager.default.createFile(atPath: log, contents: Data())
+        _ = FileManager.default.createFile(atPath: log, contents: Data())
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", Self.script, directory, certificate, key, log]
         let out = Pipe()

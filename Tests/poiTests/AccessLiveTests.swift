@@ -29,7 +29,7 @@ extension LiveTests {
         func emptyDatabase() throws -> String {
             let db = scratch.file("access.sqlite")
             let empty = scratch.file("empty.jsonl")
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            _ = FileManager.default.createFile(atPath: empty, contents: Data())
             #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
             return db
         }

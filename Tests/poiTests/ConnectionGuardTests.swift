@@ -15,7 +15,7 @@ extension LiveTests {
         static let database: String = {
             let db = scratch.file("guard.sqlite")
             let empty = scratch.file("empty.jsonl")
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            _ = FileManager.default.createFile(atPath: empty, contents: Data())
             _ = try? CLI.run(["import", empty, "--db", db])
             return db
         }()

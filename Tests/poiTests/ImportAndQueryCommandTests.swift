@@ -7,7 +7,7 @@ import Testing
 
     func write(_ name: String, _ text: String) -> String {
         let path = scratch.file(name)
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
         return path
     }
 

@@ -14,7 +14,7 @@ extension LiveTests {
         func emptyDatabase() throws -> String {
             let db = scratch.file("live.sqlite")
             let empty = scratch.file("empty.jsonl")
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            _ = FileManager.default.createFile(atPath: empty, contents: Data())
             #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
             return db
         }
@@ -44,7 +44,7 @@ extension LiveTests {
         @Test func serverOptionPrintsTheSameAsLocal() throws {
             let db = scratch.file("same.sqlite")
             let data = scratch.file("same.jsonl")
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: data,
                 contents: Data(
                     (0..<40).map { i in

@@ -22,7 +22,7 @@ extension LiveTests {
             for name in ["a", "b"] {
                 let db = scratch.file("\(name).sqlite")
                 let empty = scratch.file("empty.jsonl")
-                FileManager.default.createFile(atPath: empty, contents: Data())
+                _ = FileManager.default.createFile(atPath: empty, contents: Data())
                 let imported = try CLI.run(["import", empty, "--db", db])
                 try #require(imported.status == 0, "\(imported.stderr)")
                 databases.append(db)
@@ -206,7 +206,7 @@ extension LiveTests {
         func aRefusedWritersConnectionPausesAndLosesNothing(pause: Int, fastLane: Bool) throws {
             let db = scratch.file("pause-\(pause)-\(fastLane).sqlite")
             let empty = scratch.file("pause-empty.jsonl")
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            _ = FileManager.default.createFile(atPath: empty, contents: Data())
             let imported = try CLI.run(["import", empty, "--db", db])
             try #require(imported.status == 0, "\(imported.stderr)")
             let lane = fastLane ? [] : ["--no-fast-lane"]

@@ -23,7 +23,7 @@ struct NearbyCommand: ParsableCommand {
     }
 
     func run() throws {
-        try output.printList(output.answer(NearbyRequest.self, "/v1/nearby", parameters, database) { try $0.nearby($1) })
+        try output.printList(output.answer(NearbyRequest.self, "/v1/nearby", parameters, database) { $0.nearby($1) })
     }
 }
 
@@ -73,7 +73,7 @@ struct WithinCommand: ParsableCommand {
     }
 
     func run() throws {
-        try output.printList(output.answer(WithinRequest.self, "/v1/within", parameters, database) { try $0.within($1) })
+        try output.printList(output.answer(WithinRequest.self, "/v1/within", parameters, database) { $0.within($1) })
     }
 }
 

@@ -40,13 +40,8 @@ public final class TokenVerifier: Sendable {
             audience: String? = nil,
             leeway: Int = 60
         ) {
-            self.jwksFile = jwksFile
-            self.jwksLocation = jwksLocation
-            self.caFile = caFile
-            self.secretFile = secretFile
-            self.issuer = issuer
-            self.audience = audience
-            self.leeway = leeway
+            (self.jwksFile, self.jwksLocation, self.caFile, self.secretFile) = (jwksFile, jwksLocation, caFile, secretFile)
+            (self.issuer, self.audience, self.leeway) = (issuer, audience, leeway)
         }
 
         public var isEmpty: Bool { jwksFile == nil && jwksLocation == nil && secretFile == nil }

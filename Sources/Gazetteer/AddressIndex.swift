@@ -115,11 +115,7 @@ public final class AddressIndex: Sendable {
         streetOfLine: FlatArray<Int32>,
         areas: MapAreaIndex
     ) {
-        self.houses = houses
-        self.lines = lines
-        self.areas = areas
-        self.streets = streets
-        self.names = names
+        (self.houses, self.lines, self.areas, self.streets, self.names) = (houses, lines, areas, streets, names)
         var aliases: [String: [Int32]] = [:]
         aliases.reserveCapacity(names.count)
         for (n, name) in names.enumerated() where !streetsOfName[n].isEmpty { aliases[name] = streetsOfName[n] }

@@ -215,17 +215,17 @@ final class FenceWebhooks: Sendable {
 /// How a fence's webhook retries: attempts per event before it is given up, and the backoff between them (doubling
 /// from `firstRetry` up to `longestRetry`). With the defaults an event is retried for about ten minutes.
 public struct WebhookPolicy: Sendable {
-    public var maximumAttempts = 20
-    public var firstRetry: Duration = .milliseconds(100)
-    public var longestRetry: Duration = .seconds(60)
-    public var timeout: Duration = .seconds(10)
+    public var maximumAttempts: Int
+    public var firstRetry: Duration
+    public var longestRetry: Duration
+    public var timeout: Duration
     /// Over a shared store, how long a webhook's lease lasts without renewal: a server that stops or is cut off hands
     /// its deliveries over within this (plus a third of it, the other servers' next look). The holder renews it once
     /// a third has passed, before a POST and during a retry's backoff, so it keeps it while the receiver answers
     /// within `timeout` (which must stay under two thirds of it); a POST still in flight when the lease runs out may
     /// see another server send the same event again — delivery is at least once, and receivers drop an id they have
     /// seen.
-    public var leaseSeconds = 30
+    public var leaseSeconds: Int
 
     public init(
         maximumAttempts: Int = 20,
@@ -234,10 +234,7 @@ public struct WebhookPolicy: Sendable {
         timeout: Duration = .seconds(10),
         leaseSeconds: Int = 30
     ) {
-        self.maximumAttempts = maximumAttempts
-        self.firstRetry = firstRetry
-        self.longestRetry = longestRetry
-        self.timeout = timeout
-        self.leaseSeconds = leaseSeconds
+        (self.maximumAttempts, self.firstRetry, self.longestRetry) = (maximumAttempts, firstRetry, longestRetry)
+        (self.timeout, self.leaseSeconds) = (timeout, leaseSeconds)
     }
 }

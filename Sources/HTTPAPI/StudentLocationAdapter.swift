@@ -182,14 +182,8 @@ struct StudentLocationAdapter {
     /// All ten fields, with their JSON types, in Parse's names, and whether the reader (a user's `sub`, or nil) owns it.
     static func write(_ pin: PinRecord, reader: String?, to json: inout JSONWriter) {
         json.beginObject()
-        json.pinFields(
-            pin,
-            id: "objectId",
-            kind: false,
-            latitude: ("latitude", pin.lat),
-            longitude: ("longitude", pin.lon),
-            owned: pin.isOwned(by: reader)
-        )
+        let owned = pin.isOwned(by: reader)
+        json.pinFields(pin, id: "objectId", kind: false, latitude: ("latitude", pin.lat), longitude: ("longitude", pin.lon), owned: owned)
         json.endObject()
     }
 

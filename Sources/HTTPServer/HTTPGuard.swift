@@ -10,8 +10,9 @@ final class HTTPGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let timers: ConnectionTimers
-    private let limits: ConnectionLimits
+    private let timers: ConnectionTimers, limits: ConnectionLimits
+    /// The path whose POST body is streamed to disk (a live import): `maximumImportSize`, and a deadline in
+    /// proportion to its declared length.
     private let streamedBodyPath: String?
     /// Answers still to write, oldest first: whether each closes the connection.
     private var closeAfter: [Bool] = []

@@ -6,9 +6,7 @@
 /// Every read is bounds-checked: a corrupt block throws `ProtobufError`, it never reads past the buffer.
 struct ProtobufReader {
     enum WireType: UInt8 {
-        case varint = 0
-        case fixed64 = 1
-        case lengthDelimited = 2
+        case varint, fixed64, lengthDelimited  // 0, 1, 2
         case fixed32 = 5
     }
 

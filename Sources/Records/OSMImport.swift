@@ -40,9 +40,7 @@ public struct OSMImport: Sendable {
 
 /// What reading an extract found.
 public struct OSMImportReport: Sendable {
-    public var nodes = 0
-    public var ways = 0
-    public var relations = 0
+    public var nodes = 0, ways = 0, relations = 0
     public var pois = 0
     public var addresses = 0
     public var streets = 0
@@ -62,13 +60,11 @@ public struct OSMImportReport: Sendable {
 
 /// What applying a change file did.
 public struct OSMChangeReport: Sendable {
-    public var nodes = 0
-    public var ways = 0
-    public var relations = 0
+    /// The objects the file creates, modifies or deletes.
+    public var nodes = 0, ways = 0, relations = 0
     /// Objects converted again because something they are built from changed (a way whose node moved).
     public var rebuilt = 0
-    public var poisPut = 0
-    public var poisRemoved = 0
+    public var poisPut = 0, poisRemoved = 0
     public var houses = 0
     public var streets = 0
     /// The stored houses' blocks encoded again by the change (the others kept as they were), of all after it.

@@ -7,14 +7,10 @@ public struct Cluster: Sendable, Equatable {
     public let count: Int
     /// Mean latitude and longitude of the records counted (a geohash cell never crosses the antimeridian, so the
     /// plain mean is the centroid on the map).
-    public let latitude: Double
-    public let longitude: Double
+    public let latitude: Double, longitude: Double
 
     public init(geohash: Geohash, count: Int, latitude: Double, longitude: Double) {
-        self.geohash = geohash
-        self.count = count
-        self.latitude = latitude
-        self.longitude = longitude
+        (self.geohash, self.count, self.latitude, self.longitude) = (geohash, count, latitude, longitude)
     }
 }
 

@@ -26,13 +26,7 @@ extension LiveTests {
             try TestCertificates.make(name, in: scratch)
         }
 
-        func emptyDatabase() throws -> String {
-            let db = scratch.file("access.sqlite")
-            let empty = scratch.file("empty.jsonl")
-            _ = FileManager.default.createFile(atPath: empty, contents: Data())
-            #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
-            return db
-        }
+        func emptyDatabase() throws -> String { try CLI.emptyDatabase(at: scratch.file("access.sqlite")) }
 
         /// HTTPS with a generated certificate: a client trusting its CA reads and writes; one trusting another CA is
         /// refused at the handshake; plain HTTP on the TLS port gets no answer.

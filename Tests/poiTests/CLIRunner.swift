@@ -8,6 +8,20 @@ struct CLIResult {
 }
 
 enum CLI {
+    /// A database with no records at `db`, made as a user would: `poi import` of an empty file beside it.
+    @discardableResult static func emptyDatabase(at db: String) throws -> String {
+        let empty = db + ".empty.jsonl"
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let imported = try run(["import", empty, "--db", db])
+        guard imported.status == 0 else { throw EmptyDatabaseError(database: db, stderr: imported.stderr) }
+        return db
+    }
+
+    struct EmptyDatabaseError: Error, CustomStringConvertible {
+        let database: String, stderr: String
+        var description: String { "poi import of an empty file into \(database) failed: \(stderr)" }
+    }
+
     /// The `poi` binary next to the test bundle (SwiftPM builds both into the same products directory).
     static let executable: URL = {
         if let override = ProcessInfo.processInfo.environment["POI_BIN"] { return URL(fileURLWithPath: override) }

@@ -11,13 +11,7 @@ extension LiveTests {
             try LiveServer(arguments: ["--db", db] + extra)
         }
 
-        func emptyDatabase() throws -> String {
-            let db = scratch.file("live.sqlite")
-            let empty = scratch.file("empty.jsonl")
-            _ = FileManager.default.createFile(atPath: empty, contents: Data())
-            #expect(try CLI.run(["import", empty, "--db", db]).status == 0)
-            return db
-        }
+        func emptyDatabase() throws -> String { try CLI.emptyDatabase(at: scratch.file("live.sqlite")) }
 
         /// A pin acknowledged with 201 survives kill -9 of the server right after the response.
         @Test func acknowledgedPinSurvivesKill9() throws {

@@ -20,12 +20,7 @@ extension LiveTests {
         func servers(_ provider: TestIdentityProvider) throws -> (fast: LiveServer, routed: LiveServer) {
             var databases: [String] = []
             for name in ["a", "b"] {
-                let db = scratch.file("\(name).sqlite")
-                let empty = scratch.file("empty.jsonl")
-                _ = FileManager.default.createFile(atPath: empty, contents: Data())
-                let imported = try CLI.run(["import", empty, "--db", db])
-                try #require(imported.status == 0, "\(imported.stderr)")
-                databases.append(db)
+                databases.append(try CLI.emptyDatabase(at: scratch.file("\(name).sqlite")))
             }
             // One write in ~55 minutes after a burst of two: every refusal's wait has four digits for the whole test.
             let access = [
@@ -204,11 +199,7 @@ extension LiveTests {
         /// client's input — is answered after the pause too, in order and whole. With a pause of 0, the same answers.
         @Test(arguments: [(0, true), (700, true), (700, false)])
         func aRefusedWritersConnectionPausesAndLosesNothing(pause: Int, fastLane: Bool) throws {
-            let db = scratch.file("pause-\(pause)-\(fastLane).sqlite")
-            let empty = scratch.file("pause-empty.jsonl")
-            _ = FileManager.default.createFile(atPath: empty, contents: Data())
-            let imported = try CLI.run(["import", empty, "--db", db])
-            try #require(imported.status == 0, "\(imported.stderr)")
+            let db = try CLI.emptyDatabase(at: scratch.file("pause-\(pause)-\(fastLane).sqlite"))
             let lane = fastLane ? [] : ["--no-fast-lane"]
             let server = try LiveServer(arguments: ["--db", db, "--api-key", "operator-key-123", "--refused-write-pause", "\(pause)"] + lane)
             defer { server.stop() }

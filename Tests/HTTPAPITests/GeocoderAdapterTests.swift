@@ -53,7 +53,7 @@ import Testing
             let structured = try array(
                 try await client.execute(uri: "/nominatim/search?city=Springfield&state=Illinois&format=json&limit=1", method: .get)
             )
-            #expect((structured.first?["display_name"] as? String ?? "").contains("Illinois"))
+            #expect((structured.first?["display_name"] as? String)?.contains("Illinois") == true, "\(structured)")
             let none = try await client.execute(uri: "/nominatim/search?q=Qqqzzx%20Xyzzyq&format=json", method: .get)
             #expect(none.status == .ok && String(buffer: none.body) == "[]")
         }

@@ -191,7 +191,7 @@ import Testing
             )
             let done = try await finishedImport(client, accepted.id)
             #expect(done?.status == "failed")
-            #expect((done?.error ?? "").contains("s.jsonl:3:"), "\(done)")
+            #expect(done?.error?.contains("s.jsonl:3:") == true, "\(String(describing: done))")
             #expect(done?.problems?.first?.line == 3)
             #expect(engine.counts.pois == 0)
         }

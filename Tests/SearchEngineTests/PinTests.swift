@@ -31,8 +31,8 @@ import Testing
         var paged: [String] = []
         for skip in stride(from: 0, to: 12, by: 5) { paged += engine.pins(limit: 5, skip: skip).results.map(\.id) }
         #expect(paged == all.results.map(\.id))
-        #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").results.allSatisfy { $0.uniqueKey == "u1" })
-        #expect(try engine.pins(limit: 100, skip: 0, uniqueKey: "u1").total == 4)
+        #expect(engine.pins(limit: 100, skip: 0, uniqueKey: "u1").results.allSatisfy { $0.uniqueKey == "u1" })
+        #expect(engine.pins(limit: 100, skip: 0, uniqueKey: "u1").total == 4)
         // The moved pin is found at its new place; pins are kind=pin only.
         let near = try engine.nearby(NearbyQuery(Around(Coordinate(latitude: 60.17, longitude: 24.94)), kind: .pin, limit: 1))
         #expect(near.results.first?.id == created[3].id)
@@ -42,7 +42,7 @@ import Testing
         #expect(throws: SearchError.notFound(kind: "pin", id: created[0].id)) { try engine.deletePin(id: created[0].id) }
         // Everything is in SQLite: a fresh engine sees the same pins.
         let reopened = try SearchEngine(store: CatalogStore(path: path), taxonomy: testTaxonomy)
-        #expect(try reopened.pins(limit: 100, skip: 0).results.map(\.id) == (try engine.pins(limit: 100, skip: 0).results.map(\.id)))
+        #expect(reopened.pins(limit: 100, skip: 0).results.map(\.id) == engine.pins(limit: 100, skip: 0).results.map(\.id))
     }
 
     @Test func ownersKeepTheirPinsWithinTheirCap() throws {

@@ -18,6 +18,13 @@ import Testing
 
     /// Every kind of query, drawn from `seed`, answered and encoded as the API would: equal arrays mean
     /// byte-identical answers.
+    /// A new SQLite database in the scratch directory, its store, and the snapshot policy that keeps the index
+    /// snapshot beside it and writes it only when asked (`every: 0`).
+    func storeWithSnapshot(_ name: String) throws -> (database: String, store: CatalogStore, policy: SearchEngine.SnapshotPolicy) {
+        let database = scratch.url.appendingPathComponent(name).path
+        return (database, try CatalogStore(path: database), SearchEngine.SnapshotPolicy.beside(database: database, every: 0))
+    }
+
     static func answers(_ engine: SearchEngine, seed: UInt64, ids: [String]) throws -> [String] {
         var random = SplitMix64(seed: seed)
         let encoder = APIEncoder()
@@ -130,9 +137,7 @@ import Testing
         var random = testRandom("startUpUsesTheSnapshotOnlyWhileItMatchesTheStore")
         let seed = random.next()
         let directory = scratch.url
-        let database = directory.appendingPathComponent("s.sqlite").path
-        let store = try CatalogStore(path: database)
-        let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)
+        let (database, store, policy) = try storeWithSnapshot("s.sqlite")
         let first = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
         #expect(first.startup == .rebuilt(reason: "no snapshot at \(policy.path)"))
         try first.applyImported(randomPOIs(1_500, &random).map { .poi($0) })
@@ -198,10 +203,8 @@ import Testing
         var random = testRandom("aSnapshotBroughtForwardByCommittedChangesIsTheStoresState")
         let seed = random.next()
         let directory = scratch.url
-        let database = directory.appendingPathComponent("f.sqlite").path
-        let store = try CatalogStore(path: database)
+        let (_, store, policy) = try storeWithSnapshot("f.sqlite")
         try store.commit(randomPOIs(2_000, &random).map { .put(.poi($0)) })
-        let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)
         #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).writeSnapshot())
         let before = try store.changeSequence()
         let aside = directory.appendingPathComponent("before.snapshot").path
@@ -253,10 +256,7 @@ import Testing
 
     @Test func damagedOrForeignSnapshotsAreRebuiltNotServed() throws {
         var random = testRandom("damagedOrForeignSnapshotsAreRebuiltNotServed")
-        let directory = scratch.url
-        let database = directory.appendingPathComponent("d.sqlite").path
-        let store = try CatalogStore(path: database)
-        let policy = SearchEngine.SnapshotPolicy.beside(database: database, every: 0)
+        let (_, store, policy) = try storeWithSnapshot("d.sqlite")
         let engine = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
         try engine.applyImported(randomPOIs(800, &random).map { .poi($0) })
         _ = try engine.createPin(PinInput(uniqueKey: "u", firstName: "A", lastName: "B", mapString: "", mediaURL: "", latitude: 1, longitude: 2))

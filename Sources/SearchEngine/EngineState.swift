@@ -252,11 +252,13 @@ struct EngineState {
         case .pin(let pin): id = pin.id
         }
         let number: UInt32
+        var replaced: Hit.Record?
         if let existing = kind == .poi ? poiNumber(id) : pinNumbers[id] {
             number = existing
             if let old = self.record(Int(number)) {
-                unindex(old, number)
+                unindex(old, number, text: false, category: EngineState.category(old) != EngineState.category(record))
                 noteChange(old)
+                replaced = old
             }
         } else {
             number = UInt32(records.count)
@@ -273,7 +275,19 @@ struct EngineState {
             pinSpatial.insert(IndexedPoint(id: number, latitude: p.latitude, longitude: p.longitude))
         }
         // Pins are marked, so that a keyword query tells a posting's kind without reading the record's facts.
-        text.add(document: number, fields: EngineState.fields(record), marked: kind == .pin, at: EngineState.textPosition(record))
+        if let replaced {
+            // In place: a word the record keeps costs its block, not its list (`InvertedIndex.replace`).
+            text.replace(
+                document: number,
+                fields: EngineState.fields(replaced),
+                with: EngineState.fields(record),
+                marked: kind == .pin,
+                at: EngineState.textPosition(record)
+            )
+        } else {
+            text.add(document: number, fields: EngineState.fields(record), marked: kind == .pin, at: EngineState.textPosition(record))
+        }
+        // (`insertSorted` leaves a member where it is: a record that keeps its category costs no move of the list.)
         if let category = EngineState.category(record) { categoryMembers[category, default: []].insertSorted(number) }
         if case .poi(let poi) = record { noteHouses(of: id, now: poi) }
         return number
@@ -322,10 +336,12 @@ struct EngineState {
         }
     }
 
-    private mutating func unindex(_ record: Hit.Record, _ number: UInt32) {
+    /// Takes a record out of the indexes: out of the text index and its category's members too, unless `text` or
+    /// `category` is false (`put` replaces the record there in place).
+    private mutating func unindex(_ record: Hit.Record, _ number: UInt32, text removesText: Bool = true, category removesCategory: Bool = true) {
         if EngineState.kind(record) == .poi { poiSpatial.remove(number) } else { pinSpatial.remove(number) }
-        text.remove(document: number, fields: EngineState.fields(record))
-        if let category = EngineState.category(record) { categoryMembers[category]?.removeSorted(number) }
+        if removesText { text.remove(document: number, fields: EngineState.fields(record)) }
+        if removesCategory, let category = EngineState.category(record) { categoryMembers[category]?.removeSorted(number) }
     }
 }
 

@@ -289,24 +289,89 @@ public struct InvertedIndex: Sendable {
             let term = Int(termID(text))
             let posting = Posting(doc: document, frequency: UInt16(min(frequency, Int(UInt16.max))), fields: fields | facts, norm: norm)
             if let last = postings[term].last, last.doc > document {
-                let i = InvertedIndex.lowerBound(postings[term], document)
-                postings[term].insert(posting, at: i)
-                rebuildBounds(Int32(term), from: i / InvertedIndex.blockSize)
+                insertPosting(posting, term: term)
             } else {
                 postings[term].append(posting)
                 extendBounds(term, with: posting)
             }
         }
-        for name in analyzed.wholeNames {
+        addWholeNames(of: document, analyzed.wholeNames)
+    }
+
+    /// Files `document` under the terms its name is whole (`Analyzed.wholeNames`), in place (a copy of a chain's list
+    /// per write would cost the list).
+    private mutating func addWholeNames(of document: UInt32, _ names: [String]) {
+        for name in names {
             guard let term = termIDs[name] else { continue }
-            var list = wholeNames[term] ?? []
-            if let last = list.last, last > document {
-                list.insert(document, at: InvertedIndex.lowerBound(list, document))
+            if let last = wholeNames[term]?.last, last > document {
+                let i = InvertedIndex.lowerBound(wholeNames[term]!, document)
+                wholeNames[term]!.insert(document, at: i)
             } else {
-                list.append(document)
+                wholeNames[term, default: []].append(document)
             }
-            wholeNames[term] = list
         }
+    }
+
+    /// Takes `document` out of the list of documents whose whole name is `term`, if it is there.
+    private mutating func removeWholeName(_ term: Int32, _ document: UInt32) {
+        guard let list = wholeNames[term] else { return }
+        let j = InvertedIndex.lowerBound(list, document)
+        guard j < list.count && list[j] == document else { return }
+        if list.count == 1 {
+            wholeNames[term] = nil
+        } else {
+            wholeNames[term]!.remove(at: j)
+        }
+    }
+
+    /// Replaces a document: what `remove(document:fields:)` with its old fields and then `add` with the new ones leave,
+    /// but a term the document keeps has its posting rewritten where it stands, and only that posting's block has its
+    /// bound and box made again. A record written again with the same words (a move, a new phone number) then costs a
+    /// block per word, not the word's whole list: with a removal and an insertion, every block after the document's
+    /// was made again, twice — at 1 M POIs, 73 % of the server's time under a load of POI updates (RESULTS.md,
+    /// issue 59).
+    public mutating func replace(document: UInt32, fields oldFields: [Field], with fields: [Field], marked: Bool = false, at position: Position = .unknown) {
+        guard Int(document) < positions.count else {
+            remove(document: document, fields: oldFields)
+            add(document: document, fields: fields, marked: marked, at: position)
+            return
+        }
+        let analyzed = InvertedIndex.terms(of: fields)
+        var kept = Set<String>()
+        kept.reserveCapacity(analyzed.terms.count)
+        for term in analyzed.terms { kept.insert(term.text) }
+        // The old terms: gone ones removed, every one out of the whole-name lists (the new ones are filed below).
+        var seen = Set<String>()
+        var oldLength = 0
+        for field in oldFields {
+            for text in field.terms() {
+                if !field.isVerbatim { oldLength += field.weight }
+                guard seen.insert(text).inserted, let term = termIDs[text] else { continue }
+                if !kept.contains(text) { removePosting(document, term: Int(term)) }
+                removeWholeName(term, document)
+            }
+        }
+        positions[Int(document)] = position
+        includeInRangeBoxes(document, position)
+        let length = min(analyzed.length, Int(UInt16.max))
+        let norm = InvertedIndex.norm(length: length)
+        totalLength += length - min(oldLength, Int(UInt16.max))
+        let facts = UInt8(min(analyzed.nameTokens, Posting.manyNameTokens)) << 4 | (marked ? Posting.marked : 0)
+        for (text, frequency, fields) in analyzed.terms {
+            let term = Int(termID(text))
+            let posting = Posting(doc: document, frequency: UInt16(min(frequency, Int(UInt16.max))), fields: fields | facts, norm: norm)
+            let i = InvertedIndex.lowerBound(postings[term], document)
+            if seen.contains(text), i < postings[term].count, postings[term][i].doc == document {
+                postings[term][i] = posting
+                if !bounds[term].isEmpty { remakeBlock(term, i / InvertedIndex.blockSize) }
+            } else if i == postings[term].count {
+                postings[term].append(posting)
+                extendBounds(term, with: posting)
+            } else {
+                insertPosting(posting, term: term)
+            }
+        }
+        addWholeNames(of: document, analyzed.wholeNames)
     }
 
     /// Removes a document, given the same fields it was added with.
@@ -318,19 +383,8 @@ public struct InvertedIndex: Sendable {
                 if !field.isVerbatim { length += field.weight }
                 guard seen.insert(text).inserted else { continue }
                 guard let term = termIDs[text] else { continue }
-                let t = Int(term)
-                let i = InvertedIndex.lowerBound(postings[t], document)
-                if i < postings[t].count && postings[t][i].doc == document {
-                    postings[t].remove(at: i)
-                    rebuildBounds(term, from: i / InvertedIndex.blockSize)
-                }
-                if var list = wholeNames[term] {
-                    let j = InvertedIndex.lowerBound(list, document)
-                    if j < list.count && list[j] == document {
-                        list.remove(at: j)
-                        wholeNames[term] = list.isEmpty ? nil : list
-                    }
-                }
+                removePosting(document, term: Int(term))
+                removeWholeName(term, document)
             }
         }
         totalLength -= min(length, Int(UInt16.max))
@@ -372,7 +426,77 @@ public struct InvertedIndex: Sendable {
         boxes[term][boxes[term].count - 1].include(positions[Int(posting.doc)])
     }
 
-    /// Recomputes the bounds of every block from `block` on (inserts and removes in the middle shift them).
+    /// Inserts a posting before the end of its list. The postings after it move one place on, each block's first
+    /// into the next: the block it lands in is made again, and every later block's bound and box take in the one
+    /// posting that moved into it (a bound may only be looser than its block, never tighter: `checkInvariants`), so
+    /// an insertion costs its block and a bound per later block, not a position read per later posting.
+    private mutating func insertPosting(_ posting: Posting, term: Int) {
+        let size = InvertedIndex.blockSize
+        let i = InvertedIndex.lowerBound(postings[term], posting.doc)
+        postings[term].insert(posting, at: i)
+        let count = postings[term].count
+        guard count > size else { return }
+        guard !bounds[term].isEmpty else {
+            rebuildBounds(Int32(term), from: 0)
+            return
+        }
+        let before = bounds[term].count
+        for b in stride(from: i / size + 1, to: before, by: 1) {
+            let moved = postings[term][b * size]
+            bounds[term][b].include(moved)
+            boxes[term][b].include(position(of: moved.doc))
+        }
+        if (count + size - 1) / size > before {
+            bounds[term].append(BlockBound())
+            boxes[term].append(BlockBox())
+            remakeBlock(term, before)
+        }
+        remakeBlock(term, i / size)
+    }
+
+    /// Removes `document`'s posting from a list, if it is there. The postings after it move one place back, each
+    /// block's first into the block before: the block it left is made again and every later block's bound and box
+    /// take in the posting that moved into it from the next (as `insertPosting`).
+    private mutating func removePosting(_ document: UInt32, term: Int) {
+        let size = InvertedIndex.blockSize
+        let i = InvertedIndex.lowerBound(postings[term], document)
+        guard i < postings[term].count && postings[term][i].doc == document else { return }
+        postings[term].remove(at: i)
+        let count = postings[term].count
+        guard !bounds[term].isEmpty else { return }
+        guard count > size else {
+            bounds[term] = []
+            boxes[term] = []
+            return
+        }
+        let blocks = (count + size - 1) / size
+        if bounds[term].count > blocks {
+            bounds[term].removeLast()
+            boxes[term].removeLast()
+        }
+        for b in stride(from: i / size + 1, to: blocks, by: 1) where (b + 1) * size - 1 < count {
+            let moved = postings[term][(b + 1) * size - 1]
+            bounds[term][b].include(moved)
+            boxes[term][b].include(position(of: moved.doc))
+        }
+        if i / size < blocks { remakeBlock(term, i / size) }
+    }
+
+    /// Makes one block's bound and box again from its postings.
+    private mutating func remakeBlock(_ term: Int, _ block: Int) {
+        let size = InvertedIndex.blockSize
+        var bound = BlockBound()
+        var box = BlockBox()
+        let list = postings[term]
+        for posting in list[(block * size)..<min(list.count, (block + 1) * size)] {
+            bound.include(posting)
+            box.include(position(of: posting.doc))
+        }
+        bounds[term][block] = bound
+        boxes[term][block] = box
+    }
+
+    /// Recomputes the bounds of every block from `block` on (a list that grows past one block, a renumbering).
     private mutating func rebuildBounds(_ term: Int32, from block: Int) {
         let t = Int(term)
         let list = postings[t]

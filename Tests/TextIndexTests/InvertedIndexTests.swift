@@ -189,6 +189,89 @@ struct TestRandom {
         #expect(words.contains { index.term($0).map { !index.blockBounds(of: $0).isEmpty } ?? false })
     }
 
+    /// Replacing a document (`replace`) leaves what removing and adding it again leaves, as a fresh index of the
+    /// final documents has it: the same lists, whole names, positions, counts and lengths, with bounds and boxes that
+    /// hold their blocks. Oracle: a fresh index built from the documents as they end. Drawn writes: moves that keep
+    /// every word, new texts that keep some words and bring others, removals and new documents, on lists that grow
+    /// past a block and shrink below one again. When every write keeps its words, the bounds and boxes are exactly a
+    /// fresh index's (the in-place path makes its block again); after the shifting writes they may only be looser.
+    @Test func replacingEqualsAFreshIndexOfTheFinalDocuments() throws {
+        var random = TestRandom("replacingEqualsAFreshIndexOfTheFinalDocuments")
+        let words = Array(Self.vocabulary.prefix(6))
+        func position() -> InvertedIndex.Position {
+            random.below(12) == 0
+                ? .unknown : InvertedIndex.Position(latitude: Float(random.below(1_800)) / 10 - 90, longitude: Float(random.below(3_600)) / 10 - 180)
+        }
+        func fields() -> [InvertedIndex.Field] {
+            [
+                .init(Self.randomText(&random, words: 1 + random.below(3), from: words), weight: 3, isName: true),
+                .init(Self.randomText(&random, words: random.below(3), from: words), weight: 1, isName: false),
+            ]
+        }
+        var documents: [UInt32: (fields: [InvertedIndex.Field], position: InvertedIndex.Position)] = [:]
+        var index = InvertedIndex()
+        for doc in 0..<700 {
+            let document = (fields(), position())
+            index.add(document: UInt32(doc), fields: document.0, at: document.1)
+            documents[UInt32(doc)] = document
+        }
+        index.finishBulkLoad()
+        func fresh() -> InvertedIndex {
+            var fresh = InvertedIndex()
+            for (doc, document) in documents.sorted(by: { $0.key < $1.key }) { fresh.add(document: doc, fields: document.fields, at: document.position) }
+            fresh.finishBulkLoad()
+            return fresh
+        }
+        func expectSame(exactBounds: Bool, _ context: String) throws {
+            let expected = fresh()
+            do { try index.checkInvariants() } catch { Issue.record("\(context): \(error)") }
+            #expect(index.documentCount == expected.documentCount, "\(context)")
+            #expect(index.averageLength == expected.averageLength, "\(context)")
+            func bits(_ p: InvertedIndex.Position) -> [UInt32] { [p.latitude.bitPattern, p.longitude.bitPattern] }  // NaN: unknown
+            for doc in documents.keys { #expect(bits(index.position(of: doc)) == bits(expected.position(of: doc)), "\(context): document \(doc)") }
+            for word in words {
+                guard let b = expected.term(word) else { continue }
+                let a = try #require(index.term(word))
+                #expect(Array(index.postings(of: a)) == Array(expected.postings(of: b)), "\(context): \(word)")
+                #expect(index.wholeNameDocuments(of: a) == expected.wholeNameDocuments(of: b), "\(context): \(word)")
+                if exactBounds {
+                    #expect(Array(index.blockBounds(of: a)) == Array(expected.blockBounds(of: b)), "\(context): \(word)")
+                    #expect(Array(index.blockBoxes(of: a)) == Array(expected.blockBoxes(of: b)), "\(context): \(word)")
+                }
+            }
+        }
+        // Moves and rewrites that keep every word: in place.
+        for step in 0..<600 {
+            let doc = UInt32(random.below(700))
+            let old = documents[doc]!
+            let same = random.below(2) == 0 ? old.fields : Array(old.fields.reversed())
+            let moved = (same, position())
+            index.replace(document: doc, fields: old.fields, with: moved.0, at: moved.1)
+            documents[doc] = moved
+            if step % 200 == 199 { try expectSame(exactBounds: true, "in place, step \(step)") }
+        }
+        // Every kind of write.
+        for step in 0..<1_500 {
+            let doc = UInt32(random.below(800))
+            switch (documents[doc], random.below(4)) {
+            case (let old?, 0):
+                index.remove(document: doc, fields: old.fields)
+                documents[doc] = nil
+            case (let old?, _):
+                let new = (fields(), position())
+                index.replace(document: doc, fields: old.fields, with: new.0, at: new.1)
+                documents[doc] = new
+            case (nil, _):
+                let new = (fields(), position())
+                index.add(document: doc, fields: new.0, at: new.1)
+                documents[doc] = new
+            }
+            if step % 250 == 249 { try expectSame(exactBounds: false, "any write, step \(step)") }
+        }
+        // Lists crossed a block's size, so bounds were made, shifted and dropped.
+        #expect(words.contains { index.term($0).map { index.blockBounds(of: $0).count > 2 } ?? false })
+    }
+
     /// Numbering documents anew gives the index that adding them under their new numbers gives: the same lists,
     /// bounds, boxes, positions and whole names.
     @Test func renumberingEqualsAddingUnderTheNewNumbers() throws {

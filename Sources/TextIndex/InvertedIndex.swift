@@ -330,7 +330,13 @@ public struct InvertedIndex: Sendable {
     /// block per word, not the word's whole list: with a removal and an insertion, every block after the document's
     /// was made again, twice — at 1 M POIs, 73 % of the server's time under a load of POI updates (RESULTS.md,
     /// issue 59).
-    public mutating func replace(document: UInt32, fields oldFields: [Field], with fields: [Field], marked: Bool = false, at position: Position = .unknown) {
+    public mutating func replace(
+        document: UInt32,
+        fields oldFields: [Field],
+        with fields: [Field],
+        marked: Bool = false,
+        at position: Position = .unknown
+    ) {
         guard Int(document) < positions.count else {
             remove(document: document, fields: oldFields)
             add(document: document, fields: fields, marked: marked, at: position)

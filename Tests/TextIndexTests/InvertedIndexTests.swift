@@ -218,7 +218,9 @@ struct TestRandom {
         index.finishBulkLoad()
         func fresh() -> InvertedIndex {
             var fresh = InvertedIndex()
-            for (doc, document) in documents.sorted(by: { $0.key < $1.key }) { fresh.add(document: doc, fields: document.fields, at: document.position) }
+            for (doc, document) in documents.sorted(by: { $0.key < $1.key }) {
+                fresh.add(document: doc, fields: document.fields, at: document.position)
+            }
             fresh.finishBulkLoad()
             return fresh
         }

@@ -84,10 +84,16 @@ public final class SearchEngine: @unchecked Sendable {
         /// Write a new snapshot in the background once the store has moved this many write transactions past the last
         /// one (0: only when `writeSnapshot()` is called).
         public var every: Int
+        /// A background snapshot is not started until this many times as long as the last one took (writing it and
+        /// mapping it back) has passed since it ended, however many transactions are due: background snapshots then
+        /// take at most 1 ÷ (1 + pause) of the time. Each is also followed by a stall of the first writes after it,
+        /// which copy the arrays they change out of the mapping. At 1 M POIs under ~6 000 writes a second, a
+        /// snapshot every 10 000 transactions came every ~2 s, and the writes' p99 was 160–176 ms against 22 ms
+        /// without (RESULTS.md, issue 59).
+        public var pause: Double
 
-        public init(path: String, every: Int = 10_000) {
-            self.path = path
-            self.every = every
+        public init(path: String, every: Int = 10_000, pause: Double = 9) {
+            (self.path, self.every, self.pause) = (path, every, pause)
         }
 
         /// The address index's snapshot, beside the engine's.
@@ -123,7 +129,9 @@ public final class SearchEngine: @unchecked Sendable {
     /// How the address index was made at start-up (read from its snapshot, or built and why).
     public let addressStartup: String
     /// The sequence of the last snapshot written or read, and whether a background write is running.
-    let snapshotStatus = Mutex<(written: ChangeSequence?, running: Bool)>((nil, false))
+    /// The last snapshot written, whether one is being written, and when the next background one may start
+    /// (`SnapshotPolicy.pause`).
+    let snapshotStatus = Mutex<(written: ChangeSequence?, running: Bool, notBefore: ContinuousClock.Instant?)>((nil, false, nil))
 
     /// Opens the engine over a store: from the snapshot when the policy names one that matches the store, else by
     /// loading every record (the caller may then `writeSnapshot()`). With a shared store (a change feed), a snapshot

@@ -196,6 +196,25 @@ import Testing
         #expect(next.poi(id: "bg2") != nil && next.poi(id: "behind-its-back") != nil)
     }
 
+    /// A background snapshot waits out its pause after the last one (`SnapshotPolicy.pause` times as long as that one
+    /// took), however many transactions are due; with no pause, the next due transaction starts one. The pause is
+    /// made long (a million times the last snapshot's time) so that the test does not depend on the clock.
+    @Test func aBackgroundSnapshotWaitsOutItsPause() throws {
+        for (pause, expectsSecond) in [(1e6, false), (0.0, true)] {
+            let (database, store, policy) = try storeWithSnapshot("pause-\(expectsSecond).sqlite")
+            var eager = policy
+            (eager.every, eager.pause) = (1, pause)
+            let engine = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: eager)
+            try engine.upsertPOI(poi("first", "First", "food.cafe", 60.1, 24.8))
+            engine.waitForSnapshot()
+            #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).startup == .snapshot, "pause \(pause): the first")
+            try engine.upsertPOI(poi("second", "Second", "food.cafe", 60.2, 24.8))
+            engine.waitForSnapshot()
+            let restarted = try SearchEngine(store: CatalogStore(path: database), taxonomy: testTaxonomy, snapshot: policy)
+            #expect((restarted.startup == .snapshot) == expectsSecond, "pause \(pause): the second write \(expectsSecond ? "snapshotted" : "waits")")
+        }
+    }
+
     /// A change file applied by the CLI brings the index snapshot forward by the records it committed
     /// (`SearchEngine.advanceSnapshot`) instead of leaving it behind the store: the next start maps it, and it answers
     /// as the old snapshot does with the same writes made through an engine, and holds every record the store holds.

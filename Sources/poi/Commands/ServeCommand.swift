@@ -60,7 +60,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The PEM private key of --tls-cert.") var tlsKey: String?
     @Option(help: "Seconds a request may take to arrive in full, head and body (408 after).") var requestTimeout: Double = 10
     @Option(help: "Seconds an idle keep-alive connection stays open.") var idleTimeout: Double = 60
-    @Option(help: "Write a new index snapshot in the background after this many write transactions (0: only at shutdown).") var snapshotEvery = 10_000
+    @Option(
+        help:
+            "Write a new index snapshot in the background after this many write transactions (0: only at shutdown), and no sooner after the last than nine times as long as it took."
+    )
+    var snapshotEvery = 10_000
     @Option(help: "Open connections at most; more are answered 503.") var maxConnections: Int = 4_096
     @Option(help: "Allow browser calls from this origin (CORS), e.g. https://maps.example.org; * for any.") var cors: String?
     @Option(

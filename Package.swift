@@ -101,8 +101,8 @@ let package = Package(
         .target(
             name: "SearchEngine",
             dependencies: [
-                "GeoCore", "SpatialIndex", "TextIndex", "Records", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch", "CScheduling",
-                "Parallelism", .product(name: "HeapModule", package: "swift-collections"),
+                "GeoCore", "SpatialIndex", "TextIndex", "Records", "Gazetteer", "BundledData", "SnapshotFile", "CPrefetch", "Parallelism",
+                .product(name: "HeapModule", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
         ),

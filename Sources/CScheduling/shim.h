@@ -13,17 +13,7 @@ static inline int poi_schedule_calling_thread_as_batch(void) {
     struct sched_param parameters = {0};
     return sched_setscheduler(0, SCHED_BATCH, &parameters) == 0 ? 0 : errno;
 }
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-/// Gives the calling thread (not its process: on Linux a thread has its own nice value) the nice value `nice`, 0 to
-/// 19: at 19 it gets about 1.5 % of a core the normal threads want, and whatever they leave idle. Answers 0, or the
-/// error number.
-static inline int poi_set_calling_thread_nice(int nice) {
-    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) == 0 ? 0 : errno;
-}
 #else
 static inline int poi_schedule_calling_thread_as_batch(void) { return 0; }
-static inline int poi_set_calling_thread_nice(int nice) { (void)nice; return 0; }
 #endif
 #endif

@@ -1,4 +1,3 @@
-import CScheduling
 import Foundation
 import Records
 import SnapshotFile
@@ -53,7 +52,7 @@ extension SearchEngine {
         let thread = Thread { [self] in
             // At nice 19: the snapshot takes what the requests leave of the cores, not a share of them (at 1 M POIs
             // under writes, a snapshot written beside them at the normal priority set the writes' p99).
-            _ = poi_set_calling_thread_nice(19)
+            Self.lowerCallingThreadPriority()
             let clock = ContinuousClock()
             let begun = clock.now
             let result = Result { () throws(SnapshotError) in try writeSnapshot() }
@@ -67,6 +66,16 @@ extension SearchEngine {
         }
         thread.name = "poi-snapshot"
         thread.start()
+    }
+
+    /// Gives the calling thread the nice value 19: it then gets about 1.5 % of a core the normal threads want, and
+    /// whatever they leave idle. On Linux the nice value is a thread's, and `who` 0 is the calling thread (the kernel
+    /// takes `current`). (Called from Swift through Glibc: a C shim that includes `sys/resource.h` under
+    /// `_GNU_SOURCE` defines its enums unlike Glibc's module, and a clean build refuses that.)
+    static func lowerCallingThreadPriority() {
+        #if os(Linux)
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+        #endif
     }
 
     /// After a write: starts a background snapshot once the store has moved `policy.every` transactions past the

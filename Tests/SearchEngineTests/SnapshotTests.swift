@@ -4,6 +4,7 @@ import Foundation
 import GeoCore
 import Records
 import SnapshotFile
+import Synchronization
 import TestSupport
 import Testing
 
@@ -213,6 +214,23 @@ import Testing
             let restarted = try SearchEngine(store: CatalogStore(path: database), taxonomy: testTaxonomy, snapshot: policy)
             #expect((restarted.startup == .snapshot) == expectsSecond, "pause \(pause): the second write \(expectsSecond ? "snapshotted" : "waits")")
         }
+    }
+
+    /// The background snapshot's thread lowers its own priority to nice 19, and only its own: the thread that made
+    /// it keeps its nice value (on Linux the nice value is a thread's).
+    @Test func theSnapshotThreadAloneRunsAtNice19() throws {
+        #if os(Linux)
+        let before = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+        let seen = Mutex<Int32?>(nil)
+        let thread = Thread {
+            SearchEngine.lowerCallingThreadPriority()
+            seen.withLock { $0 = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) }
+        }
+        thread.start()
+        while seen.withLock({ $0 }) == nil { usleep(1_000) }
+        #expect(seen.withLock { $0 } == 19)
+        #expect(getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0) == before)
+        #endif
     }
 
     /// A change file applied by the CLI brings the index snapshot forward by the records it committed

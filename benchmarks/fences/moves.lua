@@ -32,10 +32,4 @@ request = function()
   local body = string.format('{"uniqueKey":"bench","firstName":"B","lastName":"%d","mapString":"","mediaURL":"","lat":%.6f,"lon":%.6f}', i, p[1], p[2])
   return wrk.format("PUT", "/v1/pins/" .. ids[i], {["Content-Type"] = "application/json"}, body)
 end
-done = function(summary, latency, requests)
-  io.write(string.format('{"requests":%d,"seconds":%.3f,"rps":%.0f,"p50_ms":%.3f,"p99_ms":%.3f,"errors":%d,"non_2xx":%d}\n',
-    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status))
-end
+done = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../wrk_summary.lua")

@@ -1,7 +1,7 @@
 -- wrk script: PUTs the POIs of the file named by env BODIES (one JSON record per line, as `poi generate` writes
 -- them), each request the next record, moved up to env STEP degrees (default 0.0001, ~10 m) north or south of where
 -- the file has it: a record written again with the same words, as an edit of its hours or a corrected position is.
--- Seeded per thread. Prints one JSON line when done.
+-- Seeded per thread. Prints one JSON line when done (benchmarks/wrk_summary.lua).
 local bodies = {}
 local ids = {}
 for line in io.lines(os.getenv("BODIES")) do
@@ -28,10 +28,4 @@ request = function()
   end, 1)
   return wrk.format("PUT", "/v1/pois/" .. ids[i], {["Content-Type"] = "application/json"}, body)
 end
-done = function(summary, latency, requests)
-  io.write(string.format('{"requests":%d,"seconds":%.3f,"rps":%.0f,"p50_ms":%.3f,"p99_ms":%.3f,"errors":%d,"non_2xx":%d}\n',
-    summary.requests, summary.duration / 1e6, summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
-    summary.errors.status))
-end
+done = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../wrk_summary.lua")

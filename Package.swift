@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "Catalog",
             dependencies: [
-                "GeoCore", "Records", "BundledData", "OSM", .product(name: "GRDB", package: "GRDB.swift"),
+                "GeoCore", "Records", "BundledData", "OSM", "CChecksum", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings

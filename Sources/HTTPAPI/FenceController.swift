@@ -124,6 +124,13 @@ struct FenceController {
                 return limit.map { sent >= $0 } ?? false
             }
             try await writer.write(ByteBuffer(string: ": events of fence \(fence)\n\n"))
+            // Resuming from before the events still kept: the client is told what it cannot get (an event with no id,
+            // so that its Last-Event-ID stays), then gets what is kept.
+            if after > 0, let kept = try? book.store.keptFrom(), after + 1 < kept {
+                let gap =
+                    #"{"after":\#(after),"keptFrom":\#(kept),"detail":"events \#(after + 1) to \#(kept - 1) are past the retention and no longer kept"}"#
+                try await writer.write(ByteBuffer(string: "event: gap\ndata: \(gap)\n\n"))
+            }
             while true {
                 let stored = try book.store.events(fence: fence, after: last, limit: 1000)
                 if stored.isEmpty { break }

@@ -23,6 +23,8 @@ final class FenceWebhooks: Sendable {
     private let deliveries = Counter(label: "poi_fence_webhook_deliveries_total")
     private let retries = Counter(label: "poi_fence_webhook_retries_total")
     private let deadLetters = Counter(label: "poi_fence_webhook_dead_letters_total")
+    /// Times a webhook found events it had not delivered already dropped by the retention (`FenceEventRetention`).
+    private let expired = Counter(label: "poi_fence_webhook_expired_total")
     private let events = Counter(label: "poi_fence_events_total")
 
     init(book: FenceBook, policy: Policy = WebhookPolicy()) {
@@ -96,7 +98,7 @@ final class FenceWebhooks: Sendable {
         guard let url = fence.webhook else { return }
         let (wake, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (leaseFree, leaseContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let task = Task { [book, policy, holder, deliveries, retries, deadLetters] in
+        let task = Task { [book, policy, holder, deliveries, retries, deadLetters, expired] in
             await Self.run(
                 fence: fence.id,
                 url: url,
@@ -104,7 +106,7 @@ final class FenceWebhooks: Sendable {
                 store: book.store,
                 wakes: (wake, leaseFree),
                 policy: policy,
-                counters: (deliveries, retries, deadLetters)
+                counters: (deliveries, retries, deadLetters, expired)
             )
         }
         loops.withLock { $0[fence.id] = Loop(task: task, wake: continuation, leaseFree: leaseContinuation) }
@@ -121,7 +123,7 @@ final class FenceWebhooks: Sendable {
         store: any FenceLog,
         wakes: (events: AsyncStream<Void>, leaseFree: AsyncStream<Void>),
         policy: Policy,
-        counters: (deliveries: Counter, retries: Counter, deadLetters: Counter)
+        counters: (deliveries: Counter, retries: Counter, deadLetters: Counter, expired: Counter)
     ) async {
         var delivered = (try? store.delivery(fence: fence).delivered) ?? 0
         var iterator = wakes.events.makeAsyncIterator()
@@ -153,6 +155,11 @@ final class FenceWebhooks: Sendable {
                 // Another server delivers; this one tries again when the lease watch finds it free.
                 guard await leaseFree.next() != nil else { return }
                 continue
+            }
+            // Behind the retention (a receiver down for longer than events are kept): what is left is delivered.
+            if delivered > 0, let kept = try? store.keptFrom(), delivered + 1 < kept {
+                counters.expired.increment()
+                delivered = kept - 1
             }
             let pending = (try? store.events(fence: fence, after: delivered, limit: 100)) ?? []
             if pending.isEmpty {

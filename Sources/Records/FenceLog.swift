@@ -13,6 +13,8 @@ public protocol FenceLog: Sendable {
     func append(_ events: [(fence: String, detect: String, make: (Int64) -> String)]) throws -> [FenceEvent]
     /// A fence's events after `sequence`, oldest first, at most `limit`.
     func events(fence: String, after sequence: Int64, limit: Int) throws -> [FenceEvent]
+    /// The lowest event number still kept: the ones before it are past the retention (1: none was dropped).
+    func keptFrom() throws -> Int64
     /// A webhook's progress: the last event delivered (0: none) and how many it gave up on.
     func delivery(fence: String) throws -> (delivered: Int64, dead: Int)
     /// Records that the webhook is done with events up to `sequence`: delivered, or given up on (`dead`).
@@ -42,6 +44,9 @@ public protocol SharedFenceLog: FenceLog {
 }
 
 extension FenceLog {
+    /// A log that keeps every event.
+    public func keptFrom() throws -> Int64 { 1 }
+
     /// A fence's events after `sequence`, oldest first, at most 1 000.
     public func events(fence: String, after sequence: Int64) throws -> [FenceEvent] { try events(fence: fence, after: sequence, limit: 1000) }
 }

@@ -96,6 +96,66 @@ import Testing
         }
     }
 
+    /// A stream resumed from before the events still kept (the retention dropped older segments) is told so first,
+    /// with an event that has no id (the client's Last-Event-ID stays), then gets every event kept; one resumed
+    /// within what is kept, or new, gets no such event.
+    @Test func aResumeFromBeforeTheKeptEventsIsToldOfTheGap() async throws {
+        let engine = makeEngine()
+        let store = try FenceStore(path: nil, segmentBytes: 600, retention: FenceEventRetention(seconds: nil, bytes: 1_200))
+        engine.fences = try FenceBook(store: store)
+        try await app(engine: engine).test(.router) { client in
+            let made = try await client.execute(
+                uri: "/v1/fences",
+                method: .post,
+                headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: Self.zone)
+            )
+            #expect(made.status == .created)
+            let created = try await client.execute(
+                uri: "/v1/pins",
+                method: .post,
+                headers: [.contentType: "application/json"],
+                body: Self.pin(60.1701, 24.9401)
+            )
+            let id = try json(created)["id"] as! String
+            // Moved about inside the zone until the retention has dropped segments.
+            var moves = 0
+            while try store.keptFrom() == 1 {
+                moves += 1
+                let moved = try await client.execute(
+                    uri: "/v1/pins/\(id)",
+                    method: .put,
+                    headers: [.contentType: "application/json"],
+                    body: Self.pin(60.1701 + Double(moves % 7) * 1e-5, 24.9401)
+                )
+                #expect(moved.status == .ok)
+                try #require(moves < 200, "the retention dropped no segment after \(moves) moves")
+            }
+            let kept = try store.keptFrom()
+            let keptEvents = try store.events(fence: "zone", after: 0, limit: 1000)
+            #expect(keptEvents.first?.sequence == kept)
+            let resumed = try await client.execute(
+                uri: "/v1/fences/zone/events?limit=\(keptEvents.count)&timeout=5",
+                method: .get,
+                headers: [HTTPField.Name("Last-Event-ID")!: "1"]
+            )
+            let body = String(buffer: resumed.body)
+            let blocks = body.components(separatedBy: "\n\n").filter { !$0.hasPrefix(":") && !$0.isEmpty }
+            #expect(blocks.first?.hasPrefix("event: gap\ndata: ") == true, "\(body.prefix(300))")
+            #expect(blocks.first?.contains("id: ") == false)
+            let gap = try #require(blocks.first.flatMap { $0.split(separator: "\n").last }.map { String($0.dropFirst(6)) })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(gap.utf8)) as? [String: Any])
+            #expect(object["after"] as? Int == 1)
+            #expect(object["keptFrom"] as? Int == Int(kept))
+            #expect(Self.events(body).map(\.id) == keptEvents.map(\.sequence))
+            // From within what is kept, or from nothing: no gap.
+            for headers: HTTPFields in [[HTTPField.Name("Last-Event-ID")!: String(kept)], [:]] {
+                let plain = try await client.execute(uri: "/v1/fences/zone/events?limit=1&timeout=5", method: .get, headers: headers)
+                #expect(!String(buffer: plain.body).contains("event: gap"))
+            }
+        }
+    }
+
     @Test func badFencesAreRefusedByField() async throws {
         try await app().test(.router) { client in
             for (body, field) in [

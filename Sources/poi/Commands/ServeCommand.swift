@@ -102,6 +102,11 @@ struct ServeCommand: AsyncParsableCommand {
         help:
             "Where live areas (fences) and their events are kept (default: DB.fences beside the database; with --store, in the shared store, so that every server knows every fence)."
     ) var fencesFile: String?
+    @Option(
+        help:
+            "Hours fence events are kept for SSE resumes and late webhooks (0: whatever their age); a stream resumed from before the events kept gets a 'gap' event first. Not for --store's shared fences."
+    ) var fenceEventsHours: Double = 168
+    @Option(help: "Megabytes of fence events kept at most (0: whatever their size); the oldest go first.") var fenceEventsMB: Int = 2048
     @Flag(
         help:
             "Read every page of the mapped snapshots at start and again every 10 s, so that the first queries after an idle spell do not wait for the disk (RSS counts the whole mapping; the kernel may still reclaim under pressure)."
@@ -151,6 +156,12 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard refusedWritePause >= 0 && refusedWritePause <= 10_000 else {
             throw CLIError.usage("--refused-write-pause must be a number of milliseconds from 0 to 10000")
+        }
+        guard (0...87_600).contains(fenceEventsHours) else {
+            throw CLIError.usage("--fence-events-hours must be a number of hours from 0 to 87600 (0: whatever their age)")
+        }
+        guard (0...(1 << 30)).contains(fenceEventsMB) else {
+            throw CLIError.usage("--fence-events-mb must be a number of megabytes from 0 to 1073741824 (0: whatever their size)")
         }
         let limits = ConnectionLimits(
             requestTimeout: .milliseconds(Int64(requestTimeout * 1_000)),
@@ -209,11 +220,15 @@ struct ServeCommand: AsyncParsableCommand {
         // Fences beside a SQLite database; with a shared store, in it, so that every server knows every fence and
         // hands out the same events (unless --fences-file keeps this server's own).
         let fencesPath = fencesFile ?? (database.storeURL == nil ? database.path + ".fences" : nil)
+        let fenceRetention = FenceEventRetention(
+            seconds: fenceEventsHours == 0 ? nil : fenceEventsHours * 3_600,
+            bytes: fenceEventsMB == 0 ? nil : fenceEventsMB << 20
+        )
         do {
             if fencesPath == nil, let url = database.storeURL {
                 engine.fences = try FenceBook(store: PostgresFenceLog(url: url))
             } else {
-                engine.fences = try FenceBook(store: FenceStore(path: fencesPath))
+                engine.fences = try FenceBook(store: FenceStore(path: fencesPath, retention: fenceRetention))
             }
         } catch {
             throw CLIError.failure("fences \(fencesPath ?? database.storeURL.map { _ in "in the shared store" } ?? "in memory"): \(error)")

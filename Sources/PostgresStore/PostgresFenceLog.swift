@@ -28,9 +28,53 @@ public final class PostgresFenceLog: SharedFenceLog {
     static let channel = "poi_fences"
 
     /// Opens the fence tables of the store at `url` (the same URL as `PostgresStore`'s), bringing the schema up to date.
-    public convenience init(url: String, logger: Logger = Logger(label: "poi.postgres.fences")) throws(CatalogError) {
+    /// With `retention` (seconds), events older than that are dropped every few seconds on a thread of its own (each
+    /// server does it; the deletes are the same).
+    public convenience init(url: String, retention: Double? = nil, logger: Logger = Logger(label: "poi.postgres.fences")) throws(CatalogError) {
         let parsed = try StoreURL(url)
         try self.init(hosts: try HostList(url: parsed), location: parsed.location, logger: logger)
+        if let retention { Self.trimEvery(max(0.05, min(10, retention / 16)), olderThan: retention, self) }
+    }
+
+    /// Trims `log` every `seconds` on a thread that ends once the log is gone.
+    private static func trimEvery(_ seconds: Double, olderThan age: Double, _ log: PostgresFenceLog) {
+        let thread = Thread { [weak log] in
+            while true {
+                Thread.sleep(forTimeInterval: seconds)
+                guard let log else { return }
+                _ = try? log.trim(storedBefore: Date().addingTimeInterval(-age))
+            }
+        }
+        thread.name = "poi-fence-trim"
+        thread.start()
+    }
+
+    /// Drops the events stored before `cutoff` (all of them up to the last such one, in number order) and moves
+    /// `keptFrom` past them; answers how many were dropped.
+    @discardableResult
+    public func trim(storedBefore cutoff: Date) throws -> Int {
+        let seconds = cutoff.timeIntervalSince1970
+        return try main.run { connection in
+            try PostgresStore.transaction(connection, "BEGIN", logger: logger) {
+                let rows = try connection.query("SELECT max(seq) FROM fence_event WHERE at < to_timestamp(\(seconds))", logger: logger)
+                    .answer(on: connection)
+                guard let row = rows.first, let through = try row.decode(Int64?.self) else { return 0 }
+                let deleted = try connection.query("DELETE FROM fence_event WHERE seq <= \(through) RETURNING seq", logger: logger)
+                    .answer(on: connection).count
+                _ = try connection.query(
+                    "UPDATE fence_state SET kept_from = greatest(kept_from, \(through + 1)) WHERE id = 1",
+                    logger: logger
+                ).answer(on: connection)
+                return deleted
+            }
+        }
+    }
+
+    public func keptFrom() throws -> Int64 {
+        try main.run { connection in
+            let rows = try connection.query("SELECT kept_from FROM fence_state WHERE id = 1", logger: logger).answer(on: connection)
+            return try rows.first?.decode(Int64.self) ?? 1
+        }
     }
 
     init(hosts: HostList, location: String, logger: Logger) throws(CatalogError) {

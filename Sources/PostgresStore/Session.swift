@@ -355,6 +355,14 @@ enum PostgresSchema {
         """
         ALTER TABLE address_state ADD COLUMN osm_sequence bigint, ADD COLUMN osm_timestamp text, ADD COLUMN osm_source text;
         """,
+        // 7: when each fence event was stored, so that the retention drops them by age (PostgresFenceLog.trim), and
+        // from which number they are still kept. BRIN: the times grow with the numbers, and a B-tree would cost
+        // every append another page.
+        """
+        ALTER TABLE fence_event ADD COLUMN at timestamptz NOT NULL DEFAULT now();
+        CREATE INDEX fence_event_at ON fence_event USING brin (at);
+        ALTER TABLE fence_state ADD COLUMN kept_from bigint NOT NULL DEFAULT 1;
+        """,
     ]
 
     static func migrate(_ connection: PostgresConnection, logger: Logger) throws {

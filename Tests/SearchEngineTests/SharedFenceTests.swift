@@ -22,6 +22,29 @@ import Testing
         PinInput(uniqueKey: key, firstName: "A", lastName: "B", mapString: "", mediaURL: "", latitude: lat, longitude: lon)
     }
 
+    /// The shared store's retention drops events stored before a time, moves `keptFrom` past them, and the numbers
+    /// carry on; events stored after it stay.
+    @Test func theRetentionDropsEventsStoredBeforeATime() throws {
+        let url = try TestPostgres.database("shared_fence_retention")
+        let log = try PostgresFenceLog(url: url)
+        #expect(try log.keptFrom() == 1)
+        let old = try log.append((0..<5).map { k in (fence: k % 2 == 0 ? "a" : "b", detect: "enter", make: { #"{"id":\#($0)}"# }) })
+        #expect(try log.trim(storedBefore: Date().addingTimeInterval(-3_600)) == 0)
+        Thread.sleep(forTimeInterval: 0.05)
+        let cutoff = Date()
+        Thread.sleep(forTimeInterval: 0.05)
+        let new = try log.append([(fence: "a", detect: "exit", make: { #"{"id":\#($0)}"# })])
+        #expect(try log.trim(storedBefore: cutoff) == old.count)
+        #expect(try log.keptFrom() == old.last!.sequence + 1)
+        #expect(try log.events(fence: "a", after: 0) == new)
+        #expect(try log.events(fence: "b", after: 0).isEmpty)
+        #expect(try log.events(after: 0, limit: 100) == new)
+        #expect(try log.append([(fence: "b", detect: "enter", make: { _ in "{}" })]).map(\.sequence) == [new[0].sequence + 1])
+        // Trimming again drops nothing more, and never moves keptFrom back.
+        #expect(try log.trim(storedBefore: cutoff) == 0)
+        #expect(try log.keptFrom() == old.last!.sequence + 1)
+    }
+
     @Test func aFenceMadeOnOneServerIsKnownToTheOthers() throws {
         let url = try TestPostgres.database("shared_fence_definitions")
         let (a, b) = (try Self.server(url), try Self.server(url))

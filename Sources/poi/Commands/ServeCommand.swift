@@ -106,7 +106,10 @@ struct ServeCommand: AsyncParsableCommand {
         help:
             "Hours fence events are kept for SSE resumes and late webhooks (0: whatever their age); a stream resumed from before the events kept gets a 'gap' event first."
     ) var fenceEventsHours: Double = 168
-    @Option(help: "Megabytes of fence events kept at most (0: whatever their size); the oldest go first. The fences' own file only: in --store's shared fences, events go by age.") var fenceEventsMB: Int = 2048
+    @Option(
+        help:
+            "Megabytes of fence events kept at most (0: whatever their size); the oldest go first. The fences' own file only: in --store's shared fences, events go by age."
+    ) var fenceEventsMB: Int = 2048
     @Flag(
         help:
             "Read every page of the mapped snapshots at start and again every 10 s, so that the first queries after an idle spell do not wait for the disk (RSS counts the whole mapping; the kernel may still reclaim under pressure)."

@@ -25,7 +25,10 @@ extension LiveTests {
         static func movePin(_ base: String, id: String?, lat: Double) throws -> String {
             let body = #"{"uniqueKey":"u","firstName":"A","lastName":"B","mapString":"","mediaURL":"","lat":\#(lat),"lon":24.94}"#
             let reply = try curl(
-                ["-s", "-f", "-X", id == nil ? "POST" : "PUT", "\(base)/v1/pins\(id.map { "/\($0)" } ?? "")", "-H", "Content-Type: application/json", "-d", body]
+                [
+                    "-s", "-f", "-X", id == nil ? "POST" : "PUT", "\(base)/v1/pins\(id.map { "/\($0)" } ?? "")", "-H",
+                    "Content-Type: application/json", "-d", body,
+                ]
             )
             let object = try JSONSerialization.jsonObject(with: Data(reply.stdout.utf8)) as? [String: Any]
             return try #require(object?["id"] as? String, "\(reply.stdout) \(reply.stderr)")

@@ -95,11 +95,14 @@ final class FenceEventSegments: @unchecked Sendable {
     /// The segments in `directory` (made when missing), checked; or none, in memory. With none yet, the first is
     /// numbered from `start`.
     init(directory: String?, start: Int64, segmentBytes: Int, retention: FenceEventRetention, now: Double) throws {
-        (self.directory, self.segmentBytes, self.retention) = (directory, max(256, segmentBytes), retention)
+        // Offsets are 32-bit: a segment stays well under 4 GiB.
+        (self.directory, self.segmentBytes, self.retention) = (directory, min(max(256, segmentBytes), 1 << 30), retention)
         var segments: [Segment] = []
         if let directory {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            // An index file whose writing was cut short (it is written aside, then renamed).
+            for name in names where name.hasSuffix(".tmp") { unlink("\(directory)/\(name)") }
             let firsts = names.compactMap { name -> Int64? in
                 guard name.hasSuffix(".events") else { return nil }
                 return Int64(name.dropLast(".events".count))

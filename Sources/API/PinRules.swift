@@ -1,4 +1,5 @@
 import Foundation
+import Records
 import SearchEngine
 
 /// The rules of a pin's fields, for every wire format that writes pins (v1 and On the Map): names and keys at most
@@ -12,7 +13,7 @@ public enum PinRules {
             ("mapString", input.mapString, 500),
         ] {
             guard value.unicodeScalars.count <= maximum else { throw ParameterError(name, "must be at most \(maximum) characters") }
-            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard !value.containsControlCharacter else {
                 throw ParameterError(name, "must not contain control characters")
             }
         }
@@ -23,7 +24,7 @@ public enum PinRules {
                 ["http", "https"].contains(scheme), parsed.host?.isEmpty == false
             else { throw ParameterError("mediaURL", "must be an absolute http or https URL") }
         } else {
-            guard url.unicodeScalars.count <= 2_000, !url.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard url.unicodeScalars.count <= 2_000, !url.containsControlCharacter else {
                 throw ParameterError("mediaURL", "must be at most 2000 characters without control characters")
             }
         }

@@ -55,7 +55,7 @@ struct RecordController {
         guard let raw else { throw .badRequest("id must be 1 to 200 characters") }
         guard let id = raw.removingPercentEncoding else { throw .badRequest("id must be valid percent-encoded UTF-8") }
         guard !id.isEmpty, id.unicodeScalars.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
-        guard !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !id.containsControlCharacter else {
             throw .badRequest("id must not contain control characters")
         }
         return id

@@ -381,7 +381,7 @@ extension SearchEngine {
             throw .invalid(parameter: "name", rule: "must be 1 to 200 characters, not all spaces")
         }
         for (name, value) in [("name", poi.name), ("address", poi.address ?? ""), ("city", poi.city ?? "")]
-        where value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        where value.containsControlCharacter {
             throw .invalid(parameter: name, rule: "must not contain control characters")
         }
         guard CategoryPath.normalized(poi.category) == poi.category else {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -59,6 +60,68 @@ extension LiveTests {
             let resumed = try curl(["-s", "-N", "-H", "Last-Event-ID: 2", "\(server.base)/v1/fences/zone/events?limit=2&timeout=30"])
             #expect(Self.events(resumed.stdout).map(\.id) == [3, 4])
             #expect(!resumed.stdout.contains("event: gap"))
+        }
+
+        /// A webhook whose receiver refused every event until the server was killed gets every one after the restart,
+        /// in order, with those made after it; none is given up.
+        @Test func aWebhookDeliversAfterTheRestartWhatTheKillInterrupted() throws {
+            let db = scratch.file("hooks.sqlite")
+            try CLI.emptyDatabase(at: db)
+            // The receiver: 503 while the file `refuse` exists, else 200; each accepted event's id appended to `got`.
+            let refuse = scratch.file("refuse")
+            let got = scratch.file("got")
+            FileManager.default.createFile(atPath: refuse, contents: Data())
+            FileManager.default.createFile(atPath: got, contents: Data())
+            let receiver = Process()
+            receiver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            receiver.arguments = [
+                "python3", "-c",
+                """
+                import http.server, os, sys
+                class H(http.server.BaseHTTPRequestHandler):
+                    def do_POST(self):
+                        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                        if os.path.exists(sys.argv[1]):
+                            self.send_response(503); self.end_headers(); return
+                        with open(sys.argv[2], "a") as f: f.write(self.headers["X-Poi-Event-Id"] + "\\n")
+                        self.send_response(200); self.end_headers()
+                    def log_message(self, *a): pass
+                s = http.server.HTTPServer(("127.0.0.1", 0), H)
+                print(s.server_address[1], flush=True)
+                s.serve_forever()
+                """,
+                refuse, got,
+            ]
+            let output = Pipe()
+            receiver.standardOutput = output
+            try receiver.run()
+            defer { receiver.terminate() }
+            let port = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            try #require(Int(port) != nil, "the receiver printed no port: \"\(port)\"")
+            var server = try LiveServer(arguments: ["--db", db])
+            let made = try curl([
+                "-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "\(server.base)/v1/fences", "-H", "Content-Type: application/json", "-d",
+                #"{"id":"hooked","area":{"type":"bbox","bbox":[24.9,60.1,25.0,60.2]},"webhook":"http://127.0.0.1:\#(port)/hook"}"#,
+            ])
+            #expect(made.stdout == "201", "\(server.stderr)")
+            let pin = try Self.movePin(server.base, id: nil, lat: 60.15)
+            _ = try Self.movePin(server.base, id: pin, lat: 60.5)
+            _ = try Self.movePin(server.base, id: pin, lat: 60.16)
+            server.kill9()
+            unlink(refuse)
+            server = try LiveServer(arguments: ["--db", db])
+            defer { server.stop() }
+            _ = try Self.movePin(server.base, id: pin, lat: 60.6)
+            // Delivery is at least once: a repeated id (a POST answered after the sender's timeout) counts once.
+            func delivered() -> [Int] {
+                let ids = ((try? String(contentsOfFile: got, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int($0) }
+                return ids.enumerated().filter { $0.offset == 0 || ids[$0.offset - 1] != $0.element }.map(\.element)
+            }
+            let started = Date()
+            while delivered().count < 4, Date().timeIntervalSince(started) < 300 { Thread.sleep(forTimeInterval: 0.05) }
+            #expect(delivered() == [1, 2, 3, 4], "awaited 4 deliveries for 300 s; stderr:\n\(server.stderr)")
+            let state = try curl(["-s", "\(server.base)/v1/fences/hooked"]).stdout
+            #expect(state.contains(#""webhookDeadLetters":0"#), "\(state)")
         }
 
         @Test(arguments: [

@@ -30,6 +30,11 @@ import Testing
         }
     }
 
+    /// A POST of JSON.
+    static func post(_ client: some TestClientProtocol, _ uri: String, _ body: ByteBuffer) async throws -> TestResponse {
+        try await client.execute(uri: uri, method: .post, headers: [.contentType: "application/json"], body: body)
+    }
+
     static func pin(_ lat: Double, _ lon: Double) -> ByteBuffer {
         ByteBuffer(
             string: #"{"uniqueKey":"u","firstName":"Aino","lastName":"V","mapString":"","mediaURL":"","latitude":\#(lat),"longitude":\#(lon)}"#
@@ -38,12 +43,7 @@ import Testing
 
     @Test func eventsStreamAndResume() async throws {
         try await app().test(.router) { client in
-            let made = try await client.execute(
-                uri: "/v1/fences",
-                method: .post,
-                headers: [.contentType: "application/json"],
-                body: ByteBuffer(string: Self.zone)
-            )
+            let made = try await Self.post(client, "/v1/fences", ByteBuffer(string: Self.zone))
             #expect(made.status == .created)
             #expect(made.headers[.location] == "/v1/fences/zone")
             let again = try await client.execute(
@@ -54,12 +54,7 @@ import Testing
             )
             #expect(again.status == .conflict)
             // In, moved inside, out; and a pin far away, which reports nothing.
-            let created = try await client.execute(
-                uri: "/v1/pins",
-                method: .post,
-                headers: [.contentType: "application/json"],
-                body: Self.pin(60.1701, 24.9401)
-            )
+            let created = try await Self.post(client, "/v1/pins", Self.pin(60.1701, 24.9401))
             #expect(created.status == .created)
             let id = try json(created)["id"] as! String
             _ = try await client.execute(uri: "/v1/pins", method: .post, headers: [.contentType: "application/json"], body: Self.pin(61.5, 23.7))
@@ -104,19 +99,9 @@ import Testing
         let store = try FenceStore(path: nil, segmentBytes: 600, retention: FenceEventRetention(seconds: nil, bytes: 1_200))
         engine.fences = try FenceBook(store: store)
         try await app(engine: engine).test(.router) { client in
-            let made = try await client.execute(
-                uri: "/v1/fences",
-                method: .post,
-                headers: [.contentType: "application/json"],
-                body: ByteBuffer(string: Self.zone)
-            )
+            let made = try await Self.post(client, "/v1/fences", ByteBuffer(string: Self.zone))
             #expect(made.status == .created)
-            let created = try await client.execute(
-                uri: "/v1/pins",
-                method: .post,
-                headers: [.contentType: "application/json"],
-                body: Self.pin(60.1701, 24.9401)
-            )
+            let created = try await Self.post(client, "/v1/pins", Self.pin(60.1701, 24.9401))
             let id = try json(created)["id"] as! String
             // Moved about inside the zone until the retention has dropped segments.
             var moves = 0

@@ -91,10 +91,18 @@ public final class FenceBook: Sendable {
     private final class Entry: Sendable {
         let fence: Fence
         let bounds: BoundingBox
+        /// The grid cells that list it (nil: too many; it is in `large`).
+        let cells: [CellRange]?
 
         init(_ fence: Fence) {
             self.fence = fence
             bounds = fence.bounds
+            cells = FenceBook.cellRanges(of: bounds)
+        }
+
+        /// Whether the grid lists it under `cell`.
+        func covers(_ cell: Cell) -> Bool {
+            cells?.contains { $0.rows.contains(cell.row) && $0.columns.contains(cell.column) } ?? false
         }
 
         /// Whether it holds the record and watches it: the box first, which rules out most candidates without the
@@ -278,29 +286,48 @@ public final class FenceBook: Sendable {
 
     public func unsubscribe(_ token: UInt64) { _ = subscribers.withLock { $0.removeValue(forKey: token) } }
 
-    private static func cells(of box: BoundingBox) -> [Int64]? {
-        var out: [Int64] = []
+    /// A cell of the grid: `cellDegrees` of latitude by as many of longitude, keyed `row * 100_000 + column`.
+    struct Cell: Equatable {
+        let row: Int64
+        let column: Int64
+        var key: Int64 { row * 100_000 + column }
+
+        init(latitude: Double, longitude: Double) {
+            row = Int64((latitude / cellDegrees).rounded(.down))
+            column = Int64((longitude / cellDegrees).rounded(.down))
+        }
+    }
+
+    struct CellRange {
+        let rows: ClosedRange<Int64>
+        let columns: ClosedRange<Int64>
+    }
+
+    /// The cells of a box, as a range of rows and columns per side of the antimeridian; nil when they are more than
+    /// `largeCells`.
+    static func cellRanges(of box: BoundingBox) -> [CellRange]? {
+        var out: [CellRange] = []
+        var total: Int64 = 0
         for part in box.antimeridianParts {
             let south = Int64((part.south / cellDegrees).rounded(.down))
             let north = Int64((part.north / cellDegrees).rounded(.down))
             let west = Int64((part.west / cellDegrees).rounded(.down))
             let east = Int64((part.east / cellDegrees).rounded(.down))
-            guard (north - south + 1) * (east - west + 1) + Int64(out.count) <= Int64(largeCells) else { return nil }
-            for row in south...north {
-                for column in west...east { out.append(row * 100_000 + column) }
-            }
+            total += (north - south + 1) * (east - west + 1)
+            guard total <= Int64(largeCells) else { return nil }
+            out.append(CellRange(rows: south...north, columns: west...east))
         }
         return out
     }
 
-    private static func cell(latitude: Double, longitude: Double) -> Int64 {
-        Int64((latitude / cellDegrees).rounded(.down)) * 100_000 + Int64((longitude / cellDegrees).rounded(.down))
+    private static func cells(of entry: Entry) -> [Int64]? {
+        entry.cells.map { ranges in ranges.flatMap { range in range.rows.flatMap { row in range.columns.map { row * 100_000 + $0 } } } }
     }
 
     private static func add(_ fence: Fence, to index: inout Index) {
         let entry = Entry(fence)
         index.fences[fence.id] = entry
-        if let cells = cells(of: entry.bounds) {
+        if let cells = cells(of: entry) {
             for cell in cells { index.grid[cell, default: []].append(entry) }
         } else {
             index.large.append(entry)
@@ -309,7 +336,7 @@ public final class FenceBook: Sendable {
 
     private static func remove(_ id: String, from index: inout Index) {
         guard let entry = index.fences.removeValue(forKey: id) else { return }
-        if let cells = cells(of: entry.bounds) {
+        if let cells = cells(of: entry) {
             for cell in cells {
                 index.grid[cell]?.removeAll { $0 === entry }
                 if index.grid[cell]?.isEmpty == true { index.grid[cell] = nil }
@@ -325,26 +352,22 @@ public final class FenceBook: Sendable {
         var events: [(fence: String, detect: String, make: (Int64) -> String)] = []
         index.withLock { index in
             guard !index.fences.isEmpty else { return }
+            var found: [(fence: String, detect: Fence.Detect, record: Hit.Record)] = []
             for transition in transitions {
-                var found: [(fence: String, detect: Fence.Detect, record: Hit.Record)] = []
-                // The fences of the cells of the record's old and new positions (once each when they differ), and
-                // the large ones.
-                let cells = [transition.before, transition.after].compactMap { record in
-                    record.map { Self.cell(latitude: $0.position.latitude, longitude: $0.position.longitude) }
+                found.removeAll(keepingCapacity: true)
+                let record = transition.after ?? transition.before!
+                func consider(_ entry: Entry) {
+                    if let detect = Self.detect(entry, transition) { found.append((entry.fence.id, detect, record)) }
                 }
-                var lists = cells.map { index.grid[$0] ?? [] }
-                if cells.count == 2 {
-                    if cells[0] == cells[1] {
-                        lists.removeLast()
-                    } else {
-                        let first = Set(lists[0].map(ObjectIdentifier.init))
-                        lists[1].removeAll { first.contains(ObjectIdentifier($0)) }
-                    }
+                // The fences of the cells of the record's old and new positions (once each: a fence listed under
+                // both is taken from the first), and the large ones.
+                let before = transition.before.map { Cell(latitude: $0.position.latitude, longitude: $0.position.longitude) }
+                let after = transition.after.map { Cell(latitude: $0.position.latitude, longitude: $0.position.longitude) }
+                if let before { for entry in index.grid[before.key] ?? [] { consider(entry) } }
+                if let after, after != before {
+                    for entry in index.grid[after.key] ?? [] where !(before.map(entry.covers) ?? false) { consider(entry) }
                 }
-                for entry in lists.joined() + index.large {
-                    guard let detect = Self.detect(entry, transition) else { continue }
-                    found.append((entry.fence.id, detect, transition.after ?? transition.before!))
-                }
+                for entry in index.large { consider(entry) }
                 found.sort { $0.fence < $1.fence }
                 for event in found {
                     let detect = event.detect

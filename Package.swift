@@ -208,7 +208,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "GeoCore", "Gazetteer", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                "GeoCore", "Gazetteer", "Records", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings

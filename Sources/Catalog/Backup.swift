@@ -166,7 +166,7 @@ public enum Backup {
                 fsync(fd)
                 close(fd)
             }
-            for suffix in ["-wal", "-shm", ".snapshot", ".snapshot.addresses", ".gazetteer", ".snapshot.gazetteer"] {
+            for suffix in ["-wal", "-shm", ".snapshot", ".snapshot.addresses", ".snapshot.addresses.changes", ".gazetteer", ".snapshot.gazetteer"] {
                 try? fileManager.removeItem(atPath: database + suffix)
             }
             guard rename(staging, database) == 0 else {

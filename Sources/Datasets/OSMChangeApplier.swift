@@ -287,6 +287,7 @@ extension OSMImporter {
             report.sequence = state.sequence
             var result = OSMChangeResult()
             (result.changes, result.addresses, result.addressGeneration, result.report) = (changes, addresses, generation, report)
+            (result.changedObjects, result.made, result.sea) = (objects, added, sea)
             return result
         }
 

@@ -59,27 +59,36 @@ public struct RecordHouses: Sendable {
     }
 }
 
-/// The addresses the service answers from: the store's imported ones (`base`, the address index of the last
-/// OpenStreetMap import, mapped from its snapshot) with the houses records carry in their own `addr:*` tags laid over
-/// them — POIs written through the API or imported from JSONL, GeoJSON or CSV (`RecordHouses`). A record's own
-/// houses replace the base's houses of the same id (an `osm-n…` POI whose number a user corrected); a record without
-/// such tags leaves the base alone (an imported shop keeps its building's address when its name is edited).
+/// The addresses the service answers from: the store's imported ones (`osm`: the address index of the last
+/// OpenStreetMap import, mapped from its snapshot, with the change files applied since laid over it, `AddressLayer`)
+/// with the houses records carry in their own `addr:*` tags laid over them — POIs written through the API or imported
+/// from JSONL, GeoJSON or CSV (`RecordHouses`). A record's own houses replace the imported houses of the same id (an
+/// `osm-n…` POI whose number a user corrected); a record without such tags leaves them alone (an imported shop keeps
+/// its building's address when its name is edited).
 ///
-/// Each layer of the records' houses has an index of its own, and queries ask all three: a house outranks the street
-/// it stands on, in any of them.
+/// Each layer of the records' houses has an index of its own, and queries ask all of them: a house outranks the
+/// street it stands on, in any of them.
 public final class AddressBook: Sendable {
-    public let base: AddressIndex
+    public let osm: AddressLayer
     public let records: RecordHouses
     let settled: AddressIndex
     let recent: AddressIndex
 
+    /// The imported addresses' base index.
+    public var base: AddressIndex { osm.base }
+
     /// - Parameter previous: a book whose layer indexes are reused where their version is the same.
-    public init(base: AddressIndex, records: RecordHouses = RecordHouses(), reusing previous: AddressBook? = nil) {
+    public convenience init(base: AddressIndex, records: RecordHouses = RecordHouses(), reusing previous: AddressBook? = nil) {
+        self.init(osm: AddressLayer(base: base), records: records, reusing: previous)
+    }
+
+    /// - Parameter previous: a book whose layer indexes are reused where their version is the same.
+    public init(osm: AddressLayer, records: RecordHouses = RecordHouses(), reusing previous: AddressBook? = nil) {
         func index(_ layer: [String: [AddressPoint]]) -> AddressIndex {
             let houses = layer.keys.sorted().flatMap { layer[$0]! }
             return houses.isEmpty ? .empty : AddressIndex(AddressData(addresses: houses))
         }
-        self.base = base
+        self.osm = osm
         self.records = records
         settled = previous.flatMap { $0.records.settledVersion == records.settledVersion ? $0.settled : nil } ?? index(records.settled)
         recent = previous.flatMap { $0.records.recentVersion == records.recentVersion ? $0.recent : nil } ?? index(records.recent)
@@ -87,10 +96,10 @@ public final class AddressBook: Sendable {
 
     public static let empty = AddressBook(base: .empty)
 
-    public var isEmpty: Bool { base.isEmpty && records.isEmpty }
+    public var isEmpty: Bool { base.isEmpty && osm.index.isEmpty && records.isEmpty }
 
     /// Houses in the indexes (a house a later layer hides is counted too).
-    public var houseCount: Int { base.houseCount + settled.houseCount + recent.houseCount }
+    public var houseCount: Int { base.houseCount + osm.index.houseCount + settled.houseCount + recent.houseCount }
 
     /// The record id a house id stands for: itself, or without the `#k` a list of numbers adds.
     static func owners(of id: String) -> [String] {
@@ -100,7 +109,12 @@ public final class AddressBook: Sendable {
 
     /// Whether the base's house `i` belongs to a record that has houses of its own.
     func hidesBase(_ i: Int32) -> Bool {
-        Self.owners(of: base.houses.id(Int(i))).contains { !records.houses(of: $0).isEmpty }
+        !records.isEmpty && Self.owners(of: base.houses.id(Int(i))).contains { !records.houses(of: $0).isEmpty }
+    }
+
+    /// Whether the change layer's house `i` belongs to a record that has houses of its own.
+    func hidesChanged(_ i: Int32) -> Bool {
+        !records.isEmpty && Self.owners(of: osm.index.houses.id(Int(i))).contains { !records.houses(of: $0).isEmpty }
     }
 
     /// Whether the settled layer's house `i` belongs to a record changed since.
@@ -108,13 +122,17 @@ public final class AddressBook: Sendable {
         Self.owners(of: settled.houses.id(Int(i))).contains { records.recent[$0] != nil }
     }
 
-    /// `AddressIndex.search` on every index, best first. A street is answered once, and not at all where a house on
-    /// it is (the records' houses make streets of their own names).
+    private var hidden: AddressLayer.Hidden { AddressLayer.Hidden(base: hidesBase, layer: hidesChanged) }
+
+    /// `AddressIndex.search` on every index, best first. With the records' houses, a street is answered once, and not
+    /// at all where a house on it is (the records' houses make streets of their own names); without them, the
+    /// imported layers hold each street once.
     public func search(_ query: GeocodeQuery, placeNear: (String, Coordinate2) -> Bool?) -> [AddressMatch] {
-        guard !records.isEmpty else { return base.search(query, placeNear: placeNear) }
+        if records.isEmpty && osm.changes.isEmpty { return base.search(query, placeNear: placeNear) }
+        let imported = osm.search(query, placeNear: placeNear, hidden: hidden)
+        guard !records.isEmpty else { return Array(imported.sorted { ($0.score, $1.id) > ($1.score, $0.id) }.prefix(query.limit)) }
         let found =
-            base.search(query, placeNear: placeNear) { hidesBase($0) } + settled.search(query, placeNear: placeNear) { hidesSettled($0) }
-            + recent.search(query, placeNear: placeNear)
+            imported + settled.search(query, placeNear: placeNear) { hidesSettled($0) } + recent.search(query, placeNear: placeNear)
         func street(_ match: AddressMatch) -> String { TextNormalizer.normalize(match.street) + "\u{1F}" + (match.city ?? "") }
         var answered = Set(found.filter { $0.kind == .house }.map(street))
         var merged: [AddressMatch] = []
@@ -128,35 +146,45 @@ public final class AddressBook: Sendable {
         return Array(merged.prefix(query.limit))
     }
 
-    /// `AddressIndex.complete` on every index, best first, a street once.
+    /// `AddressIndex.complete` on every index, merged by `CompletionRank`: the imported layers' answers as one index of
+    /// them all would give (with `near`, from the first `limit` streets of each layer by name rather than of both),
+    /// and the records' houses beside them, a street of theirs not where an imported street has its name.
     public func complete(_ text: String, near: Coordinate?, limit: Int) -> [AddressMatch] {
-        guard !records.isEmpty else { return base.complete(text, near: near, limit: limit) }
-        let found =
-            base.complete(text, near: near, limit: limit) { hidesBase($0) } + settled.complete(text, near: near, limit: limit) { hidesSettled($0) }
-            + recent.complete(text, near: near, limit: limit)
-        var seen = Set<String>()
-        let merged = found.sorted { ($0.score, $1.id) > ($1.score, $0.id) }.filter { match in
-            seen.insert(match.kind == .house ? match.id : "street:" + TextNormalizer.normalize(match.street) + "\u{1F}" + (match.city ?? "")).inserted
-        }
-        return Array(merged.prefix(limit))
+        if records.isEmpty && osm.changes.isEmpty { return base.complete(text, near: near, limit: limit) }
+        let imported = osm.completions(text, near: near, limit: limit, hidden: hidden)
+        let mine =
+            settled.completions(text, near: near, limit: limit) { hidesSettled($0) } + recent.completions(text, near: near, limit: limit)
+        func street(_ match: AddressMatch) -> String { "street:" + TextNormalizer.normalize(match.street) + "\u{1F}" + (match.city ?? "") }
+        var seen = Set(imported.map { $0.match.kind == .house ? $0.match.id : street($0.match) })
+        let merged =
+            imported + mine.sorted { $0.rank < $1.rank }.filter { seen.insert($0.match.kind == .house ? $0.match.id : street($0.match)).inserted }
+        return merged.sorted { $0.rank < $1.rank }.prefix(limit).map(\.match)
     }
 
     /// `AddressIndex.reverse` on every index: the nearest house within `AddressIndex.houseRadius` in any, else the
-    /// base's nearest street.
+    /// nearest street of the imported ones.
     public func reverse(_ point: Coordinate2) -> (match: AddressMatch, distance: Double)? {
-        guard !records.isEmpty else { return base.reverse(point) }
-        let candidates = [
-            base.reverse(point) { hidesBase($0) }, settled.reverse(point) { hidesSettled($0) }, recent.reverse(point),
-        ]
-        .compactMap { $0 }
-        let houses = candidates.filter { $0.match.kind == .house }
-        if let nearest = houses.min(by: { ($0.distance, $0.match.id) < ($1.distance, $1.match.id) }) { return nearest }
-        return candidates.first
+        if records.isEmpty && osm.changes.isEmpty { return base.reverse(point) }
+        let imported = osm.reverse(point, hidden: hidden)
+        let candidates = imported + [settled.reverse(point) { hidesSettled($0) }, recent.reverse(point)].compactMap { $0 }
+        // Equal distances go to the first in object order, as within one index (which keeps its houses and lines so).
+        func nearer(_ a: (match: AddressMatch, distance: Double), _ b: (match: AddressMatch, distance: Double)) -> Bool {
+            if a.distance != b.distance { return a.distance < b.distance }
+            let (x, y) = (OSMObjectKey.order(of: a.match.id), OSMObjectKey.order(of: b.match.id))
+            return x == nil && y == nil ? a.match.id < b.match.id : OSMObjectKey.precedes(x, 0, y, 1)
+        }
+        if let nearest = candidates.filter({ $0.match.kind == .house }).min(by: nearer) { return nearest }
+        return imported.min(by: nearer) ?? candidates.first
     }
 
-    /// The base's street lines in a box (`AddressIndex.lines(in:limit:)`): the records' houses make none.
-    public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) { base.lines(in: box, limit: limit) }
+    /// The imported street lines in a box (`AddressIndex.lines(in:limit:)`): the records' houses make none.
+    public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) { osm.lines(in: box, limit: limit) }
 
-    /// The base's water and building areas (`MapAreaIndex`).
-    public var areas: MapAreaIndex { base.areas }
+    /// The imported water and building areas in a box (`MapAreaIndex.areas(of:in:limit:)`).
+    public func areas(of kind: MapArea.Kind, in box: BoundingBox, limit: Int) -> (areas: [MapArea], truncated: Bool) {
+        osm.areas(of: kind, in: box, limit: limit)
+    }
+
+    /// The box around the imported areas (nil: none).
+    public var areaBounds: BoundingBox? { osm.areaBounds }
 }

@@ -47,40 +47,71 @@ struct PartialAddress: Equatable {
     }
 }
 
+/// Where an answer of `AddressIndex.complete` stands: the higher score first, then the shorter name it was found by (the
+/// street's name variant as begun or named; for a house, its street's), that name, and the id. A total order on what
+/// each index finds alone, so the best answers of two indexes merged by it are the best one index of both would give
+/// (`AddressLayer`, `AddressBook`).
+public struct CompletionRank: Comparable, Sendable {
+    var score: Double
+    var length: Int
+    var name: String
+    var id: String
+
+    /// `a` comes before `b`.
+    public static func < (a: CompletionRank, b: CompletionRank) -> Bool {
+        if a.score != b.score { return a.score > b.score }
+        return (a.length, a.name, a.id) < (b.length, b.name, b.id)
+    }
+}
+
 extension AddressIndex {
-    /// The numbers of the name variants, in sorted order (for streets by a prefix of their name), made on first use.
-    var sortedNames: [Int32] {
-        nameOrder.withLock { order in
-            if let order { return order }
-            let made = names.indices.sorted { names[$0] < names[$1] }.map { Int32($0) }
-            order = made
-            return made
+    /// The name variants by length (in Unicode scalars), then in sorted order: those of length `l` are
+    /// `order[starts[l]..<starts[l + 1]]`. For the streets that begin with a prefix, shortest first; made on first use.
+    struct NameOrder: Sendable {
+        var order: [Int32]
+        var starts: [Int]
+    }
+
+    var namesByLength: NameOrder {
+        nameOrder.withLock { made in
+            if let made { return made }
+            let lengths = names.map(\.unicodeScalars.count)
+            let order = names.indices.sorted { (lengths[$0], names[$0]) < (lengths[$1], names[$1]) }.map { Int32($0) }
+            var starts = [Int](repeating: 0, count: (lengths.max() ?? 0) + 2)
+            for length in lengths { starts[length + 1] += 1 }
+            for l in starts.indices.dropFirst() { starts[l] += starts[l - 1] }
+            made = NameOrder(order: order, starts: starts)
+            return made!
         }
     }
 
-    /// Streets with a name variant that begins with `prefix` (normalized), the shortest names first.
-    func streets(beginning prefix: String, limit: Int) -> [(street: Int32, exact: Bool)] {
-        let order = sortedNames
-        var low = 0
-        var high = order.count
-        while low < high {
-            let mid = (low + high) / 2
-            if names[Int(order[mid])] < prefix { low = mid + 1 } else { high = mid }
-        }
-        var matched: [(name: String, street: Int32)] = []
-        var i = low
-        while i < order.count, names[Int(order[i])].hasPrefix(prefix) {
-            let name = names[Int(order[i])]
-            for s in aliases[name] ?? [] { matched.append((name, s)) }
-            i += 1
-            if matched.count > 4 * limit + 64 { break }
-        }
-        matched.sort { ($0.name.count, $0.name, $0.street) < ($1.name.count, $1.name, $1.street) }
+    /// The first `limit` streets with a name variant that begins with `prefix` (normalized) by (the variant's length,
+    /// the variant, the street's id): exactly these, so that two indexes' answers merge into what one index of both
+    /// would answer. Each street once, by its first variant in that order.
+    func streets(beginning prefix: String, limit: Int, hidden: (Int32) -> Bool = { _ in false }) -> [(street: Int32, name: String)] {
+        let byLength = namesByLength
+        var out: [(street: Int32, name: String)] = []
         var seen = Set<Int32>()
-        var out: [(street: Int32, exact: Bool)] = []
-        for (name, s) in matched where seen.insert(s).inserted {
-            out.append((s, name == prefix))
-            if out.count == limit { break }
+        var length = prefix.unicodeScalars.count
+        while length + 1 < byLength.starts.count, out.count < limit {
+            var (low, high) = (byLength.starts[length], byLength.starts[length + 1])
+            let end = high
+            while low < high {
+                let mid = (low + high) / 2
+                if names[Int(byLength.order[mid])] < prefix { low = mid + 1 } else { high = mid }
+            }
+            var i = low
+            while i < end, out.count < limit, names[Int(byLength.order[i])].hasPrefix(prefix) {
+                let name = names[Int(byLength.order[i])]
+                var found = (aliases[name] ?? []).filter { !hidden($0) && !seen.contains($0) }
+                if found.count > 1 { found = found.map { ($0, streetID(Int($0))) }.sorted { $0.1 < $1.1 }.map(\.0) }
+                for s in found.prefix(limit - out.count) {
+                    seen.insert(s)
+                    out.append((s, name))
+                }
+                i += 1
+            }
+            length += 1
         }
         return out
     }
@@ -90,50 +121,79 @@ extension AddressIndex {
     /// A house number begun on a street named in full gives that street's houses whose number begins so — the number
     /// as typed first, then by number ("1" → 1, 1A, 10, 11 …), each scored 3.0 less 0.01 per place in that order, to
     /// stay in the geocoder's scale where a house is 3.0; a street begun gives the streets whose name begins so (a name
-    /// typed in full 1.0, else 0.9, shorter names first). Near `near`, a street's nearer namesake first.
+    /// typed in full 1.0, else 0.9, shorter names first). Near `near`, a street's nearer namesake first. Ties go by
+    /// `CompletionRank`.
     /// - Parameter hidden: houses to pass over (`AddressBook`'s overridden ones).
-    public func complete(_ text: String, near: Coordinate?, limit: Int, hidden: (Int32) -> Bool = { _ in false }) -> [AddressMatch] {
+    /// - Parameter hiddenStreet: streets to pass over (`AddressLayer`'s, taken into the layer of changes).
+    public func complete(
+        _ text: String,
+        near: Coordinate?,
+        limit: Int,
+        hidden: (Int32) -> Bool = { _ in false },
+        hiddenStreet: (Int32) -> Bool = { _ in false }
+    ) -> [AddressMatch] {
+        completions(text, near: near, limit: limit, hidden: hidden, hiddenStreet: hiddenStreet).map(\.match)
+    }
+
+    /// `complete`, each answer with its rank. `elsewhere` as in `search`: a Chinese suffix another index has whole
+    /// is not begun here.
+    func completions(
+        _ text: String,
+        near: Coordinate?,
+        limit: Int,
+        hidden: (Int32) -> Bool = { _ in false },
+        hiddenStreet: (Int32) -> Bool = { _ in false },
+        elsewhere: (String) -> Bool = { _ in false }
+    ) -> [(match: AddressMatch, rank: CompletionRank)] {
         guard !isEmpty else { return [] }
-        var best: [String: AddressMatch] = [:]
-        func offer(_ match: AddressMatch) {
+        var best: [String: (match: AddressMatch, rank: CompletionRank)] = [:]
+        func offer(_ match: AddressMatch, by name: String) {
             var match = match
             if let near {
                 let d = Self.distance(Coordinate2(near.latitude, near.longitude), Coordinate2(match.latitude, match.longitude))
                 match.score += 0.005 * exp(-d / 20_000)
             }
+            let rank = CompletionRank(score: match.score, length: name.unicodeScalars.count, name: name, id: match.id)
             let key = match.kind == .house ? match.id : "street:\(match.street)|\(match.city ?? "")|\(match.id)"
-            if match.score > best[key]?.score ?? -.infinity { best[key] = match }
+            if best[key].map({ rank < $0.rank }) ?? true { best[key] = (match, rank) }
+        }
+        func offerStreet(_ s: Int32, score: Double, by name: String) {
+            offer(streetMatch(Int(s), score: score, interpolation: nil, point: streets[Int(s)].anchor, unresolved: nil), by: name)
         }
         for reading in PartialAddress.parse(text) {
             let named: [Int32]
+            var namedBy = reading.street
             if reading.streetIsSuffix {
                 // The longest suffix of the text that is a street's name, or failing that, that begins one.
                 let scalars = Array(reading.street.unicodeScalars)
                 var found: [Int32] = []
-                var begun: [(street: Int32, exact: Bool)] = []
+                var begun: [(street: Int32, name: String)] = []
                 for start in scalars.indices {
                     let suffix = String(String.UnicodeScalarView(scalars[start...]))
-                    if let exact = aliases[suffix] {
-                        found = exact
+                    if let exact = visibleStreets(named: suffix, hidden: hiddenStreet) {
+                        (found, namedBy) = (exact, suffix)
                         break
                     }
-                    if begun.isEmpty && reading.number == nil && scalars.count - start >= 2 { begun = streets(beginning: suffix, limit: limit) }
+                    if elsewhere(suffix) { break }
+                    if begun.isEmpty && reading.number == nil && scalars.count - start >= 2 {
+                        begun = streets(beginning: suffix, limit: limit, hidden: hiddenStreet)
+                    }
                 }
                 if reading.number == nil && found.isEmpty {
-                    for (s, _) in begun { offer(streetMatch(Int(s), score: 0.9, interpolation: nil, point: streets[Int(s)].anchor, unresolved: nil)) }
+                    for (s, name) in begun { offerStreet(s, score: 0.9, by: name) }
                     continue
                 }
                 named = found
             } else if reading.number != nil {
-                named = aliases[reading.street] ?? []
+                named = (aliases[reading.street] ?? []).filter { !hiddenStreet($0) }
             } else {
-                for (s, exact) in streets(beginning: reading.street, limit: limit) {
-                    offer(streetMatch(Int(s), score: exact ? 1.0 : 0.9, interpolation: nil, point: streets[Int(s)].anchor, unresolved: nil))
+                for (s, name) in streets(beginning: reading.street, limit: limit, hidden: hiddenStreet) {
+                    offerStreet(s, score: name == reading.street ? 1.0 : 0.9, by: name)
                 }
                 continue
             }
             guard let typed = reading.number else {
-                for s in named { offer(streetMatch(Int(s), score: 1.0, interpolation: nil, point: streets[Int(s)].anchor, unresolved: nil)) }
+                for s in named { offerStreet(s, score: 1.0, by: namedBy) }
                 continue
             }
             for s in named {
@@ -147,13 +207,13 @@ extension AddressIndex {
                 for (_, group) in numbers {
                     let visible = group.filter { !hidden($0) }
                     guard let house = visible.first(where: { !houses.isNode(Int($0)) }) ?? visible.first else { continue }
-                    offer(houseMatch(house, street: Int(s), score: 3.0 - 0.01 * Double(min(rank, 50))))
+                    offer(houseMatch(house, street: Int(s), score: 3.0 - 0.01 * Double(min(rank, 50))), by: namedBy)
                     rank += 1
                     if rank >= limit { break }
                 }
             }
         }
-        return best.values.sorted { ($0.score, $1.id) > ($1.score, $0.id) }.prefix(limit).map { $0 }
+        return best.values.sorted { $0.rank < $1.rank }.prefix(limit).map { $0 }
     }
 
     /// A house as an answer.

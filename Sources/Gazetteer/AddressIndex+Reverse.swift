@@ -6,7 +6,12 @@ extension AddressIndex {
     /// distance to its segments (the answer's position is the nearest point of the street), with the distance in
     /// metres; nil when neither is that near.
     /// - Parameter hidden: houses to pass over, as if they were not in the index (`AddressBook`'s overridden ones).
-    public func reverse(_ point: Coordinate2, hidden: (Int32) -> Bool = { _ in false }) -> (match: AddressMatch, distance: Double)? {
+    /// - Parameter hiddenLine: lines to pass over (`AddressLayer`'s, replaced in the layer of changes).
+    public func reverse(
+        _ point: Coordinate2,
+        hidden: (Int32) -> Bool = { _ in false },
+        hiddenLine: (Int32) -> Bool = { _ in false }
+    ) -> (match: AddressMatch, distance: Double)? {
         guard !isEmpty else { return nil }
         if let nearest = houseGrid.nearest(
             to: point,
@@ -34,7 +39,7 @@ extension AddressIndex {
             )
             return (match, nearest.distance)
         }
-        if let hit = segments.nearest(to: point, radius: Self.streetRadius) {
+        if let hit = segments.nearest(to: point, radius: Self.streetRadius, hidden: hiddenLine) {
             let line = lines[hit.line]
             let s = streetOfLine[hit.line]
             let street = s >= 0 ? streets[Int(s)] : nil
@@ -63,7 +68,8 @@ extension AddressIndex {
     /// `truncated` says whether more were there. For `/v1/streets` and the base tiles.
     /// - Complexity: the segments in the box's grid cells, then O(vertices) of the lines whose box meets it; a box of
     ///   more than `gridCellsPerQuery` cells, O(lines) box tests instead.
-    public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) {
+    /// - Parameter hidden: lines to pass over (`AddressLayer`'s, replaced in the layer of changes).
+    public func lines(in box: BoundingBox, limit: Int, hidden: (Int32) -> Bool = { _ in false }) -> (lines: [StreetLine], truncated: Bool) {
         // The lines the segment grid has in the box's cells, and those with a segment too long for the grid to hold
         // in every cell it crosses; a box of more cells than that (a whole region) looks at every line's box.
         let (y0, x0) = SegmentGrid.cell(box.south, box.west)
@@ -81,7 +87,7 @@ extension AddressIndex {
             found = (0..<Int32(lines.count)).map { $0 }
         }
         var out: [StreetLine] = []
-        for i in found.lazy.map({ Int($0) }) where lines[i].kind == .street {
+        for i in found.lazy.map({ Int($0) }) where lines[i].kind == .street && !hidden(Int32(i)) {
             let b = 4 * i
             let lineBox = BoundingBox(uncheckedWest: lineBoxes[b], south: lineBoxes[b + 1], east: lineBoxes[b + 2], north: lineBoxes[b + 3])
             guard box.intersects(lineBox), Self.hasSegment(lines[i].points, meeting: box) else { continue }

@@ -176,15 +176,21 @@ extension AddressIndex {
     /// far away; a postcode adds 0.1 when it is the house's and takes 0.2 when not; `near` adds up to 0.1.
     /// - Parameter placeNear: whether a normalized name is a place within 30 km of a point (nil: unknown name).
     /// - Parameter hidden: houses to pass over, as if they were not in the index (`AddressBook`'s overridden ones).
+    /// - Parameter hiddenStreet: streets to pass over (`AddressLayer`'s, taken into the layer of changes).
+    /// - Parameter elsewhere: whether another index searched beside this one has a street of a normalized name
+    ///   (`AddressLayer`): then this one looks for no typo of it, nor for a shorter Chinese suffix, as one index of
+    ///   both would not.
     public func search(
         _ query: GeocodeQuery,
         placeNear: (String, Coordinate2) -> Bool?,
-        hidden: (Int32) -> Bool = { _ in false }
+        hidden: (Int32) -> Bool = { _ in false },
+        hiddenStreet: (Int32) -> Bool = { _ in false },
+        elsewhere: (String) -> Bool = { _ in false }
     ) -> [AddressMatch] {
         guard !isEmpty else { return [] }
         var best: [String: AddressMatch] = [:]
         for reading in query.readings {
-            for (street, quality) in streetCandidates(reading) {
+            for (street, quality) in streetCandidates(reading, hidden: hiddenStreet, elsewhere: elsewhere) {
                 guard var match = self.match(reading, in: Int(street), quality: quality, hidden: hidden) else { continue }
                 match.score += qualifierScore(
                     reading,
@@ -205,8 +211,8 @@ extension AddressIndex {
 
     /// Streets whose name matches the reading's street, with the quality of the match: 1 for the street's own name,
     /// 0.98 for another of its names (another language's, or a former name that another street now bears), 0.85
-    /// less as much for one typo.
-    func streetCandidates(_ reading: ParsedAddress) -> [(Int32, Double)] {
+    /// less as much for one typo. Hidden streets are not there; nor is any here when `elsewhere` has the name.
+    func streetCandidates(_ reading: ParsedAddress, hidden: (Int32) -> Bool, elsewhere: (String) -> Bool) -> [(Int32, Double)] {
         func exact(_ found: [Int32], _ name: String, quality: Double = 1) -> [(Int32, Double)] {
             found.map { s in (s, TextNormalizer.normalize(streets[Int(s)].name) == name ? quality : quality - 0.02) }
         }
@@ -215,13 +221,15 @@ extension AddressIndex {
             let scalars = Array(reading.street.unicodeScalars)
             for start in scalars.indices {
                 let name = TextNormalizer.normalize(String(String.UnicodeScalarView(scalars[start...])))
-                if let found = aliases[name] { return exact(found, name) }
+                if let found = visibleStreets(named: name, hidden: hidden) { return exact(found, name) }
+                if elsewhere(name) { return [] }
             }
             return []
         }
         let name = TextNormalizer.normalize(reading.street)
         guard !name.isEmpty else { return [] }
-        if let found = aliases[name] { return exact(found, name) }
+        if let found = visibleStreets(named: name, hidden: hidden) { return exact(found, name) }
+        if elsewhere(name) { return [] }
         // One typo: a name and the query one edit apart share a one-deletion variant (or one is the other's).
         let typed = Array(name.unicodeScalars)
         guard typed.count >= 5 else { return [] }
@@ -232,9 +240,16 @@ extension AddressIndex {
         }
         var out: [(Int32, Double)] = []
         for candidate in names.sorted() where EditDistance.within(typed, Array(candidate.unicodeScalars), limit: 1) != nil {
-            out.append(contentsOf: exact(aliases[candidate]!, candidate, quality: 0.85))
+            out.append(contentsOf: exact(aliases[candidate]!.filter { !hidden($0) }, candidate, quality: 0.85))
         }
         return out
+    }
+
+    /// The streets of a normalized name that are not hidden; nil when there are none.
+    func visibleStreets(named name: String, hidden: (Int32) -> Bool) -> [Int32]? {
+        guard let found = aliases[name] else { return nil }
+        let visible = found.filter { !hidden($0) }
+        return visible.isEmpty ? nil : visible
     }
 
     /// The best answer on one street for a reading.
@@ -291,15 +306,19 @@ extension AddressIndex {
         return streetMatch(s, score: base + 2.5, interpolation: nil, point: street.anchor, unresolved: unresolved, reading: reading)
     }
 
+    /// A street's id as answers carry it: its longest line's, else its first house's.
+    func streetID(_ s: Int) -> String {
+        let street = streets[s]
+        return street.lines.max { Self.length(lines[Int($0)].points) < Self.length(lines[Int($1)].points) }.map { lines[Int($0)].id }
+            ?? street.addresses.first.map { houses.id(Int($0)) } ?? "street:\(s)"
+    }
+
     func streetMatch(_ s: Int, score: Double, interpolation: String?, point: Coordinate2, unresolved: String?, reading: ParsedAddress) -> AddressMatch
     {
         let street = streets[s]
-        let id =
-            street.lines.max { Self.length(lines[Int($0)].points) < Self.length(lines[Int($1)].points) }.map { lines[Int($0)].id }
-            ?? street.addresses.first.map { houses.id(Int($0)) } ?? "street:\(s)"
         return AddressMatch(
             kind: .street,
-            id: id,
+            id: streetID(s),
             street: street.name,
             housenumber: nil,
             unit: nil,

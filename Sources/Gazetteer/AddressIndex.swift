@@ -49,8 +49,10 @@ public final class AddressIndex: Sendable {
     /// The street of each address and of each line (-1: none).
     let streetOfAddress: FlatArray<Int32>
     let streetOfLine: FlatArray<Int32>
-    /// `sortedNames`, once made.
-    let nameOrder = Mutex<[Int32]?>(nil)
+    /// `namesByLength`, once made.
+    let nameOrder = Mutex<NameOrder?>(nil)
+    /// `isInObjectOrder`, once checked.
+    let objectOrder = Mutex<Bool?>(nil)
     /// A number no other index of this process has: what is derived from this index alone (the `base` tiles) is
     /// the same while it is the same.
     public let serial = AddressIndex.serials.add(1, ordering: .relaxed).newValue

@@ -91,7 +91,15 @@ public struct MapAreaIndex: Sendable {
     public var areas: [MapArea] { (0..<count).map { area($0) } }
 
     /// The areas of `kind` whose box meets `box`, in store order; at most `limit` (`truncated` when there were more).
-    public func areas(of kind: MapArea.Kind, in box: BoundingBox, limit: Int) -> (areas: [MapArea], truncated: Bool) {
+    /// - Parameter hidden: areas to pass over (`AddressLayer`'s, replaced in the layer of changes).
+    public func areas(
+        of kind: MapArea.Kind,
+        in box: BoundingBox,
+        limit: Int,
+        hidden: (Int) -> Bool = { _ in false }
+    ) -> (
+        areas: [MapArea], truncated: Bool
+    ) {
         let grid = grids[MapArea.Kind.allCases.firstIndex(of: kind)!]
         let (rows, columns) = Self.cells(box)
         var found: [UInt32] = []
@@ -109,6 +117,7 @@ public struct MapAreaIndex: Sendable {
             }
             found.sortAndRemoveRepeats()
         }
+        found.removeAll { hidden(Int($0)) }
         return (found.prefix(limit).map { area(Int($0)) }, found.count > limit)
     }
 
@@ -120,6 +129,12 @@ public struct MapAreaIndex: Sendable {
         // snapshot's checksum was verified when it was read.
         bytes.withUnsafeBytes { all in try? MapAreaBlock.decode(UnsafeRawBufferPointer(rebasing: all[start..<end]), into: &out) }
         return out.first ?? MapArea(id: "", kind: .water, rings: [])
+    }
+
+    /// Area `i`'s id, read without its rings.
+    func id(_ i: Int) -> String {
+        let (start, end) = (Int(starts[i]), Int(starts[i + 1]))
+        return bytes.withUnsafeBytes { all in MapAreaBlock.firstID(UnsafeRawBufferPointer(rebasing: all[start..<end])) } ?? ""
     }
 
     /// The box around every area (nil: none).

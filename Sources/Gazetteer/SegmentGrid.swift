@@ -67,7 +67,11 @@ struct SegmentGrid: Sendable {
     static func key(_ y: Int, _ x: Int) -> Int64 { Int64(y) << 32 | Int64(UInt32(truncatingIfNeeded: x)) }
 
     /// The nearest street segment within `radius` metres: its line, the nearest point on it and the distance.
-    func nearest(to point: Coordinate2, radius: Double) -> (line: Int, point: Coordinate2, distance: Double)? {
+    func nearest(
+        to point: Coordinate2,
+        radius: Double,
+        hidden: (Int32) -> Bool = { _ in false }
+    ) -> (line: Int, point: Coordinate2, distance: Double)? {
         let metresPerDegree = GreatCircle.earthRadius * .pi / 180
         let cosine = max(cos(point.latitude * .pi / 180), 0.01)
         let dy = Int((radius / metresPerDegree / Self.cellLatitude).rounded(.up))
@@ -78,9 +82,13 @@ struct SegmentGrid: Sendable {
             for x in (cx - dx)...(cx + dx) {
                 for k in cells.items(of: Self.key(y, x)) {
                     let s = cells.items[k]
+                    guard !hidden(s.line) else { continue }
                     let line = lines[Int(s.line)]
                     let (p, d) = Self.project(point, line.points[Int(s.index) - 1], line.points[Int(s.index)], cosine: cosine, scale: metresPerDegree)
-                    if d <= radius && d < (best?.distance ?? .infinity) { best = (Int(s.line), p, d) }
+                    // Equal distances (streets meeting at a node) go to the first line: in object order, as imports keep them.
+                    if d <= radius, d < best?.distance ?? .infinity || (d == best!.distance && Int(s.line) < best!.line) {
+                        best = (Int(s.line), p, d)
+                    }
                 }
             }
         }

@@ -33,7 +33,7 @@ struct TileController {
             // The version first, then the tile: a write in between makes the tile kept newer than its version says,
             // which costs a miss, never a stale answer.
             let book = parsed.layer == .base ? engine.addresses : nil
-            let version = book?.base.serial ?? engine.tileVersion(parsed.query)
+            let version = book?.osm.serial ?? engine.tileVersion(parsed.query)
             if let kept = cache.answer(key, version: version) { return Self.conditional(kept, input: input) }
             let answer = Self.content(try Self.encode(parsed, book: book, engine: engine), layer: parsed.layer, gzip: gzip)
             cache.keep(answer, for: key, version: version)
@@ -44,7 +44,7 @@ struct TileController {
             let scheme =
                 request.headers[HTTPField.Name("X-Forwarded-Proto")!].flatMap { $0 == "https" || $0 == "http" ? $0 : nil } ?? (tls ? "https" : "http")
             let host = request.head.authority.flatMap { Self.isHost($0) ? $0 : nil } ?? "localhost"
-            let bounds = parsed.layer == .base ? engine.addresses.areas.bounds : engine.bounds(of: parsed.layer.kind)
+            let bounds = parsed.layer == .base ? engine.addresses.areaBounds : engine.bounds(of: parsed.layer.kind)
             let body = parsed.encode(base: "\(scheme)://\(host)", bounds: bounds)
             return Response(
                 status: .ok,
@@ -96,10 +96,10 @@ struct TileController {
             guard !lines.truncated else {
                 throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it crosses more than \(Self.baseLineLimit) streets")
             }
-            let water = book.areas.areas(of: .water, in: parsed.baseBox, limit: Self.baseLineLimit)
+            let water = book.areas(of: .water, in: parsed.baseBox, limit: Self.baseLineLimit)
             let buildings =
                 parsed.query.tile.z >= TileRequest.buildingsFrom
-                ? book.areas.areas(of: .building, in: parsed.baseBox, limit: Self.baseLineLimit) : (areas: [], truncated: false)
+                ? book.areas(of: .building, in: parsed.baseBox, limit: Self.baseLineLimit) : (areas: [], truncated: false)
             guard !water.truncated && !buildings.truncated else {
                 throw Problem(.badRequest, "z must be deeper for tile \(parsed.query.tile): it holds more than \(Self.baseLineLimit) areas")
             }

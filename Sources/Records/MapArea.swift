@@ -101,6 +101,16 @@ public enum MapAreaBlock {
         try forEachArea(bytes) { reader throws(AddressBlock.CorruptBlock) in areas.append(try area(&reader)) }
     }
 
+    /// The id of the block's first area, read without its rings (nil: a damaged or empty block).
+    public static func firstID(_ bytes: UnsafeRawBufferPointer) -> String? {
+        var id: String?
+        try? forEachArea(bytes) { reader throws(AddressBlock.CorruptBlock) in
+            if id == nil { id = try reader.text() }
+            throw AddressBlock.CorruptBlock(reason: "the first id read")
+        }
+        return id
+    }
+
     /// Hands `body` a reader at each area of the block in turn; `body` reads the area.
     static func forEachArea(
         _ bytes: UnsafeRawBufferPointer,

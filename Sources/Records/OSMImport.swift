@@ -85,6 +85,11 @@ public struct OSMChangeResult: Sendable {
     /// Every house and street line after the change, and their new generation.
     public var addresses = AddressData()
     public var addressGeneration = ""
+    /// The objects the file converted again ("osm-w12"), what they make now (houses, lines, areas), and the sea when
+    /// the file made it again: what the address index's layer of changes takes (`AddressChanges.add`).
+    public var changedObjects: Set<String> = []
+    public var made = AddressData()
+    public var sea: [MapArea]?
     public var report = OSMChangeReport()
     /// The store's change sequence just before and after the transaction.
     public var sequences: (before: ChangeSequence, after: ChangeSequence)?

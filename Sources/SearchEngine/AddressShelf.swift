@@ -57,17 +57,18 @@ final class AddressShelf: Sendable {
             let current = book
             let wanted = Mark(records)
             if !Mark(current.records).covers(wanted) {
-                shelve(AddressBook(base: current.base, records: records, reusing: current))
+                shelve(AddressBook(osm: current.osm, records: records, reusing: current))
             } else {
                 wake()
             }
         }
     }
 
-    /// Replaces the base under the records' houses (an OpenStreetMap import), on the caller's thread.
-    func replaceBase(_ base: AddressIndex, records: RecordHouses) {
+    /// Replaces the imported addresses under the records' houses (an OpenStreetMap import, or a change file laid over
+    /// it), on the caller's thread.
+    func replaceImported(_ imported: AddressLayer, records: RecordHouses) {
         building.withLock {
-            shelve(AddressBook(base: base, records: records, reusing: book))
+            shelve(AddressBook(osm: imported, records: records, reusing: book))
         }
     }
 

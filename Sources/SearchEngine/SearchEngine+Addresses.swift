@@ -5,32 +5,89 @@ import Records
 import SnapshotFile
 
 extension SearchEngine {
-    /// The store's address index: mapped from its snapshot at `path` when that was written for the store's current
-    /// addresses (their generation), else built from the store and its snapshot written and mapped in its place (a
-    /// failure to write is said in the answer, not thrown: the snapshot only saves time).
-    /// - Returns: the index, and how it was made.
-    public static func openAddresses(_ store: any StoreOfRecord, snapshot path: String?) throws(CatalogError) -> (index: AddressIndex, how: String) {
-        guard store.keepsAddresses, let generation = try store.addressGeneration() else { return (.empty, "none kept by the store") }
+    /// The store's imported addresses: the base index mapped from its snapshot at `path`, with the change files
+    /// applied since laid over it when their file beside it (`changesPath`) brings it to the store's current addresses
+    /// (their generation); else the base alone, when the snapshot was written for them; else built from the store and
+    /// its snapshot written and mapped in its place (a failure to write is said in the answer, not thrown: the
+    /// snapshot only saves time).
+    /// - Returns: the addresses, and how they were made.
+    public static func openAddresses(_ store: any StoreOfRecord, snapshot path: String?) throws(CatalogError) -> (layer: AddressLayer, how: String) {
+        guard store.keepsAddresses, let generation = try store.addressGeneration() else {
+            return (AddressLayer(base: .empty), "none kept by the store")
+        }
         var reason = "no snapshot path"
         if let path {
-            do { return (try AddressIndex.readSnapshot(path, generation: generation), "read from the snapshot") } catch { reason = error.description }
+            switch mapped(path, generation: generation) {
+            case .success(let opened): return opened
+            case .failure(let error): reason = error.description
+            }
         }
         let index = AddressIndex(try store.loadAddresses())
-        guard let path, !index.isEmpty else { return (index, "built from the database (\(index.isEmpty ? "no addresses" : reason))") }
+        guard let path, !index.isEmpty else {
+            return (AddressLayer(base: index, generation: generation), "built from the database (\(index.isEmpty ? "no addresses" : reason))")
+        }
         let kept = Self.keepSnapshot(of: index, at: path, generation: generation)
-        return (kept.index, "built from the database (\(reason)); \(kept.how)")
+        return (AddressLayer(base: kept.index, generation: generation), "built from the database (\(reason)); \(kept.how)")
     }
 
+    /// The addresses of `generation` from the snapshot at `path`, with the changes beside it laid over it when they
+    /// bring it there, without building anything from the store.
+    static func mapped(_ path: String, generation: String) -> Result<(layer: AddressLayer, how: String), SnapshotError> {
+        if let changes = try? AddressChanges.read(changesPath(path)), changes.generation == generation, changes.baseGeneration != generation,
+            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration),
+            let layer = AddressLayer(base: base, changes: changes)
+        {
+            return .success((layer, "read from the snapshot, with the \(changes.objects.count) objects change files made since laid over it"))
+        }
+        do {
+            return .success(
+                (AddressLayer(base: try AddressIndex.readSnapshot(path, generation: generation), generation: generation), "read from the snapshot")
+            )
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The store's imported addresses as `openAddresses` finds them mapped (nil: they would have to be built from the
+    /// store; a store without addresses has none to lay changes over).
+    public static func mappedAddresses(_ store: any StoreOfRecord, snapshot path: String) -> AddressLayer? {
+        guard store.keepsAddresses, let generation = try? store.addressGeneration() else { return nil }
+        return try? mapped(path, generation: generation).get().layer
+    }
+
+    /// The file of the changes laid over the address snapshot at `path` (`AddressChanges.write`).
+    public static func changesPath(_ path: String) -> String { path + ".changes" }
+
     /// Writes `index`'s snapshot and reads it back, so that its arrays are served from the file's mapping (clean,
-    /// shared page cache) instead of the heap.
+    /// shared page cache) instead of the heap; the changes laid over the snapshot before are removed with it.
     /// - Returns: the index to serve (the mapped one, or `index` when the file could not be written or read back) and
     ///   what happened.
-    static func keepSnapshot(of index: AddressIndex, at path: String, generation: String) -> (index: AddressIndex, how: String) {
+    public static func keepSnapshot(of index: AddressIndex, at path: String, generation: String) -> (index: AddressIndex, how: String) {
         do {
             try index.writeSnapshot(to: path, generation: generation)
+            try? FileManager.default.removeItem(atPath: changesPath(path))
             return ((try? AddressIndex.readSnapshot(path, generation: generation)) ?? index, "snapshot written")
         } catch {
             return (index, error.description)
         }
+    }
+
+    /// The imported addresses after a change file: what it made laid over `current` (`AddressChanges.add`), and the
+    /// changes written beside the snapshot at `path`; or, when the layer would outgrow `AddressLayer.limit` (or the
+    /// base cannot take one), the whole index built again from every address the store holds after the file, and
+    /// its snapshot written.
+    public static func layAddresses(of result: OSMChangeResult, over current: AddressLayer, snapshot path: String?) -> AddressLayer {
+        var changes = current.changes
+        changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: current.base)
+        if let layer = AddressLayer(base: current.base, changes: changes), layer.size <= AddressLayer.limit(over: current.base) {
+            if let path {
+                // Without it the next start builds the index from the store: slower, not wrong.
+                do { try changes.write(to: changesPath(path)) } catch { try? FileManager.default.removeItem(atPath: changesPath(path)) }
+            }
+            return layer
+        }
+        var index = AddressIndex(result.addresses.asStored)
+        if let path { index = keepSnapshot(of: index, at: path, generation: result.addressGeneration).index }
+        return AddressLayer(base: index, generation: result.addressGeneration)
     }
 }

@@ -225,7 +225,7 @@ extension SearchEngine {
         let started = ContinuousClock.now
         var index = AddressIndex(try store.loadAddresses())
         if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
-        replaceAddressBase(index)
+        replaceImportedAddresses(AddressLayer(base: index, generation: generation))
         addressGenerationSeen.withLock { $0 = generation }
         // A change file written to the shared store brings its sequence and time with the addresses.
         loadOSMStatus()

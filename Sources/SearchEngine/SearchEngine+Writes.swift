@@ -304,8 +304,8 @@ extension SearchEngine {
             }
             ResidentMemory.returnFreedHeap()
             var index = AddressIndex(result.addresses.asStored)
+            var generation = ""
             if let store, store.keepsAddresses {
-                let generation: String
                 do throws(CatalogError) {
                     generation = try store.replaceAddresses(result.addresses)
                     // This server's own replacement: not to be loaded again when the feed shows it.
@@ -316,7 +316,7 @@ extension SearchEngine {
                 // The next start maps the new addresses instead of indexing them again.
                 if let policy = snapshotPolicy { index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: generation).index }
             }
-            replaceAddressBase(index)
+            replaceImportedAddresses(AddressLayer(base: index, generation: generation))
             loadOSMStatus()
             return removed
         }
@@ -340,8 +340,9 @@ extension SearchEngine {
     }
 
     /// Applies an OpenStreetMap change file: `apply` runs the store's one transaction (the mirror, POIs and addresses:
-    /// `OSMImporter.apply`), then its POIs reach the in-memory state and the address index is rebuilt from the
-    /// addresses it answers and swapped in whole — a read sees the data before the change or after it, never half.
+    /// `OSMImporter.apply`), then its POIs reach the in-memory state and what it made is laid over the address index
+    /// (`AddressLayer`; the whole index built again when the layer outgrows `AddressLayer.limit`) and swapped in
+    /// whole — a read sees the data before the change or after it, never half.
     /// - Throws: `.invalid(parameter: "store")` when the store keeps no OpenStreetMap import (PostgreSQL); what `apply`
     ///   throws, as a storage error.
     public func applyOSMChange(_ apply: (any StoreOfRecord) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
@@ -353,11 +354,7 @@ extension SearchEngine {
             do { result = try apply(store) } catch { throw .storage("\(error)") }
             afterCommit?()
             self.apply(committed: result.changes, sequences: result.sequences)
-            var index = AddressIndex(result.addresses.asStored)
-            if let policy = snapshotPolicy {
-                index = Self.keepSnapshot(of: index, at: policy.addressPath, generation: result.addressGeneration).index
-            }
-            replaceAddressBase(index)
+            replaceImportedAddresses(Self.layAddresses(of: result, over: addresses.osm, snapshot: snapshotPolicy?.addressPath))
             snapshotIfDue()
             updateOSMStatus { status in
                 if let timestamp = result.report.timestamp { status.timestamp = timestamp }

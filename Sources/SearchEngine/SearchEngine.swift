@@ -149,8 +149,10 @@ public final class SearchEngine: @unchecked Sendable {
         snapshotPolicy = policy
         replication = store.feed.map { Replication(feed: $0) }
         do throws(CatalogError) {
-            let opened = addresses ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (index: .empty, how: "not loaded")
-            addressShelf = AddressShelf(AddressBook(base: opened.index))
+            let opened =
+                addresses
+                ? try SearchEngine.openAddresses(store, snapshot: policy.map(\.addressPath)) : (layer: AddressLayer(base: .empty), how: "not loaded")
+            addressShelf = AddressShelf(AddressBook(osm: opened.layer))
             addressStartup = opened.how
             // A replica loads the addresses again when another server replaces them (`catchUpHoldingWriter`).
             addressGenerationSeen = Mutex(addresses && store.feed != nil ? try store.addressGeneration() : nil)
@@ -293,7 +295,7 @@ public final class SearchEngine: @unchecked Sendable {
     }
 
     /// Replaces the imported addresses under the POIs' houses.
-    func replaceAddressBase(_ base: AddressIndex) { addressShelf.replaceBase(base, records: read { $0.recordHouses }) }
+    func replaceImportedAddresses(_ imported: AddressLayer) { addressShelf.replaceImported(imported, records: read { $0.recordHouses }) }
 
     /// Record counts by kind.
     public var counts: (pois: Int, pins: Int) { read { ($0.poiIDs.count, $0.pinNumbers.count) } }

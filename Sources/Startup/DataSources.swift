@@ -189,8 +189,8 @@ public struct DataSources: Sendable {
         }
         do {
             let store = try CatalogStore(path: path)
-            let base = try SearchEngine.openAddresses(store, snapshot: addressSnapshotPath).index
-            return AddressBook(base: base, records: RecordHouses(settled: try store.poiHouses()))
+            let imported = try SearchEngine.openAddresses(store, snapshot: addressSnapshotPath).layer
+            return AddressBook(osm: imported, records: RecordHouses(settled: try store.poiHouses()))
         } catch {
             throw .failure(error.description)
         }

@@ -80,6 +80,7 @@ import Testing
         var extract = scratch.file("base.osm.pbf")
         _ = try PythonScript.run(["scripts/osm/synthetic.py", extract, "--nodes", "6000", "--seed", "\(seed)"])
         let ours = try imported(extract, "ours.sqlite")
+        var layer = try AddressLayerOracle(ours)
         for step in 1...3 {
             let change = scratch.file("change-\(step).osc.gz")
             _ = try PythonScript.run(["scripts/osm/changes.py", extract, change, "--seed", "\(seed + UInt64(step))", "--changes", "250"])
@@ -88,6 +89,7 @@ import Testing
             let result = try Self.importer.apply(try OSMChange.read(change), name: "change-\(step)", to: ours)
             #expect(result.report.nodes > 0 && result.report.ways > 0)
             try Self.expectEqual(ours, try imported(changed, "fresh-\(step).sqlite"), "after change \(step) (SEED=\(seed))")
+            try layer.check(after: result, store: ours, seed: seed + UInt64(step), "the layer after change \(step)")
             extract = changed
         }
     }
@@ -97,12 +99,14 @@ import Testing
         let seed = testSeed("aChangedRealExtractEqualsItsFreshImport") % 1_000_000
         let extract = Repository.path("data/Helsinki.osm.pbf")
         let ours = try imported(extract, "ours.sqlite")
+        var layer = try AddressLayerOracle(ours)
         let change = scratch.file("change.osc.gz")
         _ = try PythonScript.run(["scripts/osm/changes.py", extract, change, "--seed", "\(seed)", "--changes", "400"])
         let changed = scratch.file("changed.osm.pbf")
         try Self.applyChanges(extract, change, into: changed)
-        _ = try Self.importer.apply(try OSMChange.read(change), name: "change", to: ours)
+        let result = try Self.importer.apply(try OSMChange.read(change), name: "change", to: ours)
         try Self.expectEqual(ours, try imported(changed, "fresh.sqlite"), "Helsinki (SEED=\(seed))")
+        try layer.check(after: result, store: ours, seed: seed, "the layer over Helsinki")
     }
 
     /// Moving two nodes of Helsinki's coastline (one in the middle of a shore, one at the extract's edge) and deleting
@@ -110,6 +114,7 @@ import Testing
     @Test func aMovedCoastlineRemakesTheSea() throws {
         let extract = Repository.path("data/Helsinki.osm.pbf")
         let ours = try imported(extract, "ours.sqlite")
+        var layer = try AddressLayerOracle(ours)
         let before = try ours.loadAddresses().areas.filter { $0.id.hasPrefix(MapArea.seaPrefix) }
         #expect(!before.isEmpty, "the Helsinki extract has a sea")
         for (step, body) in [
@@ -128,8 +133,9 @@ import Testing
             let source = step == 0 ? extract : scratch.file("coast-0.osm.pbf")
             let changed = scratch.file("coast-\(step).osm.pbf")
             try Self.applyChanges(source, change, into: changed)
-            _ = try Self.importer.apply(try OSMChange.read(change), name: "coast-\(step)", to: ours)
+            let result = try Self.importer.apply(try OSMChange.read(change), name: "coast-\(step)", to: ours)
             try Self.expectEqual(ours, try imported(changed, "coast-fresh-\(step).sqlite"), "coastline change \(step)")
+            try layer.check(after: result, store: ours, seed: UInt64(step), "the layer after coastline change \(step)")
         }
         #expect(try ours.loadAddresses().areas.filter { $0.id.hasPrefix(MapArea.seaPrefix) } != before, "the sea moved")
     }

@@ -128,4 +128,47 @@ import Testing
             #expect((status["osm"] as? [String: Any])?["sequence"] as? Int == 8)
         }
     }
+
+    /// A change file applied by a server with snapshots is laid over the mapped address index and written beside its
+    /// snapshot, not built again whole: the next start reads both, and answers as an index built afresh from every
+    /// address the store holds after the change (drawn queries of every kind, `AddressAnswers`).
+    @Test func aRestartReadsTheChangesLaidOverTheAddressSnapshot() async throws {
+        let path = scratch.file("layer.sqlite")
+        let policy = SearchEngine.SnapshotPolicy(path: path + ".snapshot")
+        let engine = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy, snapshot: policy)
+        let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: BundledGazetteer.shared, metrics: testRegistry)
+        let seed = testSeed("aRestartReadsTheChangesLaidOverTheAddressSnapshot") % 1_000_000
+        let extract = Repository.data.appendingPathComponent("Helsinki.osm.pbf").path
+        let change = scratch.file("drawn.osc")
+        _ = try PythonScript.run(["scripts/osm/changes.py", extract, change, "--seed", "\(seed)", "--changes", "300"])
+        try await app.test(.router) { client in
+            let imported = try decode(
+                Answers.ImportTask.self,
+                try await client.execute(
+                    uri: "/v1/import?name=Helsinki.osm.pbf",
+                    method: .post,
+                    headers: [.contentType: "application/x-protobuf"],
+                    body: ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: extract)))
+                )
+            )
+            #expect(try await finishedImport(client, imported.id)?.status == "succeeded")
+            let accepted = try decode(
+                Answers.ImportTask.self,
+                try await client.execute(
+                    uri: "/v1/import?format=osmchange&name=drawn.osc",
+                    method: .post,
+                    body: ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: change)))
+                )
+            )
+            let task = try await finishedImport(client, accepted.id)
+            #expect(task?.status == "succeeded", "SEED=\(seed): \(String(describing: task))")
+        }
+        #expect(!engine.addresses.osm.changes.isEmpty, "SEED=\(seed): the change was laid over the index")
+        #expect(FileManager.default.fileExists(atPath: SearchEngine.changesPath(policy.addressPath)), "SEED=\(seed): the changes written")
+        let restarted = try SearchEngine(store: CatalogStore(path: path), taxonomy: taxonomy, snapshot: policy)
+        #expect(restarted.addressStartup.hasSuffix("laid over it"), "SEED=\(seed): \(restarted.addressStartup)")
+        #expect(restarted.addresses.osm.changes == engine.addresses.osm.changes)
+        let stored = try CatalogStore(path: path).loadAddresses()
+        AddressAnswers.expectAlike(restarted.addresses, AddressIndex(stored), stored, seed: seed, "restarted over the changes")
+    }
 }

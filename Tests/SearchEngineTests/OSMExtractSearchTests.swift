@@ -68,7 +68,7 @@ import Testing
     /// 85–96 % on judged sets drawn with other seeds.)
     @Test func buildingZoomReverseAnswersTheNearestObjectWithItsHouse() throws {
         let engine = SearchEngine(pois: Self.imported.pois, taxonomy: try CategoryTaxonomy.load(directory: Self.dataDirectory))
-        engine.replaceAddressBase(AddressIndex(Self.imported.addresses))
+        engine.replaceImportedAddresses(AddressLayer(base: AddressIndex(Self.imported.addresses)))
         let geocoder = Geocoder(engine: engine, gazetteer: BundledGazetteer.shared)
         var random = testRandom("buildingZoomReverseAnswersTheNearestObjectWithItsHouse")
         let houses = Self.imported.addresses.addresses

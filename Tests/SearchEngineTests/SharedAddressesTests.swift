@@ -68,14 +68,14 @@ struct SharedAddressesTests {
         running.catchUp()
         #expect(try Self.answer(running, "Kirkkotie 7")?.id == "osm-w107")
         let around = BoundingBox(uncheckedWest: 24.7, south: 60.0, east: 25.0, north: 60.3)
-        #expect(running.addresses.areas.areas(of: .water, in: around, limit: 10).areas == Array(data.asStored.areas))
+        #expect(running.addresses.areas(of: .water, in: around, limit: 10).areas == Array(data.asStored.areas))
         // One started now opens with them, with its own snapshot of them.
         let policy = SearchEngine.SnapshotPolicy(path: scratch.file("replica.snapshot"))
         let later = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: policy)
         #expect(try Self.answer(later, "Kirkkotie 7")?.id == "osm-w107")
         let again = try SearchEngine(store: PostgresStore(url: url), taxonomy: testTaxonomy, snapshot: policy)
         #expect(again.addressStartup == "read from the snapshot", "\(again.addressStartup)")
-        #expect(again.addresses.areas.areas == Array(data.asStored.areas), "the areas from the replica's snapshot")
+        #expect(again.addresses.base.areas.areas == Array(data.asStored.areas), "the areas from the replica's snapshot")
 
         // Replaced again: the running replica follows, and nothing is loaded when the sequence moves for other writes.
         try writer.replaceAddresses(AddressSnapshotEngineTests.data(["Rantatie"], town: "Testby"))

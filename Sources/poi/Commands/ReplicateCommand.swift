@@ -29,6 +29,10 @@ struct ChangeFiles {
     /// the last one's, or past `forwardLimit` records (the next start then builds the index from the store).
     private var forward: (changes: [StoreChange], before: ChangeSequence, after: ChangeSequence)?
     private var forwardBroken = false
+    /// The imported addresses, mapped from their snapshot with the changes since laid over them, as each file leaves
+    /// them (`SearchEngine.layAddresses`, which writes the changes beside the snapshot); nil when the snapshot did not
+    /// stand at the store's addresses, and `finish` builds the index whole.
+    private var imported: AddressLayer?
     static let forwardLimit = 100_000
 
     /// - Parameter sources: where the database's snapshots live (the gazetteer's is mapped, or written once).
@@ -39,6 +43,7 @@ struct ChangeFiles {
             throw CLIError.failure("\(error)")
         }
         (self.store, self.shared, self.addressSnapshot, self.snapshot) = (store, shared, sources.addressSnapshotPath, sources.snapshotPath)
+        imported = addressSnapshot.flatMap { SearchEngine.mappedAddresses(store, snapshot: $0) }
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
@@ -52,6 +57,7 @@ struct ChangeFiles {
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result
+        if let current = imported { imported = SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot) }
         if let sequences = result.sequences, !forwardBroken {
             var next = forward ?? (changes: [], before: sequences.before, after: sequences.before)
             if next.after == sequences.before && next.changes.count + result.changes.count <= Self.forwardLimit {
@@ -64,7 +70,8 @@ struct ChangeFiles {
         }
     }
 
-    /// Writes the address index's snapshot of the last change applied, and brings the index snapshot of a SQLite
+    /// Writes the address index's snapshot of the last change applied (unless the files' changes were laid over the
+    /// snapshot there was, and written beside it, as they were applied), and brings the index snapshot of a SQLite
     /// database forward by the records the files changed.
     func finish() {
         if shared == nil, let forward, let snapshot {
@@ -79,12 +86,9 @@ struct ChangeFiles {
                 FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
             }
         }
-        guard let last, let addressSnapshot else { return }
-        do {
-            try AddressIndex(last.addresses.asStored).writeSnapshot(to: addressSnapshot, generation: last.addressGeneration)
-        } catch {
-            FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
-        }
+        guard let last, let addressSnapshot, imported == nil else { return }
+        let kept = SearchEngine.keepSnapshot(of: AddressIndex(last.addresses.asStored), at: addressSnapshot, generation: last.addressGeneration)
+        if kept.how != "snapshot written" { FileHandle.standardError.write(Data("poi: note: \(kept.how)\n".utf8)) }
     }
 
     /// `poi import changes.osc.gz`: one file.

@@ -1,0 +1,397 @@
+import GeoCore
+import Records
+import SnapshotFile
+import Synchronization
+import TextIndex
+
+/// What OpenStreetMap change files made since the base address index was built (docs/ARCHITECTURE.md, "OpenStreetMap
+/// that stays current"): the objects they changed, what those objects make now, and the base's streets taken whole
+/// into the layer. A change file costs what it changes: the layer is indexed on its own, and the base stays mapped
+/// from its snapshot, with the layer's objects and streets hidden in it (`AddressLayer`).
+public struct AddressChanges: Sendable, Equatable {
+    /// The store's address generation the base index was built for, and the one these changes bring it to.
+    public let baseGeneration: String
+    public internal(set) var generation: String
+    /// The objects changed since the base ("osm-w12"): their houses, lines and areas in the base are hidden.
+    public internal(set) var objects: Set<String> = []
+    /// What those objects make now, each list in object order (`OSMObjectKey`).
+    public internal(set) var houses: [AddressPoint] = []
+    public internal(set) var lines: [StreetLine] = []
+    public internal(set) var areas: [MapArea] = []
+    /// The sea as the last file that reached a coastline made it (nil: the base's stands).
+    public internal(set) var sea: [MapArea]?
+    /// The base's streets taken whole into the layer, ascending.
+    public internal(set) var streets: [Int32] = []
+
+    public init(baseGeneration: String) { (self.baseGeneration, generation) = (baseGeneration, baseGeneration) }
+
+    public var isEmpty: Bool { objects.isEmpty && sea == nil }
+
+    /// Lays one change file over the changes so far.
+    ///
+    /// - Parameters:
+    ///   - changed: every object the file converted again ("osm-n1", "osm-w2", …), whatever it makes now;
+    ///   - made: what they make now (houses, lines, areas);
+    ///   - sea: the sea made again, when the file reached a coastline;
+    ///   - generation: the store's address generation after the file;
+    ///   - base: the index the changes lie over.
+    public mutating func add(changed: Set<String>, made: AddressData, sea: [MapArea]?, generation: String, over base: AddressIndex) {
+        let made = made.asStored
+        let fresh = changed.subtracting(objects)
+        func kept<T>(_ items: [T], _ id: (T) -> String) -> [T] { items.filter { !changed.contains(OSMObjectKey.object(of: id($0))) } }
+        houses = OSMObjectKey.merged(kept(houses, \.id), OSMObjectKey.inOrder(Array(made.addresses), id: \.id), id: \.id)
+        lines = OSMObjectKey.merged(kept(lines, \.id), OSMObjectKey.inOrder(made.streets, id: \.id), id: \.id)
+        areas = OSMObjectKey.merged(kept(areas, \.id), OSMObjectKey.inOrder(Array(made.areas), id: \.id), id: \.id)
+        if let sea { self.sea = sea }
+        objects.formUnion(changed)
+        self.generation = generation
+        // The streets the base had the objects' old houses and lines on, and those a new house or line joins.
+        var taken = Set(streets)
+        for object in fresh {
+            guard let key = OSMObjectKey.order(of: object).map(OSMObjectKey.packed) else { continue }
+            for i in base.houseRange(ofObject: key) where base.streetOfAddress[i] >= 0 { taken.insert(base.streetOfAddress[i]) }
+            for i in base.lineRange(ofObject: key) where base.streetOfLine[i] >= 0 { taken.insert(base.streetOfLine[i]) }
+        }
+        var joining = AddressIndex.JoinFinder(base)
+        for house in made.addresses {
+            guard let name = (house.street ?? house.place).map(TextNormalizer.normalize), !name.isEmpty else { continue }
+            taken.formUnion(joining.streets(named: name, at: AddressIndex.cell(house.latitude, house.longitude)))
+        }
+        for line in made.streets where !line.points.isEmpty {
+            guard let name = line.names.lazy.map(TextNormalizer.normalize).first(where: { !$0.isEmpty }) else { continue }
+            let middle = line.points[line.points.count / 2]
+            taken.formUnion(joining.streets(named: name, at: AddressIndex.cell(middle.latitude, middle.longitude)))
+        }
+        streets = taken.sorted()
+    }
+}
+
+/// A base address index with the changes of OpenStreetMap change files laid over it (`AddressChanges`).
+///
+/// Streets are clusters of same-named members in neighbouring cells (`AddressIndex`), so a change to one house can
+/// change its street's name, city, postcode, anchor or extent, or join two streets. The layer therefore takes whole
+/// streets: every base street that had an old house or line of a changed object, or that a new house or line of the
+/// same name lands next to, is hidden in the base, and its other members are indexed in the layer beside what the
+/// changed objects make now. The layer's streets are then the streets a fresh build of the whole would make there —
+/// its members in the same order — and the base's other streets are untouched by the change; so a query answered
+/// from both equals the fresh build's answer (tested against one, `AddressLayerTests`).
+public final class AddressLayer: Sendable {
+    public let base: AddressIndex
+    public let changes: AddressChanges
+    /// The changed objects' houses and lines, and the other members of the streets taken from the base.
+    public let index: AddressIndex
+    /// The changed objects' areas, and the new sea.
+    let areas: MapAreaIndex
+    let hiddenHouses: Set<Int32>
+    let hiddenLines: Set<Int32>
+    let hiddenStreets: Set<Int32>
+    let hiddenAreas: Set<Int32>
+    /// A number no other layer of this process has: what is derived from the addresses (the `base` tiles) is the same
+    /// while it is the same.
+    public let serial: UInt64
+    private static let serials = Atomic<UInt64>(1 << 40)
+
+    /// The base alone.
+    public init(base: AddressIndex, generation: String = "") {
+        (self.base, changes, index, areas) = (base, AddressChanges(baseGeneration: generation), .empty, .empty)
+        (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = ([], [], [], [])
+        serial = base.serial
+    }
+
+    /// The base with the changes over it; nil when the base's houses, lines or areas are not in object order (a
+    /// database written before change files were kept so), where the objects' outputs cannot be found by key.
+    public init?(base: AddressIndex, changes: AddressChanges) {
+        guard changes.isEmpty || base.isInObjectOrder else { return nil }
+        var changed = Set<Int64>()
+        for object in changes.objects { if let key = OSMObjectKey.order(of: object) { changed.insert(OSMObjectKey.packed(key)) } }
+        var houses = Set<Int32>()
+        var lines = Set<Int32>()
+        var areas = Set<Int32>()
+        for key in changed {
+            for i in base.houseRange(ofObject: key) { houses.insert(Int32(i)) }
+            for i in base.lineRange(ofObject: key) { lines.insert(Int32(i)) }
+            for i in base.areaRange(ofObject: key) { areas.insert(Int32(i)) }
+        }
+        if changes.sea != nil { for i in base.seaStart..<base.areas.count { areas.insert(Int32(i)) } }
+        // The taken streets' other members, in base order (object order), then merged with the changes' own.
+        func unchanged(_ id: String) -> Bool {
+            guard let key = OSMObjectKey.order(of: id) else { return true }
+            return !changed.contains(OSMObjectKey.packed(key))
+        }
+        var takenHouses: [Int32] = []
+        var takenLines: [Int32] = []
+        for s in changes.streets {
+            let street = base.streets[Int(s)]
+            for i in street.addresses where !houses.contains(i) {
+                houses.insert(i)
+                if unchanged(base.houses.id(Int(i))) { takenHouses.append(i) }
+            }
+            for l in street.lines where !lines.contains(l) {
+                lines.insert(l)
+                if unchanged(base.lines[Int(l)].id) { takenLines.append(l) }
+            }
+        }
+        takenHouses.sort()
+        takenLines.sort()
+        let layerHouses = OSMObjectKey.merged(takenHouses.map { base.house(Int($0)) }, changes.houses, id: \.id)
+        let layerLines = OSMObjectKey.merged(takenLines.map { base.lines[Int($0)] }, changes.lines, id: \.id)
+        self.base = base
+        self.changes = changes
+        index = layerHouses.isEmpty && layerLines.isEmpty ? .empty : AddressIndex(AddressData(addresses: layerHouses, streets: layerLines))
+        self.areas = MapAreaIndex(AreaList(changes.areas + (changes.sea ?? [])))
+        (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = (houses, lines, Set(changes.streets), areas)
+        serial = Self.serials.add(1, ordering: .relaxed).newValue
+    }
+
+    /// Houses, lines and areas the layer indexes: what building it again costs, beside the base's.
+    public var size: Int { index.houseCount + index.lines.count + areas.count }
+
+    /// The largest layer kept over `base` before the whole index is built again: an eighth of the base's houses, lines
+    /// and areas, and at least 50 000. Each change file builds the layer's index again, so its cost grows with the
+    /// layer; past this, a build of the whole (linear in the base) is due anyway.
+    public static func limit(over base: AddressIndex) -> Int { max(50_000, (base.houseCount + base.lines.count + base.areas.count) / 8) }
+
+    /// Whether the base's house `i` is replaced by the layer.
+    func hidesHouse(_ i: Int32) -> Bool { hiddenHouses.contains(i) }
+
+    /// `AddressIndex.search` over the base and the layer, best first.
+    func search(_ query: GeocodeQuery, placeNear: (String, Coordinate2) -> Bool?, hidden: Hidden) -> [AddressMatch] {
+        base.search(
+            query,
+            placeNear: placeNear,
+            hidden: { hiddenHouses.contains($0) || hidden.base($0) },
+            hiddenStreet: hiddenStreets.contains,
+            elsewhere: inLayer
+        ) + index.search(query, placeNear: placeNear, hidden: hidden.layer, elsewhere: inBase)
+    }
+
+    /// `AddressIndex.completions` of the base and of the layer, each with its rank.
+    func completions(_ text: String, near: Coordinate?, limit: Int, hidden: Hidden) -> [(match: AddressMatch, rank: CompletionRank)] {
+        base.completions(
+            text,
+            near: near,
+            limit: limit,
+            hidden: { hiddenHouses.contains($0) || hidden.base($0) },
+            hiddenStreet: hiddenStreets.contains,
+            elsewhere: inLayer
+        ) + index.completions(text, near: near, limit: limit, hidden: hidden.layer, elsewhere: inBase)
+    }
+
+    /// Whether the layer, or the base without its hidden streets, has a street of a normalized name.
+    private func inLayer(_ name: String) -> Bool { index.aliases[name] != nil }
+    private func inBase(_ name: String) -> Bool { base.visibleStreets(named: name, hidden: hiddenStreets.contains) != nil }
+
+    /// `AddressIndex.reverse` of the base and of the layer (either may be nil).
+    func reverse(_ point: Coordinate2, hidden: Hidden) -> [(match: AddressMatch, distance: Double)] {
+        [
+            base.reverse(point, hidden: { hiddenHouses.contains($0) || hidden.base($0) }, hiddenLine: hiddenLines.contains),
+            index.reverse(point, hidden: hidden.layer),
+        ]
+        .compactMap { $0 }
+    }
+
+    /// Street lines in a box (`AddressIndex.lines(in:limit:)`), in object order.
+    public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) {
+        guard !changes.isEmpty else { return base.lines(in: box, limit: limit) }
+        let (a, b) = (base.lines(in: box, limit: limit, hidden: hiddenLines.contains), index.lines(in: box, limit: limit))
+        let merged = OSMObjectKey.merged(a.lines, b.lines, id: \.id)
+        return (Array(merged.prefix(limit)), a.truncated || b.truncated || merged.count > limit)
+    }
+
+    /// Water or building areas in a box (`MapAreaIndex.areas(of:in:limit:)`): the objects' in object order, the sea
+    /// last.
+    public func areas(of kind: MapArea.Kind, in box: BoundingBox, limit: Int) -> (areas: [MapArea], truncated: Bool) {
+        guard !changes.isEmpty else { return base.areas.areas(of: kind, in: box, limit: limit) }
+        let (a, b) = (
+            base.areas.areas(of: kind, in: box, limit: limit, hidden: { hiddenAreas.contains(Int32($0)) }),
+            areas.areas(of: kind, in: box, limit: limit)
+        )
+        func isSea(_ area: MapArea) -> Bool { area.id.hasPrefix(MapArea.seaPrefix) }
+        let merged =
+            OSMObjectKey.merged(a.areas.filter { !isSea($0) }, b.areas.filter { !isSea($0) }, id: \.id) + a.areas.filter(isSea)
+            + b.areas.filter(isSea)
+        return (Array(merged.prefix(limit)), a.truncated || b.truncated || merged.count > limit)
+    }
+
+    /// The box around every area (nil: none).
+    public var areaBounds: BoundingBox? {
+        guard !changes.isEmpty else { return base.areas.bounds }
+        let boxes = [base.areas.bounds, areas.bounds].compactMap { $0 }
+        guard var box = boxes.first else { return nil }
+        for other in boxes.dropFirst() {
+            box = BoundingBox(
+                uncheckedWest: min(box.west, other.west),
+                south: min(box.south, other.south),
+                east: max(box.east, other.east),
+                north: max(box.north, other.north)
+            )
+        }
+        return box
+    }
+
+    /// Houses the caller hides besides the layer's: the records' own (`AddressBook`), in the base and in the layer.
+    struct Hidden {
+        var base: (Int32) -> Bool = { _ in false }
+        var layer: (Int32) -> Bool = { _ in false }
+    }
+}
+
+extension AddressIndex {
+    /// Whether houses, lines and areas (the sea aside, which is last) are in object order (`OSMObjectKey`), as imports
+    /// and change files store them: then an object's outputs are found by binary search. Checked once per index.
+    var isInObjectOrder: Bool {
+        objectOrder.withLock { known in
+            if let known { return known }
+            let ordered =
+                Self.isAscending(houses.count) { Self.objectKey(houses.id($0)) } && Self.isAscending(lines.count) { Self.objectKey(lines[$0].id) }
+                && Self.isAscending(seaStart) { Self.objectKey(areas.id($0)) }
+            known = ordered
+            return ordered
+        }
+    }
+
+    /// Where the sea's areas (the last ones) begin.
+    var seaStart: Int {
+        var start = areas.count
+        while start > 0 && areas.id(start - 1).hasPrefix(MapArea.seaPrefix) { start -= 1 }
+        return start
+    }
+
+    /// An id's object as `OSMObjectKey.packed`; -1 for an id that is not an OpenStreetMap object's (those sort first).
+    static func objectKey(_ id: String) -> Int64 { OSMObjectKey.order(of: id).map(OSMObjectKey.packed) ?? -1 }
+
+    static func isAscending(_ count: Int, _ key: (Int) -> Int64) -> Bool {
+        var previous = Int64.min
+        for i in 0..<count {
+            let k = key(i)
+            if k < previous { return false }
+            previous = k
+        }
+        return true
+    }
+
+    /// The run of `0..<count` whose key is `object`, keys ascending.
+    static func range(of object: Int64, count: Int, _ key: (Int) -> Int64) -> Range<Int> {
+        func lowerBound(_ value: Int64) -> Int {
+            var (low, high) = (0, count)
+            while low < high {
+                let middle = (low + high) / 2
+                if key(middle) < value { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        return lowerBound(object)..<lowerBound(object + 1)
+    }
+
+    func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count) { Self.objectKey(houses.id($0)) } }
+    func lineRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: lines.count) { Self.objectKey(lines[$0].id) } }
+    func areaRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: seaStart) { Self.objectKey(areas.id($0)) } }
+
+    /// Finds the base streets a new member of a name at a cell would join: those with a member of that name in the
+    /// cell or a neighbouring one. Any street with a house or line in those cells and the name among its names is
+    /// taken — more than the join needs at worst, which only costs the layer their size. Each street's cells are
+    /// bounded once per finder.
+    struct JoinFinder {
+        let index: AddressIndex
+        private var extents: [Int32: (rows: ClosedRange<Int>, columns: ClosedRange<Int>)] = [:]
+
+        init(_ index: AddressIndex) { self.index = index }
+
+        static func rowColumn(_ cell: UInt32) -> (row: Int, column: Int) { (Int(cell >> 12), Int(cell & 0xFFF)) }
+
+        mutating func streets(named name: String, at cell: UInt32) -> [Int32] {
+            guard let candidates = index.aliases[name] else { return [] }
+            let (row, column) = Self.rowColumn(cell)
+            return candidates.filter { s in
+                let extent = self.extent(s)
+                guard extent.rows.contains(row) || extent.rows.contains(row - 1) || extent.rows.contains(row + 1),
+                    extent.columns.contains(column) || extent.columns.contains(column - 1) || extent.columns.contains(column + 1)
+                else { return false }
+                return index.memberCells(of: s).contains { other in
+                    let (r, c) = Self.rowColumn(other)
+                    return abs(r - row) <= 1 && abs(c - column) <= 1
+                }
+            }
+        }
+
+        private mutating func extent(_ s: Int32) -> (rows: ClosedRange<Int>, columns: ClosedRange<Int>) {
+            if let known = extents[s] { return known }
+            var (r0, r1, c0, c1) = (Int.max, Int.min, Int.max, Int.min)
+            for cell in index.memberCells(of: s) {
+                let (r, c) = Self.rowColumn(cell)
+                (r0, r1, c0, c1) = (min(r0, r), max(r1, r), min(c0, c), max(c1, c))
+            }
+            let extent = r0 <= r1 ? (r0...r1, c0...c1) : (0...0, -10...(-10))
+            extents[s] = extent
+            return extent
+        }
+    }
+
+    /// The cells (`cell`) of street `s`'s houses and of its lines' middle vertices, as the build files them.
+    func memberCells(of s: Int32) -> [UInt32] {
+        let street = streets[Int(s)]
+        var cells = street.addresses.map { Self.cell(houses.latitudes[Int($0)], houses.longitudes[Int($0)]) }
+        for l in street.lines {
+            let points = lines[Int(l)].points
+            guard !points.isEmpty else { continue }
+            let middle = points[points.count / 2]
+            cells.append(Self.cell(middle.latitude, middle.longitude))
+        }
+        return cells
+    }
+}
+
+extension AddressChanges {
+    /// "ADC" and a version: 1.
+    static let fileFormat: UInt32 = 0x4144_4301
+
+    /// Writes the changes to `path` (atomically), beside the base index's snapshot: the next start maps the base and
+    /// indexes the layer again from these, instead of building the whole index (`read(_:)`).
+    public func write(to path: String) throws(SnapshotError) {
+        let file = try SnapshotWriter(path: path, formatVersion: Self.fileFormat)
+        try file.write(baseGeneration)
+        try file.write(generation)
+        try file.write(objects.sorted())
+        let houseBlocks = HouseList(houses).blocks
+        try file.write(houseBlocks.map { UInt64($0.count) })
+        try file.write(nested: houseBlocks.map(\.bytes))
+        try file.write(StreetBlock.encode(lines))
+        try file.write(nested: AreaList(areas).blocks())
+        try file.write(sea == nil ? 0 : 1)
+        try file.write(nested: AreaList(sea ?? []).blocks())
+        try file.write(streets)
+        try file.commit()
+    }
+
+    /// The changes written at `path`.
+    /// - Throws: `SnapshotError` when the file is missing, of another format, or damaged.
+    public static func read(_ path: String) throws(SnapshotError) -> AddressChanges {
+        let file = try SnapshotReader(path: path, formatVersion: fileFormat)
+        func corrupt(_ error: AddressBlock.CorruptBlock) -> SnapshotError { .corrupt(path: path, reason: error.description) }
+        var changes = AddressChanges(baseGeneration: try file.readString())
+        changes.generation = try file.readString()
+        changes.objects = Set(try file.readStrings())
+        let counts: [UInt64] = try file.read()
+        let houseBytes: [[UInt8]] = try file.readNested()
+        let lineBytes: [UInt8] = try file.read()
+        let areaBlocks: [[UInt8]] = try file.readNested()
+        let hasSea = try file.readInt() != 0
+        let seaBlocks: [[UInt8]] = try file.readNested()
+        changes.streets = try file.read()
+        guard counts.count == houseBytes.count else { throw .corrupt(path: path, reason: "house blocks and their counts differ") }
+        do throws(AddressBlock.CorruptBlock) {
+            changes.houses = Array(try HouseList(checking: zip(houseBytes, counts).map { HouseList.Block(bytes: $0, count: Int($1)) }))
+            let lines = lineBytes.withUnsafeBytes { bytes -> Result<[StreetLine], AddressBlock.CorruptBlock> in
+                var lines: [StreetLine] = []
+                do throws(AddressBlock.CorruptBlock) { try StreetBlock.decode(bytes, into: &lines) } catch { return .failure(error) }
+                return .success(lines)
+            }
+            changes.lines = try lines.get()
+            changes.areas = Array(try AreaList(checking: areaBlocks))
+            changes.sea = hasSea ? Array(try AreaList(checking: seaBlocks)) : nil
+        } catch {
+            throw corrupt(error)
+        }
+        return changes
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Gazetteer
+import GeoCore
+import Records
+import TestSupport
+import Testing
+
+@testable import Catalog
+
+/// The address index with change files laid over it (`AddressLayer`) against a fresh index of every address the store
+/// holds after them: drawn queries of every kind answered alike.
+struct AddressLayerOracle {
+    /// The base as the import left it, and the changes laid over it so far.
+    private(set) var base: AddressIndex
+    private(set) var changes: AddressChanges
+
+    init(_ store: CatalogStore) throws {
+        base = AddressIndex(try store.loadAddresses())
+        changes = AddressChanges(baseGeneration: try store.addressGeneration() ?? "")
+    }
+
+    /// Lays a change file's result over the layer, and checks it against a fresh index of `store`'s addresses.
+    mutating func check(after result: OSMChangeResult, store: CatalogStore, seed: UInt64, _ what: String) throws {
+        changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: base)
+        guard let layer = AddressLayer(base: base, changes: changes) else {
+            Issue.record("\(what): the base is not in object order")
+            return
+        }
+        // Written and read back: what the next start lays over the snapshot.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-layer-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try changes.write(to: path)
+        #expect(try AddressChanges.read(path) == changes, "\(what): the changes read back")
+        let stored = try store.loadAddresses()
+        AddressAnswers.expectAlike(AddressBook(osm: layer), AddressIndex(stored), stored, seed: seed, what)
+    }
+}

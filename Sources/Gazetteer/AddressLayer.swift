@@ -74,7 +74,7 @@ public struct AddressChanges: Sendable, Equatable {
 /// same name lands next to, is hidden in the base, and its other members are indexed in the layer beside what the
 /// changed objects make now. The layer's streets are then the streets a fresh build of the whole would make there —
 /// its members in the same order — and the base's other streets are untouched by the change; so a query answered
-/// from both equals the fresh build's answer (tested against one, `AddressLayerTests`).
+/// from both equals the fresh build's answer (tested against one, `AddressLayerOracle`).
 public final class AddressLayer: Sendable {
     public let base: AddressIndex
     public let changes: AddressChanges

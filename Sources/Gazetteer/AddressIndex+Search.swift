@@ -185,12 +185,13 @@ extension AddressIndex {
         placeNear: (String, Coordinate2) -> Bool?,
         hidden: (Int32) -> Bool = { _ in false },
         hiddenStreet: (Int32) -> Bool = { _ in false },
-        elsewhere: (String) -> Bool = { _ in false }
+        elsewhere: (String) -> Bool = { _ in false },
+        typos: TypoVariants? = nil
     ) -> [AddressMatch] {
         guard !isEmpty else { return [] }
         var best: [String: AddressMatch] = [:]
         for reading in query.readings {
-            for (street, quality) in streetCandidates(reading, hidden: hiddenStreet, elsewhere: elsewhere) {
+            for (street, quality) in streetCandidates(reading, hidden: hiddenStreet, elsewhere: elsewhere, typos: typos ?? TypoVariants()) {
                 guard var match = self.match(reading, in: Int(street), quality: quality, hidden: hidden) else { continue }
                 match.score += qualifierScore(
                     reading,
@@ -212,7 +213,7 @@ extension AddressIndex {
     /// Streets whose name matches the reading's street, with the quality of the match: 1 for the street's own name,
     /// 0.98 for another of its names (another language's, or a former name that another street now bears), 0.85
     /// less as much for one typo. Hidden streets are not there; nor is any here when `elsewhere` has the name.
-    func streetCandidates(_ reading: ParsedAddress, hidden: (Int32) -> Bool, elsewhere: (String) -> Bool) -> [(Int32, Double)] {
+    func streetCandidates(_ reading: ParsedAddress, hidden: (Int32) -> Bool, elsewhere: (String) -> Bool, typos: TypoVariants) -> [(Int32, Double)] {
         func exact(_ found: [Int32], _ name: String, quality: Double = 1) -> [(Int32, Double)] {
             found.map { s in (s, TextNormalizer.normalize(streets[Int(s)].name) == name ? quality : quality - 0.02) }
         }
@@ -234,15 +235,32 @@ extension AddressIndex {
         let typed = Array(name.unicodeScalars)
         guard typed.count >= 5 else { return [] }
         var names = Set(self.names(deletingTo: FNV1a.hash(name)).map { self.names[Int($0)] })
-        for variant in Self.oneDeletions(name) {
+        let variants = typos.of(name)
+        for (variant, hash) in zip(variants.strings, variants.hashes) {
             if aliases[variant] != nil { names.insert(variant) }
-            for n in self.names(deletingTo: FNV1a.hash(variant)) { names.insert(self.names[Int(n)]) }
+            for n in self.names(deletingTo: hash) { names.insert(self.names[Int(n)]) }
         }
         var out: [(Int32, Double)] = []
         for candidate in names.sorted() where EditDistance.within(typed, Array(candidate.unicodeScalars), limit: 1) != nil {
             out.append(contentsOf: exact(aliases[candidate]!.filter { !hidden($0) }, candidate, quality: 0.85))
         }
         return out
+    }
+
+    /// The one-deletion variants of the names a query looks up for a typo and their hashes, made once for every index
+    /// the query asks (`AddressLayer` asks two: making them was a fifth of a geocode's time).
+    public final class TypoVariants {
+        private var made: [String: (strings: [String], hashes: [UInt64])] = [:]
+
+        public init() {}
+
+        func of(_ name: String) -> (strings: [String], hashes: [UInt64]) {
+            if let known = made[name] { return known }
+            let strings = AddressIndex.oneDeletions(name).sorted()
+            let variants = (strings, strings.map { FNV1a.hash($0) })
+            made[name] = variants
+            return variants
+        }
     }
 
     /// The streets of a normalized name that are not hidden; nil when there are none.

@@ -156,13 +156,15 @@ public final class AddressLayer: Sendable {
 
     /// `AddressIndex.search` over the base and the layer, best first.
     func search(_ query: GeocodeQuery, placeNear: (String, Coordinate2) -> Bool?, hidden: Hidden) -> [AddressMatch] {
-        base.search(
+        let typos = AddressIndex.TypoVariants()
+        return base.search(
             query,
             placeNear: placeNear,
             hidden: { hiddenHouses.contains($0) || hidden.base($0) },
             hiddenStreet: hiddenStreets.contains,
-            elsewhere: inLayer
-        ) + index.search(query, placeNear: placeNear, hidden: hidden.layer, elsewhere: inBase)
+            elsewhere: inLayer,
+            typos: typos
+        ) + index.search(query, placeNear: placeNear, hidden: hidden.layer, elsewhere: inBase, typos: typos)
     }
 
     /// `AddressIndex.completions` of the base and of the layer, each with its rank.

@@ -35,6 +35,21 @@ import Testing
         return page.results.compactMap(\.name)
     }
 
+    /// The bundled Helsinki extract imported through `POST /v1/import`, awaited.
+    static func importHelsinki(_ client: some TestClientProtocol) async throws {
+        let extract = try Data(contentsOf: Repository.data.appendingPathComponent("Helsinki.osm.pbf"))
+        let imported = try decode(
+            Answers.ImportTask.self,
+            try await client.execute(
+                uri: "/v1/import?name=Helsinki.osm.pbf",
+                method: .post,
+                headers: [.contentType: "application/x-protobuf"],
+                body: ByteBuffer(bytes: extract)
+            )
+        )
+        #expect(try await finishedImport(client, imported.id)?.status == "succeeded")
+    }
+
     static func change(_ body: String) -> String { #"<?xml version="1.0"?><osmChange version="0.6">\#(body)</osmChange>"# }
 
     @Test func changesReachTheServerByImportAndByFeed() async throws {
@@ -44,17 +59,7 @@ import Testing
         let gazetteer = BundledGazetteer.shared
         let app = buildApplication(configuration: ServerConfiguration(), engine: engine, gazetteer: gazetteer, metrics: testRegistry)
         try await app.test(.router) { client in
-            let extract = try Data(contentsOf: Repository.data.appendingPathComponent("Helsinki.osm.pbf"))
-            let imported = try decode(
-                Answers.ImportTask.self,
-                try await client.execute(
-                    uri: "/v1/import?name=Helsinki.osm.pbf",
-                    method: .post,
-                    headers: [.contentType: "application/x-protobuf"],
-                    body: ByteBuffer(bytes: extract)
-                )
-            )
-            #expect(try await finishedImport(client, imported.id)?.status == "succeeded")
+            try await Self.importHelsinki(client)
             // A cafe and a house, created by a change file sent to the server.
             let created = Self.change(
                 """
@@ -142,16 +147,7 @@ import Testing
         let change = scratch.file("drawn.osc")
         _ = try PythonScript.run(["scripts/osm/changes.py", extract, change, "--seed", "\(seed)", "--changes", "300"])
         try await app.test(.router) { client in
-            let imported = try decode(
-                Answers.ImportTask.self,
-                try await client.execute(
-                    uri: "/v1/import?name=Helsinki.osm.pbf",
-                    method: .post,
-                    headers: [.contentType: "application/x-protobuf"],
-                    body: ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: extract)))
-                )
-            )
-            #expect(try await finishedImport(client, imported.id)?.status == "succeeded")
+            try await Self.importHelsinki(client)
             let accepted = try decode(
                 Answers.ImportTask.self,
                 try await client.execute(

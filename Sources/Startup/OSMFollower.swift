@@ -100,6 +100,7 @@ public final class OSMFollower: Sendable {
             if let mirror { sequence = try mirror.osmMirrorState()?.sequence } else { sequence = engine.osmStatus?.sequence }
             guard let current = sequence else { return }
             _ = try replicator.catchUp(from: current) { change, name, state in
+                let started = ContinuousClock.now
                 let result: OSMChangeResult
                 if let mirror {
                     result = try engine.applySharedOSMChange { shared in
@@ -119,10 +120,13 @@ public final class OSMFollower: Sendable {
                     }
                 }
                 let r = result.report
+                let whole = ContinuousClock.now - started
                 engine.updateOSMStatus { $0.applied += 1 }
+                // The whole step (what readers wait for to see the file), and the store's transaction within it.
                 log(
                     "osm: applied \(name) (sequence \(state.sequence)): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations, "
-                        + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", r.seconds)) s; data at \(r.timestamp ?? "?")"
+                        + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", Double(whole.components.seconds) + Double(whole.components.attoseconds) * 1e-18)) s "
+                        + "(the store's transaction \(String(format: "%.3f", r.seconds)) s); data at \(r.timestamp ?? "?")"
                 )
                 if stopped.load(ordering: .acquiring) { throw CancellationError() }
             }

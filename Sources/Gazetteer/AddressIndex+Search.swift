@@ -191,7 +191,7 @@ extension AddressIndex {
         guard !isEmpty else { return [] }
         var best: [String: AddressMatch] = [:]
         for reading in query.readings {
-            for (street, quality) in streetCandidates(reading, hidden: hiddenStreet, elsewhere: elsewhere, typos: typos ?? TypoVariants()) {
+            for (street, quality) in streetCandidates(reading, hidden: hiddenStreet, elsewhere: elsewhere, typos: typos) {
                 guard var match = self.match(reading, in: Int(street), quality: quality, hidden: hidden) else { continue }
                 match.score += qualifierScore(
                     reading,
@@ -213,7 +213,7 @@ extension AddressIndex {
     /// Streets whose name matches the reading's street, with the quality of the match: 1 for the street's own name,
     /// 0.98 for another of its names (another language's, or a former name that another street now bears), 0.85
     /// less as much for one typo. Hidden streets are not there; nor is any here when `elsewhere` has the name.
-    func streetCandidates(_ reading: ParsedAddress, hidden: (Int32) -> Bool, elsewhere: (String) -> Bool, typos: TypoVariants) -> [(Int32, Double)] {
+    func streetCandidates(_ reading: ParsedAddress, hidden: (Int32) -> Bool, elsewhere: (String) -> Bool, typos: TypoVariants?) -> [(Int32, Double)] {
         func exact(_ found: [Int32], _ name: String, quality: Double = 1) -> [(Int32, Double)] {
             found.map { s in (s, TextNormalizer.normalize(streets[Int(s)].name) == name ? quality : quality - 0.02) }
         }
@@ -235,7 +235,7 @@ extension AddressIndex {
         let typed = Array(name.unicodeScalars)
         guard typed.count >= 5 else { return [] }
         var names = Set(self.names(deletingTo: FNV1a.hash(name)).map { self.names[Int($0)] })
-        let variants = typos.of(name)
+        let variants = (typos ?? TypoVariants()).of(name)
         for (variant, hash) in zip(variants.strings, variants.hashes) {
             if aliases[variant] != nil { names.insert(variant) }
             for n in self.names(deletingTo: hash) { names.insert(self.names[Int(n)]) }

@@ -151,9 +151,6 @@ public final class AddressLayer: Sendable {
     /// layer; past this, a build of the whole (linear in the base) is due anyway.
     public static func limit(over base: AddressIndex) -> Int { max(50_000, (base.houseCount + base.lines.count + base.areas.count) / 8) }
 
-    /// Whether the base's house `i` is replaced by the layer.
-    func hidesHouse(_ i: Int32) -> Bool { hiddenHouses.contains(i) }
-
     /// `AddressIndex.search` over the base and the layer, best first.
     func search(_ query: GeocodeQuery, placeNear: (String, Coordinate2) -> Bool?, hidden: Hidden) -> [AddressMatch] {
         let typos = AddressIndex.TypoVariants()

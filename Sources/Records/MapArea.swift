@@ -103,12 +103,9 @@ public enum MapAreaBlock {
 
     /// The id of the block's first area, read without its rings (nil: a damaged or empty block).
     public static func firstID(_ bytes: UnsafeRawBufferPointer) -> String? {
-        var id: String?
-        try? forEachArea(bytes) { reader throws(AddressBlock.CorruptBlock) in
-            if id == nil { id = try reader.text() }
-            throw AddressBlock.CorruptBlock(reason: "the first id read")
-        }
-        return id
+        var reader = VarintReader(bytes: bytes)
+        guard (try? reader.byte()) == version, let count = try? reader.varint(), count > 0 else { return nil }
+        return try? reader.text()
     }
 
     /// Hands `body` a reader at each area of the block in turn; `body` reads the area.

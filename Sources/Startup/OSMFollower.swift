@@ -100,7 +100,7 @@ public final class OSMFollower: Sendable {
             if let mirror { sequence = try mirror.osmMirrorState()?.sequence } else { sequence = engine.osmStatus?.sequence }
             guard let current = sequence else { return }
             _ = try replicator.catchUp(from: current) { change, name, state in
-                let started = ContinuousClock.now
+                let started = Date()
                 let result: OSMChangeResult
                 if let mirror {
                     result = try engine.applySharedOSMChange { shared in
@@ -120,12 +120,12 @@ public final class OSMFollower: Sendable {
                     }
                 }
                 let r = result.report
-                let whole = ContinuousClock.now - started
+                let whole = Date().timeIntervalSince(started)
                 engine.updateOSMStatus { $0.applied += 1 }
                 // The whole step (what readers wait for to see the file), and the store's transaction within it.
                 log(
                     "osm: applied \(name) (sequence \(state.sequence)): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations, "
-                        + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", Double(whole.components.seconds) + Double(whole.components.attoseconds) * 1e-18)) s "
+                        + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", whole)) s "
                         + "(the store's transaction \(String(format: "%.3f", r.seconds)) s); data at \(r.timestamp ?? "?")"
                 )
                 if stopped.load(ordering: .acquiring) { throw CancellationError() }

@@ -39,6 +39,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CPrefetch"),
+        .systemLibrary(name: "CNodeKernels"),
         .systemLibrary(name: "CChecksum"),
         .systemLibrary(name: "CScheduling"),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
@@ -47,7 +48,7 @@ let package = Package(
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .target(name: "SnapshotFile", dependencies: ["CZlib", "CChecksum"], swiftSettings: swiftSettings),
         .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
-        .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile", "CPrefetch"], swiftSettings: swiftSettings),
+        .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile", "CPrefetch", "CNodeKernels"], swiftSettings: swiftSettings),
         // The records (POIs, pins, addresses, fences' events), their formats, and the protocol of a store of record
         // (`StoreOfRecord`, `FenceLog`): no storage engine. SQLite is `Catalog`'s, PostgreSQL `PostgresStore`'s.
         .target(name: "Records", dependencies: ["GeoCore", "BundledData", "OSM", "Parallelism"], swiftSettings: swiftSettings),
@@ -217,7 +218,7 @@ let package = Package(
         .testTarget(name: "GeoCoreTests", dependencies: ["GeoCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ParallelismTests", dependencies: ["Parallelism"], swiftSettings: swiftSettings),
         .testTarget(name: "SnapshotFileTests", dependencies: ["SnapshotFile", "CChecksum", "GeoCore", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SpatialIndexTests", dependencies: ["SpatialIndex", "CNodeKernels", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "SnapshotFile", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "GazetteerTests",

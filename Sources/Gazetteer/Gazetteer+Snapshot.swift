@@ -9,9 +9,9 @@ import TextIndex
 /// instead of parsing 170 000 rows and normalizing 700 000 names. It records the size and modification time of each
 /// bundled file it was built from (and the text analyzer's version), and is used only while all of them match.
 extension Gazetteer {
-    /// "GAZ" and a version: 4, text-index block bounds every 64 postings (3: places as mapped columns, capitals;
-    /// letter masks).
-    static let snapshotFormat: UInt32 = 0x4741_5A04
+    /// "GAZ" and a version: 5, the R-trees' vectors and boxes lane by lane per node (4: text-index block bounds every
+    /// 64 postings; 3: places as mapped columns, capitals; letter masks).
+    static let snapshotFormat: UInt32 = 0x4741_5A05
 
     /// What the snapshot must have been built from: each source file's name, size and modification time.
     static func sourceKey(directory: String) -> String {

@@ -11,8 +11,8 @@ import TextIndex
 extension EngineState {
     /// Bumped whenever the layout of any structure below changes (3: text-index block bounds every 64 postings;
     /// 4: pin owners; 5: records in Hilbert order, text-index positions and block boxes; 6: the POIs' own houses;
-    /// 7: record slots of 40 bytes, without coordinates).
-    static let snapshotFormat: UInt32 = 7
+    /// 7: record slots of 40 bytes, without coordinates; 8: the R-tree's vectors and boxes lane by lane per node).
+    static let snapshotFormat: UInt32 = 8
 
     /// Writes the state to `path` atomically; answers the payload offsets of its regions (for tests).
     @discardableResult

@@ -1,3 +1,4 @@
+import CNodeKernels
 import CPrefetch
 import GeoCore
 
@@ -45,21 +46,24 @@ extension RTree {
         let query = Vec3(latitude: latitude, longitude: longitude)
         let maxKey = maxDistance.map { ChordDistance.key(forMetres: $0) } ?? .infinity
         let m = RTree.m
-        var best: [Neighbor] = []
-        best.reserveCapacity(min(k, 4_096) + 1)
+        let avx2 = RTree.nodeKernels
         var bound = maxKey
         let depth = rootLevel + 1
-        // Per level: the bounds of the children of the node open there that could reach the k best when it was
-        // opened (NaN once a child is opened), their slots in the node, that node, and how many such children.
-        withUnsafeTemporaryAllocation(of: Double.self, capacity: depth * m) { keys in
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: depth * m) { slots in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * depth) { open in
+        // Per branch level: the node open there and the keys of its children (all `m` slots, as the kernel computes
+        // them; infinity for a slot past its count or a child already opened); then a leaf's keys. Small enough to be
+        // on the stack (1 KiB at 1 M records) rather than a malloc a walk.
+        let kept = min(k, count)
+        return withUnsafeTemporaryAllocation(of: Neighbor.self, capacity: kept + 1) { bestBuffer in
+            var best = BestList(k: kept, buffer: bestBuffer.baseAddress!)
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: depth * m) { keys in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: depth) { open in
                     leafVectors.withUnsafeBufferPointer { vectors in
                         leafIDs.withUnsafeBufferPointer { ids in
                             leafCounts.withUnsafeBufferPointer { leafCounts in
                                 branchBoxes.withUnsafeBufferPointer { boxes in
                                     branchChildren.withUnsafeBufferPointer { children in
                                         branchCounts.withUnsafeBufferPointer { branchCounts in
+                                            let leafKeys = keys.baseAddress! + rootLevel * m
                                             var level = rootLevel
                                             // The leaf to read next; -1: none.
                                             var leaf: Int32 = -1
@@ -67,64 +71,69 @@ extension RTree {
                                             if rootLevel == 0 { leaf = root } else { expand = root }
                                             while true {
                                                 if expand >= 0 {
-                                                    // Open a branch: its children's bounds, once, keeping (without a
-                                                    // branch) those within the bound, so that picks scan only them.
-                                                    let base = Int(expand) * m
-                                                    let count = Int(branchCounts[Int(expand)])
-                                                    let row = level * m
-                                                    Self.prefetch(boxes.baseAddress! + base, count: count)
-                                                    var kept = 0
-                                                    for i in 0..<count {
-                                                        let key = boxes[base + i].distanceSquared(to: query)
-                                                        keys[row + kept] = key
-                                                        slots[row + kept] = Int32(truncatingIfNeeded: i)
-                                                        kept += key <= bound ? 1 : 0
+                                                    // Open a branch: its children's bounds, once.
+                                                    let node = boxes.baseAddress! + Int(expand) * NodeLanes<Box3>.nodeStride
+                                                    Self.prefetch(node, count: NodeLanes<Box3>.nodeStride)
+                                                    let mask = poi_branch_keys(
+                                                        node,
+                                                        branchCounts[Int(expand)],
+                                                        query.x,
+                                                        query.y,
+                                                        query.z,
+                                                        bound,
+                                                        keys.baseAddress! + (level - 1) * m,
+                                                        avx2
+                                                    )
+                                                    open[level] = expand
+                                                    if level == 1 {
+                                                        Self.prefetchNearestLeaves(
+                                                            mask,
+                                                            keys: keys.baseAddress!,
+                                                            children: children.baseAddress! + Int(expand) * m,
+                                                            vectors: vectors.baseAddress!,
+                                                            ids: ids.baseAddress!
+                                                        )
                                                     }
-                                                    open[2 * level] = expand
-                                                    open[2 * level + 1] = Int32(kept)
                                                     expand = -1
                                                 }
                                                 if leaf >= 0 {
                                                     let base = Int(leaf) * m
-                                                    Self.prefetch(vectors.baseAddress! + base, count: Int(leafCounts[Int(leaf)]))
-                                                    Self.prefetch(ids.baseAddress! + base, count: Int(leafCounts[Int(leaf)]))
-                                                    for i in base..<(base + Int(leafCounts[Int(leaf)])) {
-                                                        let key = query.distanceSquared(to: vectors[i])
+                                                    let node = vectors.baseAddress! + Int(leaf) * NodeLanes<Vec3>.nodeStride
+                                                    Self.prefetch(node, count: NodeLanes<Vec3>.nodeStride)
+                                                    Self.prefetch(ids.baseAddress! + base, count: m)
+                                                    var mask = poi_leaf_keys(
+                                                        node,
+                                                        leafCounts[Int(leaf)],
+                                                        query.x,
+                                                        query.y,
+                                                        query.z,
+                                                        bound,
+                                                        leafKeys,
+                                                        avx2
+                                                    )
+                                                    while mask != 0 {
+                                                        let slot = mask.trailingZeroBitCount
+                                                        mask &= mask - 1
+                                                        let key = leafKeys[slot]
                                                         if key > bound { continue }
-                                                        let id = ids[i]
-                                                        if best.count == k, let worst = best.last, key == worst.key && id > worst.id { continue }
+                                                        let id = ids[base + slot]
+                                                        if best.isFull, key == best.worstKey && id > best.worstID { continue }
                                                         if let after, key < after.key || (key == after.key && id <= after.id) { continue }
                                                         if let filter, !filter(id) { continue }
-                                                        // Insert into the sorted best list.
-                                                        var j = best.count
-                                                        best.append(Neighbor(id: id, key: key))
-                                                        while j > 0 && (best[j - 1].key > key || (best[j - 1].key == key && best[j - 1].id > id)) {
-                                                            best[j] = best[j - 1]
-                                                            j -= 1
-                                                        }
-                                                        best[j] = Neighbor(id: id, key: key)
-                                                        if best.count > k { best.removeLast() }
-                                                        if best.count == k { bound = min(maxKey, best[k - 1].key) }
+                                                        if best.insert(Neighbor(id: id, key: key)) { bound = min(maxKey, best.worstKey) }
                                                     }
                                                     leaf = -1
                                                     if rootLevel == 0 { break }
                                                 }
-                                                // The nearest child not yet opened at this level, if its bound can still
-                                                // reach the k best; else back up a level.
-                                                let row = level * m
-                                                var pick = -1
-                                                var low = Double.infinity
-                                                for i in 0..<Int(open[2 * level + 1]) where keys[row + i] < low {
-                                                    low = keys[row + i]
-                                                    pick = i
-                                                }
-                                                if pick < 0 || low > bound {
+                                                // The nearest child not yet opened at this level (its key is then set
+                                                // to infinity), if its bound can still reach the k best; else back up.
+                                                let pick = Int(poi_pick(keys.baseAddress! + (level - 1) * m, bound, avx2))
+                                                if pick < 0 {
                                                     if level == rootLevel { break }
                                                     level += 1
                                                     continue
                                                 }
-                                                keys[row + pick] = .nan
-                                                let child = children[Int(open[2 * level]) * m + Int(slots[row + pick])]
+                                                let child = children[Int(open[level]) * m + pick]
                                                 if level == 1 {
                                                     leaf = child
                                                 } else {
@@ -140,8 +149,91 @@ extension RTree {
                     }
                 }
             }
+            return best.neighbors
         }
-        return best
+    }
+
+    /// Whether the node kernels may use AVX2 (asked of the processor once).
+    @usableFromInline static let nodeKernels: Int32 = poi_node_kernels_have_avx2()
+
+    /// The k best (key, id) pairs found so far, in order: a buffer of k + 1 that insertion shifts, with no checks
+    /// of uniqueness or bounds and no allocation of its own (an `Array` cost ~0.5 µs of a k = 10 walk's ~1.6 µs in
+    /// cache, at ~28 insertions a walk: RESULTS.md, issue 59).
+    struct BestList {
+        let k: Int
+        private(set) var count = 0
+        /// Room for k + 1.
+        private let buffer: UnsafeMutablePointer<Neighbor>
+
+        init(k: Int, buffer: UnsafeMutablePointer<Neighbor>) {
+            self.k = k
+            self.buffer = buffer
+        }
+
+        var isFull: Bool { count == k }
+        /// The k-th best key and its id (valid when full).
+        var worstKey: Double { buffer[k - 1].key }
+        var worstID: UInt32 { buffer[k - 1].id }
+
+        /// Inserts in (key, id) order, dropping the (k + 1)-th; answers whether the list is full.
+        @inline(__always)
+        mutating func insert(_ n: Neighbor) -> Bool {
+            var j = count
+            while j > 0 {
+                let p = buffer[j - 1]
+                if p.key < n.key || (p.key == n.key && p.id < n.id) { break }
+                buffer[j] = p
+                j -= 1
+            }
+            buffer[j] = n
+            if count < k { count += 1 }
+            return count == k
+        }
+
+        var neighbors: [Neighbor] { Array(UnsafeBufferPointer(start: buffer, count: count)) }
+    }
+
+    /// Asks for the lines of the leaves nearest by bound among `mask`'s children (those the walk opens first, one
+    /// after another), so that their misses overlap rather than follow one another.
+    @inline(__always)
+    static func prefetchNearestLeaves(
+        _ mask: UInt32,
+        keys: UnsafePointer<Double>,
+        children: UnsafePointer<Int32>,
+        vectors: UnsafePointer<Double>,
+        ids: UnsafePointer<UInt32>
+    ) {
+        var first = (key: Double.infinity, slot: -1)
+        var second = first
+        var third = first
+        var rest = mask
+        while rest != 0 {
+            let slot = rest.trailingZeroBitCount
+            rest &= rest - 1
+            let key = keys[slot]
+            if key < third.key {
+                if key < second.key {
+                    third = second
+                    if key < first.key {
+                        second = first
+                        first = (key, slot)
+                    } else {
+                        second = (key, slot)
+                    }
+                } else {
+                    third = (key, slot)
+                }
+            }
+        }
+        @inline(__always) func fetch(_ pick: Int) {
+            guard pick >= 0 else { return }
+            let leaf = Int(children[pick])
+            prefetch(vectors + leaf * NodeLanes<Vec3>.nodeStride, count: NodeLanes<Vec3>.nodeStride)
+            prefetch(ids + leaf * m, count: m)
+        }
+        fetch(first.slot)
+        fetch(second.slot)
+        fetch(third.slot)
     }
 
     /// Asks for every cache line of `count` elements at once, so that their misses overlap rather than follow one
@@ -166,41 +258,70 @@ extension RTree {
         let query = Vec3(latitude: latitude, longitude: longitude)
         var best = Neighbor(id: .max, key: maxDistance.map { ChordDistance.key(forMetres: $0) } ?? .infinity)
         var found = false
-        func visit(_ node: Int, _ level: Int) {
-            let base = node * RTree.m
-            if level == 0 {
-                leafVectors.withUnsafeBufferPointer { vectors in
-                    for i in base..<(base + Int(leafCounts[node])) {
-                        let key = vectors[i].distanceSquared(to: query)
+        let avx2 = RTree.nodeKernels
+        withUnsafeTemporaryAllocation(of: Double.self, capacity: RTree.m) { leafKeys in
+            func visit(_ node: Int, _ level: Int) {
+                let base = node * RTree.m
+                if level == 0 {
+                    var mask = leafVectors.withUnsafeBufferPointer { vectors in
+                        poi_leaf_keys(
+                            vectors.baseAddress! + node * NodeLanes<Vec3>.nodeStride,
+                            leafCounts[node],
+                            query.x,
+                            query.y,
+                            query.z,
+                            best.key,
+                            leafKeys.baseAddress!,
+                            avx2
+                        )
+                    }
+                    while mask != 0 {
+                        let slot = mask.trailingZeroBitCount
+                        mask &= mask - 1
+                        let key = leafKeys[slot]
                         guard key <= best.key else { continue }
-                        let id = leafIDs[i]
+                        let id = leafIDs[base + slot]
                         if key < best.key || !found || id < best.id {
                             best = Neighbor(id: id, key: key)
                             found = true
                         }
                     }
+                    return
                 }
-                return
-            }
-            let count = Int(branchCounts[node])
-            withUnsafeTemporaryAllocation(of: (key: Double, child: Int32).self, capacity: RTree.m) { order in
-                var n = 0
-                for i in base..<(base + count) {
-                    let key = branchBoxes[i].distanceSquared(to: query)
-                    guard key <= best.key else { continue }
-                    // Insertion into the few kept, by bound.
-                    var j = n
-                    while j > 0 && order[j - 1].key > key {
-                        order[j] = order[j - 1]
-                        j -= 1
+                withUnsafeTemporaryAllocation(of: Double.self, capacity: RTree.m) { keys in
+                    var mask = branchBoxes.withUnsafeBufferPointer { boxes in
+                        poi_branch_keys(
+                            boxes.baseAddress! + node * NodeLanes<Box3>.nodeStride,
+                            branchCounts[node],
+                            query.x,
+                            query.y,
+                            query.z,
+                            best.key,
+                            keys.baseAddress!,
+                            avx2
+                        )
                     }
-                    order[j] = (key, branchChildren[i])
-                    n += 1
+                    // The kept children in order of their bounds, each opened while it can still hold the best.
+                    while mask != 0 {
+                        var pick = -1
+                        var low = Double.infinity
+                        var rest = mask
+                        while rest != 0 {
+                            let slot = rest.trailingZeroBitCount
+                            rest &= rest - 1
+                            if keys[slot] < low || pick < 0 {
+                                low = keys[slot]
+                                pick = slot
+                            }
+                        }
+                        mask &= ~(1 << UInt32(pick))
+                        if low > best.key { break }
+                        visit(Int(branchChildren[base + pick]), level - 1)
+                    }
                 }
-                for j in 0..<n where order[j].key <= best.key { visit(Int(order[j].child), level - 1) }
             }
+            visit(Int(root), rootLevel)
         }
-        visit(Int(root), rootLevel)
         return found ? best : nil
     }
 

@@ -39,7 +39,7 @@ public struct RTree: Sendable {
     // by its first write.
 
     // Leaf pool: `m` slots per leaf.
-    @usableFromInline var leafVectors = FlatArray<Vec3>()
+    @usableFromInline var leafVectors = NodeLanes<Vec3>()
     @usableFromInline var leafCoords = FlatArray<LatLon>()
     @usableFromInline var leafIDs = FlatArray<UInt32>()
     @usableFromInline var leafCounts = FlatArray<Int32>()
@@ -47,7 +47,7 @@ public struct RTree: Sendable {
     var freeLeaves: [Int32] = []
 
     // Branch pool: `m` slots per branch.
-    @usableFromInline var branchBoxes = FlatArray<Box3>()
+    @usableFromInline var branchBoxes = NodeLanes<Box3>()
     @usableFromInline var branchChildren = FlatArray<Int32>()
     @usableFromInline var branchCounts = FlatArray<Int32>()
     var branchParents = FlatArray<Int32>()
@@ -174,7 +174,7 @@ public struct RTree: Sendable {
         let leaf = Int32(leafCounts.count)
         leafCounts.append(0)
         leafParents.append(-1)
-        leafVectors.append(contentsOf: repeatElement(Vec3(x: 0, y: 0, z: 0), count: RTree.m))
+        leafVectors.appendNode(filledWith: Vec3(x: 0, y: 0, z: 0))
         leafCoords.append(contentsOf: repeatElement(LatLon(latitude: 0, longitude: 0), count: RTree.m))
         leafIDs.append(contentsOf: repeatElement(0, count: RTree.m))
         return leaf
@@ -189,7 +189,7 @@ public struct RTree: Sendable {
         let branch = Int32(branchCounts.count)
         branchCounts.append(0)
         branchParents.append(-1)
-        branchBoxes.append(contentsOf: repeatElement(Box3.empty, count: RTree.m))
+        branchBoxes.appendNode(filledWith: .empty)
         branchChildren.append(contentsOf: repeatElement(-1, count: RTree.m))
         return branch
     }

@@ -18,13 +18,13 @@ extension SpatialIndex {
 extension RTree {
     public func write(to snapshot: SnapshotWriter) throws(SnapshotError) {
         snapshot.mark()
-        try snapshot.write(leafVectors)
+        try snapshot.write(leafVectors.values)
         try snapshot.write(leafCoords)
         try snapshot.write(leafIDs)
         try snapshot.write(leafCounts)
         try snapshot.write(leafParents)
         try snapshot.write(freeLeaves)
-        try snapshot.write(branchBoxes)
+        try snapshot.write(branchBoxes.values)
         try snapshot.write(branchChildren)
         try snapshot.write(branchCounts)
         try snapshot.write(branchParents)
@@ -37,13 +37,13 @@ extension RTree {
 
     public init(snapshot: SnapshotReader) throws(SnapshotError) {
         self.init()
-        leafVectors = try snapshot.readFlat()
+        leafVectors = NodeLanes(values: try snapshot.readFlat())
         leafCoords = try snapshot.readFlat()
         leafIDs = try snapshot.readFlat()
         leafCounts = try snapshot.readFlat()
         leafParents = try snapshot.readFlat()
         freeLeaves = try snapshot.read()
-        branchBoxes = try snapshot.readFlat()
+        branchBoxes = NodeLanes(values: try snapshot.readFlat())
         branchChildren = try snapshot.readFlat()
         branchCounts = try snapshot.readFlat()
         branchParents = try snapshot.readFlat()
@@ -55,8 +55,9 @@ extension RTree {
         let m = RTree.maxEntries
         let leaves = leafCounts.count
         let branches = branchCounts.count
-        guard leafVectors.count == leaves * m, leafCoords.count == leaves * m, leafIDs.count == leaves * m, leafParents.count == leaves,
-            branchBoxes.count == branches * m, branchChildren.count == branches * m, branchParents.count == branches,
+        guard leafVectors.values.count == leaves * NodeLanes<Vec3>.nodeStride, leafCoords.count == leaves * m, leafIDs.count == leaves * m,
+            leafParents.count == leaves,
+            branchBoxes.values.count == branches * NodeLanes<Box3>.nodeStride, branchChildren.count == branches * m, branchParents.count == branches,
             root < 0 || (rootLevel == 0 ? Int(root) < leaves : Int(root) < branches)
         else { throw .corrupt(path: snapshot.path, reason: "R-tree pools of inconsistent sizes") }
     }

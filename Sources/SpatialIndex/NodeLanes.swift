@@ -28,6 +28,31 @@ extension Vec3: LaneRecord {
     }
 }
 
+extension Vec3 {
+    /// Slot `slot` of a leaf whose lanes start at `lanes` (see `NodeLanes`).
+    @inlinable
+    init(lanes: UnsafePointer<Double>, slot: Int) {
+        let m = RTree.m
+        self.init(x: lanes[slot], y: lanes[m + slot], z: lanes[2 * m + slot])
+    }
+}
+
+extension Box3 {
+    /// Slot `slot` of a branch whose lanes start at `lanes` (see `NodeLanes`).
+    @inlinable
+    init(lanes: UnsafePointer<Double>, slot: Int) {
+        let m = RTree.m
+        self.init(
+            minX: lanes[slot],
+            minY: lanes[m + slot],
+            minZ: lanes[2 * m + slot],
+            maxX: lanes[3 * m + slot],
+            maxY: lanes[4 * m + slot],
+            maxZ: lanes[5 * m + slot]
+        )
+    }
+}
+
 extension Box3: LaneRecord {
     @usableFromInline static var lanes: Int { 6 }
 

@@ -331,14 +331,17 @@ extension RTree {
         let query = Vec3(latitude: latitude, longitude: longitude)
         let maxKey = ChordDistance.key(forMetres: radius)
         var results: [Neighbor] = []
-        _ = depthFirst(
-            entering: { $0.distanceSquared(to: query) <= maxKey },
-            slot: { i in
-                let key = query.distanceSquared(to: leafVectors[i])
-                if key <= maxKey, filter?(leafIDs[i]) ?? true { results.append(Neighbor(id: leafIDs[i], key: key)) }
-                return true
-            }
-        )
+        leafVectors.withUnsafeBufferPointer { vectors in
+            _ = depthFirst(
+                entering: { $0.distanceSquared(to: query) <= maxKey },
+                slot: { i in
+                    let (node, slot) = i.quotientAndRemainder(dividingBy: RTree.m)
+                    let key = query.distanceSquared(to: Vec3(lanes: vectors.baseAddress! + node * NodeLanes<Vec3>.nodeStride, slot: slot))
+                    if key <= maxKey, filter?(leafIDs[i]) ?? true { results.append(Neighbor(id: leafIDs[i], key: key)) }
+                    return true
+                }
+            )
+        }
         results.sort { $0.key != $1.key ? $0.key < $1.key : $0.id < $1.id }
         return results
     }

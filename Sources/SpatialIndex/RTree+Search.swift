@@ -53,16 +53,19 @@ extension RTree {
         let m = RTree.m
         var stack: [(node: Int32, level: Int)] = [(root, rootLevel)]
         stack.reserveCapacity(64)
-        while let (node, level) = stack.popLast() {
-            let base = Int(node) * m
-            if level == 0 {
-                for i in base..<(base + Int(leafCounts[Int(node)])) where !slot(i) { return false }
-            } else {
-                for i in base..<(base + Int(branchCounts[Int(node)])) where entering(branchBoxes[i]) {
-                    stack.append((branchChildren[i], level - 1))
+        return branchBoxes.withUnsafeBufferPointer { lanes in
+            while let (node, level) = stack.popLast() {
+                let base = Int(node) * m
+                if level == 0 {
+                    for i in base..<(base + Int(leafCounts[Int(node)])) where !slot(i) { return false }
+                } else {
+                    let boxes = lanes.baseAddress! + Int(node) * NodeLanes<Box3>.nodeStride
+                    for s in 0..<Int(branchCounts[Int(node)]) where entering(Box3(lanes: boxes, slot: s)) {
+                        stack.append((branchChildren[base + s], level - 1))
+                    }
                 }
             }
+            return true
         }
-        return true
     }
 }

@@ -94,11 +94,16 @@ final class FenceWebhooks: Sendable {
 
     /// A fence made or replaced: its loop (re)started when it has a webhook.
     func update(_ fence: Fence) {
-        remove(fence.id)
+        let previous = loops.withLock { $0.removeValue(forKey: fence.id) }
+        previous?.end()
         guard let url = fence.webhook else { return }
         let (wake, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (leaseFree, leaseContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let task = Task { [book, policy, holder, deliveries, retries, deadLetters, expired] in
+            // The loop this one replaces (the fence put again, or its definition arriving through the change feed
+            // after the server listed it) first records the delivery it may have had in flight; this one then starts
+            // from the stored progress, rather than sending that event a second time.
+            await previous?.task.value
             await Self.run(
                 fence: fence.id,
                 url: url,

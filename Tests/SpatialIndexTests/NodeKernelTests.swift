@@ -41,7 +41,10 @@ import Testing
         for _ in 0..<2_000 {
             let (lanes, points, query) = leaf(&random)
             let count = Int32(random.next() % UInt64(m + 1))
-            let bound = random.nextUnit() < 0.2 ? Double.infinity : random.uniform(0...0.5)
+            // Infinite, drawn, or exactly one record's key (a record at the bound is within it).
+            let draw = random.next() % 3
+            let bound =
+                draw == 0 ? Double.infinity : draw == 1 ? random.uniform(0...0.5) : query.distanceSquared(to: points[Int(random.next() % UInt64(m))])
             var portable = [Double](repeating: .nan, count: m)
             var vector = [Double](repeating: .nan, count: m)
             let maskPortable = poi_leaf_keys_portable(lanes, count, query.x, query.y, query.z, bound, &portable)
@@ -70,7 +73,9 @@ import Testing
                 boxes.append(box)
                 for k in 0..<6 { lanes[k * m + i] = box.lane(k) }
             }
-            let bound = random.nextUnit() < 0.3 ? Double.infinity : random.uniform(0...0.5)
+            let draw = random.next() % 3
+            let bound =
+                draw == 0 ? Double.infinity : draw == 1 ? random.uniform(0...0.5) : boxes[Int(random.next() % UInt64(m))].distanceSquared(to: query)
             var portable = [Double](repeating: .nan, count: m)
             var vector = [Double](repeating: .nan, count: m)
             let maskPortable = poi_branch_keys_portable(lanes, count, query.x, query.y, query.z, bound, &portable)

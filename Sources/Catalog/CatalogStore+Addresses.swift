@@ -53,11 +53,205 @@ extension CatalogStore {
         }
     }
 
-    /// Replaces every map area with these, in their order.
-    static func writeAreas(_ areas: AreaList, _ db: Database) throws {
+    /// Replaces every map area with these, in their order, in blocks of `areaBlockSize` numbered `houseBlockGap`
+    /// apart; and, when the areas are OpenStreetMap objects' in `OSMObjectKey` order followed by the sea, the objects
+    /// each block spans (`map_area_range`; the sea in blocks of its own, spanning `seaSpan`), so that a change file
+    /// rewrites only the blocks it reaches (`replaceAreas`).
+    static func writeAreas(_ areas: AreaList, _ db: Database, gap: Int64 = houseBlockGap) throws {
         try db.execute(sql: "DELETE FROM map_area_block")
+        try db.execute(sql: "DELETE FROM map_area_range")
         let statement = try db.cachedStatement(sql: "INSERT INTO map_area_block (seq, data) VALUES (?, ?)")
-        for (seq, block) in areas.blocks().enumerated() { try statement.execute(arguments: [seq, Data(block)]) }
+        let range = try db.cachedStatement(sql: "INSERT INTO map_area_range (seq, first, last) VALUES (?, ?, ?)")
+        // Each area's key, the sea's `seaSpan`; nil for the whole list when one is neither or the order is not kept.
+        var keys: [Int64]? = []
+        var previous: (type: Int, id: Int64, part: Int)?
+        var inSea = false
+        for i in areas.indices {
+            let id = areas.id(of: i)
+            if id.hasPrefix(MapArea.seaPrefix) {
+                inSea = true
+                keys?.append(seaSpan)
+            } else if !inSea, let key = OSMObjectKey.order(of: id), previous.map({ !OSMObjectKey.precedes(key, 1, $0, 0) }) ?? true {
+                previous = key
+                keys?.append(OSMObjectKey.packed(key))
+            } else {
+                keys = nil
+                break
+            }
+        }
+        // Blocks of `areaBlockSize`, the sea starting one of its own.
+        var seq: Int64 = 0
+        var start = 0
+        while start < areas.count {
+            var end = min(areas.count, start + areaBlockSize)
+            if let keys, keys[start] != seaSpan, let sea = keys[start..<end].firstIndex(of: seaSpan) { end = sea }
+            try statement.execute(arguments: [seq, Data(areas.block(start..<end))])
+            if let keys { try range.execute(arguments: [seq, keys[start], keys[end - 1]]) }
+            (seq, start) = (seq + gap, end)
+        }
+    }
+
+    /// Areas a block holds at most in SQLite: a change file rewrites the blocks it reaches whole.
+    static let areaBlockSize = 250
+
+    /// What the sea's blocks span: past every object.
+    static let seaSpan = Int64.max
+
+    /// The objects (`OSMObjectKey.packed`) each map area block spans, by its `seq` (migration v11).
+    static let areaRangeTableSQL = "CREATE TABLE map_area_range (seq INTEGER PRIMARY KEY, first INTEGER NOT NULL, last INTEGER NOT NULL)"
+
+    /// Takes the areas of the `changed` objects out of the stored blocks and puts `added` (theirs, in `OSMObjectKey`
+    /// order) in, and the sea made again (`newSea`) in place of the old, reading and writing only the blocks a
+    /// change reaches, as `replaceHouses` does for houses.
+    /// - Returns: false, with nothing written, when the store has no spans, an added area is not a changed object's,
+    ///   or there is no room between the neighbours' numbers: the caller rewrites the areas whole (`writeAreas`).
+    static func replaceAreas(
+        changed: Set<Int64>,
+        added: AreaList,
+        sea newSea: [MapArea]?,
+        _ db: Database,
+        gap: Int64 = houseBlockGap
+    ) throws -> Bool {
+        var spans: [(seq: Int64, first: Int64, last: Int64)] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, first, last FROM map_area_range ORDER BY seq")
+        while let row = try rows.next() { spans.append((row[0], row[1], row[2])) }
+        guard !spans.isEmpty else { return false }
+        // The objects' blocks first, then the sea's.
+        let objectBlocks = spans.prefix { $0.first != seaSpan }.count
+        guard spans[objectBlocks...].allSatisfy({ $0.first == seaSpan }) else { return false }
+        var addedKeys: [(type: Int, id: Int64, part: Int)?] = []
+        for i in added.indices {
+            guard let key = OSMObjectKey.order(of: added.id(of: i)), changed.contains(OSMObjectKey.packed(key)) else { return false }
+            addedKeys.append(key)
+        }
+        guard objectBlocks > 0 || added.isEmpty, newSea?.allSatisfy({ $0.id.hasPrefix(MapArea.seaPrefix) }) ?? true else { return false }
+        func firstEnding(atOrAfter key: Int64) -> Int {
+            var (low, high) = (0, objectBlocks)
+            while low < high {
+                let mid = (low + high) / 2
+                if spans[mid].last < key { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        var touched = Set<Int>()
+        for key in changed {
+            var i = firstEnding(atOrAfter: key)
+            while i < objectBlocks && spans[i].first <= key {
+                touched.insert(i)
+                i += 1
+            }
+        }
+        var addedTo: [Int] = []
+        for key in addedKeys {
+            let i = min(firstEnding(atOrAfter: OSMObjectKey.packed(key!)), objectBlocks - 1)
+            addedTo.append(i)
+            touched.insert(i)
+        }
+        // The blocks reached, read and their ids looked at: most that a changed object's span reaches hold none of its
+        // areas, and stay as they are.
+        var read: [Int: [UInt8]] = [:]
+        for i in touched {
+            guard let data = try Data.fetchOne(db, sql: "SELECT data FROM map_area_block WHERE seq = ?", arguments: [spans[i].seq]) else {
+                throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block")
+            }
+            let bytes = [UInt8](data)
+            var (loses, foreign) = (false, false)
+            var failure: AddressBlock.CorruptBlock?
+            bytes.withUnsafeBytes { block in
+                do throws(AddressBlock.CorruptBlock) {
+                    try MapAreaBlock.forEachID(block) { id in
+                        guard let key = OSMObjectKey.order(of: id) else {
+                            foreign = true
+                            return
+                        }
+                        if changed.contains(OSMObjectKey.packed(key)) { loses = true }
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw CatalogError.storage("the map area blocks are corrupt: block \(spans[i].seq): \(failure.reason)") }
+            if foreign { return false }
+            if loses { read[i] = bytes }
+        }
+        for i in addedTo where read[i] == nil {
+            guard let data = try Data.fetchOne(db, sql: "SELECT data FROM map_area_block WHERE seq = ?", arguments: [spans[i].seq]) else {
+                throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block")
+            }
+            read[i] = [UInt8](data)
+        }
+        let addedAreas = Array(added)
+        var rewrites: [(from: Int, to: Int, blocks: [[UInt8]], spans: [(first: Int64, last: Int64)], seqs: [Int64])] = []
+        var nextAdded = 0
+        let sorted = read.keys.sorted()
+        var r = 0
+        while r < sorted.count {
+            var end = r
+            while end + 1 < sorted.count && sorted[end + 1] == sorted[end] + 1 { end += 1 }
+            let (from, to) = (sorted[r], sorted[end])
+            r = end + 1
+            var kept: [MapArea] = []
+            for i in from...to {
+                let areas: AreaList
+                do { areas = try AreaList(checking: [read[i]!]) } catch {
+                    throw CatalogError.storage("the map area blocks are corrupt: block \(spans[i].seq): \(error.reason)")
+                }
+                for k in areas.indices {
+                    guard let key = OSMObjectKey.order(of: areas.id(of: k)) else { return false }
+                    if !changed.contains(OSMObjectKey.packed(key)) { kept.append(areas[k]) }
+                }
+            }
+            var end2 = nextAdded
+            while end2 < addedTo.count && addedTo[end2] <= to { end2 += 1 }
+            let merged = AreaList(OSMObjectKey.merged(kept, Array(addedAreas[nextAdded..<end2]), id: \.id))
+            nextAdded = end2
+            var blocks: [[UInt8]] = []
+            var made: [(first: Int64, last: Int64)] = []
+            for start in stride(from: 0, to: merged.count, by: areaBlockSize) {
+                let end = min(merged.count, start + areaBlockSize)
+                blocks.append(merged.block(start..<end))
+                made.append(
+                    (
+                        OSMObjectKey.packed(OSMObjectKey.order(of: merged.id(of: start))!),
+                        OSMObjectKey.packed(OSMObjectKey.order(of: merged.id(of: end - 1))!)
+                    )
+                )
+            }
+            let m = Int64(blocks.count)
+            let low = from > 0 ? spans[from - 1].seq : spans[from].seq - (m + 1) * gap
+            let high = to + 1 < spans.count ? spans[to + 1].seq : spans[to].seq + (m + 1) * gap
+            guard high - low > m else { return false }
+            rewrites.append((from, to, blocks, made, (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }))
+        }
+        let delete = try db.makeStatement(sql: "DELETE FROM map_area_block WHERE seq >= ? AND seq <= ?")
+        let deleteSpans = try db.makeStatement(sql: "DELETE FROM map_area_range WHERE seq >= ? AND seq <= ?")
+        let insert = try db.makeStatement(sql: "INSERT INTO map_area_block (seq, data) VALUES (?, ?)")
+        let insertSpan = try db.makeStatement(sql: "INSERT INTO map_area_range (seq, first, last) VALUES (?, ?, ?)")
+        var top = spans[spans.count - 1].seq
+        for rewrite in rewrites {
+            let bounds: StatementArguments = [spans[rewrite.from].seq, spans[rewrite.to].seq]
+            try delete.execute(arguments: bounds)
+            try deleteSpans.execute(arguments: bounds)
+            for (k, block) in rewrite.blocks.enumerated() {
+                try insert.execute(arguments: [rewrite.seqs[k], Data(block)])
+                try insertSpan.execute(arguments: [rewrite.seqs[k], rewrite.spans[k].first, rewrite.spans[k].last])
+                top = max(top, rewrite.seqs[k])
+            }
+        }
+        if let newSea {
+            // The sea made again: its old blocks go, the new ones come after every object's.
+            if objectBlocks < spans.count {
+                let bounds: StatementArguments = [spans[objectBlocks].seq, spans[spans.count - 1].seq]
+                try delete.execute(arguments: bounds)
+                try deleteSpans.execute(arguments: bounds)
+            }
+            for (k, block) in AreaList(newSea).blocks(size: areaBlockSize).enumerated() {
+                let seq = top + Int64(k + 1) * gap
+                try insert.execute(arguments: [seq, Data(block)])
+                try insertSpan.execute(arguments: [seq, seaSpan, seaSpan])
+            }
+        }
+        return true
     }
 
     /// Every house, in the order written.
@@ -79,13 +273,179 @@ extension CatalogStore {
         return blocks
     }
 
-    /// Replaces every house with these, their blocks as they are.
-    static func writeHouses(_ houses: HouseList, _ db: Database) throws {
+    /// Replaces every house with these, their blocks as they are, numbered `houseBlockGap` apart; and, when every
+    /// house is an OpenStreetMap object's and the list is in `OSMObjectKey` order, the objects each block spans
+    /// (`address_block_range`), so that a change file rewrites only the blocks it reaches (`replaceHouses`).
+    /// - Parameter ranges: false for the migration that made the blocks (v5), older than the table of ranges.
+    static func writeHouses(_ houses: HouseList, _ db: Database, ranges: Bool = true, gap: Int64 = houseBlockGap) throws {
         try db.execute(sql: "DELETE FROM address_block")
+        if ranges { try db.execute(sql: "DELETE FROM address_block_range") }
+        let blocks = houses.blocks
+        let spans = ranges ? try HouseBlockSpan.spans(of: blocks) : nil
         let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
-        for (seq, block) in houses.blocks.enumerated() {
+        let range = ranges ? try db.makeStatement(sql: "INSERT INTO address_block_range (seq, first, last) VALUES (?, ?, ?)") : nil
+        for (i, block) in blocks.enumerated() {
+            let seq = Int64(i) * gap
             try insert.execute(arguments: [seq, block.count, Data(block.bytes)])
+            if let span = spans?[i] { try range?.execute(arguments: [seq, span.first, span.last]) }
         }
+    }
+
+    /// How far apart a whole write numbers the house blocks: room for the blocks a change file's rewrite of a few
+    /// adjacent ones makes between their neighbours.
+    static let houseBlockGap: Int64 = 1 << 16
+
+    /// The objects (`OSMObjectKey.packed`) each house block spans, by its `seq` (migration v11).
+    static let houseRangeTableSQL = "CREATE TABLE address_block_range (seq INTEGER PRIMARY KEY, first INTEGER NOT NULL, last INTEGER NOT NULL)"
+
+    /// Takes the houses of the `changed` objects (`OSMObjectKey.packed` keys) out of the stored blocks and puts
+    /// `added` (theirs, in `OSMObjectKey.inOrder`'s order) in, reading and writing only the blocks whose span
+    /// (`address_block_range`) holds a changed object or an added house's place: a change file's cost grows with the
+    /// file, not with the country (issue 57). Consecutive blocks reached are decoded, merged and encoded together, and
+    /// take numbers between their neighbours'.
+    /// - Returns: the blocks written anew and how many there are after; nil, with nothing written, when the store
+    ///   has no spans (a database older than them, or houses that are not OpenStreetMap objects'), an added house is
+    ///   not of a changed object, or there is no room between the neighbours' numbers: the caller rewrites the list
+    ///   whole (`writeHouses`, which numbers the blocks apart again).
+    /// - Parameter gap: as far past the first or last block as new ones are numbered (`houseBlockGap`; tests make it small).
+    static func replaceHouses(
+        changed: Set<Int64>,
+        added: HouseList,
+        _ db: Database,
+        gap: Int64 = houseBlockGap
+    ) throws -> (encoded: Int, of: Int)? {
+        var spans: [(seq: Int64, first: Int64, last: Int64)] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT seq, first, last FROM address_block_range ORDER BY seq")
+        while let row = try rows.next() { spans.append((row[0], row[1], row[2])) }
+        guard !spans.isEmpty else { return nil }
+        let addedHouses = Array(added)
+        var addedKeys: [(type: Int, id: Int64, part: Int)?] = []
+        addedKeys.reserveCapacity(addedHouses.count)
+        for house in addedHouses {
+            guard let key = OSMObjectKey.order(of: house.id), changed.contains(OSMObjectKey.packed(key)) else { return nil }
+            addedKeys.append(key)
+        }
+        // The first block whose span ends at or after `key` (the count when none does).
+        func firstEnding(atOrAfter key: Int64) -> Int {
+            var (low, high) = (0, spans.count)
+            while low < high {
+                let mid = (low + high) / 2
+                if spans[mid].last < key { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        var touched = Set<Int>()
+        for key in changed {
+            var i = firstEnding(atOrAfter: key)
+            while i < spans.count && spans[i].first <= key {
+                touched.insert(i)
+                i += 1
+            }
+        }
+        // An added house goes into the block whose span ends at or after it (the last block takes what is past all).
+        var addedTo: [Int] = []
+        addedTo.reserveCapacity(addedHouses.count)
+        for key in addedKeys {
+            let i = min(firstEnding(atOrAfter: OSMObjectKey.packed(key!)), spans.count - 1)
+            addedTo.append(i)
+            touched.insert(i)
+        }
+        // The blocks reached, read and their ids looked at: most that a changed object's span reaches (an untagged
+        // way node among the houses, say) hold none of its houses, and stay as they are.
+        var read: [Int: HouseList.Block] = [:]
+        let gains = Set(addedTo)
+        for i in touched {
+            guard let row = try Row.fetchOne(db, sql: "SELECT count, data FROM address_block WHERE seq = ?", arguments: [spans[i].seq]) else {
+                throw CatalogError.storage("house block \(spans[i].seq) has a span but no block")
+            }
+            let block = HouseList.Block(bytes: [UInt8](row[1] as Data), count: row[0])
+            var (loses, foreign) = (false, false)
+            var failure: AddressBlock.CorruptBlock?
+            block.bytes.withUnsafeBytes { bytes in
+                do throws(AddressBlock.CorruptBlock) {
+                    try AddressBlock.forEachID(bytes, count: block.count) { id in
+                        guard let key = OSMObjectKey.order(of: id.assumingMemoryBound(to: UInt8.self)) else {
+                            foreign = true
+                            return
+                        }
+                        if changed.contains(OSMObjectKey.packed(key)) { loses = true }
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw CatalogError.storage("the address blocks are corrupt: block \(spans[i].seq): \(failure.reason)") }
+            if foreign { return nil }
+            if loses || gains.contains(i) { read[i] = block }
+        }
+        // Runs of consecutive blocks that change, each made again in memory before anything is written.
+        var rewrites: [(from: Int, to: Int, blocks: [HouseList.Block], spans: [(first: Int64, last: Int64)], seqs: [Int64])] = []
+        var nextAdded = 0
+        var kept: [AddressPoint] = []
+        var keptKeys: [(type: Int, id: Int64, part: Int)?] = []
+        var merged: [AddressPoint] = []
+        let sorted = read.keys.sorted()
+        var r = 0
+        while r < sorted.count {
+            var end = r
+            while end + 1 < sorted.count && sorted[end + 1] == sorted[end] + 1 { end += 1 }
+            let (from, to) = (sorted[r], sorted[end])
+            r = end + 1
+            kept.removeAll(keepingCapacity: true)
+            keptKeys.removeAll(keepingCapacity: true)
+            for i in from...to {
+                let houses: [AddressPoint]
+                do { houses = try HouseList.decode(read[i]!) } catch {
+                    throw CatalogError.storage("the address blocks are corrupt: block \(spans[i].seq): \(error.reason)")
+                }
+                for house in houses {
+                    guard let key = OSMObjectKey.order(of: house.id) else { return nil }
+                    if !changed.contains(OSMObjectKey.packed(key)) {
+                        kept.append(house)
+                        keptKeys.append(key)
+                    }
+                }
+            }
+            var end2 = nextAdded
+            while end2 < addedTo.count && addedTo[end2] <= to { end2 += 1 }
+            merged.removeAll(keepingCapacity: true)
+            OSMObjectKey.merge(kept[...], keptKeys[...], addedHouses[nextAdded..<end2], addedKeys[nextAdded..<end2], into: &merged)
+            nextAdded = end2
+            let blocks = HouseList(merged).blocks
+            var made: [(first: Int64, last: Int64)] = []
+            var at = 0
+            for block in blocks {
+                let first = OSMObjectKey.packed(OSMObjectKey.order(of: merged[at].id)!)
+                let last = OSMObjectKey.packed(OSMObjectKey.order(of: merged[at + block.count - 1].id)!)
+                made.append((first, last))
+                at += block.count
+            }
+            // Numbers strictly between the neighbours' (past the ends, as far out as a whole write's gaps).
+            let m = Int64(blocks.count)
+            let low = from > 0 ? spans[from - 1].seq : spans[from].seq - (m + 1) * gap
+            let high = to + 1 < spans.count ? spans[to + 1].seq : spans[to].seq + (m + 1) * gap
+            guard high - low > m else { return nil }
+            let seqs = (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }
+            rewrites.append((from, to, blocks, made, seqs))
+        }
+        let delete = try db.makeStatement(sql: "DELETE FROM address_block WHERE seq >= ? AND seq <= ?")
+        let deleteSpans = try db.makeStatement(sql: "DELETE FROM address_block_range WHERE seq >= ? AND seq <= ?")
+        let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
+        let insertSpan = try db.makeStatement(sql: "INSERT INTO address_block_range (seq, first, last) VALUES (?, ?, ?)")
+        var encoded = 0
+        var count = spans.count
+        for rewrite in rewrites {
+            let bounds: StatementArguments = [spans[rewrite.from].seq, spans[rewrite.to].seq]
+            try delete.execute(arguments: bounds)
+            try deleteSpans.execute(arguments: bounds)
+            for (k, block) in rewrite.blocks.enumerated() {
+                try insert.execute(arguments: [rewrite.seqs[k], block.count, Data(block.bytes)])
+                try insertSpan.execute(arguments: [rewrite.seqs[k], rewrite.spans[k].first, rewrite.spans[k].last])
+            }
+            encoded += rewrite.blocks.count
+            count += rewrite.blocks.count - (rewrite.to - rewrite.from + 1)
+        }
+        return (encoded, count)
     }
 
     /// Migration v5: the `address` table's rows (one a house) become blocks (`AddressBlock`), and the table goes.
@@ -108,7 +468,7 @@ extension CatalogStore {
                 )
             )
         }
-        try writeHouses(houses, db)
+        try writeHouses(houses, db, ranges: false)
         try db.execute(sql: "DROP TABLE address")
     }
 

@@ -98,6 +98,12 @@ public final class CatalogStore: StoreOfRecord {
             try db.execute(sql: "ALTER TABLE osm_state ADD COLUMN box TEXT")
             try db.execute(sql: "CREATE TABLE osm_coastline (way INTEGER PRIMARY KEY)")
         }
+        // Empty at first: the next whole write of the houses fills it (`writeHouses`), and change files then rewrite
+        // only the blocks they reach (`replaceHouses`).
+        migrator.registerMigration("v11: the objects each house and area block spans") { db in
+            try db.execute(sql: houseRangeTableSQL)
+            try db.execute(sql: areaRangeTableSQL)
+        }
         return migrator
     }
 

@@ -131,17 +131,38 @@ public final class OSMMirror {
 
         init(_ db: Database) { self.db = db }
 
+        /// The ids each block looked up so far covers, `from..<to` (no lower end for the first block, no upper one for
+        /// the last), sorted: a way's nodes are mostly neighbours, and one query per node was a third of a change file
+        /// (RESULTS.md, issue 57). The table's keys do not change before `flush`.
+        private var covered: [(from: Int64, to: Int64, key: Int64)] = []
+
         /// The key of the block that holds, or would hold, `id`.
         private func key(for id: Int64) throws -> Int64 {
-            if let key = try Int64.fetchOne(
+            var (low, high) = (0, covered.count)
+            while low < high {
+                let mid = (low + high) / 2
+                if covered[mid].to <= id { low = mid + 1 } else { high = mid }
+            }
+            if low < covered.count && covered[low].from <= id { return covered[low].key }
+            let below = try Int64.fetchOne(
                 db,
                 sql: "SELECT first FROM \(Block.table) WHERE first <= ? ORDER BY first DESC LIMIT 1",
                 arguments: [id]
-            ) {
-                return key
+            )
+            let above = try Int64.fetchOne(db, sql: "SELECT first FROM \(Block.table) WHERE first > ? ORDER BY first LIMIT 1", arguments: [id])
+            let key: Int64
+            let from: Int64
+            if let below {
+                (key, from) = (below, below)
+            } else if let above {
+                (key, from) = (above, Int64.min)  // below every block: the first holds it
+            } else {
+                return Self.newBlockKey
             }
-            if let key = try Int64.fetchOne(db, sql: "SELECT first FROM \(Block.table) ORDER BY first LIMIT 1") { return key }
-            return Self.newBlockKey
+            // Past the first block's start, the first block covers up to the second's; below it, up to its own start.
+            let to = below == nil ? above! : (above ?? Int64.max)
+            covered.insert((from, to, key), at: low)
+            return key
         }
 
         private func load(_ key: Int64) throws -> Block {
@@ -184,6 +205,7 @@ public final class OSMMirror {
             }
             blocks = [:]
             dirty = []
+            covered = []
         }
     }
 
@@ -338,55 +360,76 @@ public final class OSMMirror {
     /// Replaces the houses, street lines and map areas made from the objects `objects` (their ids: `osm-n1`, `osm-w2`; a house
     /// `osm-n1#2` is the object's too) with `added`, keeping the store's order (by object type, then id, as an
     /// extract is sorted), and gives the addresses a new generation.
-    /// - Returns: every house and street line after the change, the new generation, and how many of the houses' blocks
-    ///   were encoded again (of how many after the change).
+    ///
+    /// Only the house blocks that hold a changed object or an added house's place are read and written
+    /// (`CatalogStore.replaceHouses`); a store without the blocks' spans has its list rewritten whole once, block by
+    /// block (`OSMObjectKey.replacingHouses`), which gives it the spans.
+    /// - Returns: with `returningAll`, every house, street line and area after the change (for a store that takes
+    ///   them whole, PostgreSQL); the new generation; how many of the houses' blocks were encoded again (of how many
+    ///   after the change).
     /// - Parameter sea: the sea made again (nil: the sea stays as it is).
     public func replaceAddresses(
         of objects: Set<String>,
         with added: AddressData,
-        sea newSea: [MapArea]? = nil
+        sea newSea: [MapArea]? = nil,
+        returningAll: Bool = false
     ) throws -> (
-        data: AddressData, generation: String, houseBlocks: (encoded: Int, of: Int)
+        data: AddressData?, generation: String, houseBlocks: (encoded: Int, of: Int)
     ) {
         // By (type, id) keys, not strings: millions of houses are looked at, a few thousand objects changed.
         var changed = Set<Int64>()
-        for id in objects { if let key = OSMObjectKey.order(of: id) { changed.insert(OSMObjectKey.packed(key)) } }
+        var allKeyed = true
+        for id in objects {
+            if let key = OSMObjectKey.order(of: id) { changed.insert(OSMObjectKey.packed(key)) } else { allKeyed = false }
+        }
         let addedHouses = OSMObjectKey.inOrder(added.addresses)
-        let blocks = try CatalogStore.houseBlocks(db)
-        let houses: HouseList
-        var encoded = 0
-        let replaced = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
-            try OSMObjectKey.replacingHouses(in: blocks, changed: changed, added: addedHouses)
-        }
-        if let replaced {
-            (houses, encoded) = (replaced.houses, replaced.encodedAgain)
+        let houseBlocks: (encoded: Int, of: Int)
+        if allKeyed, let done = try CatalogStore.replaceHouses(changed: changed, added: addedHouses, db) {
+            houseBlocks = done
         } else {
-            // Ids that are not OpenStreetMap objects' (a database older than the mirror's own houses): merged whole.
-            let stored = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
-                try HouseList(checking: blocks)
+            let blocks = try CatalogStore.houseBlocks(db)
+            let houses: HouseList
+            var encoded = 0
+            let replaced = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
+                try OSMObjectKey.replacingHouses(in: blocks, changed: changed, added: addedHouses)
             }
-            let kept = stored.filter { house in
-                guard let key = OSMObjectKey.order(of: house.id) else { return !objects.contains(OSMObjectKey.object(of: house.id)) }
-                return !changed.contains(OSMObjectKey.packed(key))
+            if let replaced {
+                (houses, encoded) = (replaced.houses, replaced.encodedAgain)
+            } else {
+                // Ids that are not OpenStreetMap objects' (a database older than the mirror's own houses): merged whole.
+                let stored = try AddressBlock.CorruptBlock.reading("the address blocks are") { () throws(AddressBlock.CorruptBlock) in
+                    try HouseList(checking: blocks)
+                }
+                let kept = stored.filter { house in
+                    guard let key = OSMObjectKey.order(of: house.id) else { return !objects.contains(OSMObjectKey.object(of: house.id)) }
+                    return !changed.contains(OSMObjectKey.packed(key))
+                }
+                houses = HouseList(OSMObjectKey.merged(kept, Array(addedHouses), id: \.id))
+                encoded = blocks.count
             }
-            houses = HouseList(OSMObjectKey.merged(kept, Array(addedHouses), id: \.id))
-            encoded = blocks.count
+            try CatalogStore.writeHouses(houses, db)
+            houseBlocks = (encoded, houses.blocks.count)
         }
-        try CatalogStore.writeHouses(houses, db)
         for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
         try CatalogStore.insertStreets(added.streets, db)
-        // The areas of the objects replaced, in object order; the sea (no object's) stays last.
-        let keptAreas = try CatalogStore.areas(db).filter { !objects.contains($0.id) }
-        let (objectAreas, sea) = (keptAreas.filter { !$0.id.hasPrefix(MapArea.seaPrefix) }, keptAreas.filter { $0.id.hasPrefix(MapArea.seaPrefix) })
-        let areas = AreaList(OSMObjectKey.merged(objectAreas, Array(OSMObjectKey.inOrder(added.areas)), id: \.id) + (newSea ?? sea))
-        try CatalogStore.writeAreas(areas, db)
+        // The areas of the objects replaced, in object order; the sea (no object's) stays last. Only the blocks
+        // reached when the store has their spans; else the areas are rewritten whole, which gives it them.
+        let addedAreas = OSMObjectKey.inOrder(added.areas)
+        let areasReplaced = try allKeyed && CatalogStore.replaceAreas(changed: changed, added: addedAreas, sea: newSea, db)
+        if !areasReplaced {
+            let keptAreas = try CatalogStore.areas(db).filter { !objects.contains($0.id) }
+            let (objectAreas, sea) = (
+                keptAreas.filter { !$0.id.hasPrefix(MapArea.seaPrefix) }, keptAreas.filter { $0.id.hasPrefix(MapArea.seaPrefix) }
+            )
+            try CatalogStore.writeAreas(AreaList(OSMObjectKey.merged(objectAreas, Array(addedAreas), id: \.id) + (newSea ?? sea)), db)
+        }
         let generation = UUID().uuidString
         try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
+        guard returningAll else { return (nil, generation, houseBlocks) }
         var data = AddressData()
-        data.addresses = houses
+        data.addresses = try CatalogStore.houses(db)
         data.streets = try CatalogStore.streets(db)
-        data.areas = areas
-        let written = houses.blocks.count
-        return (data, generation, (encoded, written))
+        data.areas = try CatalogStore.areas(db)
+        return (data, generation, houseBlocks)
     }
 }

@@ -39,11 +39,13 @@ extension OSMImporter {
         let started = Date()
         let (value, before, after) = try store.updateOSM { mirror in
             var run = ChangeRun(importer: self, change: change, name: name, mirror: mirror)
+            run.returnsAllAddresses = shared != nil
             let result = try run.run(sequence, timestamp, source)
             if let shared {
                 if !result.changes.isEmpty { try shared.commit(result.changes) }
+                guard let addresses = result.addresses else { preconditionFailure("the run was asked for every address") }
                 // With the sequence and time the file brings the data to, for the replicas' /health.
-                _ = try shared.replaceAddresses(result.addresses, osm: try mirror.state())
+                _ = try shared.replaceAddresses(addresses, osm: try mirror.state())
             }
             return result
         }
@@ -88,6 +90,8 @@ extension OSMImporter {
         var nodes: [Int64: OSMNode?] = [:]
         var ways: [Int64: OSMWay?] = [:]
         var relations: [Int64: OSMRelation?] = [:]
+        /// Whether the result carries every house, line and area after the file (for a shared store).
+        var returnsAllAddresses = false
 
         init(importer: OSMImporter, change: OSMChange, name: String, mirror: OSMMirror) {
             (self.importer, self.change, self.name, self.mirror) = (importer, change, name, mirror)
@@ -269,7 +273,12 @@ extension OSMImporter {
                 sea = made.areas
                 report.problems.add(contentsOf: made.problems.map { ImportProblem(file: name, line: 0, reason: $0) })
             }
-            let (addresses, generation, houseBlocks) = try mirror.replaceAddresses(of: objects, with: added, sea: sea)
+            let (addresses, generation, houseBlocks) = try mirror.replaceAddresses(
+                of: objects,
+                with: added,
+                sea: sea,
+                returningAll: returnsAllAddresses
+            )
             report.houseBlocks = houseBlocks
             report.houses = added.addresses.count
             report.streets = added.streets.count

@@ -4,11 +4,11 @@ import GeoCore
 /// house. A country's 2.3 M houses took 2.3 M inserts into two B-trees (the rows and their unique ids), half of
 /// writing an extract; as blocks they are a few thousand writes of sequential bytes, and read back without a row cursor.
 ///
-/// A block holds at most `size` (512) houses, so that a change file, which replaces the houses of a few thousand
+/// A block holds at most `size` (128) houses, so that a change file, which replaces the houses of a few thousand
 /// objects, finds most blocks without a house of theirs and keeps them as they are (`forEachID` reads the ids alone;
-/// `OSMObjectKey.replacingHouses`). Blocks of 20 000 were each reached by some change, and every house was decoded and
-/// encoded again; at 512 a file of ~2 800 objects rewrites 18 % of the blocks of 2.3 M houses, in the same bytes
-/// (RESULTS.md, issue 57).
+/// `CatalogStore.replaceHouses` reads only the blocks whose span holds a changed object). Blocks of 20 000 were each
+/// reached by some change; at 512 a file of ~2 800 objects rewrote 1 106 of 5 197 blocks of 2.3 M houses; at 128,
+/// 1 107 of 18 906, a quarter of the bytes, for ~8 % more bytes in all (RESULTS.md, issue 57).
 ///
 /// Format (version 2): the byte 2; the block's distinct streets, places, postcodes and cities — a LEB128 varint of
 /// their number, then each as a varint of its UTF-8 length and its bytes; then per house:
@@ -24,7 +24,7 @@ import GeoCore
 /// (the byte 1, then per house its seven texts as house number and unit are here, then the coordinates). Half the
 /// bytes is half of what SQLite copies through its log and into the database on an import. Both versions are read.
 public enum AddressBlock {
-    public static let size = 512
+    public static let size = 128
     static let version: UInt8 = 2
 
     /// Why a block could not be read.

@@ -97,10 +97,17 @@ public struct AreaList: Sendable, Equatable, RandomAccessCollection, Expressible
 
     /// The areas in store blocks of at most `size` (`MapAreaBlock`).
     public func blocks(size: Int = MapAreaBlock.size) -> [[UInt8]] {
-        stride(from: 0, to: count, by: size).map { first in
-            let last = Swift.min(count, first + size)
-            let (start, end) = (first == 0 ? 0 : ends[first - 1], ends[last - 1])
-            return bytes.withUnsafeBytes { MapAreaBlock.block(count: last - first, bodies: UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+        stride(from: 0, to: count, by: size).map { first in block(first..<Swift.min(count, first + size)) }
+    }
+
+    /// The areas `range` as one store block (`MapAreaBlock`), their bytes as they are.
+    public func block(_ range: Range<Int>) -> [UInt8] {
+        let (start, end) = (range.lowerBound == 0 ? 0 : ends[range.lowerBound - 1], range.isEmpty ? 0 : ends[range.upperBound - 1])
+        return bytes.withUnsafeBytes { bytes in
+            MapAreaBlock.block(
+                count: range.count,
+                bodies: range.isEmpty ? UnsafeRawBufferPointer(start: nil, count: 0) : UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+            )
         }
     }
 

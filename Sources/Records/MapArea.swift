@@ -108,6 +108,28 @@ public enum MapAreaBlock {
         return try? reader.text()
     }
 
+    /// Hands `body` each area's id (its UTF-8 bytes) in turn, the rest of the area stepped over without being made:
+    /// what a change file reads of the blocks its objects' spans reach, most of which hold none of them.
+    public static func forEachID(
+        _ bytes: UnsafeRawBufferPointer,
+        _ body: (UnsafeBufferPointer<UInt8>) -> Void
+    ) throws(AddressBlock.CorruptBlock) {
+        try forEachArea(bytes) { reader throws(AddressBlock.CorruptBlock) in
+            let length = Int(try reader.varint())
+            guard length <= reader.bytes.count - reader.at else { throw AddressBlock.CorruptBlock(reason: "an id longer than its block") }
+            body(UnsafeRawBufferPointer(rebasing: reader.bytes[reader.at..<reader.at + length]).bindMemory(to: UInt8.self))
+            reader.at += length
+            try reader.skipText()  // kind
+            if try reader.varint() != 0 { try reader.skipText() }  // name
+            for _ in 0..<(try reader.varint()) {
+                _ = try reader.varint()  // outer
+                let vertices = try reader.varint()
+                guard vertices <= UInt64(reader.bytes.count) else { throw AddressBlock.CorruptBlock(reason: "\(vertices) vertices") }
+                for _ in 0..<2 * vertices { _ = try reader.varint() }
+            }
+        }
+    }
+
     /// Hands `body` a reader at each area of the block in turn; `body` reads the area.
     static func forEachArea(
         _ bytes: UnsafeRawBufferPointer,

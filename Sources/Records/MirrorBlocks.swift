@@ -162,7 +162,8 @@ extension MirrorBlock {
     }
 }
 
-/// Ways as the mirror keeps them (`osm_way_block`): runs of up to 256 ways sorted by id, each with its node ids and,
+/// Ways as the mirror keeps them (`osm_way_block`): runs of up to 64 ways sorted by id (a way of a street or a forest
+/// carries hundreds of node ids: at 256 a block was ~27 kB, rewritten whole for one changed way), each with its node ids and,
 /// for the ways with output, its tags.
 ///
 /// Format (version 1): the byte 1, a varint of the count, then per way a zigzag varint of its id's difference from the
@@ -170,7 +171,7 @@ extension MirrorBlock {
 /// ways: a way's nodes usually follow the previous way's), then 0 (no tags kept) or 1 and the tags (a varint count,
 /// then each key and value as a varint length and UTF-8).
 public struct WayBlock: MirrorBlock, Equatable, Sendable {
-    public static let size = 256
+    public static let size = 64
     package static let version: UInt8 = 1
     package static let table = "osm_way_block"
 
@@ -295,6 +296,12 @@ package struct VarintReader {
     package mutating func signed() throws(AddressBlock.CorruptBlock) -> Int64 {
         let v = try varint()
         return Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1)
+    }
+
+    package mutating func skipText() throws(AddressBlock.CorruptBlock) {
+        let length = Int(try varint())
+        guard length <= bytes.count - at else { throw AddressBlock.CorruptBlock(reason: "a text longer than its block") }
+        at += length
     }
 
     package mutating func text() throws(AddressBlock.CorruptBlock) -> String {

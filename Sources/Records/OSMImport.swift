@@ -82,8 +82,10 @@ public struct OSMChangeReport: Sendable {
 public struct OSMChangeResult: Sendable {
     /// The POIs put and deleted, as committed.
     public var changes: [StoreChange] = []
-    /// Every house and street line after the change, and their new generation.
-    public var addresses = AddressData()
+    /// Every house, street line and area after the change when the change was also written to a shared store
+    /// (nil otherwise: reading them all back would cost what the change itself does not; `StoreOfRecord.loadAddresses`
+    /// has them), and their new generation.
+    public var addresses: AddressData?
     public var addressGeneration = ""
     /// The objects the file converted again ("osm-w12"), what they make now (houses, lines, areas), and the sea when
     /// the file made it again: what the address index's layer of changes takes (`AddressChanges.add`).

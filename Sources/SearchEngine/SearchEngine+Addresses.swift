@@ -75,8 +75,13 @@ extension SearchEngine {
     /// The imported addresses after a change file: what it made laid over `current` (`AddressChanges.add`), and the
     /// changes written beside the snapshot at `path`; or, when the layer would outgrow `AddressLayer.limit` (or the
     /// base cannot take one), the whole index built again from every address the store holds after the file, and
-    /// its snapshot written.
-    public static func layAddresses(of result: OSMChangeResult, over current: AddressLayer, snapshot path: String?) -> AddressLayer {
+    /// its snapshot written (the addresses read from `store` unless the result carries them).
+    public static func layAddresses(
+        of result: OSMChangeResult,
+        over current: AddressLayer,
+        snapshot path: String?,
+        store: any StoreOfRecord
+    ) throws(CatalogError) -> AddressLayer {
         var changes = current.changes
         changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: current.base)
         if let layer = AddressLayer(base: current.base, changes: changes), layer.size <= AddressLayer.limit(over: current.base) {
@@ -86,7 +91,9 @@ extension SearchEngine {
             }
             return layer
         }
-        var index = AddressIndex(result.addresses.asStored)
+        let all: AddressData
+        if let carried = result.addresses { all = carried } else { all = try store.loadAddresses() }
+        var index = AddressIndex(all.asStored)
         if let path { index = keepSnapshot(of: index, at: path, generation: result.addressGeneration).index }
         return AddressLayer(base: index, generation: result.addressGeneration)
     }

@@ -354,7 +354,11 @@ extension SearchEngine {
             do { result = try apply(store) } catch { throw .storage("\(error)") }
             afterCommit?()
             self.apply(committed: result.changes, sequences: result.sequences)
-            replaceImportedAddresses(Self.layAddresses(of: result, over: addresses.osm, snapshot: snapshotPolicy?.addressPath))
+            do throws(CatalogError) {
+                replaceImportedAddresses(try Self.layAddresses(of: result, over: addresses.osm, snapshot: snapshotPolicy?.addressPath, store: store))
+            } catch {
+                throw SearchError.from(error)
+            }
             snapshotIfDue()
             updateOSMStatus { status in
                 if let timestamp = result.report.timestamp { status.timestamp = timestamp }

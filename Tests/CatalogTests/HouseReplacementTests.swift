@@ -1,3 +1,5 @@
+import Foundation
+import GRDB
 import GeoCore
 import TestSupport
 import Testing
@@ -93,6 +95,119 @@ import Testing
                 #expect(got.encodedAgain == reached.filter { $0 }.count, "seed \(seed), round \(round)")
                 #expect(reused == reached.filter { !$0 }.count, "seed \(seed), round \(round): untouched blocks kept as they were")
             }
+        }
+    }
+
+    /// The store's own replacement (`CatalogStore.replaceHouses`), which reads and writes only the blocks whose
+    /// spans a change reaches: change after change on one store, each against the oracle, with gaps between the
+    /// blocks' numbers small enough that some run out (and the list is written whole, numbered apart again).
+    @Test(arguments: [1, CatalogStore.houseBlockGap])
+    func inTheStoreOnlyTheBlocksReachedAreWritten(gap: Int64) throws {
+        let seed = testSeed("houseReplacementInStore-\(gap)")
+        var random = SplitMix64(seed: seed)
+        let scratch = ScratchDirectory("poi-house-spans")
+        let store = try CatalogStore(path: scratch.file("houses.sqlite"))
+        var expected = Self.houses(2_000 + Int(random.next() % 2_000), ids: 1...5_000, &random)
+        try store.pool.write { db in try CatalogStore.writeHouses(HouseList(expected), db, gap: gap) }
+        var incremental = 0
+        var whole = 0
+        for round in 0..<40 {
+            let before = try store.pool.read { db in try Self.storedBlocks(db) }
+            // Objects changed: stored ones (near each other in some rounds, to split the same blocks again) and new ones.
+            var changedIDs = Set<String>()
+            let near = Int(random.next() % UInt64(max(1, expected.count)))
+            for _ in 0..<Int(1 + random.next() % 30) {
+                if !expected.isEmpty, random.next() % 3 != 0 {
+                    let at = round % 2 == 0 ? Int(random.next() % UInt64(expected.count)) : min(expected.count - 1, near + Int(random.next() % 40))
+                    changedIDs.insert(OSMObjectKey.object(of: expected[at].id))
+                } else {
+                    changedIDs.insert("osm-\(["n", "w", "r"][Int(random.next() % 3)])\(Int64.random(in: 0...5_100, using: &random))")
+                }
+            }
+            // Added houses are the changed objects' (as a change file's are): some objects gain several.
+            var added: [AddressPoint] = []
+            for id in changedIDs where random.next() % 3 != 0 {
+                let key = try #require(OSMObjectKey.order(of: id))
+                let type = ["n", "w", "r"][key.type]
+                let parts = Int(random.next() % 4)
+                if parts == 0 {
+                    added.append(Self.house(type, key.id, part: nil, &random))
+                } else {
+                    for part in 1...parts { added.append(Self.house(type, key.id, part: part, &random)) }
+                }
+            }
+            added = OSMObjectKey.inOrder(added, id: \.id)
+            let changed = Set(changedIDs.compactMap { OSMObjectKey.order(of: $0).map(OSMObjectKey.packed) })
+            expected = OSMObjectKey.merged(expected.filter { !changedIDs.contains(OSMObjectKey.object(of: $0.id)) }, added, id: \.id)
+
+            let done = try store.pool.write { db in
+                try CatalogStore.replaceHouses(changed: changed, added: HouseList(added), db, gap: gap)
+            }
+            if done == nil {
+                // No room between two blocks' numbers: the caller writes the list whole.
+                try store.pool.write { db in try CatalogStore.writeHouses(HouseList(expected), db, gap: gap) }
+                whole += 1
+            } else {
+                incremental += 1
+            }
+            let after = try store.pool.read { db in try Self.storedBlocks(db) }
+            let houses = after.flatMap(\.houses)
+            let same = houses == expected  // not the lists themselves in the message: thousands of houses
+            #expect(same, "seed \(seed), round \(round): \(houses.count) houses where the oracle has \(expected.count)")
+            // Every block's span is its first and last house's object, in order of the blocks' numbers.
+            for block in after {
+                let first = block.houses.first.flatMap { OSMObjectKey.order(of: $0.id) }.map(OSMObjectKey.packed)
+                let last = block.houses.last.flatMap { OSMObjectKey.order(of: $0.id) }.map(OSMObjectKey.packed)
+                #expect(block.span?.first == first && block.span?.last == last, "seed \(seed), round \(round): block \(block.seq)'s span")
+                #expect(!block.houses.isEmpty && block.houses.count <= AddressBlock.size)
+            }
+            // Only the blocks whose span holds a changed object, or where an added house goes, are written anew;
+            // a block that loses a house is among them.
+            if let done {
+                let lost = before.filter { block in
+                    block.houses.contains { changed.contains(OSMObjectKey.packed(OSMObjectKey.order(of: $0.id)!)) }
+                }
+                let spanning = before.filter { block in changed.contains { block.span!.first <= $0 && $0 <= block.span!.last } }
+                let now = Dictionary(uniqueKeysWithValues: after.map { ($0.seq, $0.bytes) })
+                let untouched = before.filter { now[$0.seq] == $0.bytes }
+                #expect(lost.allSatisfy { now[$0.seq] != $0.bytes }, "seed \(seed), round \(round)")
+                #expect(done.of == after.count && done.encoded >= after.count - untouched.count, "seed \(seed), round \(round)")
+                #expect(untouched.count >= before.count - spanning.count - added.count, "seed \(seed), round \(round)")
+            }
+        }
+        // Gaps of 1 run out where changes gather; those of a whole write (65 536) do not in 40 changes.
+        #expect(gap == 1 || whole == 0, "seed \(seed): \(whole) lists written whole with gaps of \(gap)")
+        // No room: a full middle block that gains a house splits in two, with one number free between its neighbours.
+        try store.pool.write { db in try CatalogStore.writeHouses(HouseList(expected), db, gap: 1) }
+        let middle = try #require(OSMObjectKey.order(of: expected[AddressBlock.size + AddressBlock.size / 2].id))
+        let own = expected.filter { OSMObjectKey.order(of: $0.id).map { ($0.type, $0.id) } ?? (-1, -1) == (middle.type, middle.id) }
+        let gained = own + [Self.house(["n", "w", "r"][middle.type], middle.id, part: 1_000, &random)]
+        let refused = try store.pool.write { db in
+            try CatalogStore.replaceHouses(changed: [OSMObjectKey.packed(middle)], added: HouseList(gained), db, gap: 1)
+        }
+        let after = try store.pool.read { db in try CatalogStore.houses(db) }
+        #expect(refused == nil && after == HouseList(expected), "seed \(seed): nothing written")
+        #expect(gap == 1 || incremental == 40, "seed \(seed): \(incremental) of 40 changes written block by block")
+    }
+
+    struct StoredBlock {
+        let seq: Int64
+        let bytes: [UInt8]
+        let houses: [AddressPoint]
+        let span: (first: Int64, last: Int64)?
+    }
+
+    static func storedBlocks(_ db: Database) throws -> [StoredBlock] {
+        let spans = Dictionary(
+            uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT seq, first, last FROM address_block_range").map {
+                row -> (Int64, (Int64, Int64)) in
+                (row[0], (row[1], row[2]))
+            }
+        )
+        return try Row.fetchAll(db, sql: "SELECT seq, count, data FROM address_block ORDER BY seq").map { row in
+            let bytes = [UInt8](row[2] as Data)
+            let seq: Int64 = row[0]
+            return StoredBlock(seq: seq, bytes: bytes, houses: try HouseList.decode(HouseList.Block(bytes: bytes, count: row[1])), span: spans[seq])
         }
     }
 

@@ -57,7 +57,7 @@ struct ChangeFiles {
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result
-        if let current = imported { imported = SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot) }
+        if let current = imported { imported = try SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot, store: store) }
         if let sequences = result.sequences, !forwardBroken {
             var next = forward ?? (changes: [], before: sequences.before, after: sequences.before)
             if next.after == sequences.before && next.changes.count + result.changes.count <= Self.forwardLimit {
@@ -87,7 +87,14 @@ struct ChangeFiles {
             }
         }
         guard let last, let addressSnapshot, imported == nil else { return }
-        let kept = SearchEngine.keepSnapshot(of: AddressIndex(last.addresses.asStored), at: addressSnapshot, generation: last.addressGeneration)
+        let all: AddressData
+        do throws(CatalogError) {
+            if let carried = last.addresses { all = carried } else { all = try store.loadAddresses() }
+        } catch {
+            FileHandle.standardError.write(Data("poi: note: the address snapshot is not written: \(error)\n".utf8))
+            return
+        }
+        let kept = SearchEngine.keepSnapshot(of: AddressIndex(all.asStored), at: addressSnapshot, generation: last.addressGeneration)
         if kept.how != "snapshot written" { FileHandle.standardError.write(Data("poi: note: \(kept.how)\n".utf8)) }
     }
 

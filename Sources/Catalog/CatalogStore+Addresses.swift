@@ -112,41 +112,18 @@ extension CatalogStore {
         _ db: Database,
         gap: Int64 = houseBlockGap
     ) throws -> Bool {
-        var spans: [(seq: Int64, first: Int64, last: Int64)] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, first, last FROM map_area_range ORDER BY seq")
-        while let row = try rows.next() { spans.append((row[0], row[1], row[2])) }
-        guard !spans.isEmpty else { return false }
+        let blockSpans = try BlockSpans(db, table: "map_area_range")
+        let spans = blockSpans.rows
         // The objects' blocks first, then the sea's.
-        let objectBlocks = spans.prefix { $0.first != seaSpan }.count
-        guard spans[objectBlocks...].allSatisfy({ $0.first == seaSpan }) else { return false }
+        let objectBlocks = blockSpans.objectBlocks
+        guard !spans.isEmpty, blockSpans.seaIsLast else { return false }
         var addedKeys: [(type: Int, id: Int64, part: Int)?] = []
         for i in added.indices {
             guard let key = OSMObjectKey.order(of: added.id(of: i)), changed.contains(OSMObjectKey.packed(key)) else { return false }
             addedKeys.append(key)
         }
         guard objectBlocks > 0 || added.isEmpty, newSea?.allSatisfy({ $0.id.hasPrefix(MapArea.seaPrefix) }) ?? true else { return false }
-        func firstEnding(atOrAfter key: Int64) -> Int {
-            var (low, high) = (0, objectBlocks)
-            while low < high {
-                let mid = (low + high) / 2
-                if spans[mid].last < key { low = mid + 1 } else { high = mid }
-            }
-            return low
-        }
-        var touched = Set<Int>()
-        for key in changed {
-            var i = firstEnding(atOrAfter: key)
-            while i < objectBlocks && spans[i].first <= key {
-                touched.insert(i)
-                i += 1
-            }
-        }
-        var addedTo: [Int] = []
-        for key in addedKeys {
-            let i = min(firstEnding(atOrAfter: OSMObjectKey.packed(key!)), objectBlocks - 1)
-            addedTo.append(i)
-            touched.insert(i)
-        }
+        let (touched, addedTo) = blockSpans.reached(changed: changed, added: addedKeys.map { OSMObjectKey.packed($0!) })
         // The blocks reached, read and their ids looked at: most that a changed object's span reaches hold none of its
         // areas, and stay as they are.
         var read: [Int: [UInt8]] = [:]
@@ -183,13 +160,8 @@ extension CatalogStore {
         let addedAreas = Array(added)
         var rewrites: [(from: Int, to: Int, blocks: [[UInt8]], spans: [(first: Int64, last: Int64)], seqs: [Int64])] = []
         var nextAdded = 0
-        let sorted = read.keys.sorted()
-        var r = 0
-        while r < sorted.count {
-            var end = r
-            while end + 1 < sorted.count && sorted[end + 1] == sorted[end] + 1 { end += 1 }
-            let (from, to) = (sorted[r], sorted[end])
-            r = end + 1
+        for run in BlockSpans.runs(read.keys) {
+            let (from, to) = (run.lowerBound, run.upperBound)
             var kept: [MapArea] = []
             for i in from...to {
                 let areas: AreaList
@@ -217,11 +189,8 @@ extension CatalogStore {
                     )
                 )
             }
-            let m = Int64(blocks.count)
-            let low = from > 0 ? spans[from - 1].seq : spans[from].seq - (m + 1) * gap
-            let high = to + 1 < spans.count ? spans[to + 1].seq : spans[to].seq + (m + 1) * gap
-            guard high - low > m else { return false }
-            rewrites.append((from, to, blocks, made, (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }))
+            guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap) else { return false }
+            rewrites.append((from, to, blocks, made, seqs))
         }
         let delete = try db.makeStatement(sql: "DELETE FROM map_area_block WHERE seq >= ? AND seq <= ?")
         let deleteSpans = try db.makeStatement(sql: "DELETE FROM map_area_range WHERE seq >= ? AND seq <= ?")
@@ -314,10 +283,9 @@ extension CatalogStore {
         _ db: Database,
         gap: Int64 = houseBlockGap
     ) throws -> (encoded: Int, of: Int)? {
-        var spans: [(seq: Int64, first: Int64, last: Int64)] = []
-        let rows = try Row.fetchCursor(db, sql: "SELECT seq, first, last FROM address_block_range ORDER BY seq")
-        while let row = try rows.next() { spans.append((row[0], row[1], row[2])) }
-        guard !spans.isEmpty else { return nil }
+        let blockSpans = try BlockSpans(db, table: "address_block_range")
+        let spans = blockSpans.rows
+        guard !spans.isEmpty, blockSpans.objectBlocks == spans.count else { return nil }
         let addedHouses = Array(added)
         var addedKeys: [(type: Int, id: Int64, part: Int)?] = []
         addedKeys.reserveCapacity(addedHouses.count)
@@ -325,31 +293,7 @@ extension CatalogStore {
             guard let key = OSMObjectKey.order(of: house.id), changed.contains(OSMObjectKey.packed(key)) else { return nil }
             addedKeys.append(key)
         }
-        // The first block whose span ends at or after `key` (the count when none does).
-        func firstEnding(atOrAfter key: Int64) -> Int {
-            var (low, high) = (0, spans.count)
-            while low < high {
-                let mid = (low + high) / 2
-                if spans[mid].last < key { low = mid + 1 } else { high = mid }
-            }
-            return low
-        }
-        var touched = Set<Int>()
-        for key in changed {
-            var i = firstEnding(atOrAfter: key)
-            while i < spans.count && spans[i].first <= key {
-                touched.insert(i)
-                i += 1
-            }
-        }
-        // An added house goes into the block whose span ends at or after it (the last block takes what is past all).
-        var addedTo: [Int] = []
-        addedTo.reserveCapacity(addedHouses.count)
-        for key in addedKeys {
-            let i = min(firstEnding(atOrAfter: OSMObjectKey.packed(key!)), spans.count - 1)
-            addedTo.append(i)
-            touched.insert(i)
-        }
+        let (touched, addedTo) = blockSpans.reached(changed: changed, added: addedKeys.map { OSMObjectKey.packed($0!) })
         // The blocks reached, read and their ids looked at: most that a changed object's span reaches (an untagged
         // way node among the houses, say) hold none of its houses, and stay as they are.
         var read: [Int: HouseList.Block] = [:]
@@ -384,13 +328,8 @@ extension CatalogStore {
         var kept: [AddressPoint] = []
         var keptKeys: [(type: Int, id: Int64, part: Int)?] = []
         var merged: [AddressPoint] = []
-        let sorted = read.keys.sorted()
-        var r = 0
-        while r < sorted.count {
-            var end = r
-            while end + 1 < sorted.count && sorted[end + 1] == sorted[end] + 1 { end += 1 }
-            let (from, to) = (sorted[r], sorted[end])
-            r = end + 1
+        for run in BlockSpans.runs(read.keys) {
+            let (from, to) = (run.lowerBound, run.upperBound)
             kept.removeAll(keepingCapacity: true)
             keptKeys.removeAll(keepingCapacity: true)
             for i in from...to {
@@ -420,12 +359,7 @@ extension CatalogStore {
                 made.append((first, last))
                 at += block.count
             }
-            // Numbers strictly between the neighbours' (past the ends, as far out as a whole write's gaps).
-            let m = Int64(blocks.count)
-            let low = from > 0 ? spans[from - 1].seq : spans[from].seq - (m + 1) * gap
-            let high = to + 1 < spans.count ? spans[to + 1].seq : spans[to].seq + (m + 1) * gap
-            guard high - low > m else { return nil }
-            let seqs = (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }
+            guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap) else { return nil }
             rewrites.append((from, to, blocks, made, seqs))
         }
         let delete = try db.makeStatement(sql: "DELETE FROM address_block WHERE seq >= ? AND seq <= ?")

@@ -1,0 +1,66 @@
+import GRDB
+
+/// The objects each block of a table spans, in block order (`address_block_range`, `map_area_range`: the first and last
+/// house's or area's `OSMObjectKey.packed` key; the sea's blocks span `CatalogStore.seaSpan`, after every object's):
+/// which blocks a change file reaches, and the numbers the blocks it writes again take between their neighbours'
+/// (docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
+struct BlockSpans {
+    typealias Span = (seq: Int64, first: Int64, last: Int64)
+    let rows: [Span]
+    /// How many blocks, from the first, hold objects; the rest are the sea's.
+    let objectBlocks: Int
+
+    init(_ db: Database, table: String) throws {
+        var rows: [Span] = []
+        let cursor = try Row.fetchCursor(db, sql: "SELECT seq, first, last FROM \(table) ORDER BY seq")
+        while let row = try cursor.next() { rows.append((row[0], row[1], row[2])) }
+        self.rows = rows
+        objectBlocks = rows.prefix { $0.first != CatalogStore.seaSpan }.count
+    }
+
+    /// Whether every block after the objects' is the sea's.
+    var seaIsLast: Bool { rows[objectBlocks...].allSatisfy { $0.first == CatalogStore.seaSpan } }
+
+    /// The objects' blocks whose span holds one of `changed`, and the block each of `added` (in order) goes into: the
+    /// first whose span ends at or after it, the last for what is past all (`objectBlocks` > 0 when any is added).
+    func reached(changed: Set<Int64>, added: [Int64]) -> (touched: Set<Int>, addedTo: [Int]) {
+        func firstEnding(atOrAfter key: Int64) -> Int {
+            var (low, high) = (0, objectBlocks)
+            while low < high {
+                let mid = (low + high) / 2
+                if rows[mid].last < key { low = mid + 1 } else { high = mid }
+            }
+            return low
+        }
+        var touched = Set<Int>()
+        for key in changed {
+            var i = firstEnding(atOrAfter: key)
+            while i < objectBlocks && rows[i].first <= key {
+                touched.insert(i)
+                i += 1
+            }
+        }
+        let addedTo = added.map { min(firstEnding(atOrAfter: $0), objectBlocks - 1) }
+        touched.formUnion(addedTo)
+        return (touched, addedTo)
+    }
+
+    /// The runs of consecutive block indices among `indices`, in order.
+    static func runs(_ indices: some Sequence<Int>) -> [ClosedRange<Int>] {
+        var runs: [ClosedRange<Int>] = []
+        for i in indices.sorted() {
+            if let last = runs.last, last.upperBound + 1 == i { runs[runs.count - 1] = last.lowerBound...i } else { runs.append(i...i) }
+        }
+        return runs
+    }
+
+    /// Numbers for `count` blocks in place of the blocks `run`, evenly strictly between their neighbours' (past the
+    /// first or last block, as far out as `gap` apart); nil when there is no room.
+    func numbers(_ count: Int, replacing run: ClosedRange<Int>, gap: Int64) -> [Int64]? {
+        let m = Int64(count)
+        let low = run.lowerBound > 0 ? rows[run.lowerBound - 1].seq : rows[run.lowerBound].seq - (m + 1) * gap
+        let high = run.upperBound + 1 < rows.count ? rows[run.upperBound + 1].seq : rows[run.upperBound].seq + (m + 1) * gap
+        guard high - low > m else { return nil }
+        return (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }
+    }
+}

@@ -128,7 +128,8 @@ extension CatalogStore {
         // areas, and stay as they are.
         var read: [Int: [UInt8]] = [:]
         for i in touched {
-            guard let data = try Data.fetchOne(db, sql: "SELECT data FROM map_area_block WHERE seq = ?", arguments: [spans[i].seq]) else {
+            guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM map_area_block WHERE seq = ?"), arguments: [spans[i].seq])
+            else {
                 throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block")
             }
             let bytes = [UInt8](data)
@@ -152,7 +153,8 @@ extension CatalogStore {
             if loses { read[i] = bytes }
         }
         for i in addedTo where read[i] == nil {
-            guard let data = try Data.fetchOne(db, sql: "SELECT data FROM map_area_block WHERE seq = ?", arguments: [spans[i].seq]) else {
+            guard let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM map_area_block WHERE seq = ?"), arguments: [spans[i].seq])
+            else {
                 throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block")
             }
             read[i] = [UInt8](data)
@@ -299,7 +301,9 @@ extension CatalogStore {
         var read: [Int: HouseList.Block] = [:]
         let gains = Set(addedTo)
         for i in touched {
-            guard let row = try Row.fetchOne(db, sql: "SELECT count, data FROM address_block WHERE seq = ?", arguments: [spans[i].seq]) else {
+            guard
+                let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count, data FROM address_block WHERE seq = ?"), arguments: [spans[i].seq])
+            else {
                 throw CatalogError.storage("house block \(spans[i].seq) has a span but no block")
             }
             let block = HouseList.Block(bytes: [UInt8](row[1] as Data), count: row[0])

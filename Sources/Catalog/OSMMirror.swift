@@ -104,9 +104,9 @@ public final class OSMMirror {
     /// Records whether way `id` is a coastline now.
     public func setCoastline(_ id: Int64, _ isCoastline: Bool) throws {
         if isCoastline {
-            try db.execute(sql: "INSERT OR IGNORE INTO osm_coastline (way) VALUES (?)", arguments: [id])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO osm_coastline (way) VALUES (?)").execute(arguments: [id])
         } else {
-            try db.execute(sql: "DELETE FROM osm_coastline WHERE way = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM osm_coastline WHERE way = ?").execute(arguments: [id])
         }
     }
 
@@ -145,11 +145,13 @@ public final class OSMMirror {
             }
             if low < covered.count && covered[low].from <= id { return covered[low].key }
             let below = try Int64.fetchOne(
-                db,
-                sql: "SELECT first FROM \(Block.table) WHERE first <= ? ORDER BY first DESC LIMIT 1",
+                db.cachedStatement(sql: "SELECT first FROM \(Block.table) WHERE first <= ? ORDER BY first DESC LIMIT 1"),
                 arguments: [id]
             )
-            let above = try Int64.fetchOne(db, sql: "SELECT first FROM \(Block.table) WHERE first > ? ORDER BY first LIMIT 1", arguments: [id])
+            let above = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT first FROM \(Block.table) WHERE first > ? ORDER BY first LIMIT 1"),
+                arguments: [id]
+            )
             let key: Int64
             let from: Int64
             if let below {
@@ -168,7 +170,9 @@ public final class OSMMirror {
         private func load(_ key: Int64) throws -> Block {
             if let block = blocks[key] { return block }
             var block = Block()
-            if key != Self.newBlockKey, let data = try Data.fetchOne(db, sql: "SELECT data FROM \(Block.table) WHERE first = ?", arguments: [key]) {
+            if key != Self.newBlockKey,
+                let data = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM \(Block.table) WHERE first = ?"), arguments: [key])
+            {
                 do {
                     block = try data.withUnsafeBytes { bytes in try Block.decode(bytes) }
                 } catch let error as AddressBlock.CorruptBlock {
@@ -193,7 +197,7 @@ public final class OSMMirror {
         /// Writes the changed blocks back: a block emptied goes, one grown past twice the size is split.
         func flush() throws {
             for key in dirty where key != Self.newBlockKey {
-                try db.execute(sql: "DELETE FROM \(Block.table) WHERE first = ?", arguments: [key])
+                try db.cachedStatement(sql: "DELETE FROM \(Block.table) WHERE first = ?").execute(arguments: [key])
             }
             let insert = try db.makeStatement(sql: "INSERT INTO \(Block.table) (first, count, data) VALUES (?, ?, ?)")
             for key in dirty {
@@ -308,7 +312,9 @@ public final class OSMMirror {
 
     /// Whether the mirror has relation `id`, with its members and tags when it is a multipolygon with output.
     public func relation(_ id: Int64) throws -> (members: [OSMRelation.Member]?, tags: [OSMTag]?)? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT members, tags FROM osm_relation WHERE id = ?", arguments: [id]) else { return nil }
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT members, tags FROM osm_relation WHERE id = ?"), arguments: [id]) else {
+            return nil
+        }
         do {
             let members = try (row[0] as Data?).map { data in try data.withUnsafeBytes { bytes in try OSMMirrorCoding.members(from: bytes) } }
             let tags = try (row[1] as Data?).map { data in try data.withUnsafeBytes { bytes in try OSMMirrorCoding.tags(from: bytes) } }
@@ -325,24 +331,24 @@ public final class OSMMirror {
             arguments: [id, members.map { Data(OSMMirrorCoding.members($0)) }, tags.map { Data(OSMMirrorCoding.tags($0)) }]
         )
         for m in members ?? [] where m.type == .way {
-            try db.execute(sql: "INSERT OR IGNORE INTO osm_member (way, relation) VALUES (?, ?)", arguments: [m.ref, id])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO osm_member (way, relation) VALUES (?, ?)").execute(arguments: [m.ref, id])
         }
     }
 
     public func deleteRelation(_ id: Int64) throws {
-        try db.execute(sql: "DELETE FROM osm_relation WHERE id = ?", arguments: [id])
-        try db.execute(sql: "DELETE FROM osm_member WHERE relation = ?", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM osm_relation WHERE id = ?").execute(arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM osm_member WHERE relation = ?").execute(arguments: [id])
     }
 
     /// The kept multipolygons that have way `id` as a member.
     public func relations(using way: Int64) throws -> [Int64] {
-        try Int64.fetchAll(db, sql: "SELECT relation FROM osm_member WHERE way = ?", arguments: [way])
+        try Int64.fetchAll(db.cachedStatement(sql: "SELECT relation FROM osm_member WHERE way = ?"), arguments: [way])
     }
 
     // MARK: Outputs
 
     public func hasPOI(_ id: String) throws -> Bool {
-        try Bool.fetchOne(db, sql: "SELECT 1 FROM poi WHERE id = ?", arguments: [id]) ?? false
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM poi WHERE id = ?"), arguments: [id]) ?? false
     }
 
     /// Commits POI changes inside this transaction.
@@ -352,7 +358,8 @@ public final class OSMMirror {
             switch change {
             case .put(.poi(let poi)): try put.execute(arguments: CatalogStore.arguments(poi))
             case .put(.pin): throw CatalogError.storage("an OpenStreetMap change puts no pins")
-            case .delete(let kind, let id): try db.execute(sql: "DELETE FROM \(kind == .poi ? "poi" : "pin") WHERE id = ?", arguments: [id])
+            case .delete(let kind, let id):
+                try db.cachedStatement(sql: "DELETE FROM \(kind == .poi ? "poi" : "pin") WHERE id = ?").execute(arguments: [id])
             }
         }
     }
@@ -410,7 +417,8 @@ public final class OSMMirror {
             try CatalogStore.writeHouses(houses, db)
             houseBlocks = (encoded, houses.blocks.count)
         }
-        for id in objects { try db.execute(sql: "DELETE FROM street_line WHERE id = ?", arguments: [id]) }
+        let deleteLine = try db.cachedStatement(sql: "DELETE FROM street_line WHERE id = ?")
+        for id in objects { try deleteLine.execute(arguments: [id]) }
         try CatalogStore.insertStreets(added.streets, db)
         // The areas of the objects replaced, in object order; the sea (no object's) stays last. Only the blocks
         // reached when the store has their spans; else the areas are rewritten whole, which gives it them.

@@ -1,4 +1,5 @@
 import GRDB
+import Records
 
 /// The objects each block of a table spans, in block order (`address_block_range`, `map_area_range`: the first and last
 /// house's or area's `OSMObjectKey.packed` key; the sea's blocks span `CatalogStore.seaSpan`, after every object's):
@@ -62,5 +63,40 @@ struct BlockSpans {
         let high = run.upperBound + 1 < rows.count ? rows[run.upperBound + 1].seq : rows[run.upperBound].seq + (m + 1) * gap
         guard high - low > m else { return nil }
         return (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }
+    }
+
+    /// Each house block's span, as a whole write records it (`CatalogStore.writeHouses`), or nil when a house is not an
+    /// OpenStreetMap object's or the houses are not in `OSMObjectKey` order (such a list is only ever rewritten whole).
+    /// Only the ids are read.
+    static func ofHouses(_ blocks: [HouseList.Block]) throws -> [(first: Int64, last: Int64)]? {
+        var spans: [(first: Int64, last: Int64)] = []
+        spans.reserveCapacity(blocks.count)
+        var previous: (type: Int, id: Int64, part: Int)?
+        var usable = true
+        for (k, block) in blocks.enumerated() {
+            var first: Int64?
+            var last: Int64 = 0
+            var failure: AddressBlock.CorruptBlock?
+            block.bytes.withUnsafeBytes { bytes in
+                do throws(AddressBlock.CorruptBlock) {
+                    try AddressBlock.forEachID(bytes, count: block.count) { id in
+                        guard usable, let key = OSMObjectKey.order(of: id.assumingMemoryBound(to: UInt8.self)) else {
+                            usable = false
+                            return
+                        }
+                        if let p = previous, OSMObjectKey.precedes(key, 1, p, 0) { usable = false }
+                        previous = key
+                        last = OSMObjectKey.packed(key)
+                        if first == nil { first = last }
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw CatalogError.storage("house block \(k) of \(blocks.count) is corrupt: \(failure.reason)") }
+            guard usable, let first else { return nil }
+            spans.append((first, last))
+        }
+        return spans
     }
 }

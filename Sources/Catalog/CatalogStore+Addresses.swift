@@ -39,8 +39,8 @@ extension CatalogStore {
         );
         """
 
-    /// Water and building areas (migration v9) in `MapAreaBlock`s of 20 000, as PostgreSQL keeps them: a row an area
-    /// cost a second at 400 k buildings, blocks a tenth of that.
+    /// Water and building areas (migration v9) in `MapAreaBlock`s (of `areaBlockSize` since migration v11; PostgreSQL
+    /// keeps 20 000 a block): a row an area cost a second at 400 k buildings, blocks a tenth of that.
     static let areaTableSQL = """
         CREATE TABLE map_area_block (seq INTEGER PRIMARY KEY, data BLOB NOT NULL);
         """
@@ -117,13 +117,13 @@ extension CatalogStore {
         // The objects' blocks first, then the sea's.
         let objectBlocks = blockSpans.objectBlocks
         guard !spans.isEmpty, blockSpans.seaIsLast else { return false }
-        var addedKeys: [(type: Int, id: Int64, part: Int)?] = []
+        var addedKeys: [Int64] = []
         for i in added.indices {
-            guard let key = OSMObjectKey.order(of: added.id(of: i)), changed.contains(OSMObjectKey.packed(key)) else { return false }
+            guard let key = OSMObjectKey.order(of: added.id(of: i)).map(OSMObjectKey.packed), changed.contains(key) else { return false }
             addedKeys.append(key)
         }
         guard objectBlocks > 0 || added.isEmpty, newSea?.allSatisfy({ $0.id.hasPrefix(MapArea.seaPrefix) }) ?? true else { return false }
-        let (touched, addedTo) = blockSpans.reached(changed: changed, added: addedKeys.map { OSMObjectKey.packed($0!) })
+        let (touched, addedTo) = blockSpans.reached(changed: changed, added: addedKeys)
         // The blocks reached, read and their ids looked at: most that a changed object's span reaches hold none of its
         // areas, and stay as they are.
         var read: [Int: [UInt8]] = [:]
@@ -252,7 +252,7 @@ extension CatalogStore {
         try db.execute(sql: "DELETE FROM address_block")
         if ranges { try db.execute(sql: "DELETE FROM address_block_range") }
         let blocks = houses.blocks
-        let spans = ranges ? try HouseBlockSpan.spans(of: blocks) : nil
+        let spans = ranges ? try BlockSpans.ofHouses(blocks) : nil
         let insert = try db.makeStatement(sql: "INSERT INTO address_block (seq, count, data) VALUES (?, ?, ?)")
         let range = ranges ? try db.makeStatement(sql: "INSERT INTO address_block_range (seq, first, last) VALUES (?, ?, ?)") : nil
         for (i, block) in blocks.enumerated() {

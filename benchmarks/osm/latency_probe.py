@@ -1,4 +1,4 @@
-# A single-connection latency probe: one request at a time over 8 keep-alive connections, each request timed on its own
+# A one-thread latency probe: 8 keep-alive connections, one request outstanding on each, every request timed on its own
 # (what wrk's closed loop on shared cores blurs with its own waits). Used for RESULTS.md "Read p99 while a feed is
 # applied" (issue 57):
 #

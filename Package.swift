@@ -44,10 +44,10 @@ let package = Package(
         .systemLibrary(name: "CScheduling"),
         .target(name: "GeoCore", dependencies: ["CProj"], swiftSettings: swiftSettings),
         // Work spread over threads: a value made on a thread of its own, a map over ranges on every core.
-        .target(name: "Parallelism", swiftSettings: swiftSettings),
+        .target(name: "Parallelism", dependencies: ["CScheduling"], swiftSettings: swiftSettings),
         .target(name: "BundledData", dependencies: ["CZlib"], swiftSettings: swiftSettings),
-        .target(name: "SnapshotFile", dependencies: ["CZlib", "CChecksum"], swiftSettings: swiftSettings),
-        .target(name: "OSM", dependencies: ["CZlib", "BundledData"], swiftSettings: swiftSettings),
+        .target(name: "SnapshotFile", dependencies: ["CZlib", "CChecksum", "Parallelism"], swiftSettings: swiftSettings),
+        .target(name: "OSM", dependencies: ["CZlib", "BundledData", "Parallelism"], swiftSettings: swiftSettings),
         .target(name: "SpatialIndex", dependencies: ["GeoCore", "SnapshotFile", "CPrefetch", "CNodeKernels"], swiftSettings: swiftSettings),
         // The records (POIs, pins, addresses, fences' events), their formats, and the protocol of a store of record
         // (`StoreOfRecord`, `FenceLog`): no storage engine. SQLite is `Catalog`'s, PostgreSQL `PostgresStore`'s.
@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "Catalog",
             dependencies: [
-                "GeoCore", "Records", "BundledData", "OSM", "CChecksum", .product(name: "GRDB", package: "GRDB.swift"),
+                "GeoCore", "Records", "BundledData", "OSM", "CChecksum", "Parallelism", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "PostgresStore",
             dependencies: [
-                "Records", "GeoCore",
+                "Records", "GeoCore", "Parallelism",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "HTTPServer",
             dependencies: [
-                "BundledData", "CScheduling",
+                "BundledData", "CScheduling", "Parallelism",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -159,7 +159,7 @@ let package = Package(
         // The start-up assembly: which store, snapshot and data a process opens, and opening them.
         .target(
             name: "Startup",
-            dependencies: ["SearchEngine", "Catalog", "Records", "Datasets", "Gazetteer", "BundledData", "PostgresStore", "OSM"],
+            dependencies: ["SearchEngine", "Catalog", "Records", "Datasets", "Gazetteer", "BundledData", "PostgresStore", "OSM", "Parallelism"],
             swiftSettings: swiftSettings
         ),
         // What `poi bench` measures in-process, and its harness: the indexes, keyword search, geocoding, the byte lane

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Parallelism
 import Records
 
 /// Where live areas (fences) and their events are kept (docs/ARCHITECTURE.md, "Live areas"): a SQLite file of its
@@ -128,14 +129,13 @@ public final class FenceStore: FenceLog, @unchecked Sendable {
 
     /// Trims `store` every `seconds` on a thread that ends once the store is gone.
     private static func trimEvery(_ seconds: Double, _ store: FenceStore) {
-        let thread = Thread { [weak store] in
+        let thread = Thread.named("poi-fence-trim") { [weak store] in
             while true {
                 Thread.sleep(forTimeInterval: seconds)
                 guard let store else { return }
                 try? store.trim(now: Date().timeIntervalSince1970)
             }
         }
-        thread.name = "poi-fence-trim"
         thread.start()
     }
 

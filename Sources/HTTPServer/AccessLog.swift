@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HTTPTypes
 import Metrics
+import Parallelism
 import Synchronization
 
 #if canImport(Glibc)
@@ -95,8 +96,7 @@ public final class AccessLog: Sendable {
         }
         dropped = Counter(label: "poi_access_log_dropped_total")
         written = Counter(label: "poi_access_log_lines_total")
-        let thread = Thread { [self] in run() }
-        thread.name = "access-log"
+        let thread = Thread.named("access-log") { [self] in run() }
         thread.start()
     }
 

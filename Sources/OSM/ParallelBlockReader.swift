@@ -1,4 +1,5 @@
 import Foundation
+import Parallelism
 
 /// Reads a file's blocks on `workers` threads of their own and turns each into an `Output` there, handing the outputs
 /// back in file order.
@@ -51,8 +52,7 @@ public final class ParallelBlockReader<Output: Sendable>: @unchecked Sendable {
         self.depth = max(workers, depth)
         fileSize = reader.fileSize
         for n in 0..<max(1, workers) {
-            let thread = Thread { [self] in work() }
-            thread.name = "pbf-worker-\(n)"
+            let thread = Thread.named("pbf-worker-\(n)") { [self] in work() }
             thread.start()
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import Parallelism
 import PostgresNIO
 import Records
 import Synchronization
@@ -38,14 +39,13 @@ public final class PostgresFenceLog: SharedFenceLog {
 
     /// Trims `log` every `seconds` on a thread that ends once the log is gone.
     private static func trimEvery(_ seconds: Double, olderThan age: Double, _ log: PostgresFenceLog) {
-        let thread = Thread { [weak log] in
+        let thread = Thread.named("poi-fence-trim") { [weak log] in
             while true {
                 Thread.sleep(forTimeInterval: seconds)
                 guard let log else { return }
                 _ = try? log.trim(storedBefore: Date().addingTimeInterval(-age))
             }
         }
-        thread.name = "poi-fence-trim"
         thread.start()
     }
 

@@ -1,6 +1,7 @@
 import BundledData
 import Foundation
 import GeoCore
+import Parallelism
 import Records
 import Synchronization
 
@@ -212,7 +213,7 @@ public final class FenceBook: Sendable {
     /// store (PostgreSQL down or failing over) is tried again at the next, and `followStatus` says so meanwhile.
     public func follow() {
         guard let shared else { return }
-        let thread = Thread { [self] in
+        let thread = Thread.named("poi-fences") { [self] in
             while !following.withLock({ $0.stop }) {
                 do {
                     try readDefinitions()
@@ -230,7 +231,6 @@ public final class FenceBook: Sendable {
                 shared.waitForNews(seconds: 1)
             }
         }
-        thread.name = "poi-fences"
         following.withLock { $0 = (false, thread) }
         thread.start()
     }

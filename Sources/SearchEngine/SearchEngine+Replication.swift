@@ -1,5 +1,6 @@
 import Foundation
 import Gazetteer
+import Parallelism
 import Records
 import SnapshotFile
 import Synchronization
@@ -91,7 +92,7 @@ extension SearchEngine {
             return true
         }
         guard start else { return }
-        let thread = Thread { [self] in
+        let thread = Thread.named("poi-follower") { [self] in
             var lastReport = Date.distantPast
             var wasConnected = true
             var first = true
@@ -129,7 +130,6 @@ extension SearchEngine {
             }
             replication.control.withLock { $0.running = false }
         }
-        thread.name = "poi-follower"
         thread.start()
     }
 

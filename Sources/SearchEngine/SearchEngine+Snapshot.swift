@@ -1,4 +1,5 @@
 import Foundation
+import Parallelism
 import Records
 import SnapshotFile
 
@@ -49,7 +50,7 @@ extension SearchEngine {
             return true
         }
         guard started else { return }
-        let thread = Thread { [self] in
+        let thread = Thread.named("poi-snapshot") { [self] in
             // At nice 19: the snapshot takes what the requests leave of the cores, not a share of them (at 1 M POIs
             // under writes, a snapshot written beside them at the normal priority set the writes' p99).
             Self.lowerCallingThreadPriority()
@@ -64,7 +65,6 @@ extension SearchEngine {
             }
             done(result)
         }
-        thread.name = "poi-snapshot"
         thread.start()
     }
 
@@ -72,7 +72,7 @@ extension SearchEngine {
     /// whatever they leave idle. On Linux the nice value is a thread's, and `who` 0 is the calling thread (the kernel
     /// takes `current`). (Called from Swift through Glibc: a C shim that includes `sys/resource.h` under
     /// `_GNU_SOURCE` defines its enums unlike Glibc's module, and a clean build refuses that.)
-    static func lowerCallingThreadPriority() {
+    public static func lowerCallingThreadPriority() {
         #if os(Linux)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
         #endif

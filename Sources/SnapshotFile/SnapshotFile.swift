@@ -1,6 +1,7 @@
 import CChecksum
 import CZlib
 import Foundation
+import Parallelism
 import Synchronization
 
 #if canImport(Glibc)
@@ -352,8 +353,7 @@ final class Flusher: @unchecked Sendable {
         self.path = path
         self.direct = direct
         // The thread holds the flusher until `finish` lets it end.
-        let thread = Thread { [self] in run() }
-        thread.name = "snapshot writer"
+        let thread = Thread.named("snapshot writer") { [self] in run() }
         thread.start()
     }
 

@@ -12,6 +12,7 @@ import Metrics
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Parallelism
 import PostgresStore
 import Prometheus
 import Records
@@ -365,13 +366,12 @@ struct ServeCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let bytes = ResidentMemory.warmMappings()
         logger.info("preloaded \(bytes >> 20) MB of snapshots in \(ContinuousClock.now - start); kept warm every 10 s")
-        let thread = Thread {
+        let thread = Thread.named("keep-warm") {
             while true {
                 Thread.sleep(forTimeInterval: 10)
                 ResidentMemory.warmMappings()
             }
         }
-        thread.name = "keep-warm"
         thread.start()
     }
 

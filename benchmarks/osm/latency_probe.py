@@ -5,8 +5,8 @@
 #   python3 benchmarks/osm/latency_probe.py PORT SECONDS PATHS_FILE OUT
 #
 # PATHS_FILE holds one request path a line (as benchmarks/osm/changes_run draws them); OUT gets "start_ms latency_ms"
-# a request; prints the count, p50, p99 and max in milliseconds.
-import socket, selectors, sys, time
+# a request ("-": none); prints one JSON line: the count, p50, p99 and max in milliseconds.
+import json, selectors, socket, sys, time
 port, seconds, paths_file, out = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
 paths = [l.strip() for l in open(paths_file) if l.strip()]
 sel = selectors.DefaultSelector()
@@ -43,7 +43,8 @@ while time.perf_counter_ns() < end:
         now = time.perf_counter_ns()
         lat.append(((st[0] - start) / 1e6, (now - st[0]) / 1e6))
         send(s)
-with open(out, "w") as f:
-    for t, l in lat: f.write(f"{t:.3f} {l:.3f}\n")
+if out != "-":
+    with open(out, "w") as f:
+        for t, l in lat: f.write(f"{t:.3f} {l:.3f}\n")
 ls = sorted(l for _, l in lat)
-print(len(ls), "p50", ls[len(ls)//2], "p99", ls[int(len(ls)*0.99)], "max", ls[-1])
+print(json.dumps({"requests": len(ls), "p50_ms": ls[len(ls) // 2], "p99_ms": ls[int(len(ls) * 0.99)], "max_ms": ls[-1]}))

@@ -27,6 +27,13 @@ public struct AddressChanges: Sendable, Equatable {
 
     public var isEmpty: Bool { objects.isEmpty && sea == nil }
 
+    /// Whether `later` is these changes with more laid over them: the same base, and every object and taken street of
+    /// these among its own (what `add` makes of them).
+    func isExtended(by later: AddressChanges) -> Bool {
+        baseGeneration == later.baseGeneration && objects.isSubset(of: later.objects) && (sea == nil || later.sea != nil)
+            && Set(streets).isSubset(of: later.streets)
+    }
+
     /// Lays one change file over the changes so far.
     ///
     /// - Parameters:
@@ -86,6 +93,12 @@ public final class AddressLayer: Sendable {
     let hiddenLines: Set<Int32>
     let hiddenStreets: Set<Int32>
     let hiddenAreas: Set<Int32>
+    /// The changed objects as `OSMObjectKey.packed`, and the members of the taken streets the layer indexes in their
+    /// objects' stead (base houses and lines whose objects did not change), ascending: what the next layer carries
+    /// over (`init(base:changes:previous:)`).
+    let changedObjects: Set<Int64>
+    let takenHouses: [Int32]
+    let takenLines: [Int32]
     /// A number no other layer of this process has: what is derived from the addresses (the `base` tiles) is the same
     /// while it is the same.
     public let serial: UInt64
@@ -95,32 +108,53 @@ public final class AddressLayer: Sendable {
     public init(base: AddressIndex, generation: String = "") {
         (self.base, changes, index, areas) = (base, AddressChanges(baseGeneration: generation), .empty, .empty)
         (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = ([], [], [], [])
+        (changedObjects, takenHouses, takenLines) = ([], [], [])
         serial = base.serial
     }
 
     /// The base with the changes over it; nil when the base's houses, lines or areas are not in object order (a
     /// database written before change files were kept so), where the objects' outputs cannot be found by key.
-    public init?(base: AddressIndex, changes: AddressChanges) {
+    ///
+    /// - Parameter previous: a layer over the same base of changes these extend (the layer before the last change
+    ///   file, `AddressChanges.add`): its hidden houses, lines and areas and its members taken from the base are
+    ///   carried over, and only the objects and streets added since are looked up in the base — what made each file
+    ///   cost more than the one before (RESULTS.md, "An address layer that takes each file on top of the last").
+    ///   The result is the layer built from nothing (`AddressLayerOracle` checks both); a `previous` over another
+    ///   base, or with changes these do not extend, is not used.
+    public init?(base: AddressIndex, changes: AddressChanges, previous: AddressLayer? = nil) {
         guard changes.isEmpty || base.isInObjectOrder else { return nil }
-        var changed = Set<Int64>()
-        for object in changes.objects { if let key = OSMObjectKey.order(of: object) { changed.insert(OSMObjectKey.packed(key)) } }
-        var houses = Set<Int32>()
-        var lines = Set<Int32>()
-        var areas = Set<Int32>()
-        for key in changed {
-            for i in base.houseRange(ofObject: key) { houses.insert(Int32(i)) }
-            for i in base.lineRange(ofObject: key) { lines.insert(Int32(i)) }
+        let previous = previous.flatMap { $0.base === base && $0.changes.isExtended(by: changes) ? $0 : nil }
+        var changed = previous?.changedObjects ?? []
+        var houses = previous?.hiddenHouses ?? []
+        var lines = previous?.hiddenLines ?? []
+        var areas = previous?.hiddenAreas ?? []
+        // The objects changed since `previous`, and the base's houses and lines they hide that it did not.
+        var newlyHidden = (houses: Set<Int32>(), lines: Set<Int32>())
+        for object in previous.map({ changes.objects.subtracting($0.changes.objects) }) ?? changes.objects {
+            guard let key = OSMObjectKey.order(of: object).map(OSMObjectKey.packed), changed.insert(key).inserted else { continue }
+            // Some may be hidden already, as members of a street `previous` took: no longer taken, as their object's.
+            for i in base.houseRange(ofObject: key).lazy.map(Int32.init) {
+                houses.insert(i)
+                newlyHidden.houses.insert(i)
+            }
+            for l in base.lineRange(ofObject: key).lazy.map(Int32.init) {
+                lines.insert(l)
+                newlyHidden.lines.insert(l)
+            }
             for i in base.areaRange(ofObject: key) { areas.insert(Int32(i)) }
         }
-        if changes.sea != nil { for i in base.seaStart..<base.areas.count { areas.insert(Int32(i)) } }
-        // The taken streets' other members, in base order (object order), then merged with the changes' own.
+        if changes.sea != nil && previous?.changes.sea == nil { for i in base.seaStart..<base.areas.count { areas.insert(Int32(i)) } }
+        // The taken streets' other members, in base order (object order), then merged with the changes' own: those
+        // `previous` took but for the ones an object changed since has hidden, and the new streets' members.
         func unchanged(_ id: String) -> Bool {
             guard let key = OSMObjectKey.order(of: id) else { return true }
             return !changed.contains(OSMObjectKey.packed(key))
         }
-        var takenHouses: [Int32] = []
-        var takenLines: [Int32] = []
-        for s in changes.streets {
+        var takenHouses = previous?.takenHouses.filter { !newlyHidden.houses.contains($0) } ?? []
+        var takenLines = previous?.takenLines.filter { !newlyHidden.lines.contains($0) } ?? []
+        let (oldHouses, oldLines) = (takenHouses.count, takenLines.count)
+        let takenBefore = Set(previous?.changes.streets ?? [])
+        for s in changes.streets where !takenBefore.contains(s) {
             let street = base.streets[Int(s)]
             for i in street.addresses where !houses.contains(i) {
                 houses.insert(i)
@@ -131,8 +165,8 @@ public final class AddressLayer: Sendable {
                 if unchanged(base.lines[Int(l)].id) { takenLines.append(l) }
             }
         }
-        takenHouses.sort()
-        takenLines.sort()
+        takenHouses = Self.mergedAscending(takenHouses, sortedFrom: oldHouses)
+        takenLines = Self.mergedAscending(takenLines, sortedFrom: oldLines)
         let layerHouses = OSMObjectKey.merged(takenHouses.map { base.house(Int($0)) }, changes.houses, id: \.id)
         let layerLines = OSMObjectKey.merged(takenLines.map { base.lines[Int($0)] }, changes.lines, id: \.id)
         self.base = base
@@ -140,7 +174,27 @@ public final class AddressLayer: Sendable {
         index = layerHouses.isEmpty && layerLines.isEmpty ? .empty : AddressIndex(AddressData(addresses: layerHouses, streets: layerLines))
         self.areas = MapAreaIndex(AreaList(changes.areas + (changes.sea ?? [])))
         (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = (houses, lines, Set(changes.streets), areas)
+        (changedObjects, self.takenHouses, self.takenLines) = (changed, takenHouses, takenLines)
         serial = Self.serials.add(1, ordering: .relaxed).newValue
+    }
+
+    /// `items` with its tail from `sortedFrom` (in any order) merged into its head (ascending): ascending.
+    private static func mergedAscending(_ items: [Int32], sortedFrom split: Int) -> [Int32] {
+        guard split < items.count else { return items }
+        let tail = items[split...].sorted()
+        var merged: [Int32] = []
+        merged.reserveCapacity(items.count)
+        var (i, j) = (0, 0)
+        while i < split || j < tail.count {
+            if j == tail.count || (i < split && items[i] < tail[j]) {
+                merged.append(items[i])
+                i += 1
+            } else {
+                merged.append(tail[j])
+                j += 1
+            }
+        }
+        return merged
     }
 
     /// Houses, lines and areas the layer indexes: what building it again costs, beside the base's.

@@ -84,7 +84,7 @@ extension SearchEngine {
     ) throws(CatalogError) -> AddressLayer {
         var changes = current.changes
         changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: current.base)
-        if let layer = AddressLayer(base: current.base, changes: changes), layer.size <= AddressLayer.limit(over: current.base) {
+        if let layer = AddressLayer(base: current.base, changes: changes, previous: current), layer.size <= AddressLayer.limit(over: current.base) {
             if let path {
                 // Without it the next start builds the index from the store: slower, not wrong.
                 do { try changes.write(to: changesPath(path)) } catch { try? FileManager.default.removeItem(atPath: changesPath(path)) }

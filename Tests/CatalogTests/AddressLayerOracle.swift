@@ -1,11 +1,11 @@
 import Foundation
-import Gazetteer
 import GeoCore
 import Records
 import TestSupport
 import Testing
 
 @testable import Catalog
+@testable import Gazetteer
 
 /// The address index with change files laid over it (`AddressLayer`) against a fresh index of every address the store
 /// holds after them: drawn queries of every kind answered alike.
@@ -13,6 +13,8 @@ struct AddressLayerOracle {
     /// The base as the import left it, and the changes laid over it so far.
     private(set) var base: AddressIndex
     private(set) var changes: AddressChanges
+    /// The layer after the last file, taken on top of the one before (as a server lays them).
+    private(set) var layer: AddressLayer?
 
     init(_ store: CatalogStore) throws {
         base = AddressIndex(try store.loadAddresses())
@@ -22,10 +24,22 @@ struct AddressLayerOracle {
     /// Lays a change file's result over the layer, and checks it against a fresh index of `store`'s addresses.
     mutating func check(after result: OSMChangeResult, store: CatalogStore, seed: UInt64, _ what: String) throws {
         changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: base)
-        guard let layer = AddressLayer(base: base, changes: changes) else {
+        guard let whole = AddressLayer(base: base, changes: changes), let layer = AddressLayer(base: base, changes: changes, previous: layer)
+        else {
             Issue.record("\(what): the base is not in object order")
             return
         }
+        self.layer = layer
+        // Taken on top of the last, the layer is the one built from nothing.
+        #expect(layer.hiddenHouses == whole.hiddenHouses && layer.hiddenLines == whole.hiddenLines, "\(what): hidden houses and lines")
+        #expect(layer.hiddenAreas == whole.hiddenAreas && layer.hiddenStreets == whole.hiddenStreets, "\(what): hidden areas and streets")
+        #expect(layer.takenHouses == whole.takenHouses && layer.takenLines == whole.takenLines, "\(what): members taken from the base")
+        #expect(layer.changedObjects == whole.changedObjects, "\(what): the changed objects")
+        #expect(
+            (0..<layer.index.houseCount).map(layer.index.house) == (0..<whole.index.houseCount).map(whole.index.house)
+                && layer.index.lines == whole.index.lines,
+            "\(what): the houses and lines the layer indexes"
+        )
         // Written and read back: what the next start lays over the snapshot.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("poi-layer-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: path) }

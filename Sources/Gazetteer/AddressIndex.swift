@@ -150,7 +150,15 @@ public final class AddressIndex: Sendable {
     public convenience init(_ data: AddressData) {
         // The houses' columns first: from then on a house's street, city, postcode and number are numbers of
         // distinct texts, so that each text is normalized, parsed and counted once, not once per house.
-        let houses = HouseTable(data.addresses)
+        self.init(houses: HouseTable(data.addresses), lines: data.streets, areas: data.areas)
+    }
+
+    /// Houses and lines given as records, no areas (`AddressLayer`'s): the houses' columns made from the records,
+    /// not from a `HouseList` coded for the purpose and decoded again.
+    convenience init(houses: [AddressPoint], lines: [StreetLine]) { self.init(houses: HouseTable(houses), lines: lines, areas: AreaList()) }
+
+    private convenience init(houses: HouseTable, lines: [StreetLine], areas: AreaList) {
+        let data = (streets: lines, areas: areas)
         let houseCount = houses.count
         // The houses' and the street segments' grids need only positions: made on a second thread meanwhile.
         let spatial = Background { (HouseGrid(latitudes: houses.latitudes, longitudes: houses.longitudes), SegmentGrid(lines: data.streets)) }

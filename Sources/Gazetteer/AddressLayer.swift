@@ -171,7 +171,7 @@ public final class AddressLayer: Sendable {
         let layerLines = OSMObjectKey.merged(takenLines.map { base.lines[Int($0)] }, changes.lines, id: \.id)
         self.base = base
         self.changes = changes
-        index = layerHouses.isEmpty && layerLines.isEmpty ? .empty : AddressIndex(AddressData(addresses: layerHouses, streets: layerLines))
+        index = layerHouses.isEmpty && layerLines.isEmpty ? .empty : AddressIndex(houses: layerHouses, lines: layerLines)
         self.areas = MapAreaIndex(AreaList(changes.areas + (changes.sea ?? [])))
         (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = (houses, lines, Set(changes.streets), areas)
         (changedObjects, self.takenHouses, self.takenLines) = (changed, takenHouses, takenLines)

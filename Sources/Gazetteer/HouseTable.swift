@@ -27,11 +27,20 @@ struct HouseTable: Sendable {
 
     init() {}
 
-    init(_ houses: HouseList) {
+    init(_ houses: HouseList) { self.init(count: houses.count, idBytes: houses.idBytes) { body in houses.forEachBlock(body) } }
+
+    init(_ houses: [AddressPoint]) {
+        self.init(count: houses.count, idBytes: houses.reduce(0) { $0 + $1.id.utf8.count }) { body in body(houses) }
+    }
+
+    /// - Parameters:
+    ///   - count: the houses;
+    ///   - idBytes: the UTF-8 bytes of all their ids;
+    ///   - forEachBlock: hands the houses to its body in order, a block at a time.
+    private init(count n: Int, idBytes idByteCount: Int, forEachBlock: (([AddressPoint]) -> Void) -> Void) {
         // The columns are made at their final size and filled in place: made as arrays and copied, every column's
         // pages were fresh memory twice (a fault and a zeroed page each, a fifth of building the index on import).
-        let n = houses.count
-        var idBytes = FlatArray<UInt8>(repeating: 0, count: houses.idBytes)
+        var idBytes = FlatArray<UInt8>(repeating: 0, count: idByteCount)
         var idEnds = FlatArray<UInt64>(repeating: 0, count: n)
         var contexts = FlatArray<UInt32>(repeating: 0, count: n)
         var numbers = FlatArray<UInt32>(repeating: 0, count: n)
@@ -60,7 +69,7 @@ struct HouseTable: Sendable {
         var i = 0
         // A block of houses decoded at a time; by index within it, so that each field is read where it lies, not
         // the whole house copied.
-        houses.forEachBlock { block in
+        forEachBlock { block in
             idBytes.withUnsafeMutableBufferPointer { idBytes in
                 for k in block.indices {
                     var id = block[k].id

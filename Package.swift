@@ -276,7 +276,7 @@ let package = Package(
         ),
         .testTarget(
             name: "poiTests",
-            dependencies: ["poi", "Access", "GeoCore", "Records", "Startup", "SearchEngine", "Gazetteer", "TestSupport"],
+            dependencies: ["poi", "Access", "Catalog", "GeoCore", "Records", "Startup", "SearchEngine", "Gazetteer", "TestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -35,8 +35,16 @@ struct ChangeFiles {
     private var imported: AddressLayer?
     static let forwardLimit = 100_000
 
-    /// - Parameter sources: where the database's snapshots live (the gazetteer's is mapped, or written once).
-    init(store: CatalogStore, sources: DataSources, shared: (any StoreOfRecord)? = nil) throws {
+    /// - Parameters:
+    ///   - sources: where the database's snapshots live (the gazetteer's is mapped, or written once);
+    ///   - written: the store's sequence before and after a write of no record just made (the feed's state kept with
+    ///     the data, `poi replicate --from`): the index snapshot is brought past it, not left stale by it.
+    init(
+        store: CatalogStore,
+        sources: DataSources,
+        shared: (any StoreOfRecord)? = nil,
+        after written: (before: ChangeSequence, after: ChangeSequence)? = nil
+    ) throws {
         do {
             importer = try OSMImporter.bundled(dataDirectory: DataDirectory.resolve(), gazetteerSnapshot: sources.gazetteerSnapshotPath)
         } catch {
@@ -44,6 +52,7 @@ struct ChangeFiles {
         }
         (self.store, self.shared, self.addressSnapshot, self.snapshot) = (store, shared, sources.addressSnapshotPath, sources.snapshotPath)
         imported = addressSnapshot.flatMap { SearchEngine.mappedAddresses(store, snapshot: $0) }
+        forward = written.map { (changes: [], before: $0.before, after: $0.after) }
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
@@ -166,15 +175,17 @@ struct ReplicateCommand: ParsableCommand {
         guard var current = state.sequence ?? from else {
             throw CLIError.usage("the data's sequence is unknown (the extract does not say): give --from N, the sequence it was cut at")
         }
+        var stateWritten: (before: ChangeSequence, after: ChangeSequence)?
         if state.sequence == nil {
             // Kept with the data, so that later runs and `poi serve --replicate` go on from it.
             do {
-                _ = try store.updateOSM { mirror in
+                let written = try store.updateOSM { mirror in
                     var kept = try mirror.state() ?? OSMMirrorState()
                     kept.sequence = current
                     kept.source = kept.source ?? location
                     try mirror.setState(kept)
                 }
+                stateWritten = (written.before, written.after)
             } catch {
                 throw CLIError.failure("\(error)")
             }
@@ -182,7 +193,7 @@ struct ReplicateCommand: ParsableCommand {
         let replicator = Replicator(source: ReplicationSource(location))
         let shared: (any StoreOfRecord)?
         do { shared = try storeURL.map { try PostgresStore(url: $0) } } catch { throw CLIError.failure("\(error)") }
-        var files = try ChangeFiles(store: store, sources: DataSources(db: path), shared: shared)
+        var files = try ChangeFiles(store: store, sources: DataSources(db: path), shared: shared, after: stateWritten)
         defer { files.finish() }
         while true {
             do {

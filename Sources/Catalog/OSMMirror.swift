@@ -203,7 +203,9 @@ public final class OSMMirror {
             for key in dirty {
                 var block = blocks[key]!
                 var parts: [Block] = []
-                while block.count > 2 * NodeBlock.size { parts.append(block.split(at: block.count - NodeBlock.size)) }
+                // Each table at its own size: ways split at twice the nodes' size grew to 512 (~50 kB), and the last
+                // block, where every new way goes, was written again by every file.
+                while block.count > 2 * Block.size { parts.append(block.split(at: block.count - Block.size)) }
                 parts.append(block)
                 for part in parts where part.count > 0 { try insert.execute(arguments: [part.ids[0], part.count, Data(part.encoded())]) }
             }

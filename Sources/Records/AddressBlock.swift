@@ -4,11 +4,13 @@ import GeoCore
 /// house. A country's 2.3 M houses took 2.3 M inserts into two B-trees (the rows and their unique ids), half of
 /// writing an extract; as blocks they are a few thousand writes of sequential bytes, and read back without a row cursor.
 ///
-/// A block holds at most `size` (128) houses, so that a change file, which replaces the houses of a few thousand
+/// A block holds at most `size` (32) houses, so that a change file, which replaces the houses of a few thousand
 /// objects, finds most blocks without a house of theirs and keeps them as they are (`forEachID` reads the ids alone;
 /// `CatalogStore.replaceHouses` reads only the blocks whose span holds a changed object). Blocks of 20 000 were each
 /// reached by some change; at 512 a file of ~2 800 objects rewrote 1 106 of 5 197 blocks of 2.3 M houses; at 128,
-/// 1 107 of 18 906, a quarter of the bytes, for ~8 % more bytes in all (RESULTS.md, issue 57).
+/// 1 107 of 18 906, a quarter of the bytes, for ~8 % more bytes in all. A file's ~1 000 houses land in as many blocks
+/// whatever their size, so each block is decoded and encoded again for one house: at 32 the file's houses took half
+/// the time of 128's (RESULTS.md, issue 57, "Change files: the mirror's members by relation, smaller blocks").
 ///
 /// Format (version 2): the byte 2; the block's distinct streets, places, postcodes and cities — a LEB128 varint of
 /// their number, then each as a varint of its UTF-8 length and its bytes; then per house:
@@ -24,7 +26,7 @@ import GeoCore
 /// (the byte 1, then per house its seven texts as house number and unit are here, then the coordinates). Half the
 /// bytes is half of what SQLite copies through its log and into the database on an import. Both versions are read.
 public enum AddressBlock {
-    public static let size = 128
+    public static let size = 32
     static let version: UInt8 = 2
 
     /// Why a block could not be read.

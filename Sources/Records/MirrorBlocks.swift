@@ -11,7 +11,7 @@ import OSM
 /// are usually neighbouring points of one way: a node takes 6–9 bytes, against 16 for an id and two coordinates and
 /// ~20 for a row of a table (see docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
 public struct NodeBlock: MirrorBlock, Equatable, Sendable {
-    public static let size = 256
+    public static let size = 128
     package static let version: UInt8 = 1
     package static let table = "osm_node_block"
 
@@ -140,6 +140,8 @@ public struct NodeBlock: MirrorBlock, Equatable, Sendable {
 /// A run of objects sorted by id, one BLOB of a mirror table keyed by its first id (`OSMMirror.BlockTable`).
 package protocol MirrorBlock {
     init()
+    /// The objects a block holds at most as an import writes it; a change file splits one grown past twice this.
+    static var size: Int { get }
     static var table: String { get }
     var ids: [Int64] { get }
     var count: Int { get }
@@ -162,16 +164,16 @@ extension MirrorBlock {
     }
 }
 
-/// Ways as the mirror keeps them (`osm_way_block`): runs of up to 64 ways sorted by id (a way of a street or a forest
-/// carries hundreds of node ids: at 256 a block was ~27 kB, rewritten whole for one changed way), each with its node ids and,
-/// for the ways with output, its tags.
+/// Ways as the mirror keeps them (`osm_way_block`): runs of up to 32 ways sorted by id (a way of a street or a forest
+/// carries hundreds of node ids: at 256 a block was ~27 kB, at 64 ~6.7 kB, rewritten whole for one changed way), each
+/// with its node ids and, for the ways with output, its tags.
 ///
 /// Format (version 1): the byte 1, a varint of the count, then per way a zigzag varint of its id's difference from the
 /// way before, a varint of its node count and the node ids as zigzag differences (each from the node id before, across
 /// ways: a way's nodes usually follow the previous way's), then 0 (no tags kept) or 1 and the tags (a varint count,
 /// then each key and value as a varint length and UTF-8).
 public struct WayBlock: MirrorBlock, Equatable, Sendable {
-    public static let size = 64
+    public static let size = 32
     package static let version: UInt8 = 1
     package static let table = "osm_way_block"
 

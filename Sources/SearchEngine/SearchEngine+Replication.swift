@@ -171,8 +171,11 @@ extension SearchEngine {
                     }
                 }
                 // Another server replaced the addresses (an OpenStreetMap import): a write of its own in the sequence,
-                // so looked for only when the sequence moved.
-                if changes.sequence != applied { try followAddresses(store, log: log) }
+                // so looked for only when the sequence moved — or when the last catch-up applied the records but did
+                // not finish (the addresses' load failed: a deadline on a loaded store), which `caughtUp` marks.
+                if changes.sequence != applied || replication.status.withLock({ $0.applied }) != changes.sequence.sequence {
+                    try followAddresses(store, log: log)
+                }
                 replication.caughtUp(at: changes.sequence.sequence)
             } catch {
                 guard error.requiresReload else { throw error }

@@ -104,7 +104,13 @@ import Testing
                         try await Task.sleep(for: .milliseconds(20))
                     }
                     try await Task.sleep(for: .milliseconds(300))  // time for a second delivery, were there one
-                    #expect(received.withLock { $0 } == stored.map(\.sequence))
+                    // Delivery is at least once (`WebhookPolicy.leaseSeconds`): a POST whose answer the sender did not
+                    // get is sent again, right after. So the ids in order, an immediate repeat taken once, are the
+                    // stored events; a second server delivering too would repeat them out of order.
+                    let got = received.withLock { $0 }
+                    let once = got.enumerated().filter { $0.offset == 0 || got[$0.offset - 1] != $0.element }.map(\.element)
+                    #expect(once == stored.map(\.sequence), "received \(got)")
+                    if once.count != got.count { print("aFenceAnsweredByEveryServer: a retried delivery repeated: \(got)") }
 
                     // Deleted through B: gone from A too.
                     #expect(try await b.execute(uri: "/v1/fences/zone", method: .delete).status == .noContent)

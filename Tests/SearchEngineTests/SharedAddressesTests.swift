@@ -4,6 +4,7 @@ import Gazetteer
 import GeoCore
 import PostgresStore
 import Records
+import Synchronization
 import TestSupport
 import Testing
 
@@ -83,4 +84,51 @@ struct SharedAddressesTests {
         #expect(try Self.answer(running, "Kirkkotie 7") == nil)
         #expect(try Self.answer(running, "Rantatie 3")?.id == "osm-w3")
     }
+
+    /// A replica whose load of the replaced addresses fails (a deadline on a loaded store) has applied the records of
+    /// that change but not the addresses: its next catch-up loads them, though the sequence has not moved since.
+    @Test func aFailedLoadOfTheAddressesIsTriedAgain() throws {
+        let url = try TestPostgres.database("addresses_retry")
+        let store = FailingAddressLoads(try PostgresStore(url: url))
+        let running = try SearchEngine(store: store, taxonomy: testTaxonomy)
+        try PostgresStore(url: url).replaceAddresses(AddressSnapshotEngineTests.data(["Rantatie"], town: "Testby"))
+        store.failures.withLock { $0 = 1 }
+        running.catchUp()
+        #expect(store.failures.withLock { $0 } == 0, "the load was tried and failed")
+        #expect(try Self.answer(running, "Rantatie 3") == nil)
+        running.catchUp()
+        #expect(try Self.answer(running, "Rantatie 3")?.id == "osm-w3", "the addresses loaded on the next catch-up")
+    }
+}
+
+/// A store whose next `failures` loads of the addresses fail, as a deadline on a loaded PostgreSQL does.
+final class FailingAddressLoads: StoreOfRecord {
+    let store: PostgresStore
+    let failures = Mutex(0)
+    init(_ store: PostgresStore) { self.store = store }
+
+    var location: String { store.location }
+    func changeSequence() throws(CatalogError) -> ChangeSequence { try store.changeSequence() }
+    func poiCount() throws(CatalogError) -> Int { try store.poiCount() }
+    func loadAll(blockSize: Int, pois: ([POIRecord]) -> Void) throws(CatalogError) -> (pins: [PinRecord], sequence: ChangeSequence) {
+        try store.loadAll(blockSize: blockSize, pois: pois)
+    }
+    func commit(_ changes: [StoreChange]) throws(CatalogError) -> (before: ChangeSequence, after: ChangeSequence) { try store.commit(changes) }
+    var feed: (any ChangeFeed)? { store.feed }
+    func poiIDs(prefix: String) throws(CatalogError) -> [String] { try store.poiIDs(prefix: prefix) }
+    var keepsAddresses: Bool { store.keepsAddresses }
+    func loadAddresses() throws(CatalogError) -> AddressData {
+        let fail = failures.withLock { failures in
+            defer { failures = max(0, failures - 1) }
+            return failures > 0
+        }
+        if fail { throw .unavailable("the addresses' load ran past its deadline (a test's failure)") }
+        return try store.loadAddresses()
+    }
+    func replaceAddresses(_ data: AddressData, osm: OSMMirrorState?) throws(CatalogError) -> String { try store.replaceAddresses(data, osm: osm) }
+    func addressGeneration() throws(CatalogError) -> String? { try store.addressGeneration() }
+    func replaceOSMMirror(_ encoded: EncodedOSMMirror) throws(CatalogError) { try store.replaceOSMMirror(encoded) }
+    var appliesOSMChanges: Bool { store.appliesOSMChanges }
+    func osmMirrorState() throws(CatalogError) -> OSMMirrorState? { try store.osmMirrorState() }
+    var databaseFile: String? { store.databaseFile }
 }

@@ -106,7 +106,7 @@ public final class CatalogStore: StoreOfRecord {
         }
         // A relation's member rows found by the relation, not by a scan of every member row: each multipolygon a
         // change file put or deleted scanned the table, a quarter of a file's transaction on the 5 M-node extract and
-        // growing with the extract (RESULTS.md, "Change files: the mirror's members by relation").
+        // growing with the extract (RESULTS.md, "Change files: the mirror's members by relation, smaller blocks").
         migrator.registerMigration("v12: the mirror's members by relation") { db in
             try db.execute(sql: "CREATE INDEX osm_member_relation ON osm_member (relation)")
         }

@@ -106,7 +106,8 @@ import Testing
                     try await Task.sleep(for: .milliseconds(300))  // time for a second delivery, were there one
                     // Delivery is at least once (`WebhookPolicy.leaseSeconds`): a POST whose answer the sender did not
                     // get is sent again, right after. So the ids in order, an immediate repeat taken once, are the
-                    // stored events; a second server delivering too would repeat them out of order.
+                    // stored events; a second server delivering the stream as well shows as repeats out of order
+                    // (one that raced this one on a single event only would pass as a retry).
                     let got = received.withLock { $0 }
                     let once = got.enumerated().filter { $0.offset == 0 || got[$0.offset - 1] != $0.element }.map(\.element)
                     #expect(once == stored.map(\.sequence), "received \(got)")

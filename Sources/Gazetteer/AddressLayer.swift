@@ -197,6 +197,89 @@ public final class AddressLayer: Sendable {
         return merged
     }
 
+    /// Every address the base and the changes make together, as the store holds them after the change files: the
+    /// base's houses, lines and areas but those of the changed objects, with what those objects make now in their
+    /// places (object order), and the sea last — the new one, when a file made it again. What the whole index is
+    /// built again from on a thread of its own while files keep coming (`AddressRebuild`), without reading the store
+    /// (`AddressLayerOracle` checks it against the store's addresses).
+    public var whole: AddressData {
+        let objects = changedObjects
+        var houses = HouseList()
+        Self.splice(
+            base.houseCount,
+            base.house,
+            base.houseRange(ofObject:),
+            changed: objects,
+            added: changes.houses,
+            id: \.id,
+            into: { houses.append($0) }
+        )
+        var lines: [StreetLine] = []
+        lines.reserveCapacity(base.lines.count + changes.lines.count)
+        let baseLines = base.lines
+        Self.splice(
+            baseLines.count,
+            { baseLines[$0] },
+            base.lineRange(ofObject:),
+            changed: objects,
+            added: changes.lines,
+            id: \.id,
+            into: { lines.append($0) }
+        )
+        var areas = AreaList()
+        let seaStart = base.seaStart
+        Self.splice(
+            seaStart,
+            base.areas.area,
+            base.areaRange(ofObject:),
+            changed: objects,
+            added: changes.areas,
+            id: \.id,
+            into: { areas.append($0) }
+        )
+        if let sea = changes.sea { areas.append(contentsOf: sea) } else { for i in seaStart..<base.areas.count { areas.append(base.areas.area(i)) } }
+        return AddressData(addresses: houses, streets: lines, areas: areas)
+    }
+
+    /// Hands `emit` the base's items `0..<count` but the runs of the `changed` objects (`range`), with the `added`
+    /// items (in object order) each where its object's run starts, or would: the items in object order.
+    private static func splice<T>(
+        _ count: Int,
+        _ item: (Int) -> T,
+        _ range: (Int64) -> Range<Int>,
+        changed: Set<Int64>,
+        added: [T],
+        id: (T) -> String,
+        into emit: (T) -> Void
+    ) {
+        let cut = changed.lazy.map(range).filter { !$0.isEmpty }.sorted { $0.lowerBound < $1.lowerBound }
+        var (i, a, c) = (0, 0, 0)
+        // Where the next added item goes: the start of its object's run in the base (memoized per object).
+        var slot: (key: Int64, at: Int)?
+        func position(_ a: Int) -> Int {
+            let key = AddressIndex.objectKey(id(added[a]))
+            if let slot, slot.key == key { return slot.at }
+            let at = range(key).lowerBound
+            slot = (key, at)
+            return at
+        }
+        while true {
+            while a < added.count && position(a) <= i {
+                emit(added[a])
+                a += 1
+            }
+            if c < cut.count && cut[c].lowerBound == i {
+                i = cut[c].upperBound
+                c += 1
+                continue
+            }
+            guard i < count else { break }
+            emit(item(i))
+            i += 1
+        }
+        // Added items sorting after every base item went out at `count`, in the loop's last pass.
+    }
+
     /// Houses, lines and areas the layer indexes: what building it again costs, beside the base's.
     public var size: Int { index.houseCount + index.lines.count + areas.count }
 

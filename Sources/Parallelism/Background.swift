@@ -6,8 +6,9 @@ public final class Background<Value: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
     private var result: Result<Value, any Error>?
 
-    public init(_ make: @escaping @Sendable () throws -> Value) {
-        let thread = Thread { [self] in
+    /// - Parameter name: the thread's name, as the kernel shows it (`Thread.named`).
+    public init(named name: String = "poi-background", _ make: @escaping @Sendable () throws -> Value) {
+        let thread = Thread.named(name) { [self] in
             let made = Result { try make() }
             condition.lock()
             result = made
@@ -15,6 +16,13 @@ public final class Background<Value: Sendable>: @unchecked Sendable {
             condition.unlock()
         }
         thread.start()
+    }
+
+    /// Whether the value is made (or its making failed): `value()` would not wait.
+    public var isFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return result != nil
     }
 
     public func value() throws -> Value {

@@ -73,22 +73,24 @@ extension SearchEngine {
     }
 
     /// The imported addresses after a change file: what it made laid over `current` (`AddressChanges.add`), and the
-    /// changes written beside the snapshot at `path`; or, when the layer would outgrow `AddressLayer.limit` (or the
-    /// base cannot take one), the whole index built again from every address the store holds after the file, and
-    /// its snapshot written (the addresses read from `store` unless the result carries them).
+    /// changes written beside the snapshot at `path`. With `rebuild`, the whole index is built again in the background
+    /// once the layer grows past a quarter of its limit, and laid under the files after it when done
+    /// (`AddressRebuild`). Without it, or when no layer can be made (the layer would outgrow `AddressLayer.limit`, or
+    /// the base cannot take one), the whole index is built again here from every address the store holds after the
+    /// file, and its snapshot written (the addresses read from `store` unless the result carries them).
     public static func layAddresses(
         of result: OSMChangeResult,
         over current: AddressLayer,
         snapshot path: String?,
-        store: any StoreOfRecord
+        store: any StoreOfRecord,
+        rebuild: AddressRebuild? = nil
     ) throws(CatalogError) -> AddressLayer {
-        var changes = current.changes
-        changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: current.base)
-        if let layer = AddressLayer(base: current.base, changes: changes, previous: current), layer.size <= AddressLayer.limit(over: current.base) {
-            if let path {
-                // Without it the next start builds the index from the store: slower, not wrong.
-                do { try changes.write(to: changesPath(path)) } catch { try? FileManager.default.removeItem(atPath: changesPath(path)) }
-            }
+        if let rebuild {
+            if let layer = rebuild.lay(result, over: current, snapshot: path) { return layer }
+        } else if let layer = AddressRebuild.layer(adding: AddressRebuild.Delta(result), over: current),
+            layer.size <= AddressLayer.limit(over: current.base)
+        {
+            AddressRebuild.keepChanges(of: layer, beside: path)
             return layer
         }
         let all: AddressData

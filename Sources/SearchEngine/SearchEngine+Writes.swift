@@ -355,7 +355,15 @@ extension SearchEngine {
             afterCommit?()
             self.apply(committed: result.changes, sequences: result.sequences)
             do throws(CatalogError) {
-                replaceImportedAddresses(try Self.layAddresses(of: result, over: addresses.osm, snapshot: snapshotPolicy?.addressPath, store: store))
+                replaceImportedAddresses(
+                    try Self.layAddresses(
+                        of: result,
+                        over: addresses.osm,
+                        snapshot: snapshotPolicy?.addressPath,
+                        store: store,
+                        rebuild: addressRebuild
+                    )
+                )
             } catch {
                 throw SearchError.from(error)
             }

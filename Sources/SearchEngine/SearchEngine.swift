@@ -65,6 +65,8 @@ public final class SearchEngine: @unchecked Sendable {
     let clock = Mutex<Int64>(0)
     /// The generation of the store's addresses the address index was built from, on a replica of a shared store.
     let addressGenerationSeen: Mutex<String?>
+    /// The whole address index built again in the background while change files keep coming (`applyOSMChange`).
+    public let addressRebuild = AddressRebuild()
     /// Where the OpenStreetMap data stands (`OSMDataStatus`); nil when the store holds no OpenStreetMap import.
     let osmData = Mutex<OSMDataStatus?>(nil)
     /// Runs between a write's commit and its index update: tests widen that window to check that writes stay ordered.

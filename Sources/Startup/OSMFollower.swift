@@ -125,12 +125,14 @@ public final class OSMFollower: Sendable {
                 }
                 let r = result.report
                 let whole = Date().timeIntervalSince(started)
+                let builds = engine.addressRebuild.tally
                 engine.updateOSMStatus { $0.applied += 1 }
                 // The whole step (what readers wait for to see the file), and the store's transaction within it.
                 log(
                     "osm: applied \(name) (sequence \(state.sequence)): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations, "
                         + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", whole)) s "
-                        + "(the store's transaction \(String(format: "%.3f", r.seconds)) s); data at \(r.timestamp ?? "?")"
+                        + "(the store's transaction \(String(format: "%.3f", r.seconds)) s); data at \(r.timestamp ?? "?"); "
+                        + "address index built again in the background \(builds.begun) times, swapped in \(builds.swapped) (waited for \(builds.waited))"
                 )
                 if stopped.load(ordering: .acquiring) { throw CancellationError() }
             }

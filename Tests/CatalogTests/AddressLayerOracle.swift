@@ -46,6 +46,9 @@ struct AddressLayerOracle {
         try changes.write(to: path)
         #expect(try AddressChanges.read(path) == changes, "\(what): the changes read back")
         let stored = try store.loadAddresses()
+        // The addresses base and layer make together are the store's, in its order: what a build in the background
+        // starts from (`AddressRebuild`).
+        AddressAnswers.expectSameData(layer.whole, stored, "\(what): the layer's whole addresses against the store's")
         AddressAnswers.expectAlike(AddressBook(osm: layer), AddressIndex(stored), stored, seed: seed, what)
     }
 }

@@ -6,6 +6,19 @@ import Testing
 /// The address index with change files laid over it against a fresh index of the same addresses (CatalogTests'
 /// `AddressLayerOracle`, and a server restarted over a layer of changes).
 public enum AddressAnswers {
+    /// Expects the same houses, street lines and areas, in the same order; the first that differs of each is said.
+    public static func expectSameData(_ ours: AddressData, _ theirs: AddressData, _ what: String) {
+        func expectSame<T: Equatable>(_ a: [T], _ b: [T], _ kind: String) {
+            #expect(a.count == b.count, "\(what): \(kind) \(a.count) against \(b.count)")
+            if let i = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] }) {
+                Issue.record("\(what): \(kind) \(i) is \(a[i]) against \(b[i])")
+            }
+        }
+        expectSame(Array(ours.addresses), Array(theirs.addresses), "house")
+        expectSame(ours.streets, theirs.streets, "street line")
+        expectSame(Array(ours.areas), Array(theirs.areas), "area")
+    }
+
     /// Search, completion, reverse, street lines and areas of `book` and `fresh`, for queries drawn from `data`.
     public static func expectAlike(_ book: AddressBook, _ fresh: AddressIndex, _ data: AddressData, seed: UInt64, _ what: String) {
         var random = SplitMix64(seed: seed)

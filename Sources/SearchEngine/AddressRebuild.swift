@@ -1,0 +1,193 @@
+import Foundation
+import Gazetteer
+import Parallelism
+import Records
+import SnapshotFile
+import Synchronization
+
+/// The whole address index built again on a thread of its own while change files keep being laid over the old one
+/// (docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
+///
+/// Each change file builds its layer's index again from every change since the base, so a file's step grows with the
+/// layer; and at the layer's limit the whole index was built again in the file's step (~2 s for 2.35 M houses). Once
+/// a layer passes `trigger`, the whole index is built from it (`AddressLayer.whole`) at nice 19, and its snapshot
+/// written beside the live one, while the next files are laid over the old base as before. The first file after it is
+/// done lays the files since it started over the new base instead — a layer of a few files — and the new snapshot
+/// takes the old one's place. A file waits for the build only when the old base's layer would pass its limit first.
+///
+/// Used by the one writer of an engine or of `poi replicate` (the engine's writer lock, or one thread): not for calls
+/// from several threads at once.
+public final class AddressRebuild: Sendable {
+    /// One change file's addresses, as `AddressChanges.add` takes them.
+    struct Delta: Sendable {
+        var changed: Set<String>
+        var made: AddressData
+        var sea: [MapArea]?
+        var generation: String
+
+        init(_ result: OSMChangeResult) {
+            (changed, made, sea, generation) = (result.changedObjects, result.made, result.sea, result.addressGeneration)
+        }
+    }
+
+    /// The index being built, and the files laid over the old base since it started.
+    final class Flight: Sendable {
+        /// The base of the layer it is built from: a layer over another base (an import replaced the addresses) makes
+        /// it stale.
+        let from: AddressIndex
+        /// The store's address generation the new index is of.
+        let generation: String
+        let work: Background<Built>
+        let pending: Mutex<[Delta]> = Mutex([])
+
+        init(from layer: AddressLayer, snapshot path: String?) {
+            (from, generation) = (layer.base, layer.changes.generation)
+            let generation = generation
+            work = Background(named: "poi-addr-build") {
+                SearchEngine.lowerCallingThreadPriority()
+                let started = ContinuousClock.now
+                let index = AddressIndex(layer.whole)
+                guard let path else { return Built(index: index, file: nil, took: ContinuousClock.now - started) }
+                // Written beside the live snapshot, which keeps describing the base the changes file lies over until the
+                // swap renames this one into its place.
+                let file = "\(path).next-\(layer.serial)"
+                do {
+                    try index.writeSnapshot(to: file, generation: generation)
+                    let mapped = try AddressIndex.readSnapshot(file, generation: generation)
+                    return Built(index: mapped, file: file, took: ContinuousClock.now - started)
+                } catch {
+                    try? FileManager.default.removeItem(atPath: file)
+                    return Built(index: index, file: nil, took: ContinuousClock.now - started)
+                }
+            }
+        }
+
+        /// Lets the build finish unused, and removes its snapshot then.
+        func drop() {
+            let work = work
+            Thread.named("poi-addr-drop") {
+                if let file = try? work.value().file { try? FileManager.default.removeItem(atPath: file) }
+            }
+            .start()
+        }
+    }
+
+    /// The built index, mapped from its snapshot `file` when one could be written (nil: on the heap).
+    struct Built: Sendable {
+        var index: AddressIndex
+        var file: String?
+        var took: Duration
+    }
+
+    private let flight = Mutex<Flight?>(nil)
+    /// Builds begun, swapped in, and swapped in by a file that waited for one (the follower's log says them).
+    private let counts = Mutex((begun: 0, swapped: 0, waited: 0))
+    /// The layer's size past which a build is begun, and past which a file waits for it.
+    private let trigger: @Sendable (AddressIndex) -> Int
+    private let limit: @Sendable (AddressIndex) -> Int
+
+    /// - Parameters:
+    ///   - trigger: the layer's size over a base past which a build of the whole is begun;
+    ///   - limit: the layer's size over a base past which a file waits for the build in flight, or, with none in
+    ///     flight, the caller builds the whole index at once (`AddressLayer.limit`).
+    public init(
+        trigger: @escaping @Sendable (AddressIndex) -> Int = AddressRebuild.trigger(over:),
+        limit: @escaping @Sendable (AddressIndex) -> Int = AddressLayer.limit(over:)
+    ) {
+        (self.trigger, self.limit) = (trigger, limit)
+    }
+
+    /// How many builds were begun, swapped in, and swapped in by a file that had to wait for one.
+    public var tally: (begun: Int, swapped: Int, waited: Int) { counts.withLock { $0 } }
+
+    /// The layer passes which a build of the whole is begun: a quarter of its limit (`AddressLayer.limit`).
+    public static func trigger(over base: AddressIndex) -> Int { AddressLayer.limit(over: base) / 4 }
+
+    /// The imported addresses after a change file (`SearchEngine.layAddresses`): over the new base when a build
+    /// begun earlier is done (or must be waited for, the old base's layer passing its limit), else over `current`'s
+    /// base; a build begun when the layer passes `trigger`. Nil when no layer can be made (the base is not in object
+    /// order, or no build is in flight and the layer passes its limit): the caller builds the whole index itself.
+    func lay(_ result: OSMChangeResult, over current: AddressLayer, snapshot path: String?) -> AddressLayer? {
+        let delta = Delta(result)
+        var inFlight = flight.withLock { $0 }
+        if let stale = inFlight, stale.from !== current.base {
+            stale.drop()
+            flight.withLock { $0 = nil }
+            inFlight = nil
+        }
+        if let inFlight {
+            inFlight.pending.withLock { $0.append(delta) }
+            if !inFlight.work.isFinished, let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) {
+                Self.keepChanges(of: layer, beside: path)
+                return layer
+            }
+            counts.withLock { if !inFlight.work.isFinished { $0.waited += 1 } }
+            return swap(inFlight, snapshot: path)
+        }
+        guard let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) else { return nil }
+        Self.keepChanges(of: layer, beside: path)
+        beginIfDue(over: layer, snapshot: path)
+        return layer
+    }
+
+    /// Waits for a build in flight over `current`'s base and swaps it in with the files since laid over it (the end of
+    /// `poi replicate`, so that the next start maps the newest base); `current` when none is in flight.
+    public func finish(over current: AddressLayer, snapshot path: String?) -> AddressLayer {
+        guard let inFlight = flight.withLock({ $0 }) else { return current }
+        guard inFlight.from === current.base, !inFlight.pending.withLock(\.isEmpty) else {
+            inFlight.drop()
+            flight.withLock { $0 = nil }
+            return current
+        }
+        return swap(inFlight, snapshot: path) ?? current
+    }
+
+    /// The new base with the files since its build began laid over it; its snapshot in the live one's place.
+    private func swap(_ inFlight: Flight, snapshot path: String?) -> AddressLayer? {
+        flight.withLock { $0 = nil }
+        guard let built = try? inFlight.work.value() else { return nil }
+        var changes = AddressChanges(baseGeneration: inFlight.generation)
+        for delta in inFlight.pending.withLock({ $0 }) {
+            changes.add(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation, over: built.index)
+        }
+        // Not held to the limit: the files since the build began are laid over a base that holds every one before
+        // them, so the next file begins another build, and waits for it if its layer outgrows the limit first.
+        guard let layer = AddressLayer(base: built.index, changes: changes) else {
+            if let file = built.file { try? FileManager.default.removeItem(atPath: file) }
+            return nil
+        }
+        if let path {
+            // The old changes first: a stop between the two leaves a snapshot of the new base and no changes beside
+            // it, which the next start sees is behind the store (and builds the index from it), never a mismatch.
+            try? FileManager.default.removeItem(atPath: SearchEngine.changesPath(path))
+            if let file = built.file {
+                if rename(file, path) != 0 { try? FileManager.default.removeItem(atPath: file) }
+                Self.keepChanges(of: layer, beside: path)
+            }
+        }
+        counts.withLock { $0.swapped += 1 }
+        beginIfDue(over: layer, snapshot: path)
+        return layer
+    }
+
+    private func beginIfDue(over layer: AddressLayer, snapshot path: String?) {
+        guard layer.size > trigger(layer.base) else { return }
+        flight.withLock { $0 = Flight(from: layer, snapshot: path) }
+        counts.withLock { $0.begun += 1 }
+    }
+
+    /// `current` with one more file laid over it, taken on top of it (nil: the base is not in object order).
+    static func layer(adding delta: Delta, over current: AddressLayer) -> AddressLayer? {
+        var changes = current.changes
+        changes.add(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation, over: current.base)
+        return AddressLayer(base: current.base, changes: changes, previous: current)
+    }
+
+    /// Writes the layer's changes beside the snapshot at `path`: the next start maps the base and lays them over it.
+    /// Without them it builds the index from the store: slower, not wrong.
+    static func keepChanges(of layer: AddressLayer, beside path: String?) {
+        guard let path else { return }
+        let changesPath = SearchEngine.changesPath(path)
+        do { try layer.changes.write(to: changesPath) } catch { try? FileManager.default.removeItem(atPath: changesPath) }
+    }
+}

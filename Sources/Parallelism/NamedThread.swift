@@ -14,4 +14,10 @@ extension Thread {
         thread.name = name
         return thread
     }
+
+    /// Puts the calling thread under the kernel's idle policy (SCHED_IDLE): it runs on what the other threads leave,
+    /// and a thread of the server waking on its core — an event loop under the batch policy too — preempts it at once.
+    /// Threads it starts inherit the policy.
+    /// - Returns: whether the kernel agreed (if not, the thread runs as before).
+    @discardableResult public static func idleCallingThread() -> Bool { poi_schedule_calling_thread_as_idle() == 0 }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// policy (any thread of the server preempts it), and its snapshot
 /// written beside the live one, while the next files are laid over the old base as before. The first file after it is
 /// done lays the files since it started over the new base instead — a layer of a few files — and the new snapshot
-/// takes the old one's place. A file waits for the build only when the old base's layer would pass its limit first.
+/// takes the old one's place. A file whose layer passes the limit first drops the build and builds the whole itself.
 ///
 /// Used by the one writer of an engine or of `poi replicate` (the engine's writer lock, or one thread): not for calls
 /// from several threads at once.
@@ -84,16 +84,17 @@ public final class AddressRebuild: Sendable {
     }
 
     private let flight = Mutex<Flight?>(nil)
-    /// Builds begun, swapped in, and swapped in by a file that waited for one (the follower's log says them).
-    private let counts = Mutex((begun: 0, swapped: 0, waited: 0))
-    /// The layer's size past which a build is begun, and past which a file waits for it.
+    /// Builds begun, swapped in, and dropped by a file that found its layer past the limit first (the follower's log
+    /// says them).
+    private let counts = Mutex((begun: 0, swapped: 0, dropped: 0))
+    /// The layer's size past which a build is begun, and past which the whole index is built at once.
     private let trigger: @Sendable (AddressIndex) -> Int
     private let limit: @Sendable (AddressIndex) -> Int
 
     /// - Parameters:
     ///   - trigger: the layer's size over a base past which a build of the whole is begun;
-    ///   - limit: the layer's size over a base past which a file waits for the build in flight, or, with none in
-    ///     flight, the caller builds the whole index at once (`AddressLayer.limit`).
+    ///   - limit: the layer's size over a base past which the caller builds the whole index at once, dropping a build
+    ///     in flight that is not done (`AddressLayer.limit`).
     public init(
         trigger: @escaping @Sendable (AddressIndex) -> Int = AddressRebuild.trigger(over:),
         limit: @escaping @Sendable (AddressIndex) -> Int = AddressLayer.limit(over:)
@@ -101,16 +102,16 @@ public final class AddressRebuild: Sendable {
         (self.trigger, self.limit) = (trigger, limit)
     }
 
-    /// How many builds were begun, swapped in, and swapped in by a file that had to wait for one.
-    public var tally: (begun: Int, swapped: Int, waited: Int) { counts.withLock { $0 } }
+    /// How many builds were begun, swapped in, and dropped unfinished by a file past the limit.
+    public var tally: (begun: Int, swapped: Int, dropped: Int) { counts.withLock { $0 } }
 
     /// The layer passes which a build of the whole is begun: a quarter of its limit (`AddressLayer.limit`).
     public static func trigger(over base: AddressIndex) -> Int { AddressLayer.limit(over: base) / 4 }
 
     /// The imported addresses after a change file (`SearchEngine.layAddresses`): over the new base when a build
-    /// begun earlier is done (or must be waited for, the old base's layer passing its limit), else over `current`'s
-    /// base; a build begun when the layer passes `trigger`. Nil when no layer can be made (the base is not in object
-    /// order, or no build is in flight and the layer passes its limit): the caller builds the whole index itself.
+    /// begun earlier is done, else over `current`'s base; a build begun when the layer passes `trigger`. Nil when no
+    /// layer can be made (the base is not in object order, or the layer passes its limit, when a build not done is
+    /// dropped): the caller builds the whole index itself.
     func lay(_ result: OSMChangeResult, over current: AddressLayer, snapshot path: String?) -> AddressLayer? {
         let delta = Delta(result)
         var inFlight = flight.withLock { $0 }
@@ -120,13 +121,21 @@ public final class AddressRebuild: Sendable {
             inFlight = nil
         }
         if let inFlight {
-            inFlight.pending.withLock { $0.append(delta) }
-            if !inFlight.work.isFinished, let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) {
+            if inFlight.work.isFinished { return swap(inFlight, adding: delta, snapshot: path) }
+            if let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) {
+                inFlight.pending.withLock { $0.append(delta) }
                 Self.keepChanges(of: layer, beside: path)
                 return layer
             }
-            counts.withLock { if !inFlight.work.isFinished { $0.waited += 1 } }
-            return swap(inFlight, snapshot: path)
+            if inFlight.work.isFinished { return swap(inFlight, adding: delta, snapshot: path) }
+            // Past the limit with the build not done, the file is not held for it: the build is dropped and the caller
+            // builds the whole index now, as without one. Under the idle policy on cores kept busy, a build can take
+            // many files' time (a file that waited for one took 15–21 s where building the whole took 9 s:
+            // RESULTS.md, "The address index built again in the background").
+            inFlight.drop()
+            flight.withLock { $0 = nil }
+            counts.withLock { $0.dropped += 1 }
+            return nil
         }
         guard let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) else { return nil }
         Self.keepChanges(of: layer, beside: path)
@@ -143,12 +152,13 @@ public final class AddressRebuild: Sendable {
             flight.withLock { $0 = nil }
             return current
         }
-        return swap(inFlight, snapshot: path) ?? current
+        return swap(inFlight, adding: nil, snapshot: path) ?? current
     }
 
     /// The new base with the files since its build began laid over it; its snapshot in the live one's place.
-    private func swap(_ inFlight: Flight, snapshot path: String?) -> AddressLayer? {
+    private func swap(_ inFlight: Flight, adding delta: Delta?, snapshot path: String?) -> AddressLayer? {
         flight.withLock { $0 = nil }
+        if let delta { inFlight.pending.withLock { $0.append(delta) } }
         guard let built = try? inFlight.work.value() else { return nil }
         var changes = AddressChanges(baseGeneration: inFlight.generation)
         for delta in inFlight.pending.withLock({ $0 }) {

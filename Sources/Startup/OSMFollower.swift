@@ -132,7 +132,7 @@ public final class OSMFollower: Sendable {
                     "osm: applied \(name) (sequence \(state.sequence)): \(r.nodes) nodes, \(r.ways) ways, \(r.relations) relations, "
                         + "\(r.poisPut) POIs put, \(r.poisRemoved) removed, in \(String(format: "%.3f", whole)) s "
                         + "(the store's transaction \(String(format: "%.3f", r.seconds)) s); data at \(r.timestamp ?? "?"); "
-                        + "address index built again in the background \(builds.begun) times, swapped in \(builds.swapped) (waited for \(builds.waited))"
+                        + "address index built again in the background \(builds.begun) times, swapped in \(builds.swapped), dropped \(builds.dropped)"
                 )
                 if stopped.load(ordering: .acquiring) { throw CancellationError() }
             }

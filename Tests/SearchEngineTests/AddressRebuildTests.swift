@@ -27,11 +27,12 @@ import Testing
         let value = Atomic<Int>(.max)
     }
 
-    /// `waiting`: from the second file on the limit is 0, so each file waits for the build the last one began and is
-    /// laid over its base. Otherwise each file is laid over whichever base is ready (the build's, once done), and the
-    /// third finds the base replaced whole first (as an import does), which drops the build in flight.
-    @Test(arguments: [false, true]) func filesOverABaseBuiltAgainAreTheStoresAddresses(waiting: Bool) throws {
-        let seed = testSeed("filesOverABaseBuiltAgainAreTheStoresAddresses(waiting: \(waiting))") % 1_000_000
+    /// `limited`: from the second file on the limit is 0, so each file finds its layer past it: it swaps in the build
+    /// the last one began when that is done, or drops it and builds the whole index itself. Otherwise each file is
+    /// laid over whichever base is ready (the build's, once done), and the third finds the base replaced whole first
+    /// (as an import does), which drops the build in flight.
+    @Test(arguments: [false, true]) func filesOverABaseBuiltAgainAreTheStoresAddresses(limited: Bool) throws {
+        let seed = testSeed("filesOverABaseBuiltAgainAreTheStoresAddresses(limited: \(limited))") % 1_000_000
         let extract = scratch.file("base.osm.pbf")
         _ = try PythonScript.run(["scripts/osm/synthetic.py", extract, "--nodes", "6000", "--seed", "\(seed)"])
         let feed = scratch.file("feed")
@@ -44,9 +45,9 @@ import Testing
         let limit = Limit()
         let rebuild = AddressRebuild(trigger: { _ in 0 }, limit: { _ in limit.value.load(ordering: .relaxed) })
         for step in 1...files {
-            let what = "after file \(step) (SEED=\(seed), waiting: \(waiting))"
-            if waiting && step == 2 { limit.value.store(0, ordering: .relaxed) }
-            if !waiting && step == 3 {
+            let what = "after file \(step) (SEED=\(seed), limited: \(limited))"
+            if limited && step == 2 { limit.value.store(0, ordering: .relaxed) }
+            if !limited && step == 3 {
                 let generation = try #require(try store.addressGeneration())
                 let index = SearchEngine.keepSnapshot(of: AddressIndex(try store.loadAddresses()), at: path, generation: generation).index
                 current = AddressLayer(base: index, generation: generation)
@@ -56,11 +57,10 @@ import Testing
             current = try SearchEngine.layAddresses(of: result, over: current, snapshot: path, store: store, rebuild: rebuild)
             try Self.expectStoresAddresses(current, store, snapshot: path, seed: seed + UInt64(step), what)
         }
-        let swapped = rebuild.tally.swapped
-        if waiting { #expect(swapped == files - 1, "every file after the first laid over the base the one before began") }
+        if limited { #expect(rebuild.tally.swapped + rebuild.tally.dropped >= 1, "the build the first file began: \(rebuild.tally)") }
         current = rebuild.finish(over: current, snapshot: path)
         try Self.expectStoresAddresses(current, store, snapshot: path, seed: seed, "after the last build swapped in (SEED=\(seed))")
-        #expect(rebuild.tally.begun >= 1 && rebuild.tally.swapped >= 1, "builds begun and swapped in: \(rebuild.tally)")
+        if !limited { #expect(rebuild.tally.begun >= 1 && rebuild.tally.swapped >= 1, "builds begun and swapped in: \(rebuild.tally)") }
     }
 
     /// The layer's addresses are the store's, it answers as a fresh index of them, and the snapshot with the changes

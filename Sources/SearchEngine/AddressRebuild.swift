@@ -5,16 +5,17 @@ import Records
 import SnapshotFile
 import Synchronization
 
-/// The whole address index built again on a thread of its own while change files keep being laid over the old one
-/// (docs/ARCHITECTURE.md, "OpenStreetMap that stays current").
+/// The whole address index built again on a thread of its own between change files (docs/ARCHITECTURE.md,
+/// "OpenStreetMap that stays current").
 ///
 /// Each change file builds its layer's index again from every change since the base, so a file's step grows with the
-/// layer; and at the layer's limit the whole index was built again in the file's step (~2 s for 2.35 M houses). Once
-/// a layer passes `trigger`, the whole index is built from it (`AddressLayer.whole`) on a thread under the kernel's idle
-/// policy (any thread of the server preempts it), and its snapshot
-/// written beside the live one, while the next files are laid over the old base as before. The first file after it is
-/// done lays the files since it started over the new base instead — a layer of a few files — and the new snapshot
-/// takes the old one's place. A file whose layer passes the limit first drops the build and builds the whole itself.
+/// layer; and at the layer's limit the whole index is built again in the file's step (~2 s for 2.35 M houses on idle
+/// cores, ~10 s under read load). When a followed feed has no next file yet and the layer has passed `trigger`, the
+/// whole index is built from it (`AddressLayer.whole`) on a thread under the kernel's idle policy (any thread of the
+/// server preempts it), and its snapshot written beside the live one. Files that come meanwhile are laid over the old
+/// base as before; the first after it is done lays the files since it began over the new base instead — a layer of a
+/// few files — and the new snapshot takes the old one's place. A file whose layer passes the limit first drops the
+/// build and builds the whole itself.
 ///
 /// Used by the one writer of an engine or of `poi replicate` (the engine's writer lock, or one thread): not for calls
 /// from several threads at once.
@@ -40,18 +41,30 @@ public final class AddressRebuild: Sendable {
         let generation: String
         let work: Background<Built>
         let pending: Mutex<[Delta]> = Mutex([])
+        /// Set when the build is dropped: it stops at its next step, before writing a snapshot nobody will map.
+        let dropped: Flag
+
+        final class Flag: Sendable {
+            let value = Atomic<Bool>(false)
+        }
 
         init(from layer: AddressLayer, snapshot path: String?) {
             (from, generation) = (layer.base, layer.changes.generation)
             let generation = generation
+            let dropped = Flag()
+            self.dropped = dropped
             work = Background(named: "poi-addr-build") {
                 // Idle, not only nice 19: the event loop runs under the batch policy and does not preempt a nice-19
                 // thread when it wakes, so a build at nice 19 held answers for its time slices (nearby p99 of the
                 // one-thread probe 3.9 ms against 0.43 while a feed was applied).
                 if !Thread.idleCallingThread() { SearchEngine.lowerCallingThreadPriority() }
                 let started = ContinuousClock.now
-                let index = AddressIndex(layer.whole)
-                guard let path else { return Built(index: index, file: nil, took: ContinuousClock.now - started) }
+                let whole = layer.whole
+                guard !dropped.value.load(ordering: .relaxed) else { return Built(index: .empty, file: nil, took: .zero) }
+                let index = AddressIndex(whole)
+                guard let path, !dropped.value.load(ordering: .relaxed) else {
+                    return Built(index: index, file: nil, took: ContinuousClock.now - started)
+                }
                 // Written beside the live snapshot, which keeps describing the base the changes file lies over until the
                 // swap renames this one into its place.
                 let file = "\(path).next-\(layer.serial)"
@@ -68,6 +81,7 @@ public final class AddressRebuild: Sendable {
 
         /// Lets the build finish unused, and removes its snapshot then.
         func drop() {
+            dropped.value.store(true, ordering: .relaxed)
             let work = work
             Thread.named("poi-addr-drop") {
                 if let file = try? work.value().file { try? FileManager.default.removeItem(atPath: file) }
@@ -139,7 +153,6 @@ public final class AddressRebuild: Sendable {
         }
         guard let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) else { return nil }
         Self.keepChanges(of: layer, beside: path)
-        beginIfDue(over: layer, snapshot: path)
         return layer
     }
 
@@ -180,14 +193,24 @@ public final class AddressRebuild: Sendable {
             }
         }
         counts.withLock { $0.swapped += 1 }
-        beginIfDue(over: layer, snapshot: path)
         return layer
     }
 
-    private func beginIfDue(over layer: AddressLayer, snapshot path: String?) {
-        guard layer.size > trigger(layer.base) else { return }
-        flight.withLock { $0 = Flight(from: layer, snapshot: path) }
-        counts.withLock { $0.begun += 1 }
+    /// Begins a build of the whole from `layer` when it has passed `trigger` and none is in flight. Called when the
+    /// writer has nothing more to apply (a followed feed caught up), so that the build takes the time between files:
+    /// begun while files came back to back, it took what their application needed and was dropped at the limit
+    /// unfinished (RESULTS.md, "The address index built again in the background").
+    /// - Returns: whether a build was begun.
+    @discardableResult public func beginIfDue(over layer: AddressLayer, snapshot path: String?) -> Bool {
+        guard !layer.changes.isEmpty, layer.size > trigger(layer.base) else { return false }
+        let begun = flight.withLock { flight -> Bool in
+            if let flight, flight.from === layer.base { return false }
+            flight?.drop()
+            flight = Flight(from: layer, snapshot: path)
+            return true
+        }
+        if begun { counts.withLock { $0.begun += 1 } }
+        return begun
     }
 
     /// `current` with one more file laid over it, taken on top of it (nil: the base is not in object order).

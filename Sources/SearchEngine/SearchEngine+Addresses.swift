@@ -73,9 +73,8 @@ extension SearchEngine {
     }
 
     /// The imported addresses after a change file: what it made laid over `current` (`AddressChanges.add`), and the
-    /// changes written beside the snapshot at `path`. With `rebuild`, the whole index is built again in the background
-    /// once the layer grows past a quarter of its limit, and laid under the files after it when done
-    /// (`AddressRebuild`). Without it, or when no layer can be made (the layer would outgrow `AddressLayer.limit`, or
+    /// changes written beside the snapshot at `path`. With `rebuild`, a build of the whole begun in the background
+    /// (`AddressRebuild.beginIfDue`) is laid under the files since it began once it is done. Without it, or when no layer can be made (the layer would outgrow `AddressLayer.limit`, or
     /// the base cannot take one), the whole index is built again here from every address the store holds after the
     /// file, and its snapshot written (the addresses read from `store` unless the result carries them).
     public static func layAddresses(

@@ -376,6 +376,15 @@ extension SearchEngine {
         }
     }
 
+    /// Begins building the whole address index again in the background when the change files laid over it have
+    /// grown past `AddressRebuild.trigger` (`AddressRebuild.beginIfDue`): called by a feed's follower once it has
+    /// applied every file there is, so that the build takes the time until the next.
+    /// - Returns: whether a build was begun.
+    @discardableResult public func beginAddressBuildIfDue() -> Bool {
+        (try? exclusively { () throws(SearchError) in addressRebuild.beginIfDue(over: addresses.osm, snapshot: snapshotPolicy?.addressPath) })
+            ?? false
+    }
+
     /// Deletes a POI. - Throws: `.notFound` when there is none.
     public func deletePOI(id: String) throws(SearchError) {
         try submit { () throws(SearchError) in

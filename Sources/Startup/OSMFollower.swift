@@ -136,6 +136,8 @@ public final class OSMFollower: Sendable {
                 )
                 if stopped.load(ordering: .acquiring) { throw CancellationError() }
             }
+            // Caught up: the address index may be built again whole until the next file comes.
+            if mirror == nil, engine.beginAddressBuildIfDue() { log("osm: building the address index again in the background") }
             engine.updateOSMStatus {
                 $0.lastError = nil
                 $0.checkedAt = Date()

@@ -205,7 +205,17 @@ public final class AddressRebuild: Sendable {
         guard !layer.changes.isEmpty, layer.size > trigger(layer.base) else { return false }
         let begun = flight.withLock { flight -> Bool in
             if let flight, flight.from === layer.base { return false }
-            flight?.drop()
+            if let stale = flight {
+                stale.drop()
+            } else if let path {
+                // A build's snapshot left by a process stopped before it was swapped in (each is the size of the index).
+                let url = URL(fileURLWithPath: path)
+                let prefix = url.lastPathComponent + ".next-"
+                let directory = url.deletingLastPathComponent()
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where name.hasPrefix(prefix) {
+                    try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+                }
+            }
             flight = Flight(from: layer, snapshot: path)
             return true
         }

@@ -103,8 +103,23 @@ import Testing
         let houses = try copy.loadAddresses().addresses.count
         for (name, engine) in [("following", follows), ("replica", replica)] {
             engine.catchUp()
+            // A catch-up that could not load the addresses (a deadline on a loaded store) tries again at the next: a few
+            // are allowed, and said. (Seen twice under `make test`: the following server kept the houses from before.)
+            var catchUps = 1
+            while engine.addresses.houseCount != houses && catchUps < 20 {
+                try await Task.sleep(for: .milliseconds(100))
+                engine.catchUp()
+                catchUps += 1
+            }
+            if catchUps > 1 { print("the \(name) server's houses took \(catchUps) catch-ups: \(String(describing: engine.replicationStatus))") }
             #expect(pois.values.allSatisfy { engine.poi(id: $0.id) == $0 }, "the \(name) server's POIs after sequence 8 (SEED=\(seed))")
-            #expect(engine.addresses.houseCount == houses, "the \(name) server's houses after sequence 8 (SEED=\(seed))")
+            #expect(
+                engine.addresses.houseCount == houses,
+                """
+                the \(name) server's houses after sequence 8 and \(catchUps) catch-ups (SEED=\(seed)): imported \(engine.addresses.osm.base.houseCount), \
+                laid over them \(engine.addresses.osm.index.houseCount); replication \(String(describing: engine.replicationStatus))
+                """
+            )
             #expect(engine.osmStatus?.sequence == 8, "the \(name) server's OSM status")
         }
     }

@@ -42,6 +42,8 @@ import Testing
         try OSMImporter.write(try Self.importer.read(extract), to: store)
         let path = scratch.file("store.sqlite.addresses")
         var current = try SearchEngine.openAddresses(store, snapshot: path).layer
+        // A build's snapshot a stopped process left: removed when the next build begins.
+        let left = scratch.write("store.sqlite.addresses.next-999", "left by a process stopped mid-build")
         let limit = Limit()
         let rebuild = AddressRebuild(trigger: { _ in 0 }, limit: { _ in limit.value.load(ordering: .relaxed) })
         for step in 1...files {
@@ -57,6 +59,7 @@ import Testing
             current = try SearchEngine.layAddresses(of: result, over: current, snapshot: path, store: store, rebuild: rebuild)
             // As a follower does once it has applied every file there is (not after the fourth: the fifth comes at once).
             if step != 4 { rebuild.beginIfDue(over: current, snapshot: path) }
+            if step == 1 { #expect(!FileManager.default.fileExists(atPath: left), "the snapshot a stopped build left is removed") }
             try Self.expectStoresAddresses(current, store, snapshot: path, seed: seed + UInt64(step), what)
         }
         if limited { #expect(rebuild.tally.swapped + rebuild.tally.dropped >= 1, "the build the first file began: \(rebuild.tally)") }

@@ -17,8 +17,7 @@ import Synchronization
 /// few files — and the new snapshot takes the old one's place. A file whose layer passes the limit first drops the
 /// build and builds the whole itself.
 ///
-/// Used by the one writer of an engine or of `poi replicate` (the engine's writer lock, or one thread): not for calls
-/// from several threads at once.
+/// Used under the engine's writer lock: not for calls from several threads at once.
 public final class AddressRebuild: Sendable {
     /// One change file's addresses, as `AddressChanges.add` takes them.
     struct Delta: Sendable {
@@ -58,23 +57,20 @@ public final class AddressRebuild: Sendable {
                 // thread when it wakes, so a build at nice 19 held answers for its time slices (nearby p99 of the
                 // one-thread probe 3.9 ms against 0.43 while a feed was applied).
                 if !Thread.idleCallingThread() { SearchEngine.lowerCallingThreadPriority() }
-                let started = ContinuousClock.now
                 let whole = layer.whole
-                guard !dropped.value.load(ordering: .relaxed) else { return Built(index: .empty, file: nil, took: .zero) }
+                guard !dropped.value.load(ordering: .relaxed) else { return Built(index: .empty, file: nil) }
                 let index = AddressIndex(whole)
-                guard let path, !dropped.value.load(ordering: .relaxed) else {
-                    return Built(index: index, file: nil, took: ContinuousClock.now - started)
-                }
+                guard let path, !dropped.value.load(ordering: .relaxed) else { return Built(index: index, file: nil) }
                 // Written beside the live snapshot, which keeps describing the base the changes file lies over until the
                 // swap renames this one into its place.
                 let file = "\(path).next-\(layer.serial)"
                 do {
                     try index.writeSnapshot(to: file, generation: generation)
                     let mapped = try AddressIndex.readSnapshot(file, generation: generation)
-                    return Built(index: mapped, file: file, took: ContinuousClock.now - started)
+                    return Built(index: mapped, file: file)
                 } catch {
                     try? FileManager.default.removeItem(atPath: file)
-                    return Built(index: index, file: nil, took: ContinuousClock.now - started)
+                    return Built(index: index, file: nil)
                 }
             }
         }
@@ -94,7 +90,6 @@ public final class AddressRebuild: Sendable {
     struct Built: Sendable {
         var index: AddressIndex
         var file: String?
-        var took: Duration
     }
 
     private let flight = Mutex<Flight?>(nil)
@@ -123,8 +118,7 @@ public final class AddressRebuild: Sendable {
     public static func trigger(over base: AddressIndex) -> Int { AddressLayer.limit(over: base) / 4 }
 
     /// The imported addresses after a change file (`SearchEngine.layAddresses`): over the new base when a build
-    /// begun earlier is done, else over `current`'s base; a build begun when the layer passes `trigger`. Nil when no
-    /// layer can be made (the base is not in object order, or the layer passes its limit, when a build not done is
+    /// begun earlier (`beginIfDue`) is done, else over `current`'s base. Nil when no layer can be made (the base is not in object order, or the layer passes its limit, when a build not done is
     /// dropped): the caller builds the whole index itself.
     func lay(_ result: OSMChangeResult, over current: AddressLayer, snapshot path: String?) -> AddressLayer? {
         let delta = Delta(result)
@@ -156,9 +150,9 @@ public final class AddressRebuild: Sendable {
         return layer
     }
 
-    /// Waits for a build in flight over `current`'s base and swaps it in with the files since laid over it (the end of
-    /// `poi replicate`, so that the next start maps the newest base); `current` when none is in flight.
-    public func finish(over current: AddressLayer, snapshot path: String?) -> AddressLayer {
+    /// Waits for a build in flight over `current`'s base and swaps it in with the files since laid over it, for a writer
+    /// that will lay no more files and wants the newest base now (the tests); `current` when none is in flight.
+    func finish(over current: AddressLayer, snapshot path: String?) -> AddressLayer {
         guard let inFlight = flight.withLock({ $0 }) else { return current }
         guard inFlight.from === current.base, !inFlight.pending.withLock(\.isEmpty) else {
             inFlight.drop()
@@ -178,7 +172,7 @@ public final class AddressRebuild: Sendable {
             changes.add(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation, over: built.index)
         }
         // Not held to the limit: the files since the build began are laid over a base that holds every one before
-        // them, so the next file begins another build, and waits for it if its layer outgrows the limit first.
+        // them; the next file past the limit builds the whole itself (`lay`).
         guard let layer = AddressLayer(base: built.index, changes: changes) else {
             if let file = built.file { try? FileManager.default.removeItem(atPath: file) }
             return nil
@@ -224,7 +218,7 @@ public final class AddressRebuild: Sendable {
     }
 
     /// `current` with one more file laid over it, taken on top of it (nil: the base is not in object order).
-    static func layer(adding delta: Delta, over current: AddressLayer) -> AddressLayer? {
+    private static func layer(adding delta: Delta, over current: AddressLayer) -> AddressLayer? {
         var changes = current.changes
         changes.add(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation, over: current.base)
         return AddressLayer(base: current.base, changes: changes, previous: current)
@@ -232,7 +226,7 @@ public final class AddressRebuild: Sendable {
 
     /// Writes the layer's changes beside the snapshot at `path`: the next start maps the base and lays them over it.
     /// Without them it builds the index from the store: slower, not wrong.
-    static func keepChanges(of layer: AddressLayer, beside path: String?) {
+    private static func keepChanges(of layer: AddressLayer, beside path: String?) {
         guard let path else { return }
         let changesPath = SearchEngine.changesPath(path)
         do { try layer.changes.write(to: changesPath) } catch { try? FileManager.default.removeItem(atPath: changesPath) }

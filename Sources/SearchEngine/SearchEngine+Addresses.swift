@@ -74,8 +74,8 @@ extension SearchEngine {
 
     /// The imported addresses after a change file: what it made laid over `current` (`AddressChanges.add`), and the
     /// changes written beside the snapshot at `path`. With `rebuild`, a build of the whole begun in the background
-    /// (`AddressRebuild.beginIfDue`) is laid under the files since it began once it is done. Without it, or when no layer can be made (the layer would outgrow `AddressLayer.limit`, or
-    /// the base cannot take one), the whole index is built again here from every address the store holds after the
+    /// (`AddressRebuild.beginIfDue`) is laid under the files since it began once it is done. When no layer can be
+    /// made (the layer would outgrow `AddressLayer.limit`, or the base cannot take one), the whole index is built again here from every address the store holds after the
     /// file, and its snapshot written (the addresses read from `store` unless the result carries them).
     public static func layAddresses(
         of result: OSMChangeResult,
@@ -84,14 +84,8 @@ extension SearchEngine {
         store: any StoreOfRecord,
         rebuild: AddressRebuild? = nil
     ) throws(CatalogError) -> AddressLayer {
-        if let rebuild {
-            if let layer = rebuild.lay(result, over: current, snapshot: path) { return layer }
-        } else if let layer = AddressRebuild.layer(adding: AddressRebuild.Delta(result), over: current),
-            layer.size <= AddressLayer.limit(over: current.base)
-        {
-            AddressRebuild.keepChanges(of: layer, beside: path)
-            return layer
-        }
+        // Without one of the engine's, a rebuild with no build in flight: the layer, or nil past its limit.
+        if let layer = (rebuild ?? AddressRebuild()).lay(result, over: current, snapshot: path) { return layer }
         let all: AddressData
         if let carried = result.addresses { all = carried } else { all = try store.loadAddresses() }
         var index = AddressIndex(all.asStored)

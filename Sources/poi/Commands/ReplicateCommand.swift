@@ -33,8 +33,6 @@ struct ChangeFiles {
     /// them (`SearchEngine.layAddresses`, which writes the changes beside the snapshot); nil when the snapshot did not
     /// stand at the store's addresses, and `finish` builds the index whole.
     private var imported: AddressLayer?
-    /// The whole address index built again in the background while the files keep coming (`AddressRebuild`).
-    private let rebuild = AddressRebuild()
     static let forwardLimit = 100_000
 
     /// - Parameters:
@@ -68,9 +66,7 @@ struct ChangeFiles {
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result
-        if let current = imported {
-            imported = try SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot, store: store, rebuild: rebuild)
-        }
+        if let current = imported { imported = try SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot, store: store) }
         if let sequences = result.sequences, !forwardBroken {
             var next = forward ?? (changes: [], before: sequences.before, after: sequences.before)
             if next.after == sequences.before && next.changes.count + result.changes.count <= Self.forwardLimit {
@@ -86,7 +82,7 @@ struct ChangeFiles {
     /// Writes the address index's snapshot of the last change applied (unless the files' changes were laid over the
     /// snapshot there was, and written beside it, as they were applied), and brings the index snapshot of a SQLite
     /// database forward by the records the files changed.
-    mutating func finish() {
+    func finish() {
         if shared == nil, let forward, let snapshot {
             let started = Date()
             do {
@@ -97,16 +93,6 @@ struct ChangeFiles {
                 }
             } catch {
                 FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
-            }
-        }
-        if let current = imported {
-            // A build of the whole begun by the last files takes the old base's place, so the next start maps it.
-            let started = Date()
-            imported = rebuild.finish(over: current, snapshot: addressSnapshot)
-            if imported !== current {
-                print(
-                    "laid the last files over the address index built again meanwhile in \(String(format: "%.2f", Date().timeIntervalSince(started))) s"
-                )
             }
         }
         guard let last, let addressSnapshot, imported == nil else { return }

@@ -6,9 +6,9 @@ import Records
 ///
 /// WAL mode with `synchronous = FULL`: every committed transaction is fsynced before `write` returns, so an
 /// acknowledged write survives a crash of the process and of the machine. (NORMAL would survive a killed process
-/// too — the WAL is in the OS cache — but not a power cut, and writes here are small and rare enough that the extra
-/// fsync costs nothing that matters.) Every write is one transaction, and untrusted text reaches SQL only as bound
-/// arguments.
+/// too — the WAL is in the OS cache — but not a power cut.) The fsync (~0.34 ms here) is paid once per group commit,
+/// not per write (`SearchEngine.submit`): pin writes under load kept their rate with it (RESULTS.md, "Commits
+/// fsynced as documented"). Every write is one transaction, and untrusted text reaches SQL only as bound arguments.
 public final class CatalogStore: StoreOfRecord {
     public let path: String
     public var location: String { path }
@@ -23,13 +23,13 @@ public final class CatalogStore: StoreOfRecord {
         // lock for a moment — every opener checks the migrations in a write transaction: wait for it, do not fail
         // with "database is locked".
         configuration.busyMode = .timeout(CatalogStore.busyTimeout)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         do {
             let directory = (path as NSString).deletingLastPathComponent
             if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
             pool = try DatabasePool(path: path, configuration: configuration)
+            // Set on the writer once the pool is open: GRDB turns WAL on after `prepareDatabase` has run and sets
+            // `synchronous = NORMAL` with it, so the pragma set there was undone and no commit was fsynced.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try CatalogStore.migrator.migrate(pool)
         } catch {
             throw .cannotOpen(path: path, reason: "\(error)")

@@ -157,7 +157,7 @@ public final class AddressIndex: Sendable {
     /// not from a `HouseList` coded for the purpose and decoded again.
     convenience init(houses: [AddressPoint], lines: [StreetLine]) { self.init(houses: HouseTable(houses), lines: lines, areas: AreaList()) }
 
-    private convenience init(houses: HouseTable, lines: [StreetLine], areas: AreaList) {
+    convenience init(houses: HouseTable, lines: [StreetLine], areas: AreaList) {
         let data = (streets: lines, areas: areas)
         let houseCount = houses.count
         // The houses' and the street segments' grids need only positions: made on a second thread meanwhile.

@@ -167,15 +167,37 @@ public final class AddressLayer: Sendable {
         }
         takenHouses = Self.mergedAscending(takenHouses, sortedFrom: oldHouses)
         takenLines = Self.mergedAscending(takenLines, sortedFrom: oldLines)
-        let layerHouses = OSMObjectKey.merged(takenHouses.map { base.house(Int($0)) }, changes.houses, id: \.id)
+        let layerHouses = Self.houseTable(taken: takenHouses, of: base, changed: changes.houses)
         let layerLines = OSMObjectKey.merged(takenLines.map { base.lines[Int($0)] }, changes.lines, id: \.id)
         self.base = base
         self.changes = changes
-        index = layerHouses.isEmpty && layerLines.isEmpty ? .empty : AddressIndex(houses: layerHouses, lines: layerLines)
+        index = layerHouses.count == 0 && layerLines.isEmpty ? .empty : AddressIndex(houses: layerHouses, lines: layerLines, areas: AreaList())
         self.areas = MapAreaIndex(AreaList(changes.areas + (changes.sea ?? [])))
         (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = (houses, lines, Set(changes.streets), areas)
         (changedObjects, self.takenHouses, self.takenLines) = (changed, takenHouses, takenLines)
         serial = Self.serials.add(1, ordering: .relaxed).newValue
+    }
+
+    /// The layer's houses: the base's `taken` (ascending) and the `changed` objects' houses (in object order), merged
+    /// in object order as `OSMObjectKey.merged` merges them — the base's rows copied as columns, not made records.
+    private static func houseTable(taken: [Int32], of base: AddressIndex, changed: [AddressPoint]) -> HouseTable {
+        let takenKeys = taken.map { OSMObjectKey.order(of: base.houses.id(Int($0))) }
+        let changedKeys = changed.map { OSMObjectKey.order(of: $0.id) }
+        // Houses without an OpenStreetMap id (none in a base that is in object order) are ordered as `merged` orders
+        // them, through records.
+        guard !takenKeys.contains(where: { $0 == nil }) && !changedKeys.contains(where: { $0 == nil }) else {
+            return HouseTable(OSMObjectKey.merged(taken.map { base.house(Int($0)) }, changed, id: \.id))
+        }
+        var rows: [HouseTable.Row] = []
+        rows.reserveCapacity(taken.count + changed.count)
+        OSMObjectKey.merge(
+            taken.map { .row($0) }[...],
+            takenKeys[...],
+            changed.indices.map { .record(Int32($0)) }[...],
+            changedKeys[...],
+            into: &rows
+        )
+        return HouseTable(rows, of: base.houses, records: changed)
     }
 
     /// `items` with its tail from `sortedFrom` (in any order) merged into its head (ascending): ascending.

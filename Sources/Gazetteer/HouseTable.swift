@@ -60,12 +60,7 @@ struct HouseTable: Sendable {
         var lastUnit = TextNumbering.Recent()
         var lastPostcode = TextNumbering.Recent()
         var lastCity = TextNumbering.Recent()
-        struct Context: Hashable {
-            var street, place, unit, postcode, city: UInt32
-        }
-        var contextList: [Context] = []
-        var contextNumbers: [Context: UInt32] = [:]
-        var lastContext: (Context, UInt32)?
+        var contextNumbers = ContextNumbering()
         var i = 0
         // A block of houses decoded at a time; by index within it, so that each field is read where it lies, not
         // the whole house copied.
@@ -81,40 +76,50 @@ struct HouseTable: Sendable {
                 }
             }
             for k in block.indices {
-                let context = Context(
+                let context = ContextNumbering.Context(
                     street: reference(block[k].street, &lastStreet),
                     place: reference(block[k].place, &lastPlace),
                     unit: reference(block[k].unit, &lastUnit),
                     postcode: reference(block[k].postcode, &lastPostcode),
                     city: reference(block[k].city, &lastCity)
                 )
-                let number: UInt32
-                if let (previous, known) = lastContext, previous == context {
-                    number = known
-                } else if let known = contextNumbers[context] {
-                    number = known
-                } else {
-                    number = UInt32(contextList.count)
-                    contextNumbers[context] = number
-                    contextList.append(context)
-                }
-                lastContext = (context, number)
-                contexts[i + k] = number
+                contexts[i + k] = contextNumbers.number(context)
                 numbers[i + k] = reference(block[k].housenumber, &lastNumber)
                 latitudes[i + k] = block[k].latitude
                 longitudes[i + k] = block[k].longitude
             }
             i += block.count
         }
-        self.ids = PlaceTable.StringColumn(ends: idEnds, blob: idBytes)
-        self.texts = PlaceTable.StringColumn(numbering.texts)
+        self.init(
+            ids: PlaceTable.StringColumn(ends: idEnds, blob: idBytes),
+            texts: numbering,
+            contexts: contexts,
+            numbers: numbers,
+            contextNumbers: contextNumbers,
+            latitudes: latitudes,
+            longitudes: longitudes
+        )
+    }
+
+    /// The columns made, with the texts and contexts as numbered.
+    init(
+        ids: PlaceTable.StringColumn,
+        texts: TextNumbering,
+        contexts: FlatArray<UInt32>,
+        numbers: FlatArray<UInt32>,
+        contextNumbers: ContextNumbering,
+        latitudes: FlatArray<Double>,
+        longitudes: FlatArray<Double>
+    ) {
+        self.ids = ids
+        self.texts = PlaceTable.StringColumn(texts.texts)
         self.contexts = contexts
         self.numbers = numbers
-        contextStreets = FlatArray(contextList.map(\.street))
-        contextPlaces = FlatArray(contextList.map(\.place))
-        contextUnits = FlatArray(contextList.map(\.unit))
-        contextPostcodes = FlatArray(contextList.map(\.postcode))
-        contextCities = FlatArray(contextList.map(\.city))
+        contextStreets = FlatArray(contextNumbers.list.map(\.street))
+        contextPlaces = FlatArray(contextNumbers.list.map(\.place))
+        contextUnits = FlatArray(contextNumbers.list.map(\.unit))
+        contextPostcodes = FlatArray(contextNumbers.list.map(\.postcode))
+        contextCities = FlatArray(contextNumbers.list.map(\.city))
         self.latitudes = latitudes
         self.longitudes = longitudes
     }

@@ -181,7 +181,7 @@ public final class AddressLayer: Sendable {
     /// The layer's houses: the base's `taken` (ascending) and the `changed` objects' houses (in object order), merged
     /// in object order as `OSMObjectKey.merged` merges them — the base's rows copied as columns, not made records.
     private static func houseTable(taken: [Int32], of base: AddressIndex, changed: [AddressPoint]) -> HouseTable {
-        let takenKeys = taken.map { OSMObjectKey.order(of: base.houses.id(Int($0))) }
+        let takenKeys = taken.map { base.houses.objectOrder(Int($0)) }
         let changedKeys = changed.map { OSMObjectKey.order(of: $0.id) }
         // Houses without an OpenStreetMap id (none in a base that is in object order) are ordered as `merged` orders
         // them, through records.

@@ -32,14 +32,18 @@ extension HouseTable {
         var longitudes = FlatArray<Double>(repeating: 0, count: n)
         var numbering = TextNumbering()
         var contextNumbers = ContextNumbering()
-        // `source`'s texts and contexts as numbered here (absent: not met yet). Texts are numbered in the order the
-        // records' path meets them — a context's five fields, then the house number — so the texts' numbers are too.
-        var sourceTexts: [UInt32: UInt32] = [0: 0]
-        var sourceContexts: [UInt32: UInt32] = [:]
+        // `source`'s texts and contexts as numbered here, by their number there (`unmet`: not met yet). Texts are
+        // numbered in the order the records' path meets them — a context's five fields, then the house number — so the
+        // texts' numbers are too.
+        let unmet = UInt32.max
+        var sourceTexts = [UInt32](repeating: unmet, count: source.texts.count + 1)
+        sourceTexts[0] = 0
+        var sourceContexts = [UInt32](repeating: unmet, count: source.contextStreets.count)
         func text(ofSource reference: UInt32) -> UInt32 {
-            if let known = sourceTexts[reference] { return known }
+            let known = sourceTexts[Int(reference)]
+            if known != unmet { return known }
             let number = numbering.number(source.texts.string(Int(reference) - 1))
-            sourceTexts[reference] = number
+            sourceTexts[Int(reference)] = number
             return number
         }
         func reference(_ text: String?) -> UInt32 { text.map { numbering.number($0) } ?? 0 }
@@ -54,11 +58,10 @@ extension HouseTable {
                         _ = UnsafeMutableBufferPointer(rebasing: idBytes[idEnd..<(idEnd + range.count)])
                             .initialize(fromContentsOf: UnsafeBufferPointer(rebasing: sourceBytes[range]))
                         idEnd += range.count
-                        let c = source.contexts[i]
-                        if let known = sourceContexts[c] {
-                            contexts[k] = known
+                        let c = Int(source.contexts[i])
+                        if sourceContexts[c] != unmet {
+                            contexts[k] = sourceContexts[c]
                         } else {
-                            let c = Int(c)
                             let context = ContextNumbering.Context(
                                 street: text(ofSource: source.contextStreets[c]),
                                 place: text(ofSource: source.contextPlaces[c]),
@@ -67,7 +70,7 @@ extension HouseTable {
                                 city: text(ofSource: source.contextCities[c])
                             )
                             contexts[k] = contextNumbers.number(context)
-                            sourceContexts[UInt32(c)] = contexts[k]
+                            sourceContexts[c] = contexts[k]
                         }
                         numbers[k] = text(ofSource: source.numbers[i])
                         (latitudes[k], longitudes[k]) = (source.latitudes[i], source.longitudes[i])
@@ -106,6 +109,11 @@ extension HouseTable {
 
     /// The bytes of house `i`'s id in `ids.blob`.
     func idRange(_ i: Int) -> Range<Int> { (i == 0 ? 0 : Int(ids.ends[i - 1]))..<Int(ids.ends[i]) }
+
+    /// House `i`'s `OSMObjectKey.order`, read from its id's bytes.
+    func objectOrder(_ i: Int) -> (type: Int, id: Int64, part: Int)? {
+        ids.blob.withUnsafeBufferPointer { OSMObjectKey.order(of: UnsafeBufferPointer(rebasing: $0[idRange(i)])) }
+    }
 }
 
 /// Distinct contexts (street, place, unit, postcode, city as text references) numbered from 0 as met.

@@ -401,7 +401,7 @@ extension AddressIndex {
         objectOrder.withLock { known in
             if let known { return known }
             let ordered =
-                Self.isAscending(houses.count) { Self.objectKey(houses.id($0)) } && Self.isAscending(lines.count) { Self.objectKey(lines[$0].id) }
+                Self.isAscending(houses.count) { houseKey($0) } && Self.isAscending(lines.count) { Self.objectKey(lines[$0].id) }
                 && Self.isAscending(seaStart) { Self.objectKey(areas.id($0)) }
             known = ordered
             return ordered
@@ -417,6 +417,9 @@ extension AddressIndex {
 
     /// An id's object as `OSMObjectKey.packed`; -1 for an id that is not an OpenStreetMap object's (those sort first).
     static func objectKey(_ id: String) -> Int64 { OSMObjectKey.order(of: id).map(OSMObjectKey.packed) ?? -1 }
+
+    /// House `i`'s `objectKey`, read from its id's bytes (a binary search over the houses makes no strings).
+    func houseKey(_ i: Int) -> Int64 { houses.objectOrder(i).map(OSMObjectKey.packed) ?? -1 }
 
     static func isAscending(_ count: Int, _ key: (Int) -> Int64) -> Bool {
         var previous = Int64.min
@@ -441,7 +444,7 @@ extension AddressIndex {
         return lowerBound(object)..<lowerBound(object + 1)
     }
 
-    func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count) { Self.objectKey(houses.id($0)) } }
+    func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count) { houseKey($0) } }
     func lineRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: lines.count) { Self.objectKey(lines[$0].id) } }
     func areaRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: seaStart) { Self.objectKey(areas.id($0)) } }
 

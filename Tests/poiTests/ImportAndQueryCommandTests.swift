@@ -45,6 +45,34 @@ import Testing
         #expect(none.status == 1)
     }
 
+    /// After `poi import` the database file alone holds what was imported: the write-ahead log is empty, and a copy of
+    /// the file without it answers as the database does (records, and an OpenStreetMap extract's houses).
+    @Test func anImportLeavesTheDatabaseFileWhole() throws {
+        let records = write(
+            "w.jsonl",
+            """
+            {"id":"a","name":"Whole File Cafe","category":"food.cafe","lat":60.17,"lon":24.94}
+            {"id":"b","name":"Whole File Bakery","category":"food.bakery","lat":60.18,"lon":24.95}
+            """
+        )
+        for (name, file, query) in [
+            ("records", records, ["search", "whole file", "--format", "json"]),
+            ("extract", Repository.path("data/Helsinki.osm.pbf"), ["geocode", "Mannerheimintie 1, Helsinki", "--format", "json"]),
+        ] {
+            let db = scratch.file("\(name).sqlite")
+            let imported = try CLI.run(["import", file, "--db", db])
+            #expect(imported.status == 0, "\(name): \(imported.stderr)")
+            let log = (try? FileManager.default.attributesOfItem(atPath: db + "-wal")[.size] as? Int) ?? 0
+            #expect(log == 0, "\(name): the write-ahead log holds \(log) bytes after the import")
+            let copy = scratch.file("\(name)-copy.sqlite")
+            try FileManager.default.copyItem(atPath: db, toPath: copy)
+            let original = try CLI.run(query + ["--db", db])
+            let copied = try CLI.run(query + ["--db", copy])
+            #expect(original.status == 0 && !original.stdout.isEmpty, "\(name): \(original.stderr)")
+            #expect(copied.stdout == original.stdout, "\(name): the file copied alone answers \(copied.stdout) \(copied.stderr)")
+        }
+    }
+
     /// An acknowledged write survives kill -9: the import's process is killed right after its commits.
     @Test func writesSurviveKill9() throws {
         let db = scratch.file("k.sqlite")

@@ -187,6 +187,9 @@ struct ImportCommand: ParsableCommand {
             }
         }
         addressSnapshot?.finish()
+        // The log copied into the database file and emptied: the file alone holds the import (copied as a file, it is
+        // whole), and the first start has no pages to copy before its first write.
+        if !done.isEmpty { for catalog in [store as? CatalogStore, mirrorStore].compactMap({ $0 }) { try? catalog.checkpoint() } }
         // The snapshots were written around the page cache: read in now, in the background, for the first start.
         if storeURL == nil && !done.isEmpty {
             let sources = DataSources(db: db ?? BundledDatabase.defaultPath(dataDirectory: DataDirectory.resolve()))

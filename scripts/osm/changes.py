@@ -21,35 +21,118 @@ import argparse
 import datetime
 import os
 import random
+from array import array
 
+import numpy
 import osmium
 
 
 class Extract:
     """The objects of an extract as the changes drawn so far leave them, so that a series of change files stays
-    consistent (nothing modified after its delete)."""
+    consistent (nothing modified after its delete).
+
+    Sized for a country-shaped extract (≥ 50 M nodes, ~90 % of them untagged way nodes): the extract's nodes are kept in
+    numpy arrays (id, fixed-point location, version and how many ways use it: 28 bytes a node), their tags only where
+    a node has any; the nodes the feed creates or changes, and all ways and relations, in dicts. A draw is the same,
+    seed for seed, as with every object in a dict."""
 
     def __init__(self, path):
-        self.nodes, self.ways, self.relations = {}, {}, {}
-        self.versions = {}  # a change's version is one past the object's (osmium apply-changes keeps the highest)
+        ids, ys, xs, versions = array("q"), array("i"), array("i"), array("i")
+        self.node_tags = {}  # tags of every node that has any, as the feed leaves them
+        self.ways, self.relations = {}, {}
+        self.versions = {}  # ways', relations' and changed nodes' versions; the extract's nodes' are in an array
         for o in osmium.FileProcessor(path):
-            self.versions[(o.type_str(), o.id)] = o.version
             if o.is_node():
-                self.nodes[o.id] = ((o.location.lat, o.location.lon), {t.k: t.v for t in o.tags})
+                location = o.location
+                ids.append(o.id)
+                ys.append(location.y)
+                xs.append(location.x)
+                versions.append(o.version)
+                if len(o.tags):
+                    self.node_tags[o.id] = {t.k: t.v for t in o.tags}
             elif o.is_way():
-                self.ways[o.id] = ([n.ref for n in o.nodes], {t.k: t.v for t in o.tags})
+                self.versions[("w", o.id)] = o.version
+                self.ways[o.id] = (array("q", (n.ref for n in o.nodes)), {t.k: t.v for t in o.tags})
             elif o.is_relation():
+                self.versions[("r", o.id)] = o.version
                 self.relations[o.id] = ([(m.type, m.ref, m.role) for m in o.members], {t.k: t.v for t in o.tags})
-        self.next_node = max(self.nodes) + 1 if self.nodes else 1
+        self.base_ids = numpy.frombuffer(ids, dtype=numpy.int64)
+        order = numpy.argsort(self.base_ids, kind="stable")
+        self.base_ids = self.base_ids[order]
+        self.base_y = numpy.frombuffer(ys, dtype=numpy.int32)[order]
+        self.base_x = numpy.frombuffer(xs, dtype=numpy.int32)[order]
+        self.base_versions = numpy.frombuffer(versions, dtype=numpy.int32)[order]
+        del ids, ys, xs, versions, order
+        self.base_alive = numpy.ones(len(self.base_ids), dtype=bool)
+        self.alive_ids = self.base_ids  # the extract's nodes not deleted, sorted (recomputed after a delete)
+        self.changed_nodes = {}  # node id -> location, for the nodes the feed created or changed
+        self.created_nodes = set()  # created by the feed and not deleted since
+        self.base_uses = numpy.zeros(len(self.base_ids), dtype=numpy.int32)  # how many ways use each node
+        self.created_uses = {}
+        if self.ways:
+            refs = numpy.concatenate([numpy.frombuffer(r, dtype=numpy.int64) for r, _ in self.ways.values()])
+            at = numpy.searchsorted(self.base_ids, refs)
+            found = at < len(self.base_ids)
+            found[found] = self.base_ids[at[found]] == refs[found]
+            self.base_uses = numpy.bincount(at[found], minlength=len(self.base_ids)).astype(numpy.int32)
+        self.next_node = int(self.base_ids[-1]) + 1 if len(self.base_ids) else 1
         self.next_way = max(self.ways) + 1 if self.ways else 1
         self.next_relation = max(self.relations) + 1 if self.relations else 1
 
+    def base_index(self, nid):
+        """The node's index in the extract's arrays, or None if the extract did not have it."""
+        i = int(numpy.searchsorted(self.base_ids, nid))
+        return i if i < len(self.base_ids) and self.base_ids[i] == nid else None
+
+    def node(self, nid):
+        """The node's (location, tags) as the feed leaves it, or None if it has none."""
+        if nid in self.changed_nodes:
+            return self.changed_nodes[nid], self.node_tags.get(nid, {})
+        i = self.base_index(nid)
+        if i is None or not self.base_alive[i]:
+            return None
+        return (int(self.base_y[i]) / 1e7, int(self.base_x[i]) / 1e7), self.node_tags.get(nid, {})
+
+    def node_ids(self):
+        """The ids of the nodes as the feed leaves them, sorted (the feed's ids are past the extract's)."""
+        return numpy.concatenate([self.alive_ids, numpy.array(sorted(self.created_nodes), dtype=numpy.int64)])
+
+    def uses(self, nid):
+        i = self.base_index(nid)
+        return int(self.base_uses[i]) if i is not None else self.created_uses.get(nid, 0)
+
+    def add_uses(self, refs, delta):
+        for ref in refs:
+            i = self.base_index(ref)
+            if i is not None:
+                self.base_uses[i] += delta
+            else:
+                self.created_uses[ref] = self.created_uses.get(ref, 0) + delta
+
+    def tagged_free(self):
+        """The nodes with tags that no way uses, sorted."""
+        tagged = numpy.fromiter(self.node_tags.keys(), dtype=numpy.int64, count=len(self.node_tags))
+        tagged.sort()
+        in_base = numpy.zeros(len(tagged), dtype=bool)
+        free = numpy.zeros(len(tagged), dtype=bool)
+        if len(self.base_ids):
+            at = numpy.minimum(numpy.searchsorted(self.base_ids, tagged), len(self.base_ids) - 1)
+            in_base = self.base_ids[at] == tagged
+            free = in_base & (self.base_uses[at] == 0)
+        for k in numpy.flatnonzero(~in_base):
+            free[k] = self.created_uses.get(int(tagged[k]), 0) == 0
+        return [int(n) for n in tagged[free]]
+
+    def version(self, kind, oid):
+        """The object's version as the feed leaves it (1 if it never had one)."""
+        if kind == "n" and (kind, oid) not in self.versions:
+            i = self.base_index(oid)
+            return int(self.base_versions[i]) if i is not None else 1
+        return self.versions.get((kind, oid), 1)
+
     def draw(self, rnd, changes):
         """Draws one change file's objects: {id: (action, ...)} for nodes, ways and relations."""
-        nodes, ways, relations = self.nodes, self.ways, self.relations
-        used = set()
-        for refs, _ in ways.values():
-            used.update(refs)
+        ways, relations = self.ways, self.relations
         out_nodes, out_ways, out_relations = {}, {}, {}
 
         def put_node(nid, loc, tags, create=False):
@@ -64,23 +147,23 @@ class Extract:
         def jitter(loc, d=0.0003):
             return (round(loc[0] + rnd.uniform(-d, d), 7), round(loc[1] + rnd.uniform(-d, d), 7))
 
-        node_ids = sorted(nodes)
-        tagged_free = [n for n in node_ids if nodes[n][1] and n not in used]
+        node_ids = self.node_ids()
+        tagged_free = self.tagged_free()
         way_ids = sorted(ways)
         member_ways = {m[1] for ms, _ in relations.values() for m in ms if m[0] == "w"}
         for _ in range(changes):
             kind = rnd.random()
             if kind < 0.25:  # move a node (a way's or a POI's)
-                nid = rnd.choice(node_ids)
+                nid = int(rnd.choice(node_ids))
                 if nid in out_nodes and out_nodes[nid][0] == "delete":
                     continue
-                loc, tags = nodes[nid]
+                loc, tags = self.node(nid)
                 put_node(nid, jitter(loc), dict(tags))
             elif kind < 0.37 and tagged_free:  # change a tagged node's tags
                 nid = rnd.choice(tagged_free)
                 if nid in out_nodes:
                     continue
-                loc, tags = nodes[nid]
+                loc, tags = self.node(nid)
                 tags = dict(tags)
                 choice = rnd.random()
                 if "name" in tags and choice < 0.4:
@@ -97,9 +180,9 @@ class Extract:
                 nid = rnd.choice(tagged_free)
                 if nid in out_nodes:
                     continue
-                out_nodes[nid] = ("delete", nodes[nid][0], {})
+                out_nodes[nid] = ("delete", self.node(nid)[0], {})
             elif kind < 0.55:  # create a POI or a house
-                loc = jitter(nodes[rnd.choice(node_ids)][0], 0.002)
+                loc = jitter(self.node(int(rnd.choice(node_ids)))[0], 0.002)
                 if rnd.random() < 0.5:
                     new_node(loc, {"amenity": rnd.choice(["cafe", "restaurant", "pharmacy"]), "name": f"Uusi paikka {self.next_node}"})
                 else:
@@ -131,9 +214,9 @@ class Extract:
                     del refs[rnd.randrange(1, len(refs) - 1)]
                 else:
                     i = rnd.randrange(1, len(refs)) if len(refs) > 1 else 1
-                    if refs[i - 1] not in nodes:  # a way clipped at the extract's edge
+                    if self.node(refs[i - 1]) is None:  # a way clipped at the extract's edge
                         continue
-                    near = nodes[refs[i - 1]][0]
+                    near = self.node(refs[i - 1])[0]
                     refs.insert(i, new_node(jitter(near, 0.0001)))
                 out_ways[wid] = ("modify", refs, dict(tags))
             elif kind < 0.80:  # delete a way that no relation uses
@@ -142,7 +225,7 @@ class Extract:
                     continue
                 out_ways[wid] = ("delete", [], {})
             elif kind < 0.88:  # create a building with an address, or a street over existing nodes
-                base = nodes[rnd.choice(node_ids)][0]
+                base = self.node(int(rnd.choice(node_ids)))[0]
                 if rnd.random() < 0.6:
                     d = 0.00004
                     ring = [new_node((round(base[0] - d, 7), round(base[1] - d, 7))), new_node((round(base[0] - d, 7), round(base[1] + d, 7))),
@@ -150,7 +233,7 @@ class Extract:
                     out_ways[self.next_way] = ("create", ring + [ring[0]], {"building": "yes", "addr:street": "Uusikatu", "addr:housenumber": str(rnd.randint(1, 99))})
                 else:
                     start = rnd.randrange(len(node_ids) - 3)
-                    out_ways[self.next_way] = ("create", node_ids[start:start + 3], {"highway": "service", "name": f"Uusi tie {self.next_way}"})
+                    out_ways[self.next_way] = ("create", [int(n) for n in node_ids[start:start + 3]], {"highway": "service", "name": f"Uusi tie {self.next_way}"})
                 self.next_way += 1
             elif relations:  # relations
                 rid = rnd.choice(sorted(relations))
@@ -165,7 +248,7 @@ class Extract:
                 elif choice < 0.7:
                     out_relations[rid] = ("delete", [], {})
                 else:
-                    base = nodes[rnd.choice(node_ids)][0]
+                    base = self.node(int(rnd.choice(node_ids)))[0]
                     d = 0.0005
                     ring = [new_node((round(base[0], 7), round(base[1], 7))), new_node((round(base[0], 7), round(base[1] + d, 7))),
                             new_node((round(base[0] + d, 7), round(base[1] + d, 7))), new_node((round(base[0] + d, 7), round(base[1], 7)))]
@@ -181,13 +264,42 @@ class Extract:
     def apply(self, change):
         """Leaves the objects as the change file does, each version one higher."""
         out_nodes, out_ways, out_relations = change
-        for table, out, kind in ((self.nodes, out_nodes, "n"), (self.ways, out_ways, "w"), (self.relations, out_relations, "r")):
-            for oid, (action, a, b) in out.items():
-                self.versions[(kind, oid)] = 1 if action == "create" else self.versions.get((kind, oid), 1) + 1
-                if action == "delete":
-                    table.pop(oid, None)
+        deleted_base = False
+        for nid, (action, loc, tags) in out_nodes.items():
+            self.versions[("n", nid)] = 1 if action == "create" else self.version("n", nid) + 1
+            if action == "delete":
+                self.changed_nodes.pop(nid, None)
+                self.node_tags.pop(nid, None)
+                if nid in self.created_nodes:
+                    self.created_nodes.discard(nid)
                 else:
-                    table[oid] = (a, b)
+                    self.base_alive[self.base_index(nid)] = False
+                    deleted_base = True
+                continue
+            if action == "create":
+                self.created_nodes.add(nid)
+            self.changed_nodes[nid] = loc
+            if tags:
+                self.node_tags[nid] = tags
+            else:
+                self.node_tags.pop(nid, None)
+        if deleted_base:
+            self.alive_ids = self.base_ids[self.base_alive]
+        for wid, (action, refs, tags) in out_ways.items():
+            self.versions[("w", wid)] = 1 if action == "create" else self.version("w", wid) + 1
+            if wid in self.ways:
+                self.add_uses(self.ways[wid][0], -1)
+            if action == "delete":
+                self.ways.pop(wid, None)
+            else:
+                self.ways[wid] = (array("q", refs), tags)
+                self.add_uses(refs, 1)
+        for rid, (action, members, tags) in out_relations.items():
+            self.versions[("r", rid)] = 1 if action == "create" else self.version("r", rid) + 1
+            if action == "delete":
+                self.relations.pop(rid, None)
+            else:
+                self.relations[rid] = (members, tags)
 
     def write(self, change, path, stamp):
         """Writes a change file (nodes, then ways, then relations), with the versions `apply` gives them."""
@@ -197,7 +309,7 @@ class Extract:
         writer = osmium.SimpleWriter(path)
 
         def version(kind, oid, action):
-            return 1 if action == "create" else self.versions.get((kind, oid), 1) + 1
+            return 1 if action == "create" else self.version(kind, oid) + 1
 
         for nid in sorted(out_nodes):
             action, loc, tags = out_nodes[nid]

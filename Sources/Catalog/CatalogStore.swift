@@ -15,9 +15,12 @@ public final class CatalogStore: StoreOfRecord {
     /// One process owns the file: there is no feed to follow.
     public var feed: (any ChangeFeed)? { nil }
     let pool: DatabasePool
+    /// Checkpoints after the transactions that leave them to it (`updateOSM`).
+    let checkpointer: BackgroundCheckpointer
 
     public init(path: String) throws(CatalogError) {
         self.path = path
+        checkpointer = BackgroundCheckpointer(path: path)
         var configuration = Configuration()
         // Another process on the same file (a CLI command beside the server, or beside another command) may hold a
         // lock for a moment — every opener checks the migrations in a write transaction: wait for it, do not fail
@@ -38,6 +41,8 @@ public final class CatalogStore: StoreOfRecord {
 
     /// How long an open or a write waits for another process's lock on the file, in seconds.
     static let busyTimeout: TimeInterval = 30
+    /// SQLite's automatic checkpoint: after a commit that leaves this many pages in the log (its default).
+    static let autocheckpointPages = 1000
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -172,6 +177,11 @@ public final class CatalogStore: StoreOfRecord {
             throw .storage("\(error)")
         }
     }
+
+    /// Waits until the checkpoints left to the background (`updateOSM`) are done.
+    /// - Returns: the last one's error if it failed; the log then waits for the next checkpoint, nothing is lost.
+    @discardableResult
+    public func waitForCheckpoints() -> String? { checkpointer.wait() }
 
     public func poiCount() throws(CatalogError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM poi") ?? 0 }

@@ -49,19 +49,29 @@ extension CatalogStore {
     }
 
     /// Runs `body` on the mirror in one write transaction, counted in the change sequence: the mirror, the POIs and
-    /// the addresses it changes are committed together or not at all.
+    /// the addresses it changes are committed together or not at all. The transaction's checkpoint is left to
+    /// `BackgroundCheckpointer` (it writes ~11 k log frames on the country-shaped database, and SQLite's automatic
+    /// checkpoint would copy them into the file inside this call); `waitForCheckpoints` waits for it.
     /// - Returns: what `body` answers, and the change sequence just before and after the transaction.
     public func updateOSM<T>(_ body: (OSMMirror) throws -> T) throws -> (value: T, before: ChangeSequence, after: ChangeSequence) {
         do {
-            return try pool.write { db in
-                let before = try CatalogStore.changeSequence(db)
-                let mirror = OSMMirror(db)
-                let value = try body(mirror)
-                try mirror.flush()
-                try db.execute(sql: "UPDATE store_state SET sequence = sequence + 1 WHERE id = 1")
-                var after = before
-                after.sequence += 1
-                return (value, before, after)
+            defer { checkpointer.request() }
+            return try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+                defer { try? db.execute(sql: "PRAGMA wal_autocheckpoint = \(CatalogStore.autocheckpointPages)") }
+                var result: (value: T, before: ChangeSequence, after: ChangeSequence)?
+                try db.inTransaction {
+                    let before = try CatalogStore.changeSequence(db)
+                    let mirror = OSMMirror(db)
+                    let value = try body(mirror)
+                    try mirror.flush()
+                    try db.execute(sql: "UPDATE store_state SET sequence = sequence + 1 WHERE id = 1")
+                    var after = before
+                    after.sequence += 1
+                    result = (value, before, after)
+                    return .commit
+                }
+                return result!
             }
         } catch let error as DatabaseError {
             throw CatalogError.storage("\(error)")

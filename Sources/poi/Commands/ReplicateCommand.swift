@@ -199,6 +199,8 @@ struct ReplicateCommand: ParsableCommand {
         let replicator = Replicator(source: ReplicationSource(location))
         let shared: (any StoreOfRecord)?
         do { shared = try storeURL.map { try PostgresStore(url: $0) } } catch { throw CLIError.failure("\(error)") }
+        // Last, after the snapshot: the files' checkpoints, left to the background, done before the process ends.
+        defer { store.waitForCheckpoints() }
         var files = try ChangeFiles(store: store, sources: DataSources(db: path), shared: shared, after: stateWritten)
         defer { files.finish() }
         while true {

@@ -56,14 +56,27 @@ struct BlockSpans {
     }
 
     /// Numbers for `count` blocks in place of the blocks `run`, evenly strictly between their neighbours' (past the
-    /// first or last block, as far out as `gap` apart); nil when there is no room.
-    func numbers(_ count: Int, replacing run: ClosedRange<Int>, gap: Int64) -> [Int64]? {
+    /// first or last block, as far out as `gap` apart), at least `spacing` apart; nil when there is no such room.
+    func numbers(_ count: Int, replacing run: ClosedRange<Int>, gap: Int64, spacing: Int64 = 1) -> [Int64]? {
         let m = Int64(count)
         let low = run.lowerBound > 0 ? rows[run.lowerBound - 1].seq : rows[run.lowerBound].seq - (m + 1) * gap
         let high = run.upperBound + 1 < rows.count ? rows[run.upperBound + 1].seq : rows[run.upperBound].seq + (m + 1) * gap
-        guard high - low > m else { return nil }
+        guard (high - low) / (m + 1) >= max(1, spacing) else { return nil }
         return (0..<m).map { low + (high - low) * ($0 + 1) / (m + 1) }
     }
+
+    /// The objects' blocks around `run`, as many more again on each side, for a run whose blocks found no room
+    /// between their neighbours' numbers: written again with it, they are numbered apart again (`widenedSpacing`).
+    /// New objects' houses and areas go after the last of their type, file after file, and each split there leaves
+    /// the last block a third of the room: on the country-shaped database the numbers ran out every ~12 files, and the
+    /// whole list was written again (4 s). Nil when the run has all the objects' blocks already.
+    func widened(_ run: ClosedRange<Int>) -> ClosedRange<Int>? {
+        let wider = max(0, run.lowerBound - run.count)...min(objectBlocks - 1, run.upperBound + run.count)
+        return wider == run ? nil : wider
+    }
+
+    /// How far apart at least a widened run's blocks are numbered: room for a dozen more splits in the same place.
+    static func widenedSpacing(gap: Int64) -> Int64 { max(1, gap / 16) }
 
     /// Each house block's span, as a whole write records it (`CatalogStore.writeHouses`), or nil when a house is not an
     /// OpenStreetMap object's or the houses are not in `OSMObjectKey` order (such a list is only ever rewritten whole).

@@ -161,39 +161,61 @@ extension CatalogStore {
             read[i] = [UInt8](data)
         }
         let addedAreas = Array(added)
+        // A run with no room between its neighbours' numbers takes them in (`BlockSpans.widened`) and is made again.
         var rewrites: [(from: Int, to: Int, blocks: [[UInt8]], spans: [(first: Int64, last: Int64)], seqs: [Int64])] = []
-        var nextAdded = 0
-        for run in BlockSpans.runs(read.keys) {
-            let (from, to) = (run.lowerBound, run.upperBound)
-            var kept: [MapArea] = []
-            for i in from...to {
-                let areas: AreaList
-                do { areas = try AreaList(checking: [read[i]!]) } catch {
-                    throw CatalogError.storage("the map area blocks are corrupt: block \(spans[i].seq): \(error.reason)")
+        var widened = Set<Int>()
+        runs: while true {
+            rewrites.removeAll(keepingCapacity: true)
+            var nextAdded = 0
+            for run in BlockSpans.runs(read.keys) {
+                let (from, to) = (run.lowerBound, run.upperBound)
+                var kept: [MapArea] = []
+                for i in from...to {
+                    let areas: AreaList
+                    do { areas = try AreaList(checking: [read[i]!]) } catch {
+                        throw CatalogError.storage("the map area blocks are corrupt: block \(spans[i].seq): \(error.reason)")
+                    }
+                    for k in areas.indices {
+                        guard let key = OSMObjectKey.order(of: areas.id(of: k)) else { return false }
+                        if !changed.contains(OSMObjectKey.packed(key)) { kept.append(areas[k]) }
+                    }
                 }
-                for k in areas.indices {
-                    guard let key = OSMObjectKey.order(of: areas.id(of: k)) else { return false }
-                    if !changed.contains(OSMObjectKey.packed(key)) { kept.append(areas[k]) }
-                }
-            }
-            var end2 = nextAdded
-            while end2 < addedTo.count && addedTo[end2] <= to { end2 += 1 }
-            let merged = AreaList(OSMObjectKey.merged(kept, Array(addedAreas[nextAdded..<end2]), id: \.id))
-            nextAdded = end2
-            var blocks: [[UInt8]] = []
-            var made: [(first: Int64, last: Int64)] = []
-            for start in stride(from: 0, to: merged.count, by: areaBlockSize) {
-                let end = min(merged.count, start + areaBlockSize)
-                blocks.append(merged.block(start..<end))
-                made.append(
-                    (
-                        OSMObjectKey.packed(OSMObjectKey.order(of: merged.id(of: start))!),
-                        OSMObjectKey.packed(OSMObjectKey.order(of: merged.id(of: end - 1))!)
+                var end2 = nextAdded
+                while end2 < addedTo.count && addedTo[end2] <= to { end2 += 1 }
+                let merged = AreaList(OSMObjectKey.merged(kept, Array(addedAreas[nextAdded..<end2]), id: \.id))
+                nextAdded = end2
+                var blocks: [[UInt8]] = []
+                var made: [(first: Int64, last: Int64)] = []
+                for start in stride(from: 0, to: merged.count, by: areaBlockSize) {
+                    let end = min(merged.count, start + areaBlockSize)
+                    blocks.append(merged.block(start..<end))
+                    made.append(
+                        (
+                            OSMObjectKey.packed(OSMObjectKey.order(of: merged.id(of: start))!),
+                            OSMObjectKey.packed(OSMObjectKey.order(of: merged.id(of: end - 1))!)
+                        )
                     )
-                )
+                }
+                let spacing = run.contains(where: widened.contains) ? BlockSpans.widenedSpacing(gap: gap) : 1
+                guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap, spacing: spacing) else {
+                    guard let wider = blockSpans.widened(run) else { return false }
+                    for i in wider where read[i] == nil {
+                        guard
+                            let data = try Data.fetchOne(
+                                db.cachedStatement(sql: "SELECT data FROM map_area_block WHERE seq = ?"),
+                                arguments: [spans[i].seq]
+                            )
+                        else {
+                            throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block")
+                        }
+                        read[i] = [UInt8](data)
+                        widened.insert(i)
+                    }
+                    continue runs
+                }
+                rewrites.append((from, to, blocks, made, seqs))
             }
-            guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap) else { return false }
-            rewrites.append((from, to, blocks, made, seqs))
+            break
         }
         let delete = try db.makeStatement(sql: "DELETE FROM map_area_block WHERE seq >= ? AND seq <= ?")
         let deleteSpans = try db.makeStatement(sql: "DELETE FROM map_area_range WHERE seq >= ? AND seq <= ?")
@@ -327,45 +349,67 @@ extension CatalogStore {
             if foreign { return nil }
             if loses || gains.contains(i) { read[i] = block }
         }
-        // Runs of consecutive blocks that change, each made again in memory before anything is written.
+        // Runs of consecutive blocks that change, each made again in memory before anything is written. A run with no
+        // room between its neighbours' numbers takes them in (`BlockSpans.widened`) and is made again.
         var rewrites: [(from: Int, to: Int, blocks: [HouseList.Block], spans: [(first: Int64, last: Int64)], seqs: [Int64])] = []
-        var nextAdded = 0
+        var widened = Set<Int>()
         var kept: [AddressPoint] = []
         var keptKeys: [(type: Int, id: Int64, part: Int)?] = []
         var merged: [AddressPoint] = []
-        for run in BlockSpans.runs(read.keys) {
-            let (from, to) = (run.lowerBound, run.upperBound)
-            kept.removeAll(keepingCapacity: true)
-            keptKeys.removeAll(keepingCapacity: true)
-            for i in from...to {
-                let houses: [AddressPoint]
-                do { houses = try HouseList.decode(read[i]!) } catch {
-                    throw CatalogError.storage("the address blocks are corrupt: block \(spans[i].seq): \(error.reason)")
-                }
-                for house in houses {
-                    guard let key = OSMObjectKey.order(of: house.id) else { return nil }
-                    if !changed.contains(OSMObjectKey.packed(key)) {
-                        kept.append(house)
-                        keptKeys.append(key)
+        runs: while true {
+            rewrites.removeAll(keepingCapacity: true)
+            var nextAdded = 0
+            for run in BlockSpans.runs(read.keys) {
+                let (from, to) = (run.lowerBound, run.upperBound)
+                kept.removeAll(keepingCapacity: true)
+                keptKeys.removeAll(keepingCapacity: true)
+                for i in from...to {
+                    let houses: [AddressPoint]
+                    do { houses = try HouseList.decode(read[i]!) } catch {
+                        throw CatalogError.storage("the address blocks are corrupt: block \(spans[i].seq): \(error.reason)")
+                    }
+                    for house in houses {
+                        guard let key = OSMObjectKey.order(of: house.id) else { return nil }
+                        if !changed.contains(OSMObjectKey.packed(key)) {
+                            kept.append(house)
+                            keptKeys.append(key)
+                        }
                     }
                 }
+                var end2 = nextAdded
+                while end2 < addedTo.count && addedTo[end2] <= to { end2 += 1 }
+                merged.removeAll(keepingCapacity: true)
+                OSMObjectKey.merge(kept[...], keptKeys[...], addedHouses[nextAdded..<end2], addedKeys[nextAdded..<end2], into: &merged)
+                nextAdded = end2
+                let blocks = HouseList(merged).blocks
+                var made: [(first: Int64, last: Int64)] = []
+                var at = 0
+                for block in blocks {
+                    let first = OSMObjectKey.packed(OSMObjectKey.order(of: merged[at].id)!)
+                    let last = OSMObjectKey.packed(OSMObjectKey.order(of: merged[at + block.count - 1].id)!)
+                    made.append((first, last))
+                    at += block.count
+                }
+                let spacing = run.contains(where: widened.contains) ? BlockSpans.widenedSpacing(gap: gap) : 1
+                guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap, spacing: spacing) else {
+                    guard let wider = blockSpans.widened(run) else { return nil }
+                    for i in wider where read[i] == nil {
+                        guard
+                            let row = try Row.fetchOne(
+                                db.cachedStatement(sql: "SELECT count, data FROM address_block WHERE seq = ?"),
+                                arguments: [spans[i].seq]
+                            )
+                        else {
+                            throw CatalogError.storage("house block \(spans[i].seq) has a span but no block")
+                        }
+                        read[i] = HouseList.Block(bytes: [UInt8](row[1] as Data), count: row[0])
+                        widened.insert(i)
+                    }
+                    continue runs
+                }
+                rewrites.append((from, to, blocks, made, seqs))
             }
-            var end2 = nextAdded
-            while end2 < addedTo.count && addedTo[end2] <= to { end2 += 1 }
-            merged.removeAll(keepingCapacity: true)
-            OSMObjectKey.merge(kept[...], keptKeys[...], addedHouses[nextAdded..<end2], addedKeys[nextAdded..<end2], into: &merged)
-            nextAdded = end2
-            let blocks = HouseList(merged).blocks
-            var made: [(first: Int64, last: Int64)] = []
-            var at = 0
-            for block in blocks {
-                let first = OSMObjectKey.packed(OSMObjectKey.order(of: merged[at].id)!)
-                let last = OSMObjectKey.packed(OSMObjectKey.order(of: merged[at + block.count - 1].id)!)
-                made.append((first, last))
-                at += block.count
-            }
-            guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap) else { return nil }
-            rewrites.append((from, to, blocks, made, seqs))
+            break
         }
         let delete = try db.makeStatement(sql: "DELETE FROM address_block WHERE seq >= ? AND seq <= ?")
         let deleteSpans = try db.makeStatement(sql: "DELETE FROM address_block_range WHERE seq >= ? AND seq <= ?")

@@ -78,6 +78,36 @@ struct BlockSpans {
     /// How far apart at least a widened run's blocks are numbered: room for a dozen more splits in the same place.
     static func widenedSpacing(gap: Int64) -> Int64 { max(1, gap / 16) }
 
+    /// Where the blocks made in place of a run go (`place`).
+    enum Placement {
+        /// Their numbers, in order.
+        case numbered([Int64])
+        /// No room: the run's neighbours were read into the blocks to make again; make the runs again.
+        case widened
+        /// No room, and the run has all the objects' blocks already.
+        case full
+    }
+
+    /// Numbers for `count` blocks in place of `run` (`numbers`, at least `widenedSpacing` apart when the run holds a
+    /// neighbour taken in); with no room, the neighbours around it (`widened`) read with `fetch` into `read`.
+    func place<Block>(
+        _ count: Int,
+        replacing run: ClosedRange<Int>,
+        gap: Int64,
+        read: inout [Int: Block],
+        widened: inout Set<Int>,
+        fetch: (Int) throws -> Block
+    ) throws -> Placement {
+        let spacing = run.contains(where: widened.contains) ? Self.widenedSpacing(gap: gap) : 1
+        if let seqs = numbers(count, replacing: run, gap: gap, spacing: spacing) { return .numbered(seqs) }
+        guard let wider = self.widened(run) else { return .full }
+        for i in wider where read[i] == nil {
+            read[i] = try fetch(i)
+            widened.insert(i)
+        }
+        return .widened
+    }
+
     /// Each house block's span, as a whole write records it (`CatalogStore.writeHouses`), or nil when a house is not an
     /// OpenStreetMap object's or the houses are not in `OSMObjectKey` order (such a list is only ever rewritten whole).
     /// Only the ids are read.

@@ -196,22 +196,14 @@ extension CatalogStore {
                         )
                     )
                 }
-                let spacing = run.contains(where: widened.contains) ? BlockSpans.widenedSpacing(gap: gap) : 1
-                guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap, spacing: spacing) else {
-                    guard let wider = blockSpans.widened(run) else { return false }
-                    for i in wider where read[i] == nil {
-                        guard
-                            let data = try Data.fetchOne(
-                                db.cachedStatement(sql: "SELECT data FROM map_area_block WHERE seq = ?"),
-                                arguments: [spans[i].seq]
-                            )
-                        else {
-                            throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block")
-                        }
-                        read[i] = [UInt8](data)
-                        widened.insert(i)
-                    }
-                    continue runs
+                let placed = try blockSpans.place(blocks.count, replacing: run, gap: gap, read: &read, widened: &widened) { i in
+                    let block = try Data.fetchOne(db.cachedStatement(sql: "SELECT data FROM map_area_block WHERE seq = ?"), arguments: [spans[i].seq])
+                    guard let block else { throw CatalogError.storage("map area block \(spans[i].seq) has a span but no block") }
+                    return [UInt8](block)
+                }
+                guard case .numbered(let seqs) = placed else {
+                    if case .widened = placed { continue runs }
+                    return false
                 }
                 rewrites.append((from, to, blocks, made, seqs))
             }
@@ -390,22 +382,17 @@ extension CatalogStore {
                     made.append((first, last))
                     at += block.count
                 }
-                let spacing = run.contains(where: widened.contains) ? BlockSpans.widenedSpacing(gap: gap) : 1
-                guard let seqs = blockSpans.numbers(blocks.count, replacing: run, gap: gap, spacing: spacing) else {
-                    guard let wider = blockSpans.widened(run) else { return nil }
-                    for i in wider where read[i] == nil {
-                        guard
-                            let row = try Row.fetchOne(
-                                db.cachedStatement(sql: "SELECT count, data FROM address_block WHERE seq = ?"),
-                                arguments: [spans[i].seq]
-                            )
-                        else {
-                            throw CatalogError.storage("house block \(spans[i].seq) has a span but no block")
-                        }
-                        read[i] = HouseList.Block(bytes: [UInt8](row[1] as Data), count: row[0])
-                        widened.insert(i)
-                    }
-                    continue runs
+                let placed = try blockSpans.place(blocks.count, replacing: run, gap: gap, read: &read, widened: &widened) { i in
+                    let row = try Row.fetchOne(
+                        db.cachedStatement(sql: "SELECT count, data FROM address_block WHERE seq = ?"),
+                        arguments: [spans[i].seq]
+                    )
+                    guard let row else { throw CatalogError.storage("house block \(spans[i].seq) has a span but no block") }
+                    return HouseList.Block(bytes: [UInt8](row[1] as Data), count: row[0])
+                }
+                guard case .numbered(let seqs) = placed else {
+                    if case .widened = placed { continue runs }
+                    return nil
                 }
                 rewrites.append((from, to, blocks, made, seqs))
             }

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// SQLite's automatic checkpoint runs inside the committing call, after the commit: on the country-shaped database it
 /// was a quarter of a change file's transaction, ~0.25 s of ~1 s (the pages of ~11 k log frames written into the file
-/// and fsynced; docs/ARCHITECTURE.md, "Change files"). The commit is durable before it (the log is fsynced,
+/// and fsynced; docs/ARCHITECTURE.md, "OpenStreetMap that stays current"). The commit is durable before it (the log is fsynced,
 /// `synchronous = FULL`): a checkpoint only moves pages, so it need not delay the file's step. A PASSIVE checkpoint
 /// never waits for readers or the writer; what one could not copy (a reader still on old pages) the next one copies,
 /// and the writer's own automatic checkpoint, which every other write keeps, remains behind it.

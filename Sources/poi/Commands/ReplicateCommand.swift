@@ -199,8 +199,13 @@ struct ReplicateCommand: ParsableCommand {
         let replicator = Replicator(source: ReplicationSource(location))
         let shared: (any StoreOfRecord)?
         do { shared = try storeURL.map { try PostgresStore(url: $0) } } catch { throw CLIError.failure("\(error)") }
-        // Last, after the snapshot: the files' checkpoints, left to the background, done before the process ends.
-        defer { store.waitForCheckpoints() }
+        // Last, after the snapshot: the files' checkpoints, left to the background, done before the process ends. One
+        // that failed loses nothing (the changes are in the log, which the next opener reads), but is said.
+        defer {
+            if let failure = store.waitForCheckpoints() {
+                FileHandle.standardError.write(Data("poi: the write-ahead log was not copied into \(path): \(failure)\n".utf8))
+            }
+        }
         var files = try ChangeFiles(store: store, sources: DataSources(db: path), shared: shared, after: stateWritten)
         defer { files.finish() }
         while true {

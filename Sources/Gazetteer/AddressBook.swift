@@ -96,10 +96,10 @@ public final class AddressBook: Sendable {
 
     public static let empty = AddressBook(base: .empty)
 
-    public var isEmpty: Bool { base.isEmpty && osm.index.isEmpty && records.isEmpty }
+    public var isEmpty: Bool { osm.isEmpty && records.isEmpty }
 
     /// Houses in the indexes (a house a later layer hides is counted too).
-    public var houseCount: Int { base.houseCount + osm.index.houseCount + settled.houseCount + recent.houseCount }
+    public var houseCount: Int { base.houseCount + osm.layerHouseCount + settled.houseCount + recent.houseCount }
 
     /// The record id a house id stands for: itself, or without the `#k` a list of numbers adds.
     static func owners(of id: String) -> [String] {
@@ -107,14 +107,10 @@ public final class AddressBook: Sendable {
         return [id, String(id[..<hash])]
     }
 
-    /// Whether the base's house `i` belongs to a record that has houses of its own.
-    func hidesBase(_ i: Int32) -> Bool {
-        !records.isEmpty && Self.owners(of: base.houses.id(Int(i))).contains { !records.houses(of: $0).isEmpty }
-    }
-
-    /// Whether the change layer's house `i` belongs to a record that has houses of its own.
-    func hidesChanged(_ i: Int32) -> Bool {
-        !records.isEmpty && Self.owners(of: osm.index.houses.id(Int(i))).contains { !records.houses(of: $0).isEmpty }
+    /// Whether house `i` of one of the imported indexes (the base, or a level of changes over it) belongs to a
+    /// record that has houses of its own.
+    func hidesImported(_ index: AddressIndex, _ i: Int32) -> Bool {
+        !records.isEmpty && Self.owners(of: index.houses.id(Int(i))).contains { !records.houses(of: $0).isEmpty }
     }
 
     /// Whether the settled layer's house `i` belongs to a record changed since.
@@ -122,7 +118,7 @@ public final class AddressBook: Sendable {
         Self.owners(of: settled.houses.id(Int(i))).contains { records.recent[$0] != nil }
     }
 
-    private var hidden: AddressLayer.Hidden { AddressLayer.Hidden(base: hidesBase, layer: hidesChanged) }
+    private var hidden: AddressLayer.Hidden { AddressLayer.Hidden(house: hidesImported) }
 
     /// `AddressIndex.search` on every index, best first. With the records' houses, a street is answered once, and not
     /// at all where a house on it is (the records' houses make streets of their own names); without them, the

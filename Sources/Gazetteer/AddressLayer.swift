@@ -82,13 +82,23 @@ public struct AddressChanges: Sendable, Equatable {
 /// changed objects make now. The layer's streets are then the streets a fresh build of the whole would make there —
 /// its members in the same order — and the base's other streets are untouched by the change; so a query answered
 /// from both equals the fresh build's answer (tested against one, `AddressLayerOracle`).
+///
+/// Each file builds the layer's index again from every change since the base, so its cost grows with the layer. A
+/// layer may therefore lie in two levels (`init(base:changes:over:since:)`): a layer of the files up to some point,
+/// kept as it was (`under`), and over it an index of only the objects changed since and the streets they reach, in
+/// the base or in the layer under — taken whole from either, by the same rule — with what it takes hidden in both.
+/// A file then costs the objects changed since the layer under was made; once those pass `topLimit`, the next file
+/// makes one layer of everything again (`adding`).
 public final class AddressLayer: Sendable {
     public let base: AddressIndex
+    /// Every change since the base (with `under`: its changes and those since).
     public let changes: AddressChanges
-    /// The changed objects' houses and lines, and the other members of the streets taken from the base.
+    /// The changed objects' houses and lines, and the other members of the streets taken from the base (with `under`:
+    /// only the objects changed since it, and the members of the streets they reach, from the base or from it).
     public let index: AddressIndex
-    /// The changed objects' areas, and the new sea.
+    /// The changed objects' areas, and the new sea (with `under`: those changed since it).
     let areas: MapAreaIndex
+    /// The houses, lines, streets and areas of the base this layer hides (with `under`: besides those it hides).
     let hiddenHouses: Set<Int32>
     let hiddenLines: Set<Int32>
     let hiddenStreets: Set<Int32>
@@ -99,6 +109,8 @@ public final class AddressLayer: Sendable {
     let changedObjects: Set<Int64>
     let takenHouses: [Int32]
     let takenLines: [Int32]
+    /// The layer this one's index lies over, when it lies in two levels, with what this one hides in its index.
+    let under: Under?
     /// A number no other layer of this process has: what is derived from the addresses (the `base` tiles) is the same
     /// while it is the same.
     public let serial: UInt64
@@ -108,7 +120,7 @@ public final class AddressLayer: Sendable {
     public init(base: AddressIndex, generation: String = "") {
         (self.base, changes, index, areas) = (base, AddressChanges(baseGeneration: generation), .empty, .empty)
         (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = ([], [], [], [])
-        (changedObjects, takenHouses, takenLines) = ([], [], [])
+        (changedObjects, takenHouses, takenLines, under) = ([], [], [], nil)
         serial = base.serial
     }
 
@@ -123,7 +135,7 @@ public final class AddressLayer: Sendable {
     ///   base, or with changes these do not extend, is not used.
     public init?(base: AddressIndex, changes: AddressChanges, previous: AddressLayer? = nil) {
         guard changes.isEmpty || base.isInObjectOrder else { return nil }
-        let previous = previous.flatMap { $0.base === base && $0.changes.isExtended(by: changes) ? $0 : nil }
+        let previous = previous.flatMap { $0.base === base && $0.under == nil && $0.changes.isExtended(by: changes) ? $0 : nil }
         var changed = previous?.changedObjects ?? []
         var houses = previous?.hiddenHouses ?? []
         var lines = previous?.hiddenLines ?? []
@@ -174,8 +186,231 @@ public final class AddressLayer: Sendable {
         index = layerHouses.count == 0 && layerLines.isEmpty ? .empty : AddressIndex(houses: layerHouses, lines: layerLines, areas: AreaList())
         self.areas = MapAreaIndex(AreaList(changes.areas + (changes.sea ?? [])))
         (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = (houses, lines, Set(changes.streets), areas)
-        (changedObjects, self.takenHouses, self.takenLines) = (changed, takenHouses, takenLines)
+        (changedObjects, self.takenHouses, self.takenLines, under) = (changed, takenHouses, takenLines, nil)
         serial = Self.serials.add(1, ordering: .relaxed).newValue
+    }
+
+    /// The layer under a layer in two levels, and what the level over it takes from the base and from it.
+    struct Under: Sendable {
+        /// One level over the same base.
+        let layer: AddressLayer
+        /// The objects changed since `layer`, and whether a file since made the sea again.
+        let since: Since
+        /// What the level over it hides in it, takes from it and from the base, and what its objects make now: what
+        /// the next file's level carries over.
+        let top: Top
+    }
+
+    /// What the change files since the layer under a two-level layer changed.
+    public struct Since: Sendable {
+        public var objects: Set<String> = []
+        public var sea = false
+        /// How many files.
+        public var files = 0
+
+        public init() {}
+
+        public mutating func add(changed: Set<String>, sea: Bool) {
+            objects.formUnion(changed)
+            self.sea = self.sea || sea
+            files += 1
+        }
+    }
+
+    /// The upper level of a two-level layer as it is made, file by file.
+    struct Top: Sendable {
+        /// The objects changed since the layer under (`OSMObjectKey.packed`).
+        var objects: Set<Int64> = []
+        /// What they make now, each list in object order.
+        var houses: [AddressPoint] = []
+        var lines: [StreetLine] = []
+        var areas: [MapArea] = []
+        /// Hidden in the base (besides what the layer under hides there), and in the layer under.
+        var baseHouses = Set<Int32>()
+        var baseLines = Set<Int32>()
+        var baseAreas = Set<Int32>()
+        var baseStreets = Set<Int32>()
+        var underHouses = Set<Int32>()
+        var underLines = Set<Int32>()
+        var underAreas = Set<Int32>()
+        var underStreets = Set<Int32>()
+        /// The taken streets' members whose objects did not change, in the base and in the layer under (any order).
+        var takenBaseHouses: [Int32] = []
+        var takenBaseLines: [Int32] = []
+        var takenUnderHouses: [Int32] = []
+        var takenUnderLines: [Int32] = []
+        var seaHidden = false
+    }
+
+    /// The base with `changes` over it in two levels: `under` (one level over the same base, of changes these extend)
+    /// kept as it is, and over it an index of what the objects changed since it make now, with every street of the
+    /// base or of `under` that they were on or now join taken whole (as `init(base:changes:previous:)` takes the
+    /// base's). `previous`, the two-level layer of the files before this one over the same `under`, is carried over:
+    /// only this file's objects are looked up in the base and in `under`, so a file costs its objects and the upper
+    /// level's index, not the objects of every file since `under`. Nil when `under` is not one level over this base
+    /// whose changes these extend, or the base is not in object order.
+    init?(
+        base: AddressIndex,
+        changes: AddressChanges,
+        over under: AddressLayer,
+        previous: AddressLayer?,
+        file changed: Set<String>,
+        made: AddressData,
+        sea: Bool
+    ) {
+        guard under.under == nil, under.base === base, under.changes.isExtended(by: changes), changes.isEmpty || base.isInObjectOrder else {
+            return nil
+        }
+        let carried = previous?.under.flatMap { $0.layer === under && previous?.base === base ? $0 : nil }
+        var since = carried?.since ?? Since()
+        since.add(changed: changed, sea: sea)
+        var top = carried?.top ?? Top()
+        let low = under.index
+        // What the objects make now: the file's in place of what those objects made before.
+        let made = made.asStored
+        func kept<T>(_ items: [T], _ id: (T) -> String) -> [T] { items.filter { !changed.contains(OSMObjectKey.object(of: id($0))) } }
+        let (fileHouses, fileLines) = (OSMObjectKey.inOrder(Array(made.addresses), id: \.id), OSMObjectKey.inOrder(made.streets, id: \.id))
+        top.houses = OSMObjectKey.merged(kept(top.houses, \.id), fileHouses, id: \.id)
+        top.lines = OSMObjectKey.merged(kept(top.lines, \.id), fileLines, id: \.id)
+        top.areas = OSMObjectKey.merged(kept(top.areas, \.id), OSMObjectKey.inOrder(Array(made.areas), id: \.id), id: \.id)
+        // The objects changed for the first time since `under`: their houses, lines and areas in the base (those
+        // `under` does not hide) and in `under` are hidden, and the streets they were on taken. Some may have been
+        // taken already, as members of a street: no longer taken, as their object's.
+        var (newBase, newUnder) = (Set<Int32>(), Set<Int32>())
+        var (dropBase, dropBaseLines, dropUnder, dropUnderLines) = (Set<Int32>(), Set<Int32>(), Set<Int32>(), Set<Int32>())
+        let underAreaCount = under.changes.areas.count  // its areas in object order; the sea after them
+        for object in changed {
+            guard let key = OSMObjectKey.order(of: object).map(OSMObjectKey.packed), top.objects.insert(key).inserted else { continue }
+            for i in base.houseRange(ofObject: key).lazy.map(Int32.init) where !under.hiddenHouses.contains(i) {
+                if !top.baseHouses.insert(i).inserted { dropBase.insert(i) }
+                let s = base.streetOfAddress[Int(i)]
+                if s >= 0 && top.baseStreets.insert(s).inserted { newBase.insert(s) }
+            }
+            for l in base.lineRange(ofObject: key).lazy.map(Int32.init) where !under.hiddenLines.contains(l) {
+                if !top.baseLines.insert(l).inserted { dropBaseLines.insert(l) }
+                let s = base.streetOfLine[Int(l)]
+                if s >= 0 && top.baseStreets.insert(s).inserted { newBase.insert(s) }
+            }
+            for a in base.areaRange(ofObject: key).lazy.map(Int32.init) where !under.hiddenAreas.contains(a) { top.baseAreas.insert(a) }
+            for i in low.houseRange(ofObject: key).lazy.map(Int32.init) {
+                if !top.underHouses.insert(i).inserted { dropUnder.insert(i) }
+                let s = low.streetOfAddress[Int(i)]
+                if s >= 0 && top.underStreets.insert(s).inserted { newUnder.insert(s) }
+            }
+            for l in low.lineRange(ofObject: key).lazy.map(Int32.init) {
+                if !top.underLines.insert(l).inserted { dropUnderLines.insert(l) }
+                let s = low.streetOfLine[Int(l)]
+                if s >= 0 && top.underStreets.insert(s).inserted { newUnder.insert(s) }
+            }
+            let areas = under.areas
+            for a in AddressIndex.range(of: key, count: underAreaCount, { AddressIndex.objectKey(areas.id($0)) }) { top.underAreas.insert(Int32(a)) }
+        }
+        if since.sea && !top.seaHidden {
+            top.seaHidden = true
+            for i in base.seaStart..<base.areas.count { top.baseAreas.insert(Int32(i)) }
+            for i in underAreaCount..<under.areas.count { top.underAreas.insert(Int32(i)) }
+        }
+        // The base's streets `changes.add` took since `under` (those it took are in `under`'s index), and the streets
+        // of `under` that the file's houses and lines join.
+        for s in changes.streets where !under.hiddenStreets.contains(s) && top.baseStreets.insert(s).inserted { newBase.insert(s) }
+        var joining = AddressIndex.JoinFinder(low)
+        for house in fileHouses {
+            guard let name = (house.street ?? house.place).map(TextNormalizer.normalize), !name.isEmpty else { continue }
+            for s in joining.streets(named: name, at: AddressIndex.cell(house.latitude, house.longitude)) where top.underStreets.insert(s).inserted {
+                newUnder.insert(s)
+            }
+        }
+        for line in fileLines where !line.points.isEmpty {
+            guard let name = line.names.lazy.map(TextNormalizer.normalize).first(where: { !$0.isEmpty }) else { continue }
+            let middle = line.points[line.points.count / 2]
+            for s in joining.streets(named: name, at: AddressIndex.cell(middle.latitude, middle.longitude)) where top.underStreets.insert(s).inserted {
+                newUnder.insert(s)
+            }
+        }
+        // The newly taken streets' other members: the base's (none of which `under` hides: it takes a street whole) as
+        // rows of the base, `under`'s as records.
+        let objects = top.objects
+        func unchanged(_ key: (type: Int, id: Int64, part: Int)?) -> Bool { key.map { !objects.contains(OSMObjectKey.packed($0)) } ?? true }
+        if !dropBase.isEmpty { top.takenBaseHouses.removeAll(where: dropBase.contains) }
+        if !dropBaseLines.isEmpty { top.takenBaseLines.removeAll(where: dropBaseLines.contains) }
+        if !dropUnder.isEmpty { top.takenUnderHouses.removeAll(where: dropUnder.contains) }
+        if !dropUnderLines.isEmpty { top.takenUnderLines.removeAll(where: dropUnderLines.contains) }
+        for s in newBase {
+            let street = base.streets[Int(s)]
+            for i in street.addresses where !under.hiddenHouses.contains(i) && top.baseHouses.insert(i).inserted {
+                if unchanged(base.houses.objectOrder(Int(i))) { top.takenBaseHouses.append(i) }
+            }
+            for l in street.lines where !under.hiddenLines.contains(l) && top.baseLines.insert(l).inserted {
+                if unchanged(OSMObjectKey.order(of: base.lines[Int(l)].id)) { top.takenBaseLines.append(l) }
+            }
+        }
+        for s in newUnder {
+            let street = low.streets[Int(s)]
+            for i in street.addresses where top.underHouses.insert(i).inserted {
+                if unchanged(low.houses.objectOrder(Int(i))) { top.takenUnderHouses.append(i) }
+            }
+            for l in street.lines where top.underLines.insert(l).inserted {
+                if unchanged(OSMObjectKey.order(of: low.lines[Int(l)].id)) { top.takenUnderLines.append(l) }
+            }
+        }
+        let records = OSMObjectKey.merged(top.takenUnderHouses.sorted().map { low.house(Int($0)) }, top.houses, id: \.id)
+        let layerHouses = Self.houseTable(taken: top.takenBaseHouses.sorted(), of: base, changed: records)
+        let layerLines = OSMObjectKey.merged(
+            OSMObjectKey.merged(
+                top.takenBaseLines.sorted().map { base.lines[Int($0)] },
+                top.takenUnderLines.sorted().map { low.lines[Int($0)] },
+                id: \.id
+            ),
+            top.lines,
+            id: \.id
+        )
+        self.base = base
+        self.changes = changes
+        index = layerHouses.count == 0 && layerLines.isEmpty ? .empty : AddressIndex(houses: layerHouses, lines: layerLines, areas: AreaList())
+        areas = MapAreaIndex(AreaList(top.areas + (since.sea ? changes.sea ?? [] : [])))
+        (hiddenHouses, hiddenLines, hiddenStreets, hiddenAreas) = (top.baseHouses, top.baseLines, top.baseStreets, top.baseAreas)
+        (changedObjects, takenHouses, takenLines) = (under.changedObjects.union(top.objects), [], [])
+        self.under = Under(layer: under, since: since, top: top)
+        serial = Self.serials.add(1, ordering: .relaxed).newValue
+    }
+
+    /// This layer with one more change file laid over it (`AddressChanges.add`): over the same layer under it, when
+    /// the objects changed since that one are few (`topLimit`), else as one layer again (taken on top of the one
+    /// under, `init(base:changes:previous:)`). Nil when the base is not in object order.
+    /// - Parameter topLimit: the level over the layer under past which the next file makes one layer again.
+    public func adding(
+        changed: Set<String>,
+        made: AddressData,
+        sea: [MapArea]?,
+        generation: String,
+        topLimit: (_ under: Int, _ since: Int, _ files: Int) -> Int = AddressLayer.topLimit
+    ) -> AddressLayer? {
+        var changes = self.changes
+        changes.add(changed: changed, made: made, sea: sea, generation: generation, over: base)
+        let flat = under?.layer ?? self
+        if !flat.changes.isEmpty, under.map({ levelSize < topLimit($0.layer.size, levelSize, $0.since.files) }) ?? true,
+            let layer = AddressLayer(
+                base: base,
+                changes: changes,
+                over: flat,
+                previous: under == nil ? nil : self,
+                file: changed,
+                made: made,
+                sea: sea != nil
+            )
+        {
+            return layer
+        }
+        return AddressLayer(base: base, changes: changes, previous: flat)
+    }
+
+    /// The level over the layer under past which the next file makes one layer again: √(2 × under × growth), where
+    /// growth is the level's size per file. With a layer of L under and g a file, a file then costs the level's build
+    /// (g to √(2Lg)) and one in √(2L/g) builds the whole layer (L): about √(2Lg) a file on average, against L when
+    /// every file builds the whole layer (RESULTS.md, "A layer in two levels").
+    public static func topLimit(under: Int, since: Int, files: Int) -> Int {
+        let growth = Double(since) / Double(max(1, files))
+        return Int((2 * Double(under) * growth).squareRoot())
     }
 
     /// The layer's houses: the base's `taken` (ascending) and the `changed` objects' houses (in object order), merged
@@ -302,79 +537,152 @@ public final class AddressLayer: Sendable {
         // Added items sorting after every base item went out at `count`, in the loop's last pass.
     }
 
-    /// Houses, lines and areas the layer indexes: what building it again costs, beside the base's.
-    public var size: Int { index.houseCount + index.lines.count + areas.count }
+    /// Houses, lines and areas the layer indexes (in both levels): what building it again as one costs, beside the
+    /// base's.
+    public var size: Int { levelSize + (under?.layer.size ?? 0) }
+
+    /// Houses, lines and areas this level indexes.
+    var levelSize: Int { index.houseCount + index.lines.count + areas.count }
+
+    /// Houses the layer's indexes hold (a house a later one hides is counted too), the base's aside.
+    public var layerHouseCount: Int { index.houseCount + (under?.layer.index.houseCount ?? 0) }
+
+    /// Whether the base and the layer hold no house and no line.
+    public var isEmpty: Bool { base.isEmpty && index.isEmpty && (under?.layer.index.isEmpty ?? true) }
 
     /// The largest layer kept over `base` before the whole index is built again: an eighth of the base's houses, lines
     /// and areas, and at least 50 000. Each change file builds the layer's index again, so its cost grows with the
     /// layer; past this, a build of the whole (linear in the base) is due anyway.
     public static func limit(over base: AddressIndex) -> Int { max(50_000, (base.houseCount + base.lines.count + base.areas.count) / 8) }
 
+    /// One of the indexes a query asks — the base, the layer under this one (two levels), this one's — with what the
+    /// levels over it hide in it.
+    struct Part {
+        let index: AddressIndex
+        let hidden: (Int32) -> Bool
+        let hiddenStreet: (Int32) -> Bool
+        let hiddenLine: (Int32) -> Bool
+        let areas: MapAreaIndex
+        let hiddenArea: (Int) -> Bool
+    }
+
+    /// The indexes a query asks, the base first; `caller` hides houses of its own besides (`AddressBook`).
+    func parts(_ caller: Hidden) -> [Part] {
+        let (base, index) = (self.base, self.index)
+        let top = Part(
+            index: index,
+            hidden: { caller.house(index, $0) },
+            hiddenStreet: { _ in false },
+            hiddenLine: { _ in false },
+            areas: areas,
+            hiddenArea: { _ in false }
+        )
+        guard let under else {
+            let bottom = Part(
+                index: base,
+                hidden: { self.hiddenHouses.contains($0) || caller.house(base, $0) },
+                hiddenStreet: hiddenStreets.contains,
+                hiddenLine: hiddenLines.contains,
+                areas: base.areas,
+                hiddenArea: { self.hiddenAreas.contains(Int32($0)) }
+            )
+            return [bottom, top]
+        }
+        let low = under.layer
+        let bottom = Part(
+            index: base,
+            hidden: { self.hiddenHouses.contains($0) || low.hiddenHouses.contains($0) || caller.house(base, $0) },
+            hiddenStreet: { self.hiddenStreets.contains($0) || low.hiddenStreets.contains($0) },
+            hiddenLine: { self.hiddenLines.contains($0) || low.hiddenLines.contains($0) },
+            areas: base.areas,
+            hiddenArea: { self.hiddenAreas.contains(Int32($0)) || low.hiddenAreas.contains(Int32($0)) }
+        )
+        let upper = under.top
+        let middle = Part(
+            index: low.index,
+            hidden: { upper.underHouses.contains($0) || caller.house(low.index, $0) },
+            hiddenStreet: upper.underStreets.contains,
+            hiddenLine: upper.underLines.contains,
+            areas: low.areas,
+            hiddenArea: { upper.underAreas.contains(Int32($0)) }
+        )
+        return [bottom, middle, top]
+    }
+
+    /// Whether a part other than `p` has a street of a normalized name it does not hide: then `p` looks for no typo
+    /// of it, nor for a shorter Chinese suffix, as one index of them all would not.
+    private static func elsewhere(_ parts: [Part], but p: Int) -> (String) -> Bool {
+        { name in parts.indices.contains { q in q != p && parts[q].index.visibleStreets(named: name, hidden: parts[q].hiddenStreet) != nil } }
+    }
+
     /// `AddressIndex.search` over the base and the layer, best first.
     func search(_ query: GeocodeQuery, placeNear: (String, Coordinate2) -> Bool?, hidden: Hidden) -> [AddressMatch] {
         let typos = AddressIndex.TypoVariants()
-        return base.search(
-            query,
-            placeNear: placeNear,
-            hidden: { hiddenHouses.contains($0) || hidden.base($0) },
-            hiddenStreet: hiddenStreets.contains,
-            elsewhere: inLayer,
-            typos: typos
-        ) + index.search(query, placeNear: placeNear, hidden: hidden.layer, elsewhere: inBase, typos: typos)
+        let parts = parts(hidden)
+        return parts.indices.flatMap { p in
+            parts[p].index.search(
+                query,
+                placeNear: placeNear,
+                hidden: parts[p].hidden,
+                hiddenStreet: parts[p].hiddenStreet,
+                elsewhere: Self.elsewhere(parts, but: p),
+                typos: typos
+            )
+        }
     }
 
     /// `AddressIndex.completions` of the base and of the layer, each with its rank.
     func completions(_ text: String, near: Coordinate?, limit: Int, hidden: Hidden) -> [(match: AddressMatch, rank: CompletionRank)] {
-        base.completions(
-            text,
-            near: near,
-            limit: limit,
-            hidden: { hiddenHouses.contains($0) || hidden.base($0) },
-            hiddenStreet: hiddenStreets.contains,
-            elsewhere: inLayer
-        ) + index.completions(text, near: near, limit: limit, hidden: hidden.layer, elsewhere: inBase)
+        let parts = parts(hidden)
+        return parts.indices.flatMap { p in
+            parts[p].index.completions(
+                text,
+                near: near,
+                limit: limit,
+                hidden: parts[p].hidden,
+                hiddenStreet: parts[p].hiddenStreet,
+                elsewhere: Self.elsewhere(parts, but: p)
+            )
+        }
     }
 
-    /// Whether the layer, or the base without its hidden streets, has a street of a normalized name.
-    private func inLayer(_ name: String) -> Bool { index.aliases[name] != nil }
-    private func inBase(_ name: String) -> Bool { base.visibleStreets(named: name, hidden: hiddenStreets.contains) != nil }
-
-    /// `AddressIndex.reverse` of the base and of the layer (either may be nil).
+    /// `AddressIndex.reverse` of the base and of the layer (each may have none).
     func reverse(_ point: Coordinate2, hidden: Hidden) -> [(match: AddressMatch, distance: Double)] {
-        [
-            base.reverse(point, hidden: { hiddenHouses.contains($0) || hidden.base($0) }, hiddenLine: hiddenLines.contains),
-            index.reverse(point, hidden: hidden.layer),
-        ]
-        .compactMap { $0 }
+        parts(hidden).compactMap { $0.index.reverse(point, hidden: $0.hidden, hiddenLine: $0.hiddenLine) }
     }
 
     /// Street lines in a box (`AddressIndex.lines(in:limit:)`), in object order.
     public func lines(in box: BoundingBox, limit: Int) -> (lines: [StreetLine], truncated: Bool) {
         guard !changes.isEmpty else { return base.lines(in: box, limit: limit) }
-        let (a, b) = (base.lines(in: box, limit: limit, hidden: hiddenLines.contains), index.lines(in: box, limit: limit))
-        let merged = OSMObjectKey.merged(a.lines, b.lines, id: \.id)
-        return (Array(merged.prefix(limit)), a.truncated || b.truncated || merged.count > limit)
+        var (merged, truncated) = ([StreetLine](), false)
+        for part in parts(Hidden()) {
+            let found = part.index.lines(in: box, limit: limit, hidden: part.hiddenLine)
+            merged = OSMObjectKey.merged(merged, found.lines, id: \.id)
+            truncated = truncated || found.truncated
+        }
+        return (Array(merged.prefix(limit)), truncated || merged.count > limit)
     }
 
     /// Water or building areas in a box (`MapAreaIndex.areas(of:in:limit:)`): the objects' in object order, the sea
     /// last.
     public func areas(of kind: MapArea.Kind, in box: BoundingBox, limit: Int) -> (areas: [MapArea], truncated: Bool) {
         guard !changes.isEmpty else { return base.areas.areas(of: kind, in: box, limit: limit) }
-        let (a, b) = (
-            base.areas.areas(of: kind, in: box, limit: limit, hidden: { hiddenAreas.contains(Int32($0)) }),
-            areas.areas(of: kind, in: box, limit: limit)
-        )
         func isSea(_ area: MapArea) -> Bool { area.id.hasPrefix(MapArea.seaPrefix) }
-        let merged =
-            OSMObjectKey.merged(a.areas.filter { !isSea($0) }, b.areas.filter { !isSea($0) }, id: \.id) + a.areas.filter(isSea)
-            + b.areas.filter(isSea)
-        return (Array(merged.prefix(limit)), a.truncated || b.truncated || merged.count > limit)
+        var (merged, sea, truncated) = ([MapArea](), [MapArea](), false)
+        for part in parts(Hidden()) {
+            let found = part.areas.areas(of: kind, in: box, limit: limit, hidden: part.hiddenArea)
+            merged = OSMObjectKey.merged(merged, found.areas.filter { !isSea($0) }, id: \.id)
+            sea += found.areas.filter(isSea)
+            truncated = truncated || found.truncated
+        }
+        merged += sea
+        return (Array(merged.prefix(limit)), truncated || merged.count > limit)
     }
 
     /// The box around every area (nil: none).
     public var areaBounds: BoundingBox? {
         guard !changes.isEmpty else { return base.areas.bounds }
-        let boxes = [base.areas.bounds, areas.bounds].compactMap { $0 }
+        let boxes = [base.areas.bounds, under?.layer.areas.bounds, areas.bounds].compactMap { $0 }
         guard var box = boxes.first else { return nil }
         for other in boxes.dropFirst() {
             box = BoundingBox(
@@ -387,14 +695,48 @@ public final class AddressLayer: Sendable {
         return box
     }
 
-    /// Houses the caller hides besides the layer's: the records' own (`AddressBook`), in the base and in the layer.
+    /// A street as a query sees it, for comparing the layer's with a fresh index's (the tests): its name, city,
+    /// postcode, anchor, and its members' ids, sorted.
+    public struct ShownStreet: Hashable, Comparable, Sendable {
+        public var name: String
+        public var city: String
+        public var postcode: String
+        public var anchor: [Double]
+        public var houses: [String]
+        public var lines: [String]
+
+        public static func < (a: ShownStreet, b: ShownStreet) -> Bool {
+            (a.name, a.houses.first ?? "", a.lines.first ?? "") < (b.name, b.houses.first ?? "", b.lines.first ?? "")
+        }
+    }
+
+    /// Every street no level hides, in every part, sorted: a fresh index of the same addresses has the same
+    /// (`AddressIndex.shownStreets`).
+    public var shownStreets: [ShownStreet] { parts(Hidden()).flatMap { $0.index.shownStreets(hidden: $0.hiddenStreet) }.sorted() }
+
+    /// Houses the caller hides besides the layer's, by index and position: the records' own (`AddressBook`).
     struct Hidden {
-        var base: (Int32) -> Bool = { _ in false }
-        var layer: (Int32) -> Bool = { _ in false }
+        var house: (AddressIndex, Int32) -> Bool = { _, _ in false }
     }
 }
 
 extension AddressIndex {
+    /// The streets not `hidden`, sorted (`AddressLayer.shownStreets`).
+    public func shownStreets(hidden: (Int32) -> Bool = { _ in false }) -> [AddressLayer.ShownStreet] {
+        streets.indices.filter { !hidden(Int32($0)) }.map { s in
+            let street = streets[s]
+            return AddressLayer.ShownStreet(
+                name: street.name,
+                city: street.city ?? "",
+                postcode: street.postcode ?? "",
+                anchor: [street.anchor.latitude, street.anchor.longitude],
+                houses: street.addresses.map { houses.id(Int($0)) }.sorted(),
+                lines: street.lines.map { lines[Int($0)].id }.sorted()
+            )
+        }
+        .sorted()
+    }
+
     /// Whether houses, lines and areas (the sea aside, which is last) are in object order (`OSMObjectKey`), as imports
     /// and change files store them: then an object's outputs are found by binary search. Checked once per index.
     var isInObjectOrder: Bool {
@@ -451,10 +793,11 @@ extension AddressIndex {
     /// Finds the base streets a new member of a name at a cell would join: those with a member of that name in the
     /// cell or a neighbouring one. Any street with a house or line in those cells and the name among its names is
     /// taken — more than the join needs at worst, which only costs the layer their size. Each street's cells are
-    /// bounded once per finder.
+    /// bounded and kept once per finder.
     struct JoinFinder {
         let index: AddressIndex
         private var extents: [Int32: (rows: ClosedRange<Int>, columns: ClosedRange<Int>)] = [:]
+        private var cells: [Int32: Set<UInt32>] = [:]
 
         init(_ index: AddressIndex) { self.index = index }
 
@@ -468,11 +811,19 @@ extension AddressIndex {
                 guard extent.rows.contains(row) || extent.rows.contains(row - 1) || extent.rows.contains(row + 1),
                     extent.columns.contains(column) || extent.columns.contains(column - 1) || extent.columns.contains(column + 1)
                 else { return false }
-                return index.memberCells(of: s).contains { other in
-                    let (r, c) = Self.rowColumn(other)
-                    return abs(r - row) <= 1 && abs(c - column) <= 1
+                let known = self.cells(s)
+                for r in row - 1...row + 1 where r >= 0 && r <= 0xFFF {
+                    for c in column - 1...column + 1 where c >= 0 && c <= 0xFFF && known.contains(UInt32(r) << 12 | UInt32(c)) { return true }
                 }
+                return false
             }
+        }
+
+        private mutating func cells(_ s: Int32) -> Set<UInt32> {
+            if let known = cells[s] { return known }
+            let found = Set(index.memberCells(of: s))
+            cells[s] = found
+            return found
         }
 
         private mutating func extent(_ s: Int32) -> (rows: ClosedRange<Int>, columns: ClosedRange<Int>) {

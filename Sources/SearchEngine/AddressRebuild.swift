@@ -217,11 +217,10 @@ public final class AddressRebuild: Sendable {
         return begun
     }
 
-    /// `current` with one more file laid over it, taken on top of it (nil: the base is not in object order).
+    /// `current` with one more file laid over it, in two levels while the files since the lower one are few
+    /// (`AddressLayer.adding`; nil: the base is not in object order).
     private static func layer(adding delta: Delta, over current: AddressLayer) -> AddressLayer? {
-        var changes = current.changes
-        changes.add(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation, over: current.base)
-        return AddressLayer(base: current.base, changes: changes, previous: current)
+        current.adding(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation)
     }
 
     /// Writes the layer's changes beside the snapshot at `path`: the next start maps the base and lays them over it.

@@ -19,6 +19,17 @@ public enum AddressAnswers {
         expectSame(Array(ours.areas), Array(theirs.areas), "area")
     }
 
+    /// The streets the layer's parts show (those no level over them hides) are the fresh index's: each street's name,
+    /// city, postcode, anchor and members alike. Drawn queries may miss a street made twice or joined wrongly; this
+    /// does not.
+    public static func expectSameStreets(_ layer: AddressLayer, _ fresh: AddressIndex, _ what: String) {
+        let (ours, theirs) = (layer.shownStreets, fresh.shownStreets())
+        #expect(ours.count == theirs.count, "\(what): \(ours.count) streets shown, a fresh index has \(theirs.count)")
+        let (a, b) = (Set(ours), Set(theirs))
+        if let extra = ours.first(where: { !b.contains($0) }) { Issue.record("\(what): a street a fresh index has not: \(extra)") }
+        if let missing = theirs.first(where: { !a.contains($0) }) { Issue.record("\(what): a street of a fresh index not shown: \(missing)") }
+    }
+
     /// Search, completion, reverse, street lines and areas of `book` and `fresh`, for queries drawn from `data`.
     public static func expectAlike(_ book: AddressBook, _ fresh: AddressIndex, _ data: AddressData, seed: UInt64, _ what: String) {
         var random = SplitMix64(seed: seed)

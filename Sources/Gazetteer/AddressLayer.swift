@@ -323,7 +323,8 @@ public final class AddressLayer: Sendable {
         for line in fileLines where !line.points.isEmpty {
             guard let name = line.names.lazy.map(TextNormalizer.normalize).first(where: { !$0.isEmpty }) else { continue }
             let middle = line.points[line.points.count / 2]
-            for s in joining.streets(named: name, at: AddressIndex.cell(middle.latitude, middle.longitude)) where top.underStreets.insert(s).inserted {
+            for s in joining.streets(named: name, at: AddressIndex.cell(middle.latitude, middle.longitude)) where top.underStreets.insert(s).inserted
+            {
                 newUnder.insert(s)
             }
         }

@@ -552,8 +552,9 @@ public final class AddressLayer: Sendable {
     public var isEmpty: Bool { base.isEmpty && index.isEmpty && (under?.layer.index.isEmpty ?? true) }
 
     /// The largest layer kept over `base` before the whole index is built again: an eighth of the base's houses, lines
-    /// and areas, and at least 50 000. Each change file builds the layer's index again, so its cost grows with the
-    /// layer; past this, a build of the whole (linear in the base) is due anyway.
+    /// and areas, and at least 50 000. Every few change files the layer's lower level is made again from every change
+    /// since the base (`adding`), so that cost grows with the layer; past this, a build of the whole (linear in the
+    /// base) is due anyway.
     public static func limit(over base: AddressIndex) -> Int { max(50_000, (base.houseCount + base.lines.count + base.areas.count) / 8) }
 
     /// One of the indexes a query asks — the base, the layer under this one (two levels), this one's — with what the

@@ -8,8 +8,9 @@ import Synchronization
 /// The whole address index built again on a thread of its own between change files (docs/ARCHITECTURE.md,
 /// "OpenStreetMap that stays current").
 ///
-/// Each change file builds its layer's index again from every change since the base, so a file's step grows with the
-/// layer; and at the layer's limit the whole index is built again in the file's step (~2 s for 2.35 M houses on idle
+/// A change file's layer costs the objects changed since its lower level was made, and every few files that level is
+/// made again from every change since the base (`AddressLayer.adding`), so a file's step still grows with the layer;
+/// and at the layer's limit the whole index is built again in the file's step (~2 s for 2.35 M houses on idle
 /// cores, ~10 s under read load). When a followed feed has no next file yet and the layer has passed `trigger`, the
 /// whole index is built from it (`AddressLayer.whole`) on a thread under the kernel's idle policy (any thread of the
 /// server preempts it), and its snapshot written beside the live one. Files that come meanwhile are laid over the old

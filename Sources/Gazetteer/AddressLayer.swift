@@ -45,10 +45,9 @@ public struct AddressChanges: Sendable, Equatable {
     public mutating func add(changed: Set<String>, made: AddressData, sea: [MapArea]?, generation: String, over base: AddressIndex) {
         let made = made.asStored
         let fresh = changed.subtracting(objects)
-        func kept<T>(_ items: [T], _ id: (T) -> String) -> [T] { items.filter { !changed.contains(OSMObjectKey.object(of: id($0))) } }
-        houses = OSMObjectKey.merged(kept(houses, \.id), OSMObjectKey.inOrder(Array(made.addresses), id: \.id), id: \.id)
-        lines = OSMObjectKey.merged(kept(lines, \.id), OSMObjectKey.inOrder(made.streets, id: \.id), id: \.id)
-        areas = OSMObjectKey.merged(kept(areas, \.id), OSMObjectKey.inOrder(Array(made.areas), id: \.id), id: \.id)
+        houses = OSMObjectKey.replacing(houses, changed: changed, with: OSMObjectKey.inOrder(Array(made.addresses), id: \.id), id: \.id)
+        lines = OSMObjectKey.replacing(lines, changed: changed, with: OSMObjectKey.inOrder(made.streets, id: \.id), id: \.id)
+        areas = OSMObjectKey.replacing(areas, changed: changed, with: OSMObjectKey.inOrder(Array(made.areas), id: \.id), id: \.id)
         if let sea { self.sea = sea }
         objects.formUnion(changed)
         self.generation = generation

@@ -108,6 +108,32 @@ import Testing
 
     static let everywhere = BoundingBox(uncheckedWest: -180, south: -90, east: 180, north: 90)
 
+    /// `OSMObjectKey.replacing` (binary search per changed object) against reading every id (`merged` of the kept
+    /// items and the added ones), on drawn lists of ids: objects of several parts, ids that are not OpenStreetMap's,
+    /// objects changed that make nothing now, and new ones.
+    @Test func replacingAChangedObjectsItemsEqualsReadingEveryID() {
+        let seed = testSeed("replacingAChangedObjectsItemsEqualsReadingEveryID")
+        var random = SplitMix64(seed: seed)
+        func ids(_ count: Int) -> [String] {
+            (0..<count).flatMap { _ -> [String] in
+                if random.next() % 25 == 0 { return ["poi-\(random.next() % 50)"] }
+                let object = "osm-\(["n", "w", "r"][Int(random.next() % 3)])\(1 + random.next() % 400)"
+                return random.next() % 4 == 0 ? ["\(object)#0", "\(object)#1"] : [object]
+            }
+        }
+        for round in 0..<200 {
+            let items = OSMObjectKey.inOrder(Array(Set(ids(Int(random.next() % 60)))), id: { $0 })
+            var changed = Set(ids(Int(random.next() % 8)).map(OSMObjectKey.object(of:)))
+            if round % 10 == 0 { changed.insert("poi-7") }
+            let added = OSMObjectKey.inOrder(ids(Int(random.next() % 8)).filter { changed.contains(OSMObjectKey.object(of: $0)) }, id: { $0 })
+            let expected = OSMObjectKey.merged(items.filter { !changed.contains(OSMObjectKey.object(of: $0)) }, added, id: { $0 })
+            #expect(
+                OSMObjectKey.replacing(items, changed: changed, with: added, id: { $0 }) == expected,
+                "round \(round) (SEED=\(seed)): \(items) with \(changed) replaced by \(added)"
+            )
+        }
+    }
+
     /// Eight files over a base of 300 objects, laid in one level (taken on top of the last) and in two: kept over
     /// the first file's layer, made one again after two files over one, and as `adding` decides by itself.
     @Test func layersInOneAndTwoLevelsShowAFreshIndexsStreets() {

@@ -87,7 +87,9 @@ public enum OSMObjectKey {
         var cut = Set<Int64>()
         for object in changed {
             // An object without an OpenStreetMap id: the items are read one by one.
-            guard let key = order(of: object).map(packed) else { return merged(items.filter { !changed.contains(Self.object(of: id($0))) }, added, id: id) }
+            guard let key = order(of: object).map(packed) else {
+                return merged(items.filter { !changed.contains(Self.object(of: id($0))) }, added, id: id)
+            }
             cut.insert(key)
         }
         let addedKeys = added.map { order(of: id($0)).map(packed) ?? -1 }

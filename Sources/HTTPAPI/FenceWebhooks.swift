@@ -79,8 +79,8 @@ final class FenceWebhooks: Sendable {
         leaseWatch.withLock { $0 = task }
     }
 
-    /// Stops every delivery loop and returns once they have ended (a shutdown). A delivery cut short is sent again
-    /// after a restart: a webhook's progress is stored only once the receiver answered (at least once).
+    /// Stops every delivery loop and returns once they have ended (a shutdown): a POST in flight is let run to its
+    /// answer or its timeout and recorded, so a restart does not send it again; one that times out is (at least once).
     func stop() async {
         let stopped = loops.withLock { loops in
             let all = Array(loops.values)
@@ -178,7 +178,10 @@ final class FenceWebhooks: Sendable {
                 while !Task.isCancelled {
                     attempt += 1
                     if shared != nil, !holdsLease() { break }
-                    ok = await post(event, to: url, timeout: policy.timeout)
+                    // The POST runs to its answer or its timeout even when the loop is stopped or replaced meanwhile
+                    // (a task of its own, which the loop's cancellation does not reach): what the receiver took is
+                    // then recorded below, and neither the next loop nor the next server sends it again.
+                    ok = await Task { [attempt] in await post(event, attempt: attempt, to: url, timeout: policy.timeout) }.value
                     if ok || attempt >= policy.maximumAttempts { break }
                     counters.retries.increment()
                     let wait = min(policy.longestRetry, policy.firstRetry * (1 << min(attempt - 1, 20)))
@@ -207,12 +210,14 @@ final class FenceWebhooks: Sendable {
     /// This server, as a holder of webhook leases in a shared store.
     let holder = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8))"
 
-    /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id`; delivered when the receiver answers 2xx.
-    private static func post(_ event: FenceEvent, to url: String, timeout: Duration) async -> Bool {
+    /// One delivery: the event's JSON, with its id in `X-Poi-Event-Id` and the attempt (1 for the first, counted per
+    /// server) in `X-Poi-Delivery-Attempt`; delivered when the receiver answers 2xx.
+    private static func post(_ event: FenceEvent, attempt: Int, to url: String, timeout: Duration) async -> Bool {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "X-Poi-Event-Id", value: String(event.sequence))
+        request.headers.add(name: "X-Poi-Delivery-Attempt", value: String(attempt))
         request.body = .bytes(ByteBuffer(string: event.json))
         do {
             let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout.components.seconds * 1000)))

@@ -177,13 +177,17 @@ import Testing
     /// event just before, which a slow answer can cause).
     @Test func webhooksRetryUntilDelivered() async throws {
         let received = Mutex<[Int64]>([])
+        // Every POST's event id and its X-Poi-Delivery-Attempt, failed or not.
+        let posts = Mutex<[(id: Int64, attempt: Int?)]>([])
         let calls = Atomic<Int>(0)
         let router = Router()
         router.post("/hook") { request, _ -> HTTPResponse.Status in
-            guard calls.add(1, ordering: .relaxed).newValue % 2 == 0 else { return .internalServerError }
             let body = try await request.body.collect(upTo: 1 << 20)
             let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as! [String: Any]
-            received.withLock { $0.append((object["id"] as! NSNumber).int64Value) }
+            let id = (object["id"] as! NSNumber).int64Value
+            posts.withLock { $0.append((id, request.headers[HTTPField.Name("X-Poi-Delivery-Attempt")!].flatMap(Int.init))) }
+            guard calls.add(1, ordering: .relaxed).newValue % 2 == 0 else { return .internalServerError }
+            received.withLock { $0.append(id) }
             return .ok
         }
         let receiver = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
@@ -216,6 +220,12 @@ import Testing
                 let start = clock.now
                 while distinct().count < stored.count, clock.now - start < .seconds(300) { try await Task.sleep(for: .milliseconds(20)) }
                 #expect(distinct() == stored, "the receiver got \(received.withLock { $0 }); the fence stored \(stored)")
+                // Each event's POSTs count their attempts from 1, one more each time.
+                let sent = posts.withLock { $0 }
+                for id in stored {
+                    let attempts = sent.filter { $0.id == id }.map(\.attempt)
+                    #expect(attempts == (1...max(attempts.count, 1)).map { $0 }, "X-Poi-Delivery-Attempt of event \(id): \(attempts)")
+                }
                 // The sender records its progress once the receiver's answer is in: after the receiver has the event.
                 var state = try json(try await client.execute(uri: "/v1/fences/hooked", method: .get))
                 while (state["webhookDelivered"] as? NSNumber)?.int64Value != stored.last, clock.now - start < .seconds(300) {

@@ -386,11 +386,15 @@ public final class OSMMirror {
     /// - Returns: with `returningAll`, every house, street line and area after the change (for a store that takes
     ///   them whole, PostgreSQL); the new generation; how many of the houses' blocks were encoded again (of how many
     ///   after the change).
-    /// - Parameter sea: the sea made again (nil: the sea stays as it is).
+    /// - Parameters:
+    ///   - sea: the sea made again (nil: the sea stays as it is).
+    ///   - generation: the addresses' generation after the change (chosen by the caller, who may have laid the
+    ///     change over the address index already under it: `OSMImporter.apply(…addressesMade:)`).
     public func replaceAddresses(
         of objects: Set<String>,
         with added: AddressData,
         sea newSea: [MapArea]? = nil,
+        generation: String = UUID().uuidString,
         returningAll: Bool = false
     ) throws -> (
         data: AddressData?, generation: String, houseBlocks: (encoded: Int, of: Int)
@@ -443,7 +447,6 @@ public final class OSMMirror {
             )
             try CatalogStore.writeAreas(AreaList(OSMObjectKey.merged(objectAreas, Array(addedAreas), id: \.id) + (newSea ?? sea)), db)
         }
-        let generation = UUID().uuidString
         try db.execute(sql: "UPDATE address_state SET generation = ? WHERE id = 1", arguments: [generation])
         guard returningAll else { return (nil, generation, houseBlocks) }
         var data = AddressData()

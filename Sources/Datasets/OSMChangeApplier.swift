@@ -21,6 +21,10 @@ extension OSMImporter {
     ///     servers; `copyOutputs`): the file's POI changes and the addresses after it are written there inside the
     ///     database's transaction, so that when they fail the database does not change either. Should the database's
     ///     own commit fail after them, applying the file again writes the same final states again.
+    ///   - addressesMade: called inside the transaction once the file's addresses are made and before they are
+    ///     written, with what the address index's layer takes (`changedObjects`, `made`, `sea`, `addressGeneration`:
+    ///     the result's own, which the store's commit then makes true): a caller lays them over its index meanwhile
+    ///     (`AddressLayerAhead`), on another core, and uses that layer only once the transaction has committed.
     /// - Throws: `OSMChangeError` for a modify or delete of an object the database does not have, a file older than
     ///   the data, or a database without an OpenStreetMap import; `CatalogError` for the store.
     public func apply(
@@ -30,7 +34,8 @@ extension OSMImporter {
         sequence: Int? = nil,
         timestamp: String? = nil,
         source: String? = nil,
-        alsoTo shared: (any StoreOfRecord)? = nil
+        alsoTo shared: (any StoreOfRecord)? = nil,
+        addressesMade: ((OSMChangeResult) -> Void)? = nil
     ) throws -> OSMChangeResult {
         // Only a SQLite database keeps the mirror a change file is applied to.
         guard let store = store as? CatalogStore else {
@@ -40,6 +45,7 @@ extension OSMImporter {
         let (value, before, after) = try store.updateOSM { mirror in
             var run = ChangeRun(importer: self, change: change, name: name, mirror: mirror)
             run.returnsAllAddresses = shared != nil
+            run.addressesMade = addressesMade
             let result = try run.run(sequence, timestamp, source)
             if let shared {
                 if !result.changes.isEmpty { try shared.commit(result.changes) }
@@ -92,6 +98,8 @@ extension OSMImporter {
         var relations: [Int64: OSMRelation?] = [:]
         /// Whether the result carries every house, line and area after the file (for a shared store).
         var returnsAllAddresses = false
+        /// Told what the file's addresses are before they are written (`apply(…addressesMade:)`).
+        var addressesMade: ((OSMChangeResult) -> Void)?
 
         init(importer: OSMImporter, change: OSMChange, name: String, mirror: OSMMirror) {
             (self.importer, self.change, self.name, self.mirror) = (importer, change, name, mirror)
@@ -273,10 +281,17 @@ extension OSMImporter {
                 sea = made.areas
                 report.problems.add(contentsOf: made.problems.map { ImportProblem(file: name, line: 0, reason: $0) })
             }
-            let (addresses, generation, houseBlocks) = try mirror.replaceAddresses(
+            let generation = UUID().uuidString
+            if let addressesMade {
+                var early = OSMChangeResult()
+                (early.changedObjects, early.made, early.sea, early.addressGeneration) = (objects, added, sea, generation)
+                addressesMade(early)
+            }
+            let (addresses, _, houseBlocks) = try mirror.replaceAddresses(
                 of: objects,
                 with: added,
                 sea: sea,
+                generation: generation,
                 returningAll: returnsAllAddresses
             )
             report.houseBlocks = houseBlocks

@@ -168,7 +168,11 @@ final class ImportTasks: Sendable {
         let change: OSMChange
         do { change = try OSMChange.read(path, name: name) } catch { throw .cannotRead(error.description) }
         let result: OSMChangeResult
-        do { result = try engine.applyOSMChange { store in try osm.apply(change, name: name, to: store) } } catch {
+        do {
+            result = try engine.applyOSMChange { store, addressesMade in
+                try osm.apply(change, name: name, to: store, addressesMade: addressesMade)
+            }
+        } catch {
             throw .cannotRead(error.description)
         }
         return report(written: result.report.poisPut, result.report.problems, result.report.seconds)

@@ -121,8 +121,12 @@ public final class AddressRebuild: Sendable {
     /// The imported addresses after a change file (`SearchEngine.layAddresses`): over the new base when a build
     /// begun earlier (`beginIfDue`) is done, else over `current`'s base. Nil when no layer can be made (the base is not in object order, or the layer passes its limit, when a build not done is
     /// dropped): the caller builds the whole index itself.
-    func lay(_ result: OSMChangeResult, over current: AddressLayer, snapshot path: String?) -> AddressLayer? {
+    ///
+    /// `ahead`, when it was begun over `current` with this file's addresses, is the layer `current.adding` makes of
+    /// them, laid while the store's transaction ran.
+    func lay(_ result: OSMChangeResult, over current: AddressLayer, snapshot path: String?, ahead: AddressLayerAhead? = nil) -> AddressLayer? {
         let delta = Delta(result)
+        let made = ahead?.layer(over: current, generation: delta.generation)
         var inFlight = flight.withLock { $0 }
         if let stale = inFlight, stale.from !== current.base {
             stale.drop()
@@ -131,7 +135,7 @@ public final class AddressRebuild: Sendable {
         }
         if let inFlight {
             if inFlight.work.isFinished { return swap(inFlight, adding: delta, snapshot: path) }
-            if let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) {
+            if let layer = made ?? Self.layer(adding: delta, over: current), layer.size <= limit(current.base) {
                 inFlight.pending.withLock { $0.append(delta) }
                 Self.keepChanges(of: layer, beside: path)
                 return layer
@@ -146,7 +150,7 @@ public final class AddressRebuild: Sendable {
             counts.withLock { $0.dropped += 1 }
             return nil
         }
-        guard let layer = Self.layer(adding: delta, over: current), layer.size <= limit(current.base) else { return nil }
+        guard let layer = made ?? Self.layer(adding: delta, over: current), layer.size <= limit(current.base) else { return nil }
         Self.keepChanges(of: layer, beside: path)
         return layer
     }
@@ -220,7 +224,7 @@ public final class AddressRebuild: Sendable {
 
     /// `current` with one more file laid over it, in two levels while the files since the lower one are few
     /// (`AddressLayer.adding`; nil: the base is not in object order).
-    private static func layer(adding delta: Delta, over current: AddressLayer) -> AddressLayer? {
+    fileprivate static func layer(adding delta: Delta, over current: AddressLayer) -> AddressLayer? {
         current.adding(changed: delta.changed, made: delta.made, sea: delta.sea, generation: delta.generation)
     }
 
@@ -230,5 +234,33 @@ public final class AddressRebuild: Sendable {
         guard let path else { return }
         let changesPath = SearchEngine.changesPath(path)
         do { try layer.changes.write(to: changesPath) } catch { try? FileManager.default.removeItem(atPath: changesPath) }
+    }
+}
+
+/// A change file's layer laid over the address index on a thread of its own while the store's transaction writes the
+/// file (`OSMImporter.apply(…addressesMade:)`): the step then costs the longer of the two, not their sum, when a core
+/// is free (docs/ARCHITECTURE.md, "OpenStreetMap that stays current"). Nothing of it is seen or kept before the
+/// transaction has committed: `AddressRebuild.lay` takes it then, and a transaction that fails leaves it unused.
+public final class AddressLayerAhead: Sendable {
+    let over: AddressLayer
+    let generation: String
+    let work: Background<AddressLayer?>
+
+    /// Begins laying `early`'s addresses (`changedObjects`, `made`, `sea`, `addressGeneration`) over `current`.
+    public init(over current: AddressLayer, _ early: OSMChangeResult) {
+        let delta = AddressRebuild.Delta(early)
+        (over, generation) = (current, delta.generation)
+        work = Background(named: "poi-addr-layer") {
+            // As the writer that asked for it (a followed feed's thread runs at nice 19): readers first.
+            SearchEngine.lowerCallingThreadPriority()
+            return AddressRebuild.layer(adding: delta, over: current)
+        }
+    }
+
+    /// The layer, when it was begun over `current` with the file of that generation (nil otherwise, or when the
+    /// base is not in object order).
+    func layer(over current: AddressLayer, generation: String) -> AddressLayer? {
+        guard over === current, self.generation == generation else { return nil }
+        return (try? work.value()) ?? nil
     }
 }

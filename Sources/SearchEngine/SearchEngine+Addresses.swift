@@ -76,16 +76,18 @@ extension SearchEngine {
     /// changes written beside the snapshot at `path`. With `rebuild`, a build of the whole begun in the background
     /// (`AddressRebuild.beginIfDue`) is laid under the files since it began once it is done. When no layer can be
     /// made (the layer would outgrow `AddressLayer.limit`, or the base cannot take one), the whole index is built again here from every address the store holds after the
-    /// file, and its snapshot written (the addresses read from `store` unless the result carries them).
+    /// file, and its snapshot written (the addresses read from `store` unless the result carries them). `ahead` is
+    /// the layer begun over `current` while the file's transaction ran (`AddressLayerAhead`), taken when it matches.
     public static func layAddresses(
         of result: OSMChangeResult,
         over current: AddressLayer,
         snapshot path: String?,
         store: any StoreOfRecord,
-        rebuild: AddressRebuild? = nil
+        rebuild: AddressRebuild? = nil,
+        ahead: AddressLayerAhead? = nil
     ) throws(CatalogError) -> AddressLayer {
         // Without one of the engine's, a rebuild with no build in flight: the layer, or nil past its limit.
-        if let layer = (rebuild ?? AddressRebuild()).lay(result, over: current, snapshot: path) { return layer }
+        if let layer = (rebuild ?? AddressRebuild()).lay(result, over: current, snapshot: path, ahead: ahead) { return layer }
         let all: AddressData
         if let carried = result.addresses { all = carried } else { all = try store.loadAddresses() }
         var index = AddressIndex(all.asStored)

@@ -342,16 +342,26 @@ extension SearchEngine {
     /// Applies an OpenStreetMap change file: `apply` runs the store's one transaction (the mirror, POIs and addresses:
     /// `OSMImporter.apply`), then its POIs reach the in-memory state and what it made is laid over the address index
     /// (`AddressLayer`; the whole index built again when the layer outgrows `AddressLayer.limit`) and swapped in
-    /// whole — a read sees the data before the change or after it, never half.
+    /// whole — a read sees the data before the change or after it, never half. `apply` is given a function to pass
+    /// `OSMImporter.apply`'s `addressesMade`: the layer is then laid on another thread while the transaction writes
+    /// the file (`AddressLayerAhead`), and swapped in only after it has committed.
     /// - Throws: `.invalid(parameter: "store")` when the store keeps no OpenStreetMap import (PostgreSQL); what `apply`
     ///   throws, as a storage error.
-    public func applyOSMChange(_ apply: (any StoreOfRecord) throws -> OSMChangeResult) throws(SearchError) -> OSMChangeResult {
+    public func applyOSMChange(
+        _ apply: (any StoreOfRecord, _ addressesMade: @escaping (OSMChangeResult) -> Void) throws -> OSMChangeResult
+    ) throws(SearchError) -> OSMChangeResult {
         try exclusively { () throws(SearchError) in
             guard let store, store.appliesOSMChanges else {
                 throw .invalid(parameter: "store", rule: "keeps no OpenStreetMap import to apply change files to (only a SQLite database does)")
             }
             let result: OSMChangeResult
-            do { result = try apply(store) } catch { throw .storage("\(error)") }
+            let current = addresses.osm
+            let ahead = Mutex<AddressLayerAhead?>(nil)
+            do {
+                result = try apply(store) { early in ahead.withLock { $0 = AddressLayerAhead(over: current, early) } }
+            } catch {
+                throw .storage("\(error)")
+            }
             afterCommit?()
             self.apply(committed: result.changes, sequences: result.sequences)
             do throws(CatalogError) {
@@ -361,7 +371,8 @@ extension SearchEngine {
                         over: addresses.osm,
                         snapshot: snapshotPolicy?.addressPath,
                         store: store,
-                        rebuild: addressRebuild
+                        rebuild: addressRebuild,
+                        ahead: ahead.withLock { $0 }
                     )
                 )
             } catch {

@@ -119,8 +119,16 @@ public final class OSMFollower: Sendable {
                         )
                     }
                 } else {
-                    result = try engine.applyOSMChange { store in
-                        try importer.apply(change, name: name, to: store, sequence: state.sequence, timestamp: state.timestamp, source: source)
+                    result = try engine.applyOSMChange { store, addressesMade in
+                        try importer.apply(
+                            change,
+                            name: name,
+                            to: store,
+                            sequence: state.sequence,
+                            timestamp: state.timestamp,
+                            source: source,
+                            addressesMade: addressesMade
+                        )
                     }
                 }
                 let r = result.report

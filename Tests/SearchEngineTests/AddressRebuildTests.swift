@@ -13,7 +13,8 @@ import Testing
 /// Change files laid over an address index that is built again whole in the background meanwhile (`AddressRebuild`),
 /// against the store: after every file, the addresses the layer makes are the store's, its answers a fresh index's,
 /// and the snapshot with the changes beside it opens to the same addresses without reading the store (what the next
-/// start maps). The files are a feed drawn by scripts/osm/changes.py from the printed seed.
+/// start maps). The files are a feed drawn by scripts/osm/changes.py from the printed seed; every other file's layer is
+/// laid while its transaction runs (`AddressLayerAhead`).
 @Suite struct AddressRebuildTests {
     static let dataDirectory = Repository.data.path
     static let gazetteer = BundledGazetteer.shared
@@ -55,8 +56,20 @@ import Testing
                 current = AddressLayer(base: index, generation: generation)
             }
             let file = "\(feed)/000/000/\(String(format: "%03d", step)).osc.gz"
-            let result = try Self.importer.apply(try OSMChange.read(file), name: "file \(step)", to: store)
-            current = try SearchEngine.layAddresses(of: result, over: current, snapshot: path, store: store, rebuild: rebuild)
+            // Odd files have their layer laid while the transaction runs (`AddressLayerAhead`), as a server does.
+            var ahead: AddressLayerAhead?
+            let before = current
+            let result = try Self.importer.apply(
+                try OSMChange.read(file),
+                name: "file \(step)",
+                to: store,
+                addressesMade: step % 2 == 1 ? { ahead = AddressLayerAhead(over: before, $0) } : nil
+            )
+            if step % 2 == 1 {
+                let made = try #require(ahead, "\(what): the transaction told what its addresses are")
+                #expect(made.layer(over: before, generation: result.addressGeneration) != nil, "\(what): the layer laid ahead is of this file")
+            }
+            current = try SearchEngine.layAddresses(of: result, over: current, snapshot: path, store: store, rebuild: rebuild, ahead: ahead)
             // As a follower does once it has applied every file there is (not after the fourth: the fifth comes at once).
             if step != 4 { rebuild.beginIfDue(over: current, snapshot: path) }
             if step == 1 { #expect(!FileManager.default.fileExists(atPath: left), "the snapshot a stopped build left is removed") }

@@ -56,7 +56,19 @@ struct ChangeFiles {
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
-        let result = try importer.apply(change, name: name, to: store, sequence: sequence, timestamp: timestamp, source: source, alsoTo: shared)
+        // The addresses are laid over the snapshot's on another thread while the transaction writes them.
+        var ahead: AddressLayerAhead?
+        let current = imported
+        let result = try importer.apply(
+            change,
+            name: name,
+            to: store,
+            sequence: sequence,
+            timestamp: timestamp,
+            source: source,
+            alsoTo: shared,
+            addressesMade: current.map { current in { early in ahead = AddressLayerAhead(over: current, early) } }
+        )
         let r = result.report
         for problem in r.problems.kept.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
         print(
@@ -66,12 +78,15 @@ struct ChangeFiles {
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result
-        if let current = imported {
+        if let current {
             let started = Date()
-            let layer = try SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot, store: store)
+            let layer = try SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot, store: store, ahead: ahead)
             imported = layer
+            // After the transaction: what the layer took beyond it (its thread began inside it).
             let seconds = String(format: "%.3f", Date().timeIntervalSince(started))
-            print("\(name): addresses laid over the snapshot's in \(seconds) s (a layer of \(layer.size) houses, lines and areas)")
+            print(
+                "\(name): addresses laid over the snapshot's in \(seconds) s after the transaction (a layer of \(layer.size) houses, lines and areas)"
+            )
         }
         if let sequences = result.sequences, !forwardBroken {
             var next = forward ?? (changes: [], before: sequences.before, after: sequences.before)

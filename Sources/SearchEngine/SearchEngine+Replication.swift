@@ -183,6 +183,9 @@ extension SearchEngine {
                 let fresh = try SearchEngine.load(store)
                 write { $0 = fresh }
                 replication.status.withLock { $0.reloads += 1 }
+                // The addresses may have been replaced among the changes no longer in the log: looked for here, as
+                // after any move of the sequence (a failed load leaves `caughtUp` unmarked, so the next tries again).
+                try followAddresses(store, log: log)
                 replication.caughtUp(at: fresh.sequence!.sequence)
                 ResidentMemory.returnFreedHeap()
             }

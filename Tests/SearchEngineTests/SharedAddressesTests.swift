@@ -99,6 +99,30 @@ struct SharedAddressesTests {
         running.catchUp()
         #expect(try Self.answer(running, "Rantatie 3")?.id == "osm-w3", "the addresses loaded on the next catch-up")
     }
+
+    /// A replica behind a trimmed change log reloads every record; the addresses replaced among the changes it never
+    /// read are loaded with them (as a server that applied nothing of its own, beside a following one, saw under
+    /// `make test`), and tried again at the next catch-up when that load fails.
+    @Test(arguments: [0, 1]) func aReloadAfterATrimmedLogLoadsTheReplacedAddresses(failures: Int) throws {
+        let url = try TestPostgres.database("addresses_reload_\(failures)")
+        let store = FailingAddressLoads(try PostgresStore(url: url))
+        let behind = try SearchEngine(store: store, taxonomy: testTaxonomy)
+        let writer = try PostgresStore(url: url)
+        try writer.replaceAddresses(AddressSnapshotEngineTests.data(["Rantatie"], town: "Testby"))
+        try writer.commit([.put(.poi(POIRecord(id: "after", name: "After", category: "food.cafe", lat: 60.2, lon: 24.9)))])
+        // Another replica is past every change and the retention is 0: the log is trimmed past `behind`.
+        try writer.report(replica: "other", applied: try writer.changeSequence().sequence, snapshot: nil)
+        try writer.trim(retention: 0)
+        store.failures.withLock { $0 = failures }
+        behind.catchUp()
+        #expect(behind.replicationStatus?.reloads == 1)
+        #expect(behind.poi(id: "after") != nil)
+        if failures > 0 {
+            #expect(try Self.answer(behind, "Rantatie 3") == nil, "the load failed")
+            behind.catchUp()
+        }
+        #expect(try Self.answer(behind, "Rantatie 3")?.id == "osm-w3", "the replaced addresses after the reload")
+    }
 }
 
 /// A store whose next `failures` loads of the addresses fail, as a deadline on a loaded PostgreSQL does.

@@ -70,6 +70,23 @@ public struct AddressChanges: Sendable, Equatable {
         }
         streets = taken.sorted()
     }
+
+    /// Whether these changes can lie over `base`: the base's outputs are found by object only when it is in object
+    /// order (`AddressLayer(base:changes:)` is nil otherwise).
+    public func canLie(over base: AddressIndex) -> Bool { isEmpty || base.isInObjectOrder }
+
+    /// At least the size of the one-level layer these changes make over `base` (`AddressLayer.size`): what the changed
+    /// objects make now, the new sea, and every member of the base streets they take — a member of a changed object
+    /// counted twice. For a writer that keeps the changes without laying them (`poi import x.osc.gz`), to see when
+    /// the whole index is due (`AddressLayer.limit`) without building the layer.
+    public func layerSizeBound(over base: AddressIndex) -> Int {
+        var size = houses.count + lines.count + areas.count + (sea?.count ?? 0)
+        for s in streets {
+            let street = base.streets[Int(s)]
+            size += street.addresses.count + street.lines.count
+        }
+        return size
+    }
 }
 
 /// A base address index with the changes of OpenStreetMap change files laid over it (`AddressChanges`).

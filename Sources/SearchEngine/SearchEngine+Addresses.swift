@@ -55,6 +55,56 @@ extension SearchEngine {
         return try? mapped(path, generation: generation).get().layer
     }
 
+    /// The store's imported addresses as `mapped` finds them, without the layer's index: the base mapped from the
+    /// snapshot at `path` and the changes since (none when the snapshot stands at the store's addresses). For a writer
+    /// that serves no query (`poi import x.osc.gz`, `poi replicate`): it adds each file's changes
+    /// (`addAddressChanges`) and leaves laying them to the server that maps them. Nil as `mappedAddresses`.
+    public static func mappedAddressChanges(_ store: any StoreOfRecord, snapshot path: String) -> (base: AddressIndex, changes: AddressChanges)? {
+        guard store.keepsAddresses, let generation = try? store.addressGeneration() else { return nil }
+        if let changes = try? AddressChanges.read(changesPath(path)), changes.generation == generation, changes.baseGeneration != generation,
+            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration), changes.canLie(over: base)
+        {
+            return (base, changes)
+        }
+        guard let base = try? AddressIndex.readSnapshot(path, generation: generation) else { return nil }
+        return (base, AddressChanges(baseGeneration: generation))
+    }
+
+    /// `changes` with a change file's addresses added (`AddressChanges.add`) and written beside the snapshot at
+    /// `path`, where the next start lays them over the base (`mapped`). Nil, writing nothing, when the layer they
+    /// would make may pass `AddressLayer.limit` (`AddressChanges.layerSizeBound`) or cannot lie over the base: the
+    /// caller builds the whole index (`buildAddresses`).
+    public static func addAddressChanges(
+        of result: OSMChangeResult,
+        to changes: AddressChanges,
+        over base: AddressIndex,
+        snapshot path: String?
+    ) -> AddressChanges? {
+        var changes = changes
+        changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: base)
+        guard changes.canLie(over: base), changes.layerSizeBound(over: base) <= AddressLayer.limit(over: base) else { return nil }
+        if let path {
+            let file = changesPath(path)
+            do { try changes.write(to: file) } catch { try? FileManager.default.removeItem(atPath: file) }
+        }
+        return changes
+    }
+
+    /// The whole address index after a change file, built from every address the store holds after it (read from
+    /// `store` unless the result carries them), and its snapshot written at `path` in place of the old with the
+    /// changes beside it.
+    public static func buildAddresses(
+        of result: OSMChangeResult,
+        snapshot path: String?,
+        store: any StoreOfRecord
+    ) throws(CatalogError) -> AddressIndex {
+        let all: AddressData
+        if let carried = result.addresses { all = carried } else { all = try store.loadAddresses() }
+        let index = AddressIndex(all.asStored)
+        guard let path else { return index }
+        return keepSnapshot(of: index, at: path, generation: result.addressGeneration).index
+    }
+
     /// The file of the changes laid over the address snapshot at `path` (`AddressChanges.write`).
     public static func changesPath(_ path: String) -> String { path + ".changes" }
 
@@ -88,10 +138,6 @@ extension SearchEngine {
     ) throws(CatalogError) -> AddressLayer {
         // Without one of the engine's, a rebuild with no build in flight: the layer, or nil past its limit.
         if let layer = (rebuild ?? AddressRebuild()).lay(result, over: current, snapshot: path, ahead: ahead) { return layer }
-        let all: AddressData
-        if let carried = result.addresses { all = carried } else { all = try store.loadAddresses() }
-        var index = AddressIndex(all.asStored)
-        if let path { index = keepSnapshot(of: index, at: path, generation: result.addressGeneration).index }
-        return AddressLayer(base: index, generation: result.addressGeneration)
+        return AddressLayer(base: try buildAddresses(of: result, snapshot: path, store: store), generation: result.addressGeneration)
     }
 }

@@ -100,35 +100,3 @@ extension SearchEngine {
     /// The store sequence of the state in memory (nil: unknown), for `/health` and tests.
     public var storeSequence: ChangeSequence? { read { $0.sequence } }
 }
-
-extension SearchEngine {
-    /// Brings the index snapshot at `path` forward by `changes`, which the store committed after it — from `before`
-    /// to `after`, nothing else in between — and writes it again (atomically) at `after`: what a process that applied
-    /// a change file to a SQLite database (`poi import x.osc.gz`, `poi replicate`) leaves for the next start, instead
-    /// of building the index again from every record. The records are put and deleted in the mapped state as a
-    /// server applies its own writes (`apply(committed:)`).
-    /// - Returns: false, writing nothing, when the snapshot does not stand at `before` (or cannot be read): the next
-    ///   start builds the index from the store as before.
-    /// - Throws: when the snapshot cannot be written.
-    public static func advanceSnapshot(
-        at path: String,
-        by changes: [StoreChange],
-        from before: ChangeSequence,
-        to after: ChangeSequence
-    ) throws(SnapshotError) -> Bool {
-        let staleness = { (found: ChangeSequence) -> String? in
-            found == before ? nil : "it stands at change \(found.sequence), not \(before.sequence)"
-        }
-        guard var state = try? EngineState.readSnapshot(from: path, staleness: staleness) else { return false }
-        for change in changes {
-            switch change {
-            case .put(.poi(let poi)): state.put(.poi(poi))
-            case .put(.pin(let pin)): state.put(.pin(pin))
-            case .delete(let kind, let id): _ = state.delete(kind, id: id)
-            }
-        }
-        state.sequence = after
-        _ = try state.writeSnapshot(to: path)
-        return true
-    }
-}

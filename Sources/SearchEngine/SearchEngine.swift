@@ -113,6 +113,9 @@ public final class SearchEngine: @unchecked Sendable {
         case snapshot
         /// Read from the snapshot file, then brought up to date from the store's change feed (`changes` records).
         case snapshotAndChanges(Int)
+        /// Read from the snapshot file, then brought up to date with the records a change file's writer kept beside it
+        /// (`SnapshotChanges`).
+        case snapshotAndKeptChanges(Int)
         /// Built from the store's records; `reason` says why the snapshot was not used (nil: no snapshot policy).
         case rebuilt(reason: String?)
 
@@ -120,6 +123,7 @@ public final class SearchEngine: @unchecked Sendable {
             switch self {
             case .snapshot: return "read from the snapshot"
             case .snapshotAndChanges(let count): return "read from the snapshot and \(count) changed records from the store's change feed"
+            case .snapshotAndKeptChanges(let count): return "read from the snapshot and the \(count) changed records kept beside it"
             case .rebuilt(nil): return "built from the database"
             case .rebuilt(let reason?): return "built from the database (\(reason))"
             }
@@ -165,8 +169,11 @@ public final class SearchEngine: @unchecked Sendable {
         if let policy {
             let current: ChangeSequence
             do { current = try store.changeSequence() } catch { throw SearchError.from(error) }
+            // A writer that serves no query keeps what it committed beside the snapshot, when it brings it to the store.
+            let kept = store.feed == nil ? SnapshotChanges.read(beside: policy.path).flatMap { $0.after.changeSequence == current ? $0 : nil } : nil
             do {
                 var restored = try EngineState.readSnapshot(from: policy.path) { found in
+                    if let kept, found == kept.before.changeSequence { return nil }
                     if let reason = EngineState.staleness(of: found, store: current, followingChanges: store.feed != nil) { return reason }
                     return SearchEngine.tooManyChanges(store, after: found.sequence)
                 }
@@ -175,6 +182,9 @@ public final class SearchEngine: @unchecked Sendable {
                     let changes = try feed.changes(after: snapshotSequence.sequence)
                     restored.apply(changes)
                     startup = .snapshotAndChanges(changes.records.count + changes.deleted.count)
+                } else if let kept, snapshotSequence == kept.before.changeSequence, snapshotSequence != current {
+                    kept.apply(to: &restored)
+                    startup = .snapshotAndKeptChanges(kept.changes.count)
                 } else {
                     startup = .snapshot
                 }

@@ -234,8 +234,9 @@ import Testing
     }
 
     /// A change file applied by the CLI brings the index snapshot forward by the records it committed
-    /// (`SearchEngine.advanceSnapshot`) instead of leaving it behind the store: the next start maps it, and it answers
-    /// as the old snapshot does with the same writes made through an engine, and holds every record the store holds.
+    /// (`SearchEngine.forwardSnapshot`) instead of leaving it behind the store: kept beside it while they are few, and
+    /// the snapshot written whole again with them past the limit. The next start maps it, and it answers as the old
+    /// snapshot does with the same writes made through an engine, and holds every record the store holds.
     @Test func aSnapshotBroughtForwardByCommittedChangesIsTheStoresState() throws {
         var random = testRandom("aSnapshotBroughtForwardByCommittedChangesIsTheStoresState")
         let seed = random.next()
@@ -243,52 +244,99 @@ import Testing
         let (_, store, policy) = try storeWithSnapshot("f.sqlite")
         try store.commit(randomPOIs(2_000, &random).map { .put(.poi($0)) })
         #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).writeSnapshot())
-        let before = try store.changeSequence()
+        let first = try store.changeSequence()
         let aside = directory.appendingPathComponent("before.snapshot").path
         try FileManager.default.copyItem(atPath: policy.path, toPath: aside)
-        // Changes committed behind the snapshot's back, as a change file commits them: POIs made, moved and deleted,
-        // pins put and deleted.
-        var changes: [StoreChange] = []
+        let written = SearchEngine(state: try EngineState.readSnapshot(from: aside, expecting: first), taxonomy: testTaxonomy)
+        let ids = (0..<2_500).map { "t\($0)" } + (0..<1_200).map { "pin-\($0)" }
         var pins: [String] = []
-        for (i, p) in randomPOIs(400, &random).enumerated() {
-            switch random.next() % 5 {
-            case 0: changes.append(.delete(.poi, id: "t\(random.next() % 2_000)"))
-            case 1:
-                let pin = Self.pin("pin-\(i)", i, at: p)
-                changes.append(.put(.pin(pin)))
-                pins.append(pin.id)
-            case 2 where !pins.isEmpty: changes.append(.delete(.pin, id: pins.removeFirst()))
-            default:
-                var moved = p
-                moved.id = "t\(random.next() % 2_500)"
-                changes.append(.put(.poi(moved)))
+        var kept = 0
+        // Three files' changes committed behind the snapshot's back, as a change file commits them: POIs made, moved
+        // and deleted, pins put and deleted. The first two are kept beside the snapshot; the third passes the limit.
+        for (file, limit) in [(0, 1_000), (1, 1_000), (2, 1_000)] {
+            var changes: [StoreChange] = []
+            for (i, p) in randomPOIs(400, &random).enumerated() {
+                switch random.next() % 5 {
+                case 0: changes.append(.delete(.poi, id: "t\(random.next() % 2_000)"))
+                case 1:
+                    let pin = Self.pin("pin-\(file * 400 + i)", i, at: p)
+                    changes.append(.put(.pin(pin)))
+                    pins.append(pin.id)
+                case 2 where !pins.isEmpty: changes.append(.delete(.pin, id: pins.removeFirst()))
+                default:
+                    var moved = p
+                    moved.id = "t\(random.next() % 2_500)"
+                    changes.append(.put(.poi(moved)))
+                }
             }
+            let sequences = try store.commit(changes)
+            let how = try SearchEngine.forwardSnapshot(at: policy.path, by: changes, from: sequences.before, to: sequences.after, limit: limit)
+            kept += changes.count
+            let folded = kept > limit
+            #expect(how?.hasPrefix(folded ? "written again" : "\(kept) changed records kept") == true, "\(String(describing: how))")
+            let forward = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+            #expect(forward.startup == (folded ? .snapshot : .snapshotAndKeptChanges(kept)), "file \(file): \(forward.startup)")
+            // The same writes made through an engine over the old snapshot: the same answers, byte for byte.
+            for change in changes {
+                switch change {
+                case .put(let record): try written.applyImported([record])
+                case .delete(.poi, let id): try? written.deletePOI(id: id)
+                case .delete(.pin, let id): try? written.deletePin(id: id)
+                }
+            }
+            #expect(
+                try SnapshotTests.answers(forward, seed: seed, ids: ids) == SnapshotTests.answers(written, seed: seed, ids: ids),
+                "file \(file), SEED=\(seed)"
+            )
+            // And every record as the store has it.
+            let fresh = try SearchEngine(store: store, taxonomy: testTaxonomy)
+            for id in ids {
+                #expect(forward.poi(id: id) == fresh.poi(id: id) && forward.pin(id: id) == fresh.pin(id: id), "file \(file), SEED=\(seed) \(id)")
+            }
+            #expect(forward.counts == fresh.counts)
         }
+        // Changes that do not start where the snapshot stands are not kept: the store moved behind its back.
+        let late = try store.commit([.delete(.poi, id: "t1")])
+        let sequences = try store.commit([.delete(.poi, id: "t2")])
+        #expect(try SearchEngine.forwardSnapshot(at: policy.path, by: [.delete(.poi, id: "t2")], from: sequences.before, to: sequences.after) == nil)
+        #expect(try SearchEngine.forwardSnapshot(at: policy.path, by: [], from: first, to: late.after) == nil)
+        let behind = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        guard case .rebuilt = behind.startup else {
+            Issue.record("a snapshot behind the store with no changes to bring it there was served: \(behind.startup)")
+            return
+        }
+        #expect(behind.poi(id: "t1") == nil && behind.poi(id: "t2") == nil)
+    }
+
+    /// Changes kept beside a snapshot are applied only over the snapshot they were kept for, and only when they bring
+    /// it to the store: not again over a snapshot written since, nor when the store has moved past them.
+    @Test func changesKeptBesideASnapshotAreUsedOnlyWhenTheyBringItToTheStore() throws {
+        var random = testRandom("changesKeptBesideASnapshotAreUsedOnlyWhenTheyBringItToTheStore")
+        let (_, store, policy) = try storeWithSnapshot("k.sqlite")
+        try store.commit(randomPOIs(300, &random).map { .put(.poi($0)) })
+        #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).writeSnapshot())
+        var made = randomPOIs(1, &random)[0]
+        made.id = "made"
+        let changes: [StoreChange] = [.delete(.poi, id: "t5"), .put(.poi(made))]
         let sequences = try store.commit(changes)
-        #expect(sequences.before == before)
-        #expect(try SearchEngine.advanceSnapshot(at: policy.path, by: changes, from: sequences.before, to: sequences.after))
-        let forward = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
-        #expect(forward.startup == .snapshot, "\(forward.startup)")
-        // The same writes made through an engine over the old snapshot: the same answers, byte for byte.
-        let written = SearchEngine(state: try EngineState.readSnapshot(from: aside, expecting: before), taxonomy: testTaxonomy)
-        for change in changes {
-            switch change {
-            case .put(let record): try written.applyImported([record])
-            case .delete(.poi, let id): try? written.deletePOI(id: id)
-            case .delete(.pin, let id): try? written.deletePin(id: id)
-            }
+        #expect(try SearchEngine.forwardSnapshot(at: policy.path, by: changes, from: sequences.before, to: sequences.after) != nil)
+        let kept = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(kept.startup == .snapshotAndKeptChanges(2), "\(kept.startup)")
+        #expect(kept.poi(id: "t5") == nil && kept.poi(id: "made") == made)
+        // A server writes its snapshot at the store's sequence: the changes beside it, kept for the one before, are
+        // not applied again.
+        #expect(try kept.writeSnapshot())
+        let again = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        #expect(again.startup == .snapshot, "\(again.startup)")
+        #expect(again.counts == kept.counts && again.poi(id: "made") == made)
+        // A write the changes do not hold: the start builds the index from the store.
+        try store.commit([.delete(.poi, id: "t6")])
+        let behind = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
+        guard case .rebuilt = behind.startup else {
+            Issue.record("expected a build from the store, got \(behind.startup)")
+            return
         }
-        let ids = (0..<2_500).map { "t\($0)" } + (0..<400).map { "pin-\($0)" }
-        #expect(try SnapshotTests.answers(forward, seed: seed, ids: ids) == SnapshotTests.answers(written, seed: seed, ids: ids), "SEED=\(seed)")
-        // And every record as the store has it.
-        let fresh = try SearchEngine(store: store, taxonomy: testTaxonomy)
-        for id in ids {
-            #expect(forward.poi(id: id) == fresh.poi(id: id) && forward.pin(id: id) == fresh.pin(id: id), "SEED=\(seed) \(id)")
-        }
-        #expect(forward.counts == fresh.counts)
-        // A snapshot that does not stand where the changes start is left as it is.
-        #expect(try SearchEngine.advanceSnapshot(at: policy.path, by: changes, from: before, to: sequences.after) == false)
-        #expect(try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).startup == .snapshot)
+        #expect(behind.poi(id: "t6") == nil && behind.poi(id: "made") == made)
     }
 
     @Test func damagedOrForeignSnapshotsAreRebuiltNotServed() throws {

@@ -1,5 +1,6 @@
 import Catalog
 import Foundation
+import Gazetteer
 import SearchEngine
 import TestSupport
 import Testing
@@ -32,6 +33,52 @@ import Testing
         #expect(run.stdout.contains("data at sequence \(files)"), "\(run.stdout)")
         let policy = SearchEngine.SnapshotPolicy.beside(database: db, every: 0)
         let engine = try SearchEngine(store: try CatalogStore(path: db), taxonomy: CategoryTaxonomy(labels: [:]), snapshot: policy)
-        #expect(engine.startup == .snapshot, "SEED=\(seed): \(engine.startup); \(run.stdout)")
+        // The state write, and the file's records, kept beside the snapshot (`SearchEngine.forwardSnapshot`).
+        guard case .snapshotAndKeptChanges = engine.startup else {
+            Issue.record("SEED=\(seed): the index was not read from the snapshot and the changes beside it: \(engine.startup); \(run.stdout)")
+            return
+        }
+    }
+
+    /// `poi import x.osc.gz`, one file a run, as a shell loop or a cron job applies a feed: each run keeps what it made
+    /// beside the snapshots — the address changes (`SearchEngine.addAddressChanges`) and the records
+    /// (`SearchEngine.forwardSnapshot`) — instead of laying them or writing the snapshots whole, and the next start
+    /// maps the snapshots and lays them over: the records and addresses the store holds, answered alike.
+    @Test func changeFilesImportedOneByOneLeaveSnapshotsTheNextStartMaps() throws {
+        let seed = testSeed("changeFilesImportedOneByOneLeaveSnapshotsTheNextStartMaps") % 1_000_000
+        let db = scratch.file("one-by-one.sqlite")
+        let imported = try CLI.run(["import", Repository.path("data/Helsinki.osm.pbf"), "--db", db])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let feed = scratch.file("feed-one-by-one")
+        _ = try PythonScript.run([
+            "scripts/osm/changes.py", Repository.path("data/Helsinki.osm.pbf"), feed, "--files", "3", "--changes", "150", "--seed", "\(seed)",
+        ])
+        let policy = SearchEngine.SnapshotPolicy.beside(database: db, every: 0)
+        let taxonomy = CategoryTaxonomy(labels: [:])
+        for file in 1...3 {
+            let what = "after file \(file) (SEED=\(seed))"
+            let run = try CLI.run(["import", feed + String(format: "/000/000/%03d.osc.gz", file), "--db", db])
+            try #require(run.status == 0, "\(what): \(run.stderr)")
+            #expect(run.stdout.contains("written beside it"), "\(what): \(run.stdout)")
+            let store = try CatalogStore(path: db)
+            let served = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy)
+            guard case .snapshotAndKeptChanges = served.startup else {
+                Issue.record("\(what): the index was not read from the snapshot and the changes beside it: \(served.startup); \(run.stdout)")
+                continue
+            }
+            #expect(served.addressStartup.contains("laid over it"), "\(what): \(served.addressStartup)")
+            // The records: every POI as a build from the store has it.
+            let fresh = try SearchEngine(store: store, taxonomy: taxonomy, addresses: false)
+            var ids: [String] = []
+            _ = try store.loadAll(blockSize: 10_000) { block in ids += block.map(\.id) }
+            #expect(served.counts == fresh.counts, "\(what): counts")
+            #expect(ids.allSatisfy { served.poi(id: $0) == fresh.poi(id: $0) }, "\(what): the POIs")
+            // The addresses: the store's, answered as a fresh index of them answers.
+            let stored = try store.loadAddresses()
+            let whole = AddressIndex(stored)
+            AddressAnswers.expectSameData(served.addresses.osm.whole, stored, "\(what): the addresses")
+            AddressAnswers.expectSameStreets(served.addresses.osm, whole, "\(what): the streets")
+            AddressAnswers.expectAlike(AddressBook(osm: served.addresses.osm), whole, stored, seed: seed + UInt64(file), what)
+        }
     }
 }

@@ -25,14 +25,15 @@ struct ChangeFiles {
     let snapshot: String?
     private var last: OSMChangeResult?
     /// The records the files changed since the first, and the store's sequence before and after them, to bring the
-    /// index snapshot forward at `finish` (`SearchEngine.advanceSnapshot`); nil once a file's changes did not follow
+    /// index snapshot forward at `finish` (`SearchEngine.forwardSnapshot`); nil once a file's changes did not follow
     /// the last one's, or past `forwardLimit` records (the next start then builds the index from the store).
     private var forward: (changes: [StoreChange], before: ChangeSequence, after: ChangeSequence)?
     private var forwardBroken = false
-    /// The imported addresses, mapped from their snapshot with the changes since laid over them, as each file leaves
-    /// them (`SearchEngine.layAddresses`, which writes the changes beside the snapshot); nil when the snapshot did not
-    /// stand at the store's addresses, and `finish` builds the index whole.
-    private var imported: AddressLayer?
+    /// The imported addresses: the base index mapped from its snapshot, and the changes since as each file leaves
+    /// them (`SearchEngine.addAddressChanges`, which writes them beside the snapshot for the next start to lay over
+    /// it: nothing here serves a query, so no layer is indexed); nil when the snapshot did not stand at the store's
+    /// addresses, and `finish` builds the index whole.
+    private var imported: (base: AddressIndex, changes: AddressChanges)?
     static let forwardLimit = 100_000
 
     /// - Parameters:
@@ -51,14 +52,11 @@ struct ChangeFiles {
             throw CLIError.failure("\(error)")
         }
         (self.store, self.shared, self.addressSnapshot, self.snapshot) = (store, shared, sources.addressSnapshotPath, sources.snapshotPath)
-        imported = addressSnapshot.flatMap { SearchEngine.mappedAddresses(store, snapshot: $0) }
+        imported = addressSnapshot.flatMap { SearchEngine.mappedAddressChanges(store, snapshot: $0) }
         forward = written.map { (changes: [], before: $0.before, after: $0.after) }
     }
 
     mutating func apply(_ change: OSMChange, name: String, sequence: Int? = nil, timestamp: String? = nil, source: String? = nil) throws {
-        // The addresses are laid over the snapshot's on another thread while the transaction writes them.
-        var ahead: AddressLayerAhead?
-        let current = imported
         let result = try importer.apply(
             change,
             name: name,
@@ -66,8 +64,7 @@ struct ChangeFiles {
             sequence: sequence,
             timestamp: timestamp,
             source: source,
-            alsoTo: shared,
-            addressesMade: current.map { current in { early in ahead = AddressLayerAhead(over: current, early) } }
+            alsoTo: shared
         )
         let r = result.report
         for problem in r.problems.kept.prefix(20) { FileHandle.standardError.write(Data("\(problem.description)\n".utf8)) }
@@ -78,15 +75,20 @@ struct ChangeFiles {
                 + "in \(String(format: "%.3f", r.seconds)) s; data at \(sequence.map { "sequence \($0), " } ?? "")\(r.timestamp ?? "an unknown time")"
         )
         last = result
-        if let current {
+        if let current = imported {
             let started = Date()
-            let layer = try SearchEngine.layAddresses(of: result, over: current, snapshot: addressSnapshot, store: store, ahead: ahead)
-            imported = layer
-            // After the transaction: what the layer took beyond it (its thread began inside it).
+            let how: String
+            if let changes = SearchEngine.addAddressChanges(of: result, to: current.changes, over: current.base, snapshot: addressSnapshot) {
+                imported = (current.base, changes)
+                how = "\(changes.objects.count) objects changed since the snapshot, written beside it"
+            } else {
+                // The layer would pass its limit: the whole index, and its snapshot, made again now.
+                let base = try SearchEngine.buildAddresses(of: result, snapshot: addressSnapshot, store: store)
+                imported = (base, AddressChanges(baseGeneration: result.addressGeneration))
+                how = "the whole index built again: \(base.houseCount) houses"
+            }
             let seconds = String(format: "%.3f", Date().timeIntervalSince(started))
-            print(
-                "\(name): addresses laid over the snapshot's in \(seconds) s after the transaction (a layer of \(layer.size) houses, lines and areas)"
-            )
+            print("\(name): addresses laid over the snapshot's in \(seconds) s after the transaction (\(how))")
         }
         if let sequences = result.sequences, !forwardBroken {
             var next = forward ?? (changes: [], before: sequences.before, after: sequences.before)
@@ -107,9 +109,9 @@ struct ChangeFiles {
         if shared == nil, let forward, let snapshot {
             let started = Date()
             do {
-                if try SearchEngine.advanceSnapshot(at: snapshot, by: forward.changes, from: forward.before, to: forward.after) {
+                if let how = try SearchEngine.forwardSnapshot(at: snapshot, by: forward.changes, from: forward.before, to: forward.after) {
                     print(
-                        "brought the index snapshot \(snapshot) forward by \(forward.changes.count) changed records in \(String(format: "%.2f", Date().timeIntervalSince(started))) s"
+                        "brought the index snapshot \(snapshot) forward by \(forward.changes.count) changed records in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(how))"
                     )
                 }
             } catch {

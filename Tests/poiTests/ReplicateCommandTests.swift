@@ -81,4 +81,69 @@ import Testing
             AddressAnswers.expectAlike(AddressBook(osm: served.addresses.osm), whole, stored, seed: seed + UInt64(file), what)
         }
     }
+
+    /// `poi replicate` following a feed (no `--once`, no `--catch-up`): once it has applied every file there is, it
+    /// keeps the records beside the index snapshot and, the changes past the trigger (set low here), builds the whole
+    /// address index while it waits — so a stop then (a signal, which runs no clean-up) leaves snapshots the next start
+    /// maps, with the records and addresses the store holds.
+    @Test func aFollowerStoppedWhileItWaitsLeavesSnapshotsTheNextStartMaps() throws {
+        let seed = testSeed("aFollowerStoppedWhileItWaitsLeavesSnapshotsTheNextStartMaps") % 1_000_000
+        let db = scratch.file("follower.sqlite")
+        let imported = try CLI.run(["import", Repository.path("data/Helsinki.osm.pbf"), "--db", db])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let feed = scratch.file("feed-follower")
+        _ = try PythonScript.run([
+            "scripts/osm/changes.py", Repository.path("data/Helsinki.osm.pbf"), feed, "--files", "2", "--changes", "150", "--seed", "\(seed)",
+        ])
+        let policy = SearchEngine.SnapshotPolicy.beside(database: db, every: 0)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["replicate", feed, "--db", db, "--from", "0", "--interval", "1"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["POI_TEST_ADDRESS_TRIGGER": "1"]) { $1 }
+        let log = scratch.file("follower.log")
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        (process.standardOutput, process.standardError) = (output, output)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // Awaited: both files applied, and the address snapshot written again at the store's addresses with no changes
+        // beside it (read without opening an engine, which would write snapshots of its own).
+        let store = try CatalogStore(path: db)
+        let clock = ContinuousClock()
+        let started = clock.now
+        func ready() throws -> Bool {
+            guard try store.osmMirrorState()?.sequence == 2, let generation = try store.addressGeneration() else { return false }
+            guard !FileManager.default.fileExists(atPath: SearchEngine.changesPath(policy.addressPath)) else { return false }
+            return (try? AddressIndex.readSnapshot(policy.addressPath, generation: generation)) != nil
+        }
+        while try !ready() {
+            guard process.isRunning, clock.now - started < .seconds(600) else {
+                Issue.record(
+                    """
+                    awaited both files applied and the address index built again between files for \(clock.now - started) \
+                    (running: \(process.isRunning), SEED=\(seed)); its output:
+                    \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+                    """
+                )
+                return
+            }
+            usleep(200_000)
+        }
+        // SIGKILL: no clean-up runs (and a child of the test runner's threads inherits SIGTERM blocked).
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let taxonomy = CategoryTaxonomy(labels: [:])
+        let served = try SearchEngine(store: store, taxonomy: taxonomy, snapshot: policy)
+        guard case .snapshotAndKeptChanges = served.startup else {
+            Issue.record("SEED=\(seed): the index was not read from the snapshot and the changes beside it: \(served.startup)")
+            return
+        }
+        #expect(served.addressStartup == "read from the snapshot", "\(served.addressStartup)")
+        let fresh = try SearchEngine(store: store, taxonomy: taxonomy, addresses: false)
+        var ids: [String] = []
+        _ = try store.loadAll(blockSize: 10_000) { block in ids += block.map(\.id) }
+        #expect(served.counts == fresh.counts && ids.allSatisfy { served.poi(id: $0) == fresh.poi(id: $0) }, "the POIs (SEED=\(seed))")
+        let stored = try store.loadAddresses()
+        AddressAnswers.expectSameData(served.addresses.osm.whole, stored, "the addresses (SEED=\(seed))")
+    }
 }

@@ -102,33 +102,58 @@ struct ChangeFiles {
         }
     }
 
-    /// Writes the address index's snapshot of the last change applied (unless the files' changes were laid over the
-    /// snapshot there was, and written beside it, as they were applied), and brings the index snapshot of a SQLite
-    /// database forward by the records the files changed.
-    func finish() {
-        if shared == nil, let forward, let snapshot {
+    /// Brings the snapshots to the files applied so far: the records committed since the last call kept beside the
+    /// index snapshot of a SQLite database (`SearchEngine.forwardSnapshot`), and the address index's snapshot of the
+    /// last file written whole when the run did not find one standing at the store's addresses (the files' changes
+    /// are otherwise written beside it as they are applied). Called at the end of a run, and by a follower each time
+    /// it has applied every file there is, so that a stop while it waits leaves the snapshots current. With
+    /// `between` (the follower's call) the whole address index is also built again when the changes have passed
+    /// `AddressRebuild.trigger`, so that the build takes the time until the next file, not a file's step at the limit.
+    mutating func keepSnapshots(between: Bool = false) {
+        if shared == nil, let kept = forward, let snapshot, !forwardBroken {
             let started = Date()
             do {
-                if let how = try SearchEngine.forwardSnapshot(at: snapshot, by: forward.changes, from: forward.before, to: forward.after) {
+                if let how = try SearchEngine.forwardSnapshot(at: snapshot, by: kept.changes, from: kept.before, to: kept.after) {
+                    forward = (changes: [], before: kept.after, after: kept.after)
                     print(
-                        "brought the index snapshot \(snapshot) forward by \(forward.changes.count) changed records in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(how))"
+                        "brought the index snapshot \(snapshot) forward by \(kept.changes.count) changed records in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(how))"
                     )
+                } else {
+                    (forward, forwardBroken) = (nil, true)
                 }
             } catch {
+                (forward, forwardBroken) = (nil, true)
                 FileHandle.standardError.write(Data("poi: note: \(error)\n".utf8))
             }
         }
-        guard let last, let addressSnapshot, imported == nil else { return }
+        guard let last, let addressSnapshot else { return }
+        let started = Date()
+        let generation: String
+        if let current = imported {
+            let trigger = Self.rebuildTrigger ?? AddressRebuild.trigger(over: current.base)
+            guard between, !current.changes.isEmpty, current.changes.layerSizeBound(over: current.base) > trigger else { return }
+            generation = current.changes.generation
+        } else {
+            generation = last.addressGeneration
+        }
         let all: AddressData
         do throws(CatalogError) {
-            if let carried = last.addresses { all = carried } else { all = try store.loadAddresses() }
+            if imported == nil, let carried = last.addresses { all = carried } else { all = try store.loadAddresses() }
         } catch {
             FileHandle.standardError.write(Data("poi: note: the address snapshot is not written: \(error)\n".utf8))
             return
         }
-        let kept = SearchEngine.keepSnapshot(of: AddressIndex(all.asStored), at: addressSnapshot, generation: last.addressGeneration)
+        let kept = SearchEngine.keepSnapshot(of: AddressIndex(all.asStored), at: addressSnapshot, generation: generation)
         if kept.how != "snapshot written" { FileHandle.standardError.write(Data("poi: note: \(kept.how)\n".utf8)) }
+        imported = (kept.index, AddressChanges(baseGeneration: generation))
+        print(
+            "addresses: the whole index built again \(between ? "between files" : "after the files") in \(String(format: "%.2f", Date().timeIntervalSince(started))) s (\(kept.index.houseCount) houses)"
+        )
     }
+
+    /// The layer's size past which a follower builds the whole address index between files, when the environment
+    /// sets one (`POI_TEST_ADDRESS_TRIGGER`, for the tests: the bundled extract's changes stay far below the real one).
+    static let rebuildTrigger = ProcessInfo.processInfo.environment["POI_TEST_ADDRESS_TRIGGER"].flatMap(Int.init)
 
     /// `poi import changes.osc.gz`: one file.
     static func apply(_ file: String, to store: CatalogStore, sources: DataSources, shared: (any StoreOfRecord)? = nil) throws {
@@ -136,7 +161,7 @@ struct ChangeFiles {
         let change: OSMChange
         do { change = try OSMChange.read(file) } catch { throw CLIError.failure(error.description) }
         do { try files.apply(change, name: (file as NSString).lastPathComponent) } catch { throw CLIError.failure("\(error)") }
-        files.finish()
+        files.keepSnapshots()
     }
 }
 
@@ -224,7 +249,7 @@ struct ReplicateCommand: ParsableCommand {
             }
         }
         var files = try ChangeFiles(store: store, sources: DataSources(db: path), shared: shared, after: stateWritten)
-        defer { files.finish() }
+        defer { files.keepSnapshots() }
         while true {
             do {
                 current = try replicator.catchUp(from: current, limit: once ? 1 : .max) { change, name, feedState in
@@ -234,6 +259,7 @@ struct ReplicateCommand: ParsableCommand {
                 throw CLIError.failure("\(error)")
             }
             if once || catchUp { break }
+            files.keepSnapshots(between: true)
             Thread.sleep(forTimeInterval: TimeInterval(interval))
         }
         print("data at sequence \(current)")

@@ -62,8 +62,10 @@ extension SearchEngine {
     public static func mappedAddressChanges(_ store: any StoreOfRecord, snapshot path: String) -> (base: AddressIndex, changes: AddressChanges)? {
         guard store.keepsAddresses, let generation = try? store.addressGeneration() else { return nil }
         if let changes = try? AddressChanges.read(changesPath(path)), changes.generation == generation, changes.baseGeneration != generation,
-            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration), changes.canLie(over: base)
+            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration)
         {
+            // They were written over it, as they are only over a base in object order.
+            if !changes.isEmpty { base.knownInObjectOrder() }
             return (base, changes)
         }
         guard let base = try? AddressIndex.readSnapshot(path, generation: generation) else { return nil }

@@ -320,6 +320,18 @@ import Testing
         let changes: [StoreChange] = [.delete(.poi, id: "t5"), .put(.poi(made))]
         let sequences = try store.commit(changes)
         #expect(try SearchEngine.forwardSnapshot(at: policy.path, by: changes, from: sequences.before, to: sequences.after) != nil)
+        // A line cut short, as a stop while appending leaves it: the file is not used.
+        let file = policy.path + ".changes"
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"after":{"identity":"#.utf8))
+        try handle.close()
+        guard case .rebuilt = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy).startup else {
+            Issue.record("changes kept beside the snapshot with a line cut short were used")
+            return
+        }
+        try whole.write(to: URL(fileURLWithPath: file))
         let kept = try SearchEngine(store: store, taxonomy: testTaxonomy, snapshot: policy)
         #expect(kept.startup == .snapshotAndKeptChanges(2), "\(kept.startup)")
         #expect(kept.poi(id: "t5") == nil && kept.poi(id: "made") == made)

@@ -129,6 +129,11 @@ import Testing
             }
             usleep(200_000)
         }
+        // Looks at the feed that has nothing new, a few times: the records kept beside the snapshot are not added to.
+        let kept = policy.path + ".changes"
+        let keptBefore = try Data(contentsOf: URL(fileURLWithPath: kept))
+        usleep(3_500_000)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == keptBefore, "the kept records grew while no file came")
         // SIGKILL: no clean-up runs (and a child of the test runner's threads inherits SIGTERM blocked).
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

@@ -110,7 +110,8 @@ struct ChangeFiles {
     /// `between` (the follower's call) the whole address index is also built again when the changes have passed
     /// `AddressRebuild.trigger`, so that the build takes the time until the next file, not a file's step at the limit.
     mutating func keepSnapshots(between: Bool = false) {
-        if shared == nil, let kept = forward, let snapshot, !forwardBroken {
+        // Nothing committed since the last call (a follower that found no new file): nothing to keep.
+        if shared == nil, let kept = forward, let snapshot, !forwardBroken, !(kept.changes.isEmpty && kept.before == kept.after) {
             let started = Date()
             do {
                 if let how = try SearchEngine.forwardSnapshot(at: snapshot, by: kept.changes, from: kept.before, to: kept.after) {

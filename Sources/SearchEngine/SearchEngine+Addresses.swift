@@ -33,43 +33,42 @@ extension SearchEngine {
     /// The addresses of `generation` from the snapshot at `path`, with the changes beside it laid over it when they
     /// bring it there, without building anything from the store.
     static func mapped(_ path: String, generation: String) -> Result<(layer: AddressLayer, how: String), SnapshotError> {
+        let parts: (base: AddressIndex, changes: AddressChanges)
+        switch mappedParts(path, generation: generation) {
+        case .success(let found): parts = found
+        case .failure(let error): return .failure(error)
+        }
+        if parts.changes.isEmpty { return .success((AddressLayer(base: parts.base, generation: generation), "read from the snapshot")) }
+        guard let layer = AddressLayer(base: parts.base, changes: parts.changes) else {
+            return .failure(.stale(path: path, reason: "the changes beside it cannot lie over it (it is not in object order)"))
+        }
+        return .success((layer, "read from the snapshot, with the \(parts.changes.objects.count) objects change files made since laid over it"))
+    }
+
+    /// The base index mapped from the snapshot at `path` and the changes beside it that bring it to `generation`
+    /// (none when the snapshot is of `generation` itself): what `mapped` lays, and what a writer that serves no query
+    /// (`poi import x.osc.gz`, `poi replicate`) adds each file to (`addAddressChanges`), leaving the laying to the
+    /// server that maps them.
+    static func mappedParts(_ path: String, generation: String) -> Result<(base: AddressIndex, changes: AddressChanges), SnapshotError> {
         if let changes = try? AddressChanges.read(changesPath(path)), changes.generation == generation, changes.baseGeneration != generation,
-            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration),
-            let layer = AddressLayer(base: base, changes: changes)
+            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration)
         {
-            return .success((layer, "read from the snapshot, with the \(changes.objects.count) objects change files made since laid over it"))
+            // Changes are written only over a base in object order (`AddressChanges.canLie`): not scanned again.
+            if !changes.isEmpty { base.knownInObjectOrder() }
+            return .success((base, changes))
         }
         do {
-            return .success(
-                (AddressLayer(base: try AddressIndex.readSnapshot(path, generation: generation), generation: generation), "read from the snapshot")
-            )
+            return .success((try AddressIndex.readSnapshot(path, generation: generation), AddressChanges(baseGeneration: generation)))
         } catch {
             return .failure(error)
         }
     }
 
-    /// The store's imported addresses as `openAddresses` finds them mapped (nil: they would have to be built from the
-    /// store; a store without addresses has none to lay changes over).
-    public static func mappedAddresses(_ store: any StoreOfRecord, snapshot path: String) -> AddressLayer? {
-        guard store.keepsAddresses, let generation = try? store.addressGeneration() else { return nil }
-        return try? mapped(path, generation: generation).get().layer
-    }
-
-    /// The store's imported addresses as `mapped` finds them, without the layer's index: the base mapped from the
-    /// snapshot at `path` and the changes since (none when the snapshot stands at the store's addresses). For a writer
-    /// that serves no query (`poi import x.osc.gz`, `poi replicate`): it adds each file's changes
-    /// (`addAddressChanges`) and leaves laying them to the server that maps them. Nil as `mappedAddresses`.
+    /// The store's imported addresses as `mappedParts` finds them (nil: they would have to be built from the store; a
+    /// store without addresses has none to add changes to).
     public static func mappedAddressChanges(_ store: any StoreOfRecord, snapshot path: String) -> (base: AddressIndex, changes: AddressChanges)? {
         guard store.keepsAddresses, let generation = try? store.addressGeneration() else { return nil }
-        if let changes = try? AddressChanges.read(changesPath(path)), changes.generation == generation, changes.baseGeneration != generation,
-            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration)
-        {
-            // They were written over it, as they are only over a base in object order.
-            if !changes.isEmpty { base.knownInObjectOrder() }
-            return (base, changes)
-        }
-        guard let base = try? AddressIndex.readSnapshot(path, generation: generation) else { return nil }
-        return (base, AddressChanges(baseGeneration: generation))
+        return try? mappedParts(path, generation: generation).get()
     }
 
     /// `changes` with a change file's addresses added (`AddressChanges.add`) and written beside the snapshot at

@@ -40,19 +40,35 @@ import Testing
         }
     }
 
+    /// The bundled Helsinki extract imported into a database named `name`, and a feed of `files` change files of 150
+    /// changes drawn against it.
+    func importedWithFeed(_ name: String, files: Int, seed: UInt64) throws -> (db: String, feed: String) {
+        let db = scratch.file("\(name).sqlite")
+        let imported = try CLI.run(["import", Repository.path("data/Helsinki.osm.pbf"), "--db", db])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let feed = scratch.file("feed-\(name)")
+        _ = try PythonScript.run([
+            "scripts/osm/changes.py", Repository.path("data/Helsinki.osm.pbf"), feed, "--files", "\(files)", "--changes", "150", "--seed", "\(seed)",
+        ])
+        return (db, feed)
+    }
+
+    /// Expects every record of `served` to be as an engine built from `store` has it.
+    static func expectTheStoresRecords(_ served: SearchEngine, _ store: CatalogStore, _ what: String) throws {
+        let fresh = try SearchEngine(store: store, taxonomy: CategoryTaxonomy(labels: [:]), addresses: false)
+        var ids: [String] = []
+        _ = try store.loadAll(blockSize: 10_000) { block in ids += block.map(\.id) }
+        #expect(served.counts == fresh.counts, "\(what): counts")
+        #expect(ids.allSatisfy { served.poi(id: $0) == fresh.poi(id: $0) }, "\(what): the POIs")
+    }
+
     /// `poi import x.osc.gz`, one file a run, as a shell loop or a cron job applies a feed: each run keeps what it made
     /// beside the snapshots — the address changes (`SearchEngine.addAddressChanges`) and the records
     /// (`SearchEngine.forwardSnapshot`) — instead of laying them or writing the snapshots whole, and the next start
     /// maps the snapshots and lays them over: the records and addresses the store holds, answered alike.
     @Test func changeFilesImportedOneByOneLeaveSnapshotsTheNextStartMaps() throws {
         let seed = testSeed("changeFilesImportedOneByOneLeaveSnapshotsTheNextStartMaps") % 1_000_000
-        let db = scratch.file("one-by-one.sqlite")
-        let imported = try CLI.run(["import", Repository.path("data/Helsinki.osm.pbf"), "--db", db])
-        try #require(imported.status == 0, "\(imported.stderr)")
-        let feed = scratch.file("feed-one-by-one")
-        _ = try PythonScript.run([
-            "scripts/osm/changes.py", Repository.path("data/Helsinki.osm.pbf"), feed, "--files", "3", "--changes", "150", "--seed", "\(seed)",
-        ])
+        let (db, feed) = try importedWithFeed("one-by-one", files: 3, seed: seed)
         let policy = SearchEngine.SnapshotPolicy.beside(database: db, every: 0)
         let taxonomy = CategoryTaxonomy(labels: [:])
         for file in 1...3 {
@@ -67,12 +83,7 @@ import Testing
                 continue
             }
             #expect(served.addressStartup.contains("laid over it"), "\(what): \(served.addressStartup)")
-            // The records: every POI as a build from the store has it.
-            let fresh = try SearchEngine(store: store, taxonomy: taxonomy, addresses: false)
-            var ids: [String] = []
-            _ = try store.loadAll(blockSize: 10_000) { block in ids += block.map(\.id) }
-            #expect(served.counts == fresh.counts, "\(what): counts")
-            #expect(ids.allSatisfy { served.poi(id: $0) == fresh.poi(id: $0) }, "\(what): the POIs")
+            try Self.expectTheStoresRecords(served, store, what)
             // The addresses: the store's, answered as a fresh index of them answers.
             let stored = try store.loadAddresses()
             let whole = AddressIndex(stored)
@@ -88,13 +99,7 @@ import Testing
     /// maps, with the records and addresses the store holds.
     @Test func aFollowerStoppedWhileItWaitsLeavesSnapshotsTheNextStartMaps() throws {
         let seed = testSeed("aFollowerStoppedWhileItWaitsLeavesSnapshotsTheNextStartMaps") % 1_000_000
-        let db = scratch.file("follower.sqlite")
-        let imported = try CLI.run(["import", Repository.path("data/Helsinki.osm.pbf"), "--db", db])
-        try #require(imported.status == 0, "\(imported.stderr)")
-        let feed = scratch.file("feed-follower")
-        _ = try PythonScript.run([
-            "scripts/osm/changes.py", Repository.path("data/Helsinki.osm.pbf"), feed, "--files", "2", "--changes", "150", "--seed", "\(seed)",
-        ])
+        let (db, feed) = try importedWithFeed("follower", files: 2, seed: seed)
         let policy = SearchEngine.SnapshotPolicy.beside(database: db, every: 0)
         let process = Process()
         process.executableURL = CLI.executable
@@ -144,10 +149,7 @@ import Testing
             return
         }
         #expect(served.addressStartup == "read from the snapshot", "\(served.addressStartup)")
-        let fresh = try SearchEngine(store: store, taxonomy: taxonomy, addresses: false)
-        var ids: [String] = []
-        _ = try store.loadAll(blockSize: 10_000) { block in ids += block.map(\.id) }
-        #expect(served.counts == fresh.counts && ids.allSatisfy { served.poi(id: $0) == fresh.poi(id: $0) }, "the POIs (SEED=\(seed))")
+        try Self.expectTheStoresRecords(served, store, "SEED=\(seed)")
         let stored = try store.loadAddresses()
         AddressAnswers.expectSameData(served.addresses.osm.whole, stored, "the addresses (SEED=\(seed))")
     }

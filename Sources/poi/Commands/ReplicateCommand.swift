@@ -25,14 +25,14 @@ struct ChangeFiles {
     let snapshot: String?
     private var last: OSMChangeResult?
     /// The records the files changed since the first, and the store's sequence before and after them, to bring the
-    /// index snapshot forward at `finish` (`SearchEngine.forwardSnapshot`); nil once a file's changes did not follow
+    /// index snapshot forward at `keepSnapshots` (`SearchEngine.forwardSnapshot`); nil once a file's changes did not follow
     /// the last one's, or past `forwardLimit` records (the next start then builds the index from the store).
     private var forward: (changes: [StoreChange], before: ChangeSequence, after: ChangeSequence)?
     private var forwardBroken = false
     /// The imported addresses: the base index mapped from its snapshot, and the changes since as each file leaves
     /// them (`SearchEngine.addAddressChanges`, which writes them beside the snapshot for the next start to lay over
     /// it: nothing here serves a query, so no layer is indexed); nil when the snapshot did not stand at the store's
-    /// addresses, and `finish` builds the index whole.
+    /// addresses, and `keepSnapshots` builds the index whole.
     private var imported: (base: AddressIndex, changes: AddressChanges)?
     static let forwardLimit = 100_000
 

@@ -222,7 +222,7 @@ let package = Package(
         .testTarget(name: "TextIndexTests", dependencies: ["TextIndex", "SnapshotFile", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "GazetteerTests",
-            dependencies: ["Gazetteer", "GeoCore", "Records", "BundledData", "SnapshotFile", "TestSupport"],
+            dependencies: ["Gazetteer", "GeoCore", "Records", "BundledData", "SnapshotFile", "TestSupport", "TextIndex"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

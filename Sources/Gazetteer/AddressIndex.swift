@@ -408,8 +408,9 @@ public final class AddressIndex: Sendable {
 
     /// A cell of about 5 × 5 km (0.05° of latitude by 0.1° of longitude) as its row above its column, 12 bits each.
     static func cell(_ latitude: Double, _ longitude: Double) -> UInt32 {
-        // Rows and columns of valid coordinates run from -1 800 to 1 800: offset by 2 048, and kept in 12 bits.
-        func part(_ value: Double) -> UInt32 { UInt32(max(0, min(4_095, Int((value).rounded(.down)) + 2_048))) }
+        // Rows and columns of valid coordinates run from -1 800 to 1 800: offset by 2 048, and kept in 12 bits. Clamped
+        // before the conversion, so that no value traps (an outline's coordinates are read unchecked: `AddressOutline`).
+        func part(_ value: Double) -> UInt32 { value.isNaN ? 0 : UInt32(max(-2_048, min(2_047, value.rounded(.down))) + 2_048) }
         return part(latitude / 0.05) << 12 | part(longitude / 0.1)
     }
 

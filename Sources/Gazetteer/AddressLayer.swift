@@ -42,7 +42,7 @@ public struct AddressChanges: Sendable, Equatable {
     ///   - sea: the sea made again, when the file reached a coastline;
     ///   - generation: the store's address generation after the file;
     ///   - base: the index the changes lie over.
-    public mutating func add(changed: Set<String>, made: AddressData, sea: [MapArea]?, generation: String, over base: AddressIndex) {
+    public mutating func add(changed: Set<String>, made: AddressData, sea: [MapArea]?, generation: String, over base: some AddressBase) {
         let made = made.asStored
         let fresh = changed.subtracting(objects)
         houses = OSMObjectKey.replacing(houses, changed: changed, with: OSMObjectKey.inOrder(Array(made.addresses), id: \.id), id: \.id)
@@ -55,37 +55,25 @@ public struct AddressChanges: Sendable, Equatable {
         var taken = Set(streets)
         for object in fresh {
             guard let key = OSMObjectKey.order(of: object).map(OSMObjectKey.packed) else { continue }
-            for i in base.houseRange(ofObject: key) where base.streetOfAddress[i] >= 0 { taken.insert(base.streetOfAddress[i]) }
-            for i in base.lineRange(ofObject: key) where base.streetOfLine[i] >= 0 { taken.insert(base.streetOfLine[i]) }
+            for i in base.houseRange(ofObject: key) where base.street(ofHouse: i) >= 0 { taken.insert(base.street(ofHouse: i)) }
+            for l in base.lineRange(ofObject: key) where base.street(ofLine: l) >= 0 { taken.insert(base.street(ofLine: l)) }
         }
-        var joining = AddressIndex.JoinFinder(base)
-        for house in made.addresses {
-            guard let name = (house.street ?? house.place).map(TextNormalizer.normalize), !name.isEmpty else { continue }
-            taken.formUnion(joining.streets(named: name, at: AddressIndex.cell(house.latitude, house.longitude)))
-        }
-        for line in made.streets where !line.points.isEmpty {
-            guard let name = line.names.lazy.map(TextNormalizer.normalize).first(where: { !$0.isEmpty }) else { continue }
-            let middle = line.points[line.points.count / 2]
-            taken.formUnion(joining.streets(named: name, at: AddressIndex.cell(middle.latitude, middle.longitude)))
-        }
+        let joins = AddressIndex.joinKeys(houses: made.addresses, lines: made.streets)
+        var joining = AddressIndex.JoinFinder(base, names: Set(joins.map(\.name)))
+        for join in joins { taken.formUnion(joining.streets(named: join.name, at: join.cell)) }
         streets = taken.sorted()
     }
 
     /// Whether these changes can lie over `base`: the base's outputs are found by object only when it is in object
     /// order (`AddressLayer(base:changes:)` is nil otherwise).
-    public func canLie(over base: AddressIndex) -> Bool { isEmpty || base.isInObjectOrder }
+    public func canLie(over base: some AddressBase) -> Bool { isEmpty || base.isInObjectOrder }
 
     /// At least the size of the one-level layer these changes make over `base` (`AddressLayer.size`): what the changed
     /// objects make now, the new sea, and every member of the base streets they take — a member of a changed object
     /// counted twice. For a writer that keeps the changes without laying them (`poi import x.osc.gz`), to see when
     /// the whole index is due (`AddressLayer.limit`) without building the layer.
-    public func layerSizeBound(over base: AddressIndex) -> Int {
-        var size = houses.count + lines.count + areas.count + (sea?.count ?? 0)
-        for s in streets {
-            let street = base.streets[Int(s)]
-            size += street.addresses.count + street.lines.count
-        }
-        return size
+    public func layerSizeBound(over base: some AddressBase) -> Int {
+        streets.reduce(houses.count + lines.count + areas.count + (sea?.count ?? 0)) { $0 + base.memberCount(ofStreet: $1) }
     }
 }
 
@@ -329,20 +317,10 @@ public final class AddressLayer: Sendable {
         // The base's streets `changes.add` took since `under` (those it took are in `under`'s index), and the streets
         // of `under` that the file's houses and lines join.
         for s in changes.streets where !under.hiddenStreets.contains(s) && top.baseStreets.insert(s).inserted { newBase.insert(s) }
-        var joining = AddressIndex.JoinFinder(low)
-        for house in fileHouses {
-            guard let name = (house.street ?? house.place).map(TextNormalizer.normalize), !name.isEmpty else { continue }
-            for s in joining.streets(named: name, at: AddressIndex.cell(house.latitude, house.longitude)) where top.underStreets.insert(s).inserted {
-                newUnder.insert(s)
-            }
-        }
-        for line in fileLines where !line.points.isEmpty {
-            guard let name = line.names.lazy.map(TextNormalizer.normalize).first(where: { !$0.isEmpty }) else { continue }
-            let middle = line.points[line.points.count / 2]
-            for s in joining.streets(named: name, at: AddressIndex.cell(middle.latitude, middle.longitude)) where top.underStreets.insert(s).inserted
-            {
-                newUnder.insert(s)
-            }
+        let joins = AddressIndex.joinKeys(houses: fileHouses, lines: fileLines)
+        var joining = AddressIndex.JoinFinder(low, names: Set(joins.map(\.name)))
+        for join in joins {
+            for s in joining.streets(named: join.name, at: join.cell) where top.underStreets.insert(s).inserted { newUnder.insert(s) }
         }
         // The newly taken streets' other members: the base's (none of which `under` hides: it takes a street whole) as
         // rows of the base, `under`'s as records.
@@ -571,7 +549,7 @@ public final class AddressLayer: Sendable {
     /// and areas, and at least 50 000. Every few change files the layer's lower level is made again from every change
     /// since the base (`adding`), so that cost grows with the layer; past this, a build of the whole (linear in the
     /// base) is due anyway.
-    public static func limit(over base: AddressIndex) -> Int { max(50_000, (base.houseCount + base.lines.count + base.areas.count) / 8) }
+    public static func limit(over base: some AddressBase) -> Int { max(50_000, (base.houseCount + base.lineCount + base.areaCount) / 8) }
 
     /// One of the indexes a query asks — the base, the layer under this one (two levels), this one's — with what the
     /// levels over it hide in it.
@@ -753,127 +731,6 @@ extension AddressIndex {
             )
         }
         .sorted()
-    }
-
-    /// Whether houses, lines and areas (the sea aside, which is last) are in object order (`OSMObjectKey`), as imports
-    /// and change files store them: then an object's outputs are found by binary search. Checked once per index.
-    var isInObjectOrder: Bool {
-        objectOrder.withLock { known in
-            if let known { return known }
-            let ordered =
-                Self.isAscending(houses.count) { houseKey($0) } && Self.isAscending(lines.count) { Self.objectKey(lines[$0].id) }
-                && Self.isAscending(seaStart) { Self.objectKey(areas.id($0)) }
-            known = ordered
-            return ordered
-        }
-    }
-
-    /// Takes the index as in object order without the scan `isInObjectOrder` makes (a twentieth of a one-shot
-    /// `poi import x.osc.gz` on the 5 M-node extract): for an index read from a snapshot with changes beside it that
-    /// were laid over it, which only an index in object order takes (`AddressChanges.canLie`), and a snapshot of one
-    /// generation is always the same build of the same addresses.
-    public func knownInObjectOrder() { objectOrder.withLock { if $0 == nil { $0 = true } } }
-
-    /// Where the sea's areas (the last ones) begin.
-    var seaStart: Int {
-        var start = areas.count
-        while start > 0 && areas.id(start - 1).hasPrefix(MapArea.seaPrefix) { start -= 1 }
-        return start
-    }
-
-    /// An id's object as `OSMObjectKey.packed`; -1 for an id that is not an OpenStreetMap object's (those sort first).
-    static func objectKey(_ id: String) -> Int64 { OSMObjectKey.order(of: id).map(OSMObjectKey.packed) ?? -1 }
-
-    /// House `i`'s `objectKey`, read from its id's bytes (a binary search over the houses makes no strings).
-    func houseKey(_ i: Int) -> Int64 { houses.objectOrder(i).map(OSMObjectKey.packed) ?? -1 }
-
-    static func isAscending(_ count: Int, _ key: (Int) -> Int64) -> Bool {
-        var previous = Int64.min
-        for i in 0..<count {
-            let k = key(i)
-            if k < previous { return false }
-            previous = k
-        }
-        return true
-    }
-
-    /// The run of `0..<count` whose key is `object`, keys ascending.
-    static func range(of object: Int64, count: Int, _ key: (Int) -> Int64) -> Range<Int> {
-        func lowerBound(_ value: Int64) -> Int {
-            var (low, high) = (0, count)
-            while low < high {
-                let middle = (low + high) / 2
-                if key(middle) < value { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
-        return lowerBound(object)..<lowerBound(object + 1)
-    }
-
-    func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count) { houseKey($0) } }
-    func lineRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: lines.count) { Self.objectKey(lines[$0].id) } }
-    func areaRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: seaStart) { Self.objectKey(areas.id($0)) } }
-
-    /// Finds the base streets a new member of a name at a cell would join: those with a member of that name in the
-    /// cell or a neighbouring one. Any street with a house or line in those cells and the name among its names is
-    /// taken — more than the join needs at worst, which only costs the layer their size. Each street's cells are
-    /// bounded and kept once per finder.
-    struct JoinFinder {
-        let index: AddressIndex
-        private var extents: [Int32: (rows: ClosedRange<Int>, columns: ClosedRange<Int>)] = [:]
-        private var cells: [Int32: Set<UInt32>] = [:]
-
-        init(_ index: AddressIndex) { self.index = index }
-
-        static func rowColumn(_ cell: UInt32) -> (row: Int, column: Int) { (Int(cell >> 12), Int(cell & 0xFFF)) }
-
-        mutating func streets(named name: String, at cell: UInt32) -> [Int32] {
-            guard let candidates = index.aliases[name] else { return [] }
-            let (row, column) = Self.rowColumn(cell)
-            return candidates.filter { s in
-                let extent = self.extent(s)
-                guard extent.rows.contains(row) || extent.rows.contains(row - 1) || extent.rows.contains(row + 1),
-                    extent.columns.contains(column) || extent.columns.contains(column - 1) || extent.columns.contains(column + 1)
-                else { return false }
-                let known = self.cells(s)
-                for r in row - 1...row + 1 where r >= 0 && r <= 0xFFF {
-                    for c in column - 1...column + 1 where c >= 0 && c <= 0xFFF && known.contains(UInt32(r) << 12 | UInt32(c)) { return true }
-                }
-                return false
-            }
-        }
-
-        private mutating func cells(_ s: Int32) -> Set<UInt32> {
-            if let known = cells[s] { return known }
-            let found = Set(index.memberCells(of: s))
-            cells[s] = found
-            return found
-        }
-
-        private mutating func extent(_ s: Int32) -> (rows: ClosedRange<Int>, columns: ClosedRange<Int>) {
-            if let known = extents[s] { return known }
-            var (r0, r1, c0, c1) = (Int.max, Int.min, Int.max, Int.min)
-            for cell in index.memberCells(of: s) {
-                let (r, c) = Self.rowColumn(cell)
-                (r0, r1, c0, c1) = (min(r0, r), max(r1, r), min(c0, c), max(c1, c))
-            }
-            let extent = r0 <= r1 ? (r0...r1, c0...c1) : (0...0, -10...(-10))
-            extents[s] = extent
-            return extent
-        }
-    }
-
-    /// The cells (`cell`) of street `s`'s houses and of its lines' middle vertices, as the build files them.
-    func memberCells(of s: Int32) -> [UInt32] {
-        let street = streets[Int(s)]
-        var cells = street.addresses.map { Self.cell(houses.latitudes[Int($0)], houses.longitudes[Int($0)]) }
-        for l in street.lines {
-            let points = lines[Int(l)].points
-            guard !points.isEmpty else { continue }
-            let middle = points[points.count / 2]
-            cells.append(Self.cell(middle.latitude, middle.longitude))
-        }
-        return cells
     }
 }
 

@@ -106,8 +106,8 @@ public final class AddressRebuild: Sendable {
     ///   - limit: the layer's size over a base past which the caller builds the whole index at once, dropping a build
     ///     in flight that is not done (`AddressLayer.limit`).
     public init(
-        trigger: @escaping @Sendable (AddressIndex) -> Int = AddressRebuild.trigger(over:),
-        limit: @escaping @Sendable (AddressIndex) -> Int = AddressLayer.limit(over:)
+        trigger: @escaping @Sendable (AddressIndex) -> Int = { AddressRebuild.trigger(over: $0) },
+        limit: @escaping @Sendable (AddressIndex) -> Int = { AddressLayer.limit(over: $0) }
     ) {
         (self.trigger, self.limit) = (trigger, limit)
     }
@@ -116,7 +116,7 @@ public final class AddressRebuild: Sendable {
     public var tally: (begun: Int, swapped: Int, dropped: Int) { counts.withLock { $0 } }
 
     /// The layer passes which a build of the whole is begun: a quarter of its limit (`AddressLayer.limit`).
-    public static func trigger(over base: AddressIndex) -> Int { AddressLayer.limit(over: base) / 4 }
+    public static func trigger(over base: some AddressBase) -> Int { AddressLayer.limit(over: base) / 4 }
 
     /// The imported addresses after a change file (`SearchEngine.layAddresses`): over the new base when a build
     /// begun earlier (`beginIfDue`) is done, else over `current`'s base. Nil when no layer can be made (the base is not in object order, or the layer passes its limit, when a build not done is

@@ -45,30 +45,44 @@ extension SearchEngine {
         return .success((layer, "read from the snapshot, with the \(parts.changes.objects.count) objects change files made since laid over it"))
     }
 
-    /// The base index mapped from the snapshot at `path` and the changes beside it that bring it to `generation`
-    /// (none when the snapshot is of `generation` itself): what `mapped` lays, and what a writer that serves no query
-    /// (`poi import x.osc.gz`, `poi replicate`) adds each file to (`addAddressChanges`), leaving the laying to the
-    /// server that maps them.
-    static func mappedParts(_ path: String, generation: String) -> Result<(base: AddressIndex, changes: AddressChanges), SnapshotError> {
+    /// The base index read from the snapshot at `path` by `read` and the changes beside it that bring it to
+    /// `generation` (none when the snapshot is of `generation` itself): what `mapped` lays (the whole `AddressIndex`),
+    /// and what a writer that serves no query (`poi import x.osc.gz`, `poi replicate`) adds each file to
+    /// (`addAddressChanges`, over an `AddressOutline`), leaving the laying to the server that maps them.
+    static func mappedParts<Base: AddressBase>(
+        _ path: String,
+        generation: String,
+        read: (_ path: String, _ generation: String) throws(SnapshotError) -> Base = AddressIndex.readSnapshot
+    ) -> Result<(base: Base, changes: AddressChanges), SnapshotError> {
         if let changes = try? AddressChanges.read(changesPath(path)), changes.generation == generation, changes.baseGeneration != generation,
-            let base = try? AddressIndex.readSnapshot(path, generation: changes.baseGeneration)
+            let base = try? read(path, changes.baseGeneration)
         {
             // Changes are written only over a base in object order (`AddressChanges.canLie`): not scanned again.
             if !changes.isEmpty { base.knownInObjectOrder() }
             return .success((base, changes))
         }
         do {
-            return .success((try AddressIndex.readSnapshot(path, generation: generation), AddressChanges(baseGeneration: generation)))
+            return .success((try read(path, generation), AddressChanges(baseGeneration: generation)))
         } catch {
             return .failure(error)
         }
     }
 
-    /// The store's imported addresses as `mappedParts` finds them (nil: they would have to be built from the store; a
-    /// store without addresses has none to add changes to).
-    public static func mappedAddressChanges(_ store: any StoreOfRecord, snapshot path: String) -> (base: AddressIndex, changes: AddressChanges)? {
+    /// The store's imported addresses as a writer of change files finds them (`mappedParts`): the base's outline read
+    /// from its snapshot and the changes beside it. Nil: they would have to be built from the store (a store without
+    /// addresses has none to add changes to).
+    public static func mappedAddressChanges(_ store: any StoreOfRecord, snapshot path: String) -> (base: any AddressBase, changes: AddressChanges)? {
         guard store.keepsAddresses, let generation = try? store.addressGeneration() else { return nil }
-        return try? mappedParts(path, generation: generation).get()
+        guard
+            let found = try? mappedParts(
+                path,
+                generation: generation,
+                read: { (path, generation) throws(SnapshotError) in
+                    try AddressOutline(snapshot: path, generation: generation)
+                }
+            ).get()
+        else { return nil }
+        return (found.base, found.changes)
     }
 
     /// `changes` with a change file's addresses added (`AddressChanges.add`) and written beside the snapshot at
@@ -78,7 +92,7 @@ extension SearchEngine {
     public static func addAddressChanges(
         of result: OSMChangeResult,
         to changes: AddressChanges,
-        over base: AddressIndex,
+        over base: some AddressBase,
         snapshot path: String?
     ) -> AddressChanges? {
         var changes = changes

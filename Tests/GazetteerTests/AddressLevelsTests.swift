@@ -2,6 +2,7 @@ import GeoCore
 import Records
 import TestSupport
 import Testing
+import TextIndex
 
 @testable import Gazetteer
 
@@ -195,5 +196,53 @@ import Testing
             #expect(levels[0].under != nil || step == 1, "\(what): the layer kept over the first file's is in two levels")
         }
         #expect(twoLevels >= 10, "layers in two levels made: \(twoLevels)")
+    }
+
+    /// What a writer of change files reads of the base (`AddressOutline`, from the base's snapshot, nothing decoded)
+    /// answers every question `AddressChanges` asks as the whole index does, and eight files added over each make
+    /// the same changes.
+    @Test func anOutlineOfTheBaseAnswersAsTheIndexAndMakesTheSameChanges() throws {
+        let seed = testSeed("anOutlineOfTheBaseAnswersAsTheIndexAndMakesTheSameChanges")
+        var world = World(seed: seed)
+        for _ in 0..<300 {
+            let id = world.newID()
+            world.objects[id] = world.make(id)
+        }
+        let base = AddressIndex(world.whole)
+        let scratch = ScratchDirectory("address-outline")
+        let path = scratch.file("addresses.snapshot")
+        try base.writeSnapshot(to: path, generation: "0")
+        let outline = try AddressOutline(snapshot: path, generation: "0")
+        let what = "SEED=\(seed)"
+        #expect(
+            [outline.houseCount, outline.lineCount, outline.areaCount] == [base.houseCount, base.lineCount, base.areaCount],
+            "\(what): the counts"
+        )
+        #expect(outline.isInObjectOrder && base.isInObjectOrder, "\(what): in object order")
+        for object in world.objects.keys.sorted() + ["osm-n1", "osm-w999999", "osm-r0"] {
+            let key = OSMObjectKey.packed(OSMObjectKey.order(of: object)!)
+            #expect(outline.houseRange(ofObject: key) == base.houseRange(ofObject: key), "\(what): the houses of \(object)")
+            #expect(outline.lineRange(ofObject: key) == base.lineRange(ofObject: key), "\(what): the lines of \(object)")
+        }
+        #expect((0..<base.houseCount).allSatisfy { outline.street(ofHouse: $0) == base.street(ofHouse: $0) }, "\(what): houses' streets")
+        #expect((0..<base.lineCount).allSatisfy { outline.street(ofLine: $0) == base.street(ofLine: $0) }, "\(what): lines' streets")
+        for s in 0..<Int32(base.streets.count) {
+            #expect(outline.memberCount(ofStreet: s) == base.memberCount(ofStreet: s), "\(what): street \(s)'s members")
+            #expect(outline.memberCells(of: s) == base.memberCells(of: s), "\(what): street \(s)'s cells")
+        }
+        let names = Set(World.names.map(TextNormalizer.normalize) + ["nowhere", "", "kirkkoti"])
+        #expect(outline.streets(named: names) == base.streets(named: names), "\(what): streets by name")
+        #expect(!base.streets(named: names).isEmpty, "\(what): the names asked have streets")
+
+        var (overIndex, overOutline) = (AddressChanges(baseGeneration: "0"), AddressChanges(baseGeneration: "0"))
+        for step in 1...8 {
+            let (changed, made) = world.file()
+            overIndex.add(changed: changed, made: made, sea: nil, generation: "\(step)", over: base)
+            overOutline.add(changed: changed, made: made, sea: nil, generation: "\(step)", over: outline)
+            #expect(overOutline == overIndex, "\(what): the changes after file \(step)")
+            #expect(overOutline.layerSizeBound(over: outline) == overIndex.layerSizeBound(over: base), "\(what): the bound after file \(step)")
+        }
+        #expect(!overIndex.streets.isEmpty, "\(what): the files took base streets")
+        #expect(AddressLayer.limit(over: outline) == AddressLayer.limit(over: base))
     }
 }

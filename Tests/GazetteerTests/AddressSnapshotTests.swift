@@ -4,6 +4,7 @@ import Records
 import SnapshotFile
 import TestSupport
 import Testing
+import TextIndex
 
 @testable import Gazetteer
 
@@ -161,6 +162,47 @@ import Testing
                 return
             }
         }
+    }
+
+    /// An outline (`AddressOutline`) does not read the checksum: a snapshot damaged anywhere is refused or read with
+    /// every reference in bounds — asking it everything `AddressChanges` asks never leaves its columns.
+    @Test func anOutlineOfADamagedSnapshotIsRefusedOrStaysInBounds() throws {
+        var random = testRandom("anOutlineOfADamagedSnapshotIsRefusedOrStaysInBounds")
+        let scratch = ScratchDirectory("address-outline-damaged")
+        let path = scratch.file("addresses.snapshot")
+        let data = Self.randomData(&random)
+        try AddressIndex(data).writeSnapshot(to: path, generation: "g1")
+        #expect(throws: SnapshotError.stale(path: path, reason: "it was written for other addresses")) {
+            try AddressOutline(snapshot: path, generation: "g2")
+        }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        let names = Set(data.streets.flatMap(\.names).map(TextNormalizer.normalize))
+        var (refused, read) = (0, 0)
+        for _ in 0..<300 {
+            var bytes = whole
+            let at = 32 + Int(random.next() % UInt64(bytes.count - 32))
+            bytes[at] ^= UInt8(1 + random.next() % 255)
+            try bytes.write(to: URL(fileURLWithPath: path))
+            guard let outline = try? AddressOutline(snapshot: path, generation: "g1") else {
+                refused += 1
+                continue
+            }
+            read += 1
+            _ = outline.isInObjectOrder
+            for i in 0..<outline.houseCount { _ = outline.street(ofHouse: i) }
+            var streets = Set<Int32>()
+            for l in 0..<outline.lineCount where outline.street(ofLine: l) >= 0 { streets.insert(outline.street(ofLine: l)) }
+            for s in streets {
+                _ = outline.memberCount(ofStreet: s)
+                _ = outline.memberCells(of: s)
+            }
+            for object in ["osm-n3", "osm-w1000", "osm-w1003"] {
+                let key = OSMObjectKey.packed(OSMObjectKey.order(of: object)!)
+                _ = (outline.houseRange(ofObject: key), outline.lineRange(ofObject: key))
+            }
+            for found in outline.streets(named: names).values { #expect(found.allSatisfy { $0 >= 0 }) }
+        }
+        #expect(refused > 0 && read > 0, "damage both refused (\(refused)) and read in bounds (\(read))")
     }
 
     @Test func anEmptyIndexRoundTrips() throws {

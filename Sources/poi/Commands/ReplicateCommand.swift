@@ -29,11 +29,11 @@ struct ChangeFiles {
     /// the last one's, or past `forwardLimit` records (the next start then builds the index from the store).
     private var forward: (changes: [StoreChange], before: ChangeSequence, after: ChangeSequence)?
     private var forwardBroken = false
-    /// The imported addresses: the base index mapped from its snapshot, and the changes since as each file leaves
-    /// them (`SearchEngine.addAddressChanges`, which writes them beside the snapshot for the next start to lay over
-    /// it: nothing here serves a query, so no layer is indexed); nil when the snapshot did not stand at the store's
-    /// addresses, and `keepSnapshots` builds the index whole.
-    private var imported: (base: AddressIndex, changes: AddressChanges)?
+    /// The imported addresses: the base index's outline read from its snapshot (`AddressOutline`), and the changes
+    /// since as each file leaves them (`SearchEngine.addAddressChanges`, which writes them beside the snapshot for
+    /// the next start to lay over it: nothing here serves a query, so no layer is indexed); nil when the snapshot did
+    /// not stand at the store's addresses, and `keepSnapshots` builds the index whole.
+    private var imported: (base: any AddressBase, changes: AddressChanges)?
     static let forwardLimit = 100_000
 
     /// - Parameters:

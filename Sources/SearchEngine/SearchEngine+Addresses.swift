@@ -87,17 +87,18 @@ extension SearchEngine {
 
     /// `changes` with a change file's addresses added (`AddressChanges.add`) and written beside the snapshot at
     /// `path`, where the next start lays them over the base (`mapped`). Nil, writing nothing, when the layer they
-    /// would make may pass `AddressLayer.limit` (`AddressChanges.layerSizeBound`) or cannot lie over the base: the
+    /// would make may pass `limit` (`AddressLayer.limit` unless given; `AddressChanges.layerSizeBound`) or cannot lie over the base: the
     /// caller builds the whole index (`buildAddresses`).
     public static func addAddressChanges(
         of result: OSMChangeResult,
         to changes: AddressChanges,
         over base: some AddressBase,
-        snapshot path: String?
+        snapshot path: String?,
+        limit: Int? = nil
     ) -> AddressChanges? {
         var changes = changes
         changes.add(changed: result.changedObjects, made: result.made, sea: result.sea, generation: result.addressGeneration, over: base)
-        guard changes.canLie(over: base), changes.layerSizeBound(over: base) <= AddressLayer.limit(over: base) else { return nil }
+        guard changes.canLie(over: base), changes.layerSizeBound(over: base) <= limit ?? AddressLayer.limit(over: base) else { return nil }
         if let path {
             let file = changesPath(path)
             do { try changes.write(to: file) } catch { try? FileManager.default.removeItem(atPath: file) }

@@ -93,6 +93,27 @@ import Testing
         }
     }
 
+    /// `poi replicate --catch-up` whose changes pass the layer's limit (set low here) at the first file: no file's step
+    /// builds the whole address index; it is built once after the files, and the next start reads it from its
+    /// snapshot with the records and addresses the store holds.
+    @Test func changesPastTheLimitBuildTheWholeIndexOnceAfterTheFiles() throws {
+        let seed = testSeed("changesPastTheLimitBuildTheWholeIndexOnceAfterTheFiles") % 1_000_000
+        let (db, feed) = try importedWithFeed("past-the-limit", files: 3, seed: seed)
+        let what = "SEED=\(seed)"
+        let run = try CLI.run(["replicate", feed, "--db", db, "--from", "0", "--catch-up"], environment: ["POI_TEST_ADDRESS_LIMIT": "1"])
+        try #require(run.status == 0, "\(what): \(run.stderr)")
+        #expect(run.stdout.components(separatedBy: "past the layer's limit").count == 2, "\(what): only the first file passes it: \(run.stdout)")
+        #expect(run.stdout.components(separatedBy: "the whole index built again after the files").count == 2, "\(what): built once: \(run.stdout)")
+        #expect(!run.stdout.contains("written beside it"), "\(what): no changes written over the base: \(run.stdout)")
+        let store = try CatalogStore(path: db)
+        let served = try SearchEngine(store: store, taxonomy: CategoryTaxonomy(labels: [:]), snapshot: .beside(database: db, every: 0))
+        #expect(served.addressStartup.hasPrefix("read from the snapshot"), "\(what): \(served.addressStartup)")
+        try Self.expectTheStoresRecords(served, store, what)
+        let stored = try store.loadAddresses()
+        AddressAnswers.expectSameData(served.addresses.osm.whole, stored, "\(what): the addresses")
+        AddressAnswers.expectSameStreets(served.addresses.osm, AddressIndex(stored), "\(what): the streets")
+    }
+
     /// `poi replicate` following a feed (no `--once`, no `--catch-up`): once it has applied every file there is, it
     /// keeps the records beside the index snapshot and, the changes past the trigger (set low here), builds the whole
     /// address index while it waits — so a stop then (a signal, which runs no clean-up) leaves snapshots the next start

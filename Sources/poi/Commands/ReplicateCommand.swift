@@ -78,14 +78,22 @@ struct ChangeFiles {
         if let current = imported {
             let started = Date()
             let how: String
-            if let changes = SearchEngine.addAddressChanges(of: result, to: current.changes, over: current.base, snapshot: addressSnapshot) {
+            if let changes = SearchEngine.addAddressChanges(
+                of: result,
+                to: current.changes,
+                over: current.base,
+                snapshot: addressSnapshot,
+                limit: Self.layerLimit
+            ) {
                 imported = (current.base, changes)
                 how = "\(changes.objects.count) objects changed since the snapshot, written beside it"
             } else {
-                // The layer would pass its limit: the whole index, and its snapshot, made again now.
-                let base = try SearchEngine.buildAddresses(of: result, snapshot: addressSnapshot, store: store)
-                imported = (base, AddressChanges(baseGeneration: result.addressGeneration))
-                how = "the whole index built again: \(base.houseCount) houses"
+                // The layer would pass its limit: the whole index, and its snapshot, are made once after the files
+                // (`keepSnapshots`), from every address the store then holds, not inside this file's step; the
+                // files until then add nothing here. A stop before it leaves changes of an older generation beside
+                // the snapshot, which the next start does not take: it builds the index from the store.
+                imported = nil
+                how = "past the layer's limit: the whole index is built after the files"
             }
             let seconds = String(format: "%.3f", Date().timeIntervalSince(started))
             print("\(name): addresses laid over the snapshot's in \(seconds) s after the transaction (\(how))")
@@ -104,8 +112,8 @@ struct ChangeFiles {
 
     /// Brings the snapshots to the files applied so far: the records committed since the last call kept beside the
     /// index snapshot of a SQLite database (`SearchEngine.forwardSnapshot`), and the address index's snapshot of the
-    /// last file written whole when the run did not find one standing at the store's addresses (the files' changes
-    /// are otherwise written beside it as they are applied). Called at the end of a run, and by a follower each time
+    /// last file written whole when the run did not find one standing at the store's addresses or the changes passed
+    /// the layer's limit (the files' changes are otherwise written beside it as they are applied). Called at the end of a run, and by a follower each time
     /// it has applied every file there is, so that a stop while it waits leaves the snapshots current. With
     /// `between` (the follower's call) the whole address index is also built again when the changes have passed
     /// `AddressRebuild.trigger`, so that the build takes the time until the next file, not a file's step at the limit.
@@ -156,6 +164,9 @@ struct ChangeFiles {
     /// The layer's size past which a follower builds the whole address index between files, when the environment
     /// sets one (`POI_TEST_ADDRESS_TRIGGER`, for the tests: the bundled extract's changes stay far below the real one).
     static let rebuildTrigger = ProcessInfo.processInfo.environment["POI_TEST_ADDRESS_TRIGGER"].flatMap(Int.init)
+    /// The layer's limit past which the whole address index is built after the files, when the environment sets one
+    /// (`POI_TEST_ADDRESS_LIMIT`, for the tests, as the trigger above).
+    static let layerLimit = ProcessInfo.processInfo.environment["POI_TEST_ADDRESS_LIMIT"].flatMap(Int.init)
 
     /// Whether the index snapshot stands at the store after the files: brought forward by `keepSnapshots` (false
     /// also when nothing was committed, or the store is shared).

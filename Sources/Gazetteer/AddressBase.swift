@@ -49,6 +49,25 @@ extension AddressBase {
         return true
     }
 
+    /// `isInObjectOrder`: whether `houses`, the lines (`lineKey` of each of `lineCount`) and the areas before the sea
+    /// ascend in object order; scanned once, then kept in `known`.
+    static func isInObjectOrder(
+        _ known: borrowing Mutex<Bool?>,
+        houses: HouseTable,
+        lineCount: Int,
+        lineKey: (Int) -> Int64,
+        areas: MapAreaIndex
+    ) -> Bool {
+        known.withLock { known in
+            if let known { return known }
+            let ordered =
+                isAscending(houses.count, houses.objectKey) && isAscending(lineCount, lineKey)
+                && isAscending(areas.seaStart) { objectKey(areas.id($0)) }
+            known = ordered
+            return ordered
+        }
+    }
+
     /// The run of `0..<count` whose key is `object`, keys ascending.
     static func range(of object: Int64, count: Int, _ key: (Int) -> Int64) -> Range<Int> {
         func lowerBound(_ value: Int64) -> Int {
@@ -77,14 +96,7 @@ extension AddressIndex: AddressBase {
     public var areaCount: Int { areas.count }
 
     public var isInObjectOrder: Bool {
-        objectOrder.withLock { known in
-            if let known { return known }
-            let ordered =
-                Self.isAscending(houses.count) { houseKey($0) } && Self.isAscending(lines.count) { Self.objectKey(lines[$0].id) }
-                && Self.isAscending(seaStart) { Self.objectKey(areas.id($0)) }
-            known = ordered
-            return ordered
-        }
+        Self.isInObjectOrder(objectOrder, houses: houses, lineCount: lines.count, lineKey: { Self.objectKey(lines[$0].id) }, areas: areas)
     }
 
     /// Takes the index as in object order without its scan (a twentieth of a one-shot `poi import x.osc.gz` on the 5
@@ -94,10 +106,7 @@ extension AddressIndex: AddressBase {
     /// Where the sea's areas (the last ones) begin.
     var seaStart: Int { areas.seaStart }
 
-    /// House `i`'s `objectKey`, read from its id's bytes (a binary search over the houses makes no strings).
-    func houseKey(_ i: Int) -> Int64 { houses.objectOrder(i).map(OSMObjectKey.packed) ?? -1 }
-
-    public func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count) { houseKey($0) } }
+    public func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count, houses.objectKey) }
     public func lineRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: lines.count) { Self.objectKey(lines[$0].id) } }
     func areaRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: seaStart) { Self.objectKey(areas.id($0)) } }
 

@@ -82,22 +82,14 @@ public final class AddressOutline: AddressBase {
     public var areaCount: Int { areas.count }
 
     public var isInObjectOrder: Bool {
-        objectOrder.withLock { known in
-            if let known { return known }
-            let ordered =
-                Self.isAscending(houses.count) { houseKey($0) } && Self.isAscending(lineIDs.count) { lineKey($0) }
-                && Self.isAscending(areas.seaStart) { Self.objectKey(areas.id($0)) }
-            known = ordered
-            return ordered
-        }
+        Self.isInObjectOrder(objectOrder, houses: houses, lineCount: lineIDs.count, lineKey: lineKey, areas: areas)
     }
 
     public func knownInObjectOrder() { objectOrder.withLock { if $0 == nil { $0 = true } } }
 
-    private func houseKey(_ i: Int) -> Int64 { houses.objectOrder(i).map(OSMObjectKey.packed) ?? -1 }
     private func lineKey(_ l: Int) -> Int64 { lineIDs.withBytes(l) { Self.objectKey($0) } }
 
-    public func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count) { houseKey($0) } }
+    public func houseRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: houses.count, houses.objectKey) }
     public func lineRange(ofObject key: Int64) -> Range<Int> { Self.range(of: key, count: lineIDs.count) { lineKey($0) } }
 
     public func street(ofHouse i: Int) -> Int32 { streetOfAddress[i] }

@@ -114,6 +114,10 @@ extension HouseTable {
     func objectOrder(_ i: Int) -> (type: Int, id: Int64, part: Int)? {
         ids.blob.withUnsafeBufferPointer { OSMObjectKey.order(of: UnsafeBufferPointer(rebasing: $0[idRange(i)])) }
     }
+
+    /// House `i`'s `objectOrder` as `OSMObjectKey.packed`; -1 for an id that is not an OpenStreetMap object's (a
+    /// binary search over the houses makes no strings).
+    func objectKey(_ i: Int) -> Int64 { objectOrder(i).map(OSMObjectKey.packed) ?? -1 }
 }
 
 /// Distinct contexts (street, place, unit, postcode, city as text references) numbered from 0 as met.

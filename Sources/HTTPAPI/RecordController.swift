@@ -53,12 +53,45 @@ struct RecordController {
 
     static func id(_ raw: Substring?) throws(Problem) -> String {
         guard let raw else { throw .badRequest("id must be 1 to 200 characters") }
-        guard let id = raw.removingPercentEncoding else { throw .badRequest("id must be valid percent-encoded UTF-8") }
+        guard let id = percentDecoded(raw) else { throw .badRequest("id must be valid percent-encoded UTF-8") }
         guard !id.isEmpty, id.unicodeScalars.count <= 200 else { throw .badRequest("id must be 1 to 200 characters") }
         guard !id.containsControlCharacter else {
             throw .badRequest("id must not contain control characters")
         }
         return id
+    }
+
+    /// A path segment percent-decoded from its bytes — nil for a `%` without two hex digits after it or for decoded
+    /// bytes that are not UTF-8; `+` stays `+` — without bridging to `NSString` through Foundation's
+    /// `removingPercentEncoding` (2.5 % of a pin write's CPU: RESULTS.md, "Pin writes: what the router's path costs").
+    /// Foundation on Linux agrees but for some bytes that are not UTF-8, which it sometimes turned into U+FFFD
+    /// (`%A9`) and sometimes refused (`%80`); they are all refused now, as the message of a refused id says
+    /// (`PathDecodingTests`).
+    static func percentDecoded(_ raw: Substring) -> String? {
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
+        @inline(__always) func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        let bytes = Array(raw.utf8)
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "%") {
+                guard i + 2 < bytes.count, let high = hex(bytes[i + 1]), let low = hex(bytes[i + 2]) else { return nil }
+                decoded.append(high << 4 | low)
+                i += 3
+            } else {
+                decoded.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(validating: decoded, as: UTF8.self)
     }
 
     func getPOI(_ input: ReadInput) throws -> ReadAnswer {

@@ -173,7 +173,9 @@ struct StudentLocationAdapter {
     }
 
     private func objectID(_ context: AppRequestContext) throws -> String {
-        guard let raw = context.parameters.get("objectId"), let id = raw.removingPercentEncoding, !id.isEmpty, id.unicodeScalars.count <= 200 else {
+        guard let raw = context.parameters.get("objectId"), let id = RecordController.percentDecoded(raw[...]), !id.isEmpty,
+            id.unicodeScalars.count <= 200
+        else {
             throw ParseError.notFound
         }
         return id

@@ -142,6 +142,7 @@ struct ServeCommand: AsyncParsableCommand {
     static func defaultEventLoops(cores: Int) -> Int { max(1, cores / 2) }
 
     func run() async throws {
+        DeferredMetadataLogHandler.bootstrap
         // The pinyin table the text index derives its Han readings from, read while the indexes are opened: read on
         // the first write instead, it held that write (and the reads waiting on the state) for ~0.3 s.
         Thread.detachNewThread { SearchEngine.readBundledPinyin() }

@@ -63,7 +63,7 @@ struct RecordController {
 
     /// A path segment percent-decoded from its bytes — nil for a `%` without two hex digits after it or for decoded
     /// bytes that are not UTF-8; `+` stays `+` — without bridging to `NSString` through Foundation's
-    /// `removingPercentEncoding` (2.5 % of a pin write's CPU: RESULTS.md, "Pin writes: what the router's path costs").
+    /// `removingPercentEncoding` (3.4 % of a pin write's CPU: RESULTS.md, "Pin writes: what the router's path costs").
     /// Foundation on Linux agrees but for some bytes that are not UTF-8, which it sometimes turned into U+FFFD
     /// (`%A9`) and sometimes refused (`%80`); they are all refused now, as the message of a refused id says
     /// (`PathDecodingTests`).
